@@ -1,0 +1,201 @@
+// The partition log's public contract. Everything above src/log (the core, the protocol
+// front-ends) talks to a partition through these types only; src/log/file-log.ts and
+// src/log/memory-log.ts both implement them and one contract suite (test/log/contract.ts) runs
+// against both.
+//
+// Offsets and timestamps are JS numbers: offsets stay far below 2^53 for any log this process can
+// hold, and milliseconds since the epoch fit easily. Protocol codecs convert to int64 at the wire.
+
+/** The protocol a stored batch was written in. Stored in the envelope; never changes. */
+export const BatchFormat = {
+  /** Kafka RecordBatch v2, verbatim (baseOffset and partitionLeaderEpoch patched). */
+  kafka: 1,
+  /** Iggy 0.11 messages batch, as stamped by the broker. */
+  iggy: 2,
+  /** Cursus Wire v2 batch. */
+  cursus: 3,
+  /** Felix wire v1 batch. */
+  felix: 4,
+  /** Quartet's own neutral record encoding (src/log/neutral-format.ts): used by tests and tools. */
+  neutral: 15,
+} as const;
+export type BatchFormat = (typeof BatchFormat)[keyof typeof BatchFormat];
+
+/** Envelope flag bits. */
+export const BatchFlags = {
+  /** Part of a transaction (Kafka/Cursus): invisible to read_committed until its marker. */
+  transactional: 1 << 0,
+  /** A control batch (commit/abort marker); carries no user records. */
+  control: 1 << 1,
+} as const;
+
+/** What an appender hands the log: one protocol batch of one or more records. */
+export interface AppendRequest {
+  format: BatchFormat;
+  /** Number of offsets the batch occupies (>= 1). Offsets baseOffset .. baseOffset+count-1. */
+  recordCount: number;
+  /** Timestamp of the first record (ms). */
+  firstTimestamp: number;
+  /** Largest record timestamp in the batch (ms); used by the time index and retention. */
+  maxTimestamp: number;
+  /** -1 when the producer is not idempotent. */
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  /** BatchFlags bits. */
+  flags: number;
+  /** The protocol's batch bytes. The log takes ownership: the stamp hook may patch it in place. */
+  payload: Buffer;
+  /**
+   * Called synchronously once the base offset is assigned and before the bytes are written, so
+   * the front-end can patch the offset into its own bytes (Kafka baseOffset, Iggy stamping).
+   * It must not change the payload's length.
+   */
+  stamp?: (payload: Buffer, baseOffset: number, appendTime: number) => void;
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  lastOffset: number;
+  /** The broker time (ms) at which the batch was appended (Kafka LogAppendTime). */
+  appendTime: number;
+  /** Log start offset after the append (Kafka reports it in Produce responses). */
+  logStartOffset: number;
+}
+
+/** A batch as read back. `payload` is a view into a buffer shared with neighbouring batches. */
+export interface StoredBatch {
+  format: BatchFormat;
+  flags: number;
+  baseOffset: number;
+  /** baseOffset + recordCount - 1. */
+  lastOffset: number;
+  recordCount: number;
+  firstTimestamp: number;
+  maxTimestamp: number;
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  payload: Buffer;
+}
+
+export interface ReadOptions {
+  /** Upper bound on payload bytes returned; at least one batch is returned if any is readable. */
+  maxBytes: number;
+  /** Do not return batches starting at or beyond this offset (e.g. the last stable offset). */
+  maxOffset?: number;
+}
+
+export type FsyncPolicy =
+  /** Writes reach the page cache at once; fsync runs every `fsyncIntervalMs` (default). */
+  | 'interval'
+  /** Every append is fsynced before it is acknowledged; waiting appends share one fsync. */
+  | 'always';
+
+export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete';
+
+/** Per-partition configuration (derived from the topic's config). All limits carry units. */
+export interface LogConfig {
+  segmentBytes: number;
+  /** Roll the active segment when its first batch is older than this; 0 disables. */
+  segmentMs: number;
+  /** Delete sealed segments whose newest timestamp is older than this; -1 keeps forever. */
+  retentionMs: number;
+  /** Delete oldest sealed segments while the partition is larger than this; -1 disables. */
+  retentionBytes: number;
+  cleanupPolicy: CleanupPolicy;
+  fsyncPolicy: FsyncPolicy;
+  fsyncIntervalMs: number;
+  /** Largest accepted payload per batch. */
+  maxBatchBytes: number;
+  /** Bytes between sparse offset-index (and time-index) entries. */
+  indexIntervalBytes: number;
+}
+
+export const defaultLogConfig: LogConfig = {
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 3600 * 1000,
+  retentionMs: 7 * 24 * 3600 * 1000,
+  retentionBytes: -1,
+  cleanupPolicy: 'delete',
+  fsyncPolicy: 'interval',
+  fsyncIntervalMs: 1000,
+  maxBatchBytes: 1024 * 1024 + 64 * 1024,
+  indexIntervalBytes: 4096,
+};
+
+/** A record in protocol-neutral form: what transcoding and compaction work on. */
+export interface NeutralRecord {
+  offset: number;
+  timestamp: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Array<{ key: string; value: Buffer | null }>;
+}
+
+/**
+ * What the log needs to know about a format to look inside its batches (compaction keeps the last
+ * record per key). Front-ends register one per format in src/log/formats.ts.
+ */
+export interface BatchFormatCodec {
+  format: BatchFormat;
+  /** The records of a stored batch, with absolute offsets. Throws on a corrupt payload. */
+  decode(batch: StoredBatch): NeutralRecord[];
+  /**
+   * Encodes records (offsets ascending, all >= baseOffset) into one payload of this format whose
+   * base offset is `baseOffset`. Used to rewrite batches during compaction and to transcode.
+   */
+  encode(records: NeutralRecord[], baseOffset: number, template: StoredBatch): AppendRequest;
+}
+
+/** The outcome of a retention or compaction pass. */
+export interface CleanupResult {
+  segmentsDeleted: number;
+  bytesDeleted: number;
+  recordsRemoved: number;
+}
+
+export interface LogStats {
+  logStartOffset: number;
+  /** Next offset to be assigned (log end offset). */
+  nextOffset: number;
+  /** Offsets below this are readable (written, and fsynced under 'always'). */
+  highWatermark: number;
+  sizeBytes: number;
+  segmentCount: number;
+}
+
+/**
+ * One partition's log. Appends are ordered: offsets are assigned in call order, synchronously,
+ * and results resolve in the same order. A failed append (write or fsync error) rejects with a
+ * LogError and leaves the log readable and consistent: the batch and everything queued behind it
+ * are not in the log.
+ */
+export interface PartitionLog {
+  readonly config: LogConfig;
+  stats(): LogStats;
+  append(request: AppendRequest): Promise<AppendResult>;
+  /** Batches containing offsets >= `offset`, in order, up to the high watermark. */
+  read(offset: number, options: ReadOptions): Promise<StoredBatch[]>;
+  /** The first offset of the first batch whose maxTimestamp >= timestamp, or null if none. */
+  offsetForTimestamp(timestamp: number): Promise<number | null>;
+  /** The offset of the record with the greatest timestamp, with that timestamp; null if empty. */
+  maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null>;
+  /** Advances the log start offset (Kafka DeleteRecords, Iggy purge); whole segments below it go. */
+  deleteRecordsBefore(offset: number): Promise<number>;
+  /** Removes every record (Iggy purge topic); offsets keep increasing from nextOffset. */
+  truncateAll(): Promise<void>;
+  /** Applies retention (age, size) to sealed segments; rolls an aged active segment first. */
+  applyRetention(now: number): Promise<CleanupResult>;
+  /** Compacts sealed segments by key using the registered format codecs. */
+  compact(now: number): Promise<CleanupResult>;
+  /** Fsyncs everything written so far. */
+  flush(): Promise<void>;
+  updateConfig(config: LogConfig): void;
+  /** Calls `listener` after each append becomes readable; returns an unsubscribe function. */
+  onAppend(listener: (highWatermark: number) => void): () => void;
+  /** Flushes and closes files. Further calls reject. */
+  close(): Promise<void>;
+  /** Closes and removes the partition's files. */
+  destroy(): Promise<void>;
+}
