@@ -1,0 +1,160 @@
+// Log benchmark (issue 2): appends of 1 KiB-record batches of 16 KiB, 256 KiB and 1 MiB to one
+// partition, with and without fsync-before-ack, and sequential reads — each next to a raw baseline
+// measured in the same run on the same disk: plain sequential write() calls of the same sizes
+// (with and without fdatasync), and plain sequential read() calls.
+//
+// Targets: appends without fsync >= 80% of the raw baseline at 256 KiB; group-committed appends
+// from 64 concurrent appenders >= 5x the throughput of one fsync per append.
+
+import { closeSync, fdatasyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { openFileLog } from '../src/log/index.js';
+import { BatchFormat, defaultLogConfig, type AppendRequest, type LogConfig, type PartitionLog } from '../src/log/types.js';
+import { benchDir, fmt, mbPerSecond, printTable, removeDir, timed, type Measurement, type Row } from './harness.js';
+
+const recordBytes = 1024;
+const kib = 1024;
+const sizes = [16 * kib, 256 * kib, 1024 * kib];
+/** Bytes written per no-fsync case; bounded in time as well. */
+const volumeBytes = 512 * 1024 * 1024;
+const fsyncVolumeBytes = 64 * 1024 * 1024;
+const secondsMax = 8;
+/** Appends kept in flight by the no-fsync appender (a producer pipeline). */
+const pipelineDepth = 16;
+
+function request(payload: Buffer): AppendRequest {
+  const now = Date.now();
+  return {
+    format: BatchFormat.neutral,
+    recordCount: payload.length / recordBytes,
+    firstTimestamp: now,
+    maxTimestamp: now,
+    producerId: -1,
+    producerEpoch: -1,
+    baseSequence: -1,
+    flags: 0,
+    payload,
+  };
+}
+
+function rawWrites(dir: string, size: number, sync: boolean, bytesMax: number): Promise<Measurement> {
+  const fd = openSync(join(dir, `raw-${size}-${sync}.bin`), 'w');
+  const buf = Buffer.alloc(size, 7);
+  return timed(`raw write ${size / kib} KiB${sync ? ' + fdatasync' : ''}`, size, { bytesMax, secondsMax }, () => {
+    writeSync(fd, buf);
+    if (sync) fdatasyncSync(fd);
+  }).finally(() => closeSync(fd));
+}
+
+function rawReads(path: string, size: number, totalBytes: number): Promise<Measurement> {
+  const fd = openSync(path, 'r');
+  const buf = Buffer.allocUnsafe(size);
+  let position = 0;
+  return timed(`raw read ${size / kib} KiB`, size, { bytesMax: totalBytes, secondsMax }, () => {
+    const n = readSync(fd, buf, 0, size, position);
+    position = n < size ? 0 : position + n;
+  }).finally(() => closeSync(fd));
+}
+
+async function openLog(dir: string, overrides: Partial<LogConfig>): Promise<PartitionLog> {
+  return openFileLog(dir, { ...defaultLogConfig, maxBatchBytes: 2 * 1024 * kib, ...overrides });
+}
+
+/** Appends with `concurrency` appenders, each awaiting its own append before the next. */
+async function logAppends(
+  dir: string,
+  size: number,
+  config: Partial<LogConfig>,
+  concurrency: number,
+  bytesMax: number,
+): Promise<Measurement> {
+  const log = await openLog(dir, config);
+  const payload = Buffer.alloc(size, 9);
+  let bytes = 0;
+  let ops = 0;
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(secondsMax * 1e9);
+  const appender = async (): Promise<void> => {
+    while (bytes < bytesMax && process.hrtime.bigint() < deadline) {
+      bytes += size;
+      ops++;
+      // No stamp hook is given, so the log never writes into the payload and one buffer can be
+      // appended again and again without a copy in the timed loop.
+      await log.append(request(payload));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, appender));
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await log.close();
+  return { name: `append ${size / kib} KiB`, bytes, ops, seconds };
+}
+
+async function logReads(dir: string, size: number, totalBytes: number): Promise<Measurement> {
+  const log = await openLog(dir, {});
+  let offset = log.stats().logStartOffset;
+  const end = log.stats().highWatermark;
+  let bytes = 0;
+  let ops = 0;
+  const start = process.hrtime.bigint();
+  while (offset < end && bytes < totalBytes) {
+    const batches = await log.read(offset, { maxBytes: size });
+    for (const b of batches) bytes += b.payload.length;
+    offset = batches[batches.length - 1]!.lastOffset + 1;
+    ops++;
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await log.close();
+  return { name: `read ${size / kib} KiB`, bytes, ops, seconds };
+}
+
+function ratioRow(name: string, q: Measurement, base: Measurement, target?: string): Row {
+  return {
+    case: name,
+    value: `${fmt(mbPerSecond(q))} MB/s`,
+    baseline: `${fmt(mbPerSecond(base))} MB/s`,
+    ratio: `${fmt((mbPerSecond(q) / mbPerSecond(base)) * 100, 0)}%`,
+    ...(target ? { target } : {}),
+  };
+}
+
+export async function runLogBench(): Promise<void> {
+  const root = benchDir('log-');
+  try {
+    const rows: Row[] = [];
+    for (const size of sizes) {
+      const rawDir = benchDir('raw-');
+      const raw = await rawWrites(rawDir, size, false, volumeBytes);
+      const logDir = join(root, `nofsync-${size}`);
+      const q = await logAppends(logDir, size, { fsyncPolicy: 'interval' }, 1, volumeBytes);
+      const qPipelined = await logAppends(join(root, `nofsync-p-${size}`), size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes);
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, q, raw, size === 256 * kib ? '>= 80%' : undefined));
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, qPipelined, raw, size === 256 * kib ? '>= 80%' : undefined));
+      const rawRead = await rawReads(join(rawDir, `raw-${size}-false.bin`), size, raw.bytes);
+      const qRead = await logReads(logDir, size, q.bytes);
+      rows.push(ratioRow(`sequential read, ${size / kib} KiB reads`, qRead, rawRead));
+      removeDir(rawDir);
+    }
+    printTable('Log appends and reads without fsync (ratio = Quartet / raw)', rows);
+
+    const syncRows: Row[] = [];
+    for (const size of sizes) {
+      const rawDir = benchDir('raw-');
+      const raw = await rawWrites(rawDir, size, true, fsyncVolumeBytes);
+      removeDir(rawDir);
+      const one = await logAppends(join(root, `always-1-${size}`), size, { fsyncPolicy: 'always' }, 1, fsyncVolumeBytes);
+      const many = await logAppends(join(root, `always-64-${size}`), size, { fsyncPolicy: 'always' }, 64, fsyncVolumeBytes * 4);
+      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 1 appender`, one, raw));
+      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 64 appenders (group commit)`, many, raw));
+      syncRows.push({
+        case: `group commit gain at ${size / kib} KiB (64 appenders / 1 appender)`,
+        value: `${fmt(mbPerSecond(many))} MB/s`,
+        baseline: `${fmt(mbPerSecond(one))} MB/s`,
+        ratio: `${fmt(mbPerSecond(many) / mbPerSecond(one), 1)}x`,
+        target: '>= 5x',
+      });
+    }
+    printTable('Log appends with fsync before acknowledge (baseline = raw write + fdatasync per write)', syncRows);
+  } finally {
+    removeDir(root);
+  }
+}

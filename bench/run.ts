@@ -1,0 +1,16 @@
+// npm run bench: every benchmark, each printing its figures next to a baseline from the same run.
+// `npm run bench -- log` runs only the named ones.
+import { cpus, totalmem } from 'node:os';
+import { runLogBench } from './log.js';
+
+const benches: Record<string, () => Promise<void>> = {
+  log: runLogBench,
+};
+
+const wanted = process.argv.slice(2);
+console.log(`# Quartet benchmarks — ${new Date().toISOString()}`);
+console.log(`node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+for (const [name, run] of Object.entries(benches)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  await run();
+}

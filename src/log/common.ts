@@ -1,0 +1,174 @@
+// Rules both PartitionLog implementations share, so that the memory log and the file log cannot
+// drift apart: config limits, append validation, read selection and the compaction decision.
+
+import assert from 'node:assert/strict';
+import { QuartetError } from '../core/errors.js';
+import { envelopeHeaderBytes, envelopePayloadBytesMax } from './envelope.js';
+import type { FormatRegistry } from './formats.js';
+import { BatchFlags, type AppendRequest, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';
+
+/** Segment files address positions with u32 index entries: keep them well inside that. */
+export const segmentBytesMax = 2 ** 31;
+/** Relative offsets in the offset index are u32: a segment rolls before spanning more offsets. */
+export const segmentOffsetSpanMax = 2 ** 32 - 1;
+/** How long a tombstone (null value) survives compaction when the config does not say. */
+export const deleteRetentionMsDefault = 24 * 3600 * 1000;
+
+/**
+ * LogConfig plus the optional fields this module adds. `deleteRetentionMs` is how long a
+ * tombstone that is the latest record of its key stays in a compacted log (Kafka's
+ * delete.retention.ms), so that consumers behind it still see the delete.
+ */
+export interface LogConfigExtras {
+  deleteRetentionMs?: number;
+}
+
+/** Config values are the caller's to get right: a bad one is a programmer error. */
+export function assertValidConfig(config: LogConfig): void {
+  assert.ok(Number.isInteger(config.segmentBytes) && config.segmentBytes > envelopeHeaderBytes, 'segmentBytes too small');
+  assert.ok(config.segmentBytes <= segmentBytesMax, `segmentBytes above ${segmentBytesMax}`);
+  assert.ok(config.segmentMs >= 0, 'segmentMs must be >= 0');
+  assert.ok(config.retentionMs === -1 || config.retentionMs >= 0, 'retentionMs must be -1 or >= 0');
+  assert.ok(config.retentionBytes === -1 || config.retentionBytes >= 0, 'retentionBytes must be -1 or >= 0');
+  assert.ok(config.fsyncIntervalMs > 0, 'fsyncIntervalMs must be > 0');
+  assert.ok(config.maxBatchBytes > 0 && config.maxBatchBytes <= envelopePayloadBytesMax, 'maxBatchBytes out of range');
+  assert.ok(config.indexIntervalBytes > 0, 'indexIntervalBytes must be > 0');
+}
+
+/** Operating errors for a request a front-end built from peer input. */
+export function checkAppendRequest(request: AppendRequest, config: LogConfig): void {
+  if (request.payload.length > config.maxBatchBytes) {
+    throw new QuartetError('record_too_large', `batch of ${request.payload.length} bytes exceeds maxBatchBytes ${config.maxBatchBytes}`);
+  }
+  if (!Number.isInteger(request.recordCount) || request.recordCount < 1) {
+    throw new QuartetError('invalid_request', `recordCount ${request.recordCount} must be >= 1`);
+  }
+  if (!Number.isSafeInteger(request.firstTimestamp) || !Number.isSafeInteger(request.maxTimestamp)) {
+    throw new QuartetError('invalid_request', 'timestamps must be integers');
+  }
+}
+
+export function closedError(): QuartetError {
+  return new QuartetError('storage_error', 'the log is closed');
+}
+
+export function outOfRange(offset: number, logStartOffset: number, nextOffset: number): QuartetError {
+  return new QuartetError('offset_out_of_range', `offset ${offset} is outside [${logStartOffset}, ${nextOffset}]`);
+}
+
+/** Envelope bytes a batch takes on disk; the memory log counts the same so stats agree. */
+export function storedBytes(payloadLength: number): number {
+  return envelopeHeaderBytes + payloadLength;
+}
+
+/**
+ * Decides which batches a read returns, given candidates in offset order. Skips batches wholly
+ * below `offset`, stops at `endOffset` (high watermark or maxOffset), and stops once payload bytes
+ * would exceed maxBytes, except that the first batch is always returned.
+ */
+export class ReadSelector {
+  readonly batches: StoredBatch[] = [];
+  private payloadBytes = 0;
+  done = false;
+
+  constructor(
+    private readonly offset: number,
+    private readonly endOffset: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Offers the next batch; returns false once the read is complete. */
+  offer(batch: StoredBatch): boolean {
+    if (this.done) return false;
+    if (batch.lastOffset < this.offset) return true;
+    if (batch.baseOffset >= this.endOffset) return this.finish();
+    const bytes = batch.payload.length;
+    if (this.batches.length > 0 && this.payloadBytes + bytes > this.maxBytes) return this.finish();
+    this.batches.push(batch);
+    this.payloadBytes += bytes;
+    if (this.payloadBytes >= this.maxBytes) return this.finish();
+    return true;
+  }
+
+  private finish(): boolean {
+    this.done = true;
+    return false;
+  }
+}
+
+// ---- Compaction -------------------------------------------------------------------------------
+
+/** Batches compaction never looks inside: transactional data needs its markers, controls are markers. */
+function isOpaque(batch: StoredBatch, formats: FormatRegistry): boolean {
+  if ((batch.flags & (BatchFlags.transactional | BatchFlags.control)) !== 0) return true;
+  return formats.get(batch.format) === undefined;
+}
+
+function keyOf(key: Buffer): string {
+  return key.toString('latin1');
+}
+
+/** The offset of the last record of each key, over the batches compaction may rewrite. */
+export class CompactionKeyMap {
+  private readonly lastOffsetByKey = new Map<string, number>();
+
+  constructor(private readonly formats: FormatRegistry) {}
+
+  add(batch: StoredBatch): void {
+    if (isOpaque(batch, this.formats)) return;
+    for (const record of this.formats.get(batch.format)!.decode(batch)) {
+      if (record.key !== null) this.lastOffsetByKey.set(keyOf(record.key), record.offset);
+    }
+  }
+
+  get size(): number {
+    return this.lastOffsetByKey.size;
+  }
+
+  /** Whether compaction keeps `record`; `tombstoneDeadline` is now - deleteRetentionMs. */
+  keeps(record: NeutralRecord, tombstoneDeadline: number): boolean {
+    if (record.key === null) return true;
+    if (this.lastOffsetByKey.get(keyOf(record.key)) !== record.offset) return false;
+    return record.value !== null || record.timestamp >= tombstoneDeadline;
+  }
+}
+
+export type CompactionOutcome =
+  | { kind: 'keep' }
+  | { kind: 'drop'; recordsRemoved: number }
+  | { kind: 'rewrite'; request: AppendRequest; recordsRemoved: number };
+
+/** What compaction does with one batch. A batch whose records all survive is kept verbatim. */
+export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats: FormatRegistry, tombstoneDeadline: number): CompactionOutcome {
+  if (isOpaque(batch, formats)) return { kind: 'keep' };
+  const codec = formats.get(batch.format)!;
+  const records = codec.decode(batch);
+  const kept = records.filter((r) => keys.keeps(r, tombstoneDeadline));
+  if (kept.length === records.length) return { kind: 'keep' };
+  const recordsRemoved = records.length - kept.length;
+  if (kept.length === 0) return { kind: 'drop', recordsRemoved };
+  const request = codec.encode(kept, batch.baseOffset, batch);
+  assert.ok(request.recordCount >= 1 && batch.baseOffset + request.recordCount - 1 <= batch.lastOffset, 'a rewritten batch must stay inside its offsets');
+  return { kind: 'rewrite', request, recordsRemoved };
+}
+
+/** The batch a rewrite produces: same base offset, the codec's payload and fields. */
+export function rewrittenBatch(template: StoredBatch, request: AppendRequest): StoredBatch {
+  return {
+    format: request.format,
+    flags: request.flags,
+    baseOffset: template.baseOffset,
+    lastOffset: template.baseOffset + request.recordCount - 1,
+    recordCount: request.recordCount,
+    firstTimestamp: request.firstTimestamp,
+    maxTimestamp: request.maxTimestamp,
+    producerId: request.producerId,
+    producerEpoch: request.producerEpoch,
+    baseSequence: request.baseSequence,
+    payload: request.payload,
+  };
+}
+
+export function tombstoneDeadline(config: LogConfig & LogConfigExtras, now: number): number {
+  return now - (config.deleteRetentionMs ?? deleteRetentionMsDefault);
+}

@@ -1,0 +1,176 @@
+// The on-disk batch envelope: a fixed 64-byte header followed by the protocol's batch bytes
+// verbatim. The envelope is what lets one log hold four protocols: the log reads only the header
+// (offsets, timestamps, producer fields, length) and never looks inside the payload on the hot path.
+//
+// All integers big-endian. i64 fields hold JS safe integers (|n| < 2^53).
+//
+// | offset | size | field            | notes                                                    |
+// |--------|------|------------------|----------------------------------------------------------|
+// | 0      | 4    | magic            | 0x514C4F47 ("QLOG")                                      |
+// | 4      | 4    | crc              | CRC32C over header bytes 8..63, then the payload         |
+// | 8      | 1    | envelope version | 1                                                        |
+// | 9      | 1    | format           | BatchFormat tag (kafka 1, iggy 2, cursus 3, felix 4, 15) |
+// | 10     | 2    | flags            | BatchFlags bits (transactional 1, control 2)             |
+// | 12     | 4    | payloadLength    | bytes following the header, <= envelopePayloadBytesMax   |
+// | 16     | 8    | baseOffset       | i64, >= 0                                                |
+// | 24     | 4    | recordCount      | u32, >= 1: offsets baseOffset .. baseOffset+count-1      |
+// | 28     | 4    | reserved         | 0                                                        |
+// | 32     | 8    | firstTimestamp   | i64 ms                                                   |
+// | 40     | 8    | maxTimestamp     | i64 ms                                                   |
+// | 48     | 8    | producerId       | i64, -1 when not idempotent                              |
+// | 56     | 2    | producerEpoch    | i16                                                      |
+// | 58     | 2    | reserved         | 0                                                        |
+// | 60     | 4    | baseSequence     | i32                                                      |
+// | 64     | n    | payload          | the protocol batch, verbatim                             |
+
+import { crc32c } from '@node-rs/crc32';
+import { BatchFormat, type StoredBatch } from './types.js';
+
+export const envelopeMagic = 0x514c4f47;
+export const envelopeVersion = 1;
+export const envelopeHeaderBytes = 64;
+/** Hard cap on one envelope's payload: a larger length field is corruption, not data. */
+export const envelopePayloadBytesMax = 128 * 1024 * 1024;
+
+/** The byte range the checksum covers inside the header (after magic and crc). */
+const crcCoveredStart = 8;
+
+const knownFormats = new Set<number>(Object.values(BatchFormat));
+const twoPow32 = 2 ** 32;
+
+/** The header fields of one envelope, as decoded (payload not included). */
+export interface EnvelopeHeader {
+  crc: number;
+  format: BatchFormat;
+  flags: number;
+  payloadLength: number;
+  baseOffset: number;
+  recordCount: number;
+  firstTimestamp: number;
+  maxTimestamp: number;
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+export type EnvelopeFields = Omit<EnvelopeHeader, 'crc' | 'payloadLength'>;
+
+export type EnvelopeProblem =
+  | 'truncated'
+  | 'bad magic'
+  | 'unsupported version'
+  | 'unknown format'
+  | 'bad length'
+  | 'bad record count'
+  | 'bad offset'
+  | 'checksum mismatch';
+
+function writeI64(buf: Buffer, value: number, at: number): void {
+  const hi = Math.floor(value / twoPow32);
+  buf.writeInt32BE(hi, at);
+  buf.writeUInt32BE(value - hi * twoPow32, at + 4);
+}
+
+function readI64(buf: Buffer, at: number): number {
+  return buf.readInt32BE(at) * twoPow32 + buf.readUInt32BE(at + 4);
+}
+
+/**
+ * Encodes the header for `payload`, computing the checksum. The payload is not copied: the caller
+ * writes header and payload as two chunks.
+ */
+export function encodeEnvelopeHeader(fields: EnvelopeFields, payload: Buffer): Buffer {
+  const header = Buffer.allocUnsafe(envelopeHeaderBytes);
+  header.writeUInt32BE(envelopeMagic, 0);
+  header.writeUInt8(envelopeVersion, 8);
+  header.writeUInt8(fields.format, 9);
+  header.writeUInt16BE(fields.flags, 10);
+  header.writeUInt32BE(payload.length, 12);
+  writeI64(header, fields.baseOffset, 16);
+  header.writeUInt32BE(fields.recordCount, 24);
+  header.writeUInt32BE(0, 28);
+  writeI64(header, fields.firstTimestamp, 32);
+  writeI64(header, fields.maxTimestamp, 40);
+  writeI64(header, fields.producerId, 48);
+  header.writeInt16BE(fields.producerEpoch, 56);
+  header.writeUInt16BE(0, 58);
+  header.writeInt32BE(fields.baseSequence, 60);
+  header.writeUInt32BE(envelopeChecksum(header, payload), 4);
+  return header;
+}
+
+/** CRC32C over header bytes 8..63 followed by the payload. */
+export function envelopeChecksum(header: Buffer, payload: Buffer): number {
+  const headerPart = header.subarray(crcCoveredStart, envelopeHeaderBytes);
+  return crc32c(payload, crc32c(headerPart));
+}
+
+/**
+ * Decodes the header starting at `position` in `buf`. Validates structure only (the checksum needs
+ * the payload: see checkEnvelope). Returns a reason instead of throwing: bytes on disk are input.
+ */
+export function decodeEnvelopeHeader(buf: Buffer, position = 0): EnvelopeHeader | EnvelopeProblem {
+  if (buf.length - position < envelopeHeaderBytes) return 'truncated';
+  const h = buf.subarray(position, position + envelopeHeaderBytes);
+  if (h.readUInt32BE(0) !== envelopeMagic) return 'bad magic';
+  if (h.readUInt8(8) !== envelopeVersion) return 'unsupported version';
+  const format = h.readUInt8(9);
+  if (!knownFormats.has(format)) return 'unknown format';
+  const payloadLength = h.readUInt32BE(12);
+  if (payloadLength > envelopePayloadBytesMax) return 'bad length';
+  const recordCount = h.readUInt32BE(24);
+  if (recordCount < 1) return 'bad record count';
+  const baseOffset = readI64(h, 16);
+  if (baseOffset < 0 || !Number.isSafeInteger(baseOffset + recordCount)) return 'bad offset';
+  return {
+    crc: h.readUInt32BE(4),
+    format: format as BatchFormat,
+    flags: h.readUInt16BE(10),
+    payloadLength,
+    baseOffset,
+    recordCount,
+    firstTimestamp: readI64(h, 32),
+    maxTimestamp: readI64(h, 40),
+    producerId: readI64(h, 48),
+    producerEpoch: h.readInt16BE(56),
+    baseSequence: h.readInt32BE(60),
+  };
+}
+
+/**
+ * Decodes and fully validates (checksum included) the envelope at `position`. 'truncated' means
+ * the buffer ends inside the envelope: the caller may read more, or treat it as a torn tail.
+ */
+export function checkEnvelope(buf: Buffer, position = 0): EnvelopeHeader | EnvelopeProblem {
+  const header = decodeEnvelopeHeader(buf, position);
+  if (typeof header === 'string') return header;
+  const payloadStart = position + envelopeHeaderBytes;
+  const payloadEnd = payloadStart + header.payloadLength;
+  if (payloadEnd > buf.length) return 'truncated';
+  const actual = envelopeChecksum(buf.subarray(position, payloadStart), buf.subarray(payloadStart, payloadEnd));
+  if (actual !== header.crc) return 'checksum mismatch';
+  return header;
+}
+
+/** Total bytes the envelope occupies on disk. */
+export function envelopeBytes(header: { payloadLength: number }): number {
+  return envelopeHeaderBytes + header.payloadLength;
+}
+
+/** A StoredBatch whose payload is a view of `buf` (no copy). */
+export function storedBatchOf(header: EnvelopeHeader, buf: Buffer, headerPosition: number): StoredBatch {
+  const payloadStart = headerPosition + envelopeHeaderBytes;
+  return {
+    format: header.format,
+    flags: header.flags,
+    baseOffset: header.baseOffset,
+    lastOffset: header.baseOffset + header.recordCount - 1,
+    recordCount: header.recordCount,
+    firstTimestamp: header.firstTimestamp,
+    maxTimestamp: header.maxTimestamp,
+    producerId: header.producerId,
+    producerEpoch: header.producerEpoch,
+    baseSequence: header.baseSequence,
+    payload: buf.subarray(payloadStart, payloadStart + header.payloadLength),
+  };
+}

@@ -1,0 +1,849 @@
+// A PartitionLog over a directory of segments (see docs/log-format.md for the layout).
+//
+// Write path: append() assigns offsets synchronously, encodes the envelope header, and queues the
+// (header, payload) pair. One pump per partition drains the queue: while a write is in flight,
+// appends pile up, and the next round sends all of them in one writev (no concatenation), then —
+// under fsyncPolicy 'always' — one fdatasync shared by every append in the round (group commit).
+// Results resolve in offset order after the round. Any failure rolls the segment back to its state
+// before the round and rejects that round and everything queued behind it.
+//
+// Concurrency: `io` serialises everything that touches the active segment (write rounds, syncs,
+// rolls, compaction installs); `maintenance` serialises the slow whole-log passes (retention,
+// compaction, deleteRecordsBefore, truncateAll) against each other. Readers pin the segments they
+// read, so retention and compaction never close a file under a read.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { systemClock, type Clock } from '../core/clock.js';
+import { QuartetError } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import {
+  assertValidConfig,
+  checkAppendRequest,
+  closedError,
+  CompactionKeyMap,
+  compactBatch,
+  outOfRange,
+  ReadSelector,
+  segmentOffsetSpanMax,
+  storedBytes,
+  tombstoneDeadline,
+} from './common.js';
+import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
+import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
+import { nodeFileSystem, type LogFileSystem } from './fs.js';
+import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
+import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  CleanupResult,
+  LogConfig,
+  LogStats,
+  PartitionLog,
+  ReadOptions,
+  StoredBatch,
+} from './types.js';
+
+/** Appends per writev: two iovecs each, inside Linux's IOV_MAX of 1024. */
+const appendsPerWriteMax = 512;
+/** Bytes per writev round; bounds how long one round holds the queue. */
+const bytesPerWriteMax = 16 * 1024 * 1024;
+/** Bytes of rewritten batches compaction buffers before one writev. */
+const compactionWriteBytes = 1024 * 1024;
+/** Present only between a clean close and the next open: the indexes on disk are complete. */
+export const cleanShutdownFileName = '.clean-shutdown';
+
+export interface FileLogOptions {
+  fs?: LogFileSystem;
+  clock?: Clock;
+  logger?: Logger;
+  formats?: FormatRegistry;
+}
+
+interface PendingAppend {
+  header: Buffer;
+  payload: Buffer;
+  meta: BatchMeta;
+  bytes: number;
+  appendTime: number;
+  /** The active segment rolls before this batch is written. */
+  rollBefore: boolean;
+  resolve: (result: AppendResult) => void;
+  reject: (error: Error) => void;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/** A FIFO async lock: each task runs after the previous one settles. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+function storageError(message: string, cause: unknown): QuartetError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new QuartetError('storage_error', `${message}${detail}`, cause);
+}
+
+/** Opens (creating or recovering) the partition log in `dir`. */
+export async function openFileLog(dir: string, config: LogConfig, options: FileLogOptions = {}): Promise<FileLog> {
+  assertValidConfig(config);
+  const fsys = options.fs ?? nodeFileSystem;
+  const logger = (options.logger ?? silentLogger).child({ partitionDir: dir });
+  try {
+    const recovered = await recoverDirectory(fsys, dir, config, logger);
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered);
+  } catch (error) {
+    if (error instanceof QuartetError) throw error;
+    throw storageError(`cannot open the log in ${dir}`, error);
+  }
+}
+
+interface RecoveredLog {
+  segments: Segment[];
+  logStartOffset: number;
+}
+
+/** Recovery at open: see docs/log-format.md, "Recovery". */
+async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogConfig, logger: Logger): Promise<RecoveredLog> {
+  await fsys.mkdir(dir);
+  const names = await fsys.readdir(dir);
+  await removeLeftovers(fsys, dir, names, logger);
+  const bases = names.map(parseSegmentLogName).filter((b): b is number => b !== null).sort((a, b) => a - b);
+  const clean = names.includes(cleanShutdownFileName);
+  const segments: Segment[] = [];
+  for (let i = 0; i < bases.length; i++) {
+    const trust = clean || i < bases.length - 1;
+    const { segment } = await Segment.open(fsys, dir, bases[i]!, config.indexIntervalBytes, trust, logger);
+    segments.push(segment);
+  }
+  const checkpoint = await readCheckpoint(fsys, dir);
+  if (typeof checkpoint === 'string') logger.warn('ignoring a damaged log-start checkpoint', { problem: checkpoint });
+  let logStartOffset = Math.max(typeof checkpoint === 'number' ? checkpoint : 0, segments[0]?.baseOffset ?? 0);
+  const endOffset = segments.at(-1)?.nextOffset ?? 0;
+  if (logStartOffset > endOffset) {
+    // Everything on disk is below the start the checkpoint promises: start empty at the checkpoint.
+    logger.warn('log start checkpoint beyond the data; starting empty there', { logStartOffset, endOffset });
+    for (const segment of segments.splice(0)) await segment.delete();
+  }
+  if (segments.length === 0) segments.push(await Segment.create(fsys, dir, logStartOffset, config.indexIntervalBytes));
+  while (segments.length > 1 && segments[1]!.baseOffset <= logStartOffset) await segments.shift()!.delete();
+  logStartOffset = Math.max(logStartOffset, segments[0]!.baseOffset);
+  for (let i = 1; i < segments.length; i++) {
+    if (segments[i - 1]!.nextOffset > segments[i]!.baseOffset) {
+      logger.error('segments overlap', { segment: segments[i]!.baseOffset, previousEnd: segments[i - 1]!.nextOffset });
+    }
+  }
+  if (clean) {
+    // Gone before any new write: a later crash must not look like a clean shutdown.
+    await fsys.unlink(join(dir, cleanShutdownFileName));
+    await fsys.fsyncDir(dir);
+  }
+  return { segments, logStartOffset };
+}
+
+/** Removes compaction and checkpoint temp files, and index files whose log is gone. */
+async function removeLeftovers(fsys: LogFileSystem, dir: string, names: string[], logger: Logger): Promise<void> {
+  const logs = new Set(names.filter((n) => n.endsWith('.log')).map((n) => n.slice(0, -'.log'.length)));
+  for (const name of names) {
+    const orphanIndex = /^(\d{20})\.(index|timeindex)$/.exec(name);
+    const leftover = name.endsWith(cleanedSuffix) || name.endsWith('.tmp') || (orphanIndex !== null && !logs.has(orphanIndex[1]!));
+    if (!leftover) continue;
+    logger.warn('removing a leftover file', { file: name });
+    await fsys.unlink(join(dir, name));
+  }
+}
+
+export class FileLog implements PartitionLog {
+  config: LogConfig;
+  private segments: Segment[];
+  private logStartOffset: number;
+  /** Next offset to assign. */
+  private nextOffset: number;
+  /** Offsets below this are readable: written, and under 'always' synced. */
+  private highWatermark: number;
+  private readonly queue: PendingAppend[] = [];
+  private syncWaiters: Waiter[] = [];
+  private offsetWaiters: Array<{ offset: number; resolve: () => void }> = [];
+  private pumping = false;
+  /** Written to the active segment since its last sync. */
+  private dirty = false;
+  /** Set when a rollback or sync failure leaves the files in doubt: appends reject, reads work. */
+  private readOnlyCause: unknown = null;
+  private closed = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly listeners = new Set<(highWatermark: number) => void>();
+  private readonly io = new Mutex();
+  private readonly maintenance = new Mutex();
+  // Where the next append lands, counting queued appends: rolls are decided at append time.
+  private assignedBase: number;
+  private assignedBytes: number;
+  private assignedFirstAppendTime: number | null;
+
+  constructor(
+    readonly dir: string,
+    config: LogConfig,
+    private readonly fsys: LogFileSystem,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly formats: FormatRegistry,
+    recovered: RecoveredLog,
+  ) {
+    this.config = config;
+    this.segments = recovered.segments;
+    this.logStartOffset = recovered.logStartOffset;
+    const active = this.active();
+    if (!active.isEmpty) active.firstAppendTime = clock.now();
+    this.nextOffset = active.nextOffset;
+    this.highWatermark = active.nextOffset;
+    this.assignedBase = active.baseOffset;
+    this.assignedBytes = active.size;
+    this.assignedFirstAppendTime = active.firstAppendTime;
+    this.startTimer();
+  }
+
+  stats(): LogStats {
+    return {
+      logStartOffset: this.logStartOffset,
+      nextOffset: this.nextOffset,
+      highWatermark: this.highWatermark,
+      sizeBytes: this.segments.reduce((n, s) => n + s.size, 0),
+      segmentCount: this.segments.length,
+    };
+  }
+
+  // ---- Appends ---------------------------------------------------------------------------------
+
+  append(request: AppendRequest): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(closedError());
+    if (this.readOnlyCause !== null) return Promise.reject(storageError('the log is read-only after a storage failure', this.readOnlyCause));
+    try {
+      checkAppendRequest(request, this.config);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const appendTime = this.clock.now();
+    const baseOffset = this.nextOffset;
+    const length = request.payload.length;
+    request.stamp?.(request.payload, baseOffset, appendTime);
+    assert.equal(request.payload.length, length, 'stamp must not change the payload length');
+    const bytes = storedBytes(length);
+    const rollBefore = this.assignRoll(bytes, request.recordCount, appendTime, baseOffset);
+    const header = encodeEnvelopeHeader({ ...request, baseOffset }, request.payload);
+    this.nextOffset = baseOffset + request.recordCount;
+    const meta: BatchMeta = { baseOffset, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp };
+    return new Promise((resolve, reject) => {
+      this.queue.push({ header, payload: request.payload, meta, bytes, appendTime, rollBefore, resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Decides, at assignment time, whether this batch starts a new segment; updates the tally. */
+  private assignRoll(bytes: number, recordCount: number, now: number, baseOffset: number): boolean {
+    const { segmentBytes, segmentMs } = this.config;
+    const full = this.assignedBytes + bytes > segmentBytes;
+    const tooManyOffsets = baseOffset + recordCount - this.assignedBase > segmentOffsetSpanMax;
+    const tooOld = segmentMs > 0 && this.assignedFirstAppendTime !== null && now - this.assignedFirstAppendTime >= segmentMs;
+    const roll = this.assignedBytes > 0 && (full || tooManyOffsets || tooOld);
+    if (roll) {
+      this.assignedBase = baseOffset;
+      this.assignedBytes = 0;
+      this.assignedFirstAppendTime = null;
+    }
+    this.assignedBytes += bytes;
+    this.assignedFirstAppendTime ??= now;
+    return roll;
+  }
+
+  /** Recomputes the assignment tally from the active segment and the queue (after changes). */
+  private resetAssignment(): void {
+    const active = this.active();
+    this.assignedBase = active.baseOffset;
+    this.assignedBytes = active.size;
+    this.assignedFirstAppendTime = active.firstAppendTime;
+    for (const entry of this.queue) {
+      if (entry.rollBefore) {
+        this.assignedBase = entry.meta.baseOffset;
+        this.assignedBytes = 0;
+        this.assignedFirstAppendTime = null;
+      }
+      this.assignedBytes += entry.bytes;
+      this.assignedFirstAppendTime ??= entry.appendTime;
+    }
+  }
+
+  private kick(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0 || this.syncWaiters.length > 0) {
+      await this.io.run(() => (this.queue.length > 0 ? this.writeRound() : this.syncRound()));
+    }
+    this.pumping = false;
+    this.settleOffsetWaiters();
+  }
+
+  /** Writes queued appends (up to the next roll) in one writev; syncs under 'always'. */
+  private async writeRound(): Promise<void> {
+    if (this.readOnlyCause !== null) return this.rejectQueued(storageError('the log is read-only after a storage failure', this.readOnlyCause));
+    if (this.queue[0]!.rollBefore) {
+      this.queue[0]!.rollBefore = false;
+      try {
+        await this.rollActive(this.queue[0]!.meta.baseOffset);
+      } catch (error) {
+        return this.rejectQueued(storageError('segment roll failed', error));
+      }
+    }
+    const taken = this.takeRound();
+    const segment = this.active();
+    const before = segment.snapshot();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (const entry of taken) {
+      chunks.push(entry.header, entry.payload);
+      total += entry.bytes;
+    }
+    let waiters: Waiter[] = [];
+    try {
+      await segment.append(
+        taken.map((e) => e.meta),
+        chunks,
+        total,
+      );
+      segment.firstAppendTime ??= taken[0]!.appendTime;
+      if (this.config.fsyncPolicy === 'always' || this.syncWaiters.length > 0) {
+        waiters = this.syncWaiters.splice(0);
+        await segment.sync();
+        this.dirty = false;
+      } else {
+        this.dirty = true;
+      }
+    } catch (error) {
+      return this.failRound(segment, before, taken, waiters, error);
+    }
+    this.completeRound(taken, waiters);
+  }
+
+  private takeRound(): PendingAppend[] {
+    let count = 0;
+    let bytes = 0;
+    while (count < this.queue.length && count < appendsPerWriteMax) {
+      const entry = this.queue[count]!;
+      if (count > 0 && (entry.rollBefore || bytes + entry.bytes > bytesPerWriteMax)) break;
+      bytes += entry.bytes;
+      count++;
+    }
+    return this.queue.splice(0, count);
+  }
+
+  private completeRound(taken: PendingAppend[], waiters: Waiter[]): void {
+    const last = taken.at(-1)!;
+    const highWatermark = last.meta.baseOffset + last.meta.recordCount;
+    assert.ok(highWatermark > this.highWatermark, 'the high watermark only grows');
+    this.highWatermark = highWatermark;
+    for (const entry of taken) {
+      entry.resolve({
+        baseOffset: entry.meta.baseOffset,
+        lastOffset: entry.meta.baseOffset + entry.meta.recordCount - 1,
+        appendTime: entry.appendTime,
+        logStartOffset: this.logStartOffset,
+      });
+    }
+    for (const waiter of waiters) waiter.resolve();
+    this.settleOffsetWaiters();
+    for (const listener of this.listeners) listener(highWatermark);
+  }
+
+  /**
+   * A write or sync failed: the round and everything queued behind it fail, offsets go back to
+   * the last good end, and the files are cut back to it. If cutting fails, the log turns read-only.
+   */
+  private async failRound(segment: Segment, before: SegmentState, taken: PendingAppend[], waiters: Waiter[], cause: unknown): Promise<void> {
+    const error = storageError('append failed', cause);
+    const rest = this.queue.splice(0);
+    // Synchronously, before any await: appends arriving now must get offsets after the good end.
+    this.nextOffset = before.nextOffset;
+    this.logger.error('append failed; rolling back', { baseOffset: taken[0]!.meta.baseOffset, rejected: taken.length + rest.length, error: cause });
+    for (const entry of [...taken, ...rest]) entry.reject(error);
+    for (const waiter of waiters) waiter.reject(error);
+    try {
+      await segment.restore(before);
+    } catch (truncateError) {
+      this.goReadOnly(truncateError);
+    }
+    this.resetAssignment();
+    this.settleOffsetWaiters();
+  }
+
+  private rejectQueued(error: QuartetError): void {
+    const rest = this.queue.splice(0);
+    if (rest.length === 0) return;
+    this.nextOffset = rest[0]!.meta.baseOffset;
+    for (const entry of rest) entry.reject(error);
+    this.resetAssignment();
+    this.settleOffsetWaiters();
+  }
+
+  private goReadOnly(cause: unknown): void {
+    if (this.readOnlyCause === null) this.logger.error('the log is now read-only', { error: cause });
+    this.readOnlyCause = cause;
+  }
+
+  private async rollActive(baseOffset: number): Promise<void> {
+    const old = this.active();
+    if (old.isEmpty) return;
+    assert.ok(baseOffset >= old.nextOffset, 'a new segment starts at or after the old end');
+    await old.seal();
+    this.dirty = false;
+    const segment = await Segment.create(this.fsys, this.dir, baseOffset, this.config.indexIntervalBytes);
+    this.segments = [...this.segments, segment];
+  }
+
+  private async syncRound(): Promise<void> {
+    const waiters = this.syncWaiters.splice(0);
+    if (this.readOnlyCause !== null) {
+      const failure = storageError('the log is read-only after a storage failure', this.readOnlyCause);
+      for (const waiter of waiters) waiter.reject(failure);
+      return;
+    }
+    if (this.dirty) {
+      try {
+        await this.active().sync();
+        this.dirty = false;
+      } catch (error) {
+        // Acknowledged bytes may not have reached the disk and the kernel may have dropped them
+        // (fsync errors are not retryable): stop accepting writes rather than pretend.
+        this.goReadOnly(error);
+        const failure = storageError('fsync failed', error);
+        for (const waiter of waiters) waiter.reject(failure);
+        return;
+      }
+    }
+    for (const waiter of waiters) waiter.resolve();
+  }
+
+  flush(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    return this.requestSync();
+  }
+
+  private requestSync(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.syncWaiters.push({ resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Resolves once offsets below `offset` are readable, or once they failed and were rolled back. */
+  private whenWritten(offset: number): Promise<void> {
+    if (this.highWatermark >= offset || this.nextOffset < offset) return Promise.resolve();
+    return new Promise((resolve) => this.offsetWaiters.push({ offset, resolve }));
+  }
+
+  private settleOffsetWaiters(): void {
+    if (this.offsetWaiters.length === 0) return;
+    const idle = !this.pumping && this.queue.length === 0;
+    this.offsetWaiters = this.offsetWaiters.filter((w) => {
+      const settled = this.highWatermark >= w.offset || this.nextOffset < w.offset || idle;
+      if (settled) w.resolve();
+      return !settled;
+    });
+  }
+
+  private startTimer(): void {
+    this.stopTimer();
+    if (this.config.fsyncPolicy !== 'interval') return;
+    this.timer = setInterval(() => {
+      if (this.dirty && !this.closed) this.requestSync().catch(() => undefined);
+    }, this.config.fsyncIntervalMs);
+    this.timer.unref();
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  updateConfig(config: LogConfig): void {
+    assertValidConfig(config);
+    const policyChanged = config.fsyncPolicy !== this.config.fsyncPolicy || config.fsyncIntervalMs !== this.config.fsyncIntervalMs;
+    this.config = config;
+    if (policyChanged && !this.closed) this.startTimer();
+  }
+
+  onAppend(listener: (highWatermark: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // ---- Reads -----------------------------------------------------------------------------------
+
+  async read(offset: number, options: ReadOptions): Promise<StoredBatch[]> {
+    if (this.closed) throw closedError();
+    if (offset < this.logStartOffset || offset > this.nextOffset) throw outOfRange(offset, this.logStartOffset, this.nextOffset);
+    if (offset >= this.highWatermark) return [];
+    const endOffset = Math.min(this.highWatermark, options.maxOffset ?? Infinity);
+    const selector = new ReadSelector(offset, endOffset, options.maxBytes);
+    const segments = this.segments;
+    for (let i = this.segmentIndexFor(offset, segments); i < segments.length && !selector.done; i++) {
+      const segment = segments[i]!;
+      if (segment.nextOffset <= offset) continue;
+      await this.pinned(segment, () => this.readSegment(segment, offset, selector, options.maxBytes));
+    }
+    return selector.batches;
+  }
+
+  /** Index of the last segment whose base is <= offset (0 when offset precedes them all). */
+  private segmentIndexFor(offset: number, segments: Segment[]): number {
+    let lo = 0;
+    let hi = segments.length - 1;
+    let found = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (segments[mid]!.baseOffset <= offset) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  private async pinned<T>(segment: Segment, task: () => Promise<T>): Promise<T> {
+    segment.acquire();
+    try {
+      return await task();
+    } finally {
+      await segment.release();
+    }
+  }
+
+  /**
+   * Reads from the indexed position with one pread sized for maxBytes plus the index gap, and
+   * offers the whole envelopes in it to the selector; payloads are views of that one buffer. Only
+   * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
+   * does it read again from where it stopped.
+   */
+  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number): Promise<void> {
+    let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
+    const limit = segment.size;
+    // The wanted batch usually starts within indexIntervalBytes of the indexed position.
+    const window = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
+    while (position < limit && !selector.done) {
+      const buf = await segment.readRange(position, Math.min(limit - position, window));
+      let at = 0;
+      while (at < buf.length) {
+        const header = decodeEnvelopeHeader(buf, at);
+        if (header === 'truncated') break;
+        if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
+        const bytes = envelopeBytes(header);
+        if (at + bytes > buf.length) break;
+        if (!selector.offer(storedBatchOf(header, buf, at))) return;
+        at += bytes;
+      }
+      if (at === 0) {
+        // One envelope larger than the window: fetch exactly it. A header cut short means a
+        // rollback shrank the segment under this read: nothing more is readable here.
+        const header = decodeEnvelopeHeader(buf, 0);
+        if (typeof header === 'string') return;
+        const whole = await segment.readRange(position, envelopeBytes(header));
+        if (whole.length < envelopeBytes(header)) return;
+        if (!selector.offer(storedBatchOf(header, whole, 0))) return;
+        at = whole.length;
+      }
+      position += at;
+    }
+  }
+
+  /** Envelopes of `segment` from the indexed position at or before `fromOffset`, to its end. */
+  private async *segmentEnvelopes(segment: Segment, fromOffset: number, verifyChecksum = false): AsyncGenerator<ScannedEnvelope> {
+    const start = segment.offsetIndex.lookup(Math.max(fromOffset, segment.baseOffset)).position;
+    let failure: string | null = null;
+    yield* scanEnvelopes(this.fsys, segment.logFd, start, segment.size, { verifyChecksum }, (stop) => (failure = `${stop.problem} at ${stop.position}`));
+    if (failure !== null) throw new QuartetError('storage_error', `corrupt segment ${segment.paths.log}: ${failure}`);
+  }
+
+  async offsetForTimestamp(timestamp: number): Promise<number | null> {
+    if (this.closed) throw closedError();
+    for (const segment of this.segments) {
+      if (segment.maxTimestamp === null || segment.maxTimestamp < timestamp || segment.nextOffset <= this.logStartOffset) continue;
+      const from = Math.max(segment.timeIndex.scanStart(timestamp), this.logStartOffset);
+      const found = await this.pinned(segment, async () => {
+        for await (const { header } of this.segmentEnvelopes(segment, from)) {
+          if (header.baseOffset >= this.highWatermark) return null;
+          const lastOffset = header.baseOffset + header.recordCount - 1;
+          if (lastOffset >= this.logStartOffset && header.maxTimestamp >= timestamp) return Math.max(header.baseOffset, this.logStartOffset);
+        }
+        return null;
+      });
+      if (found !== null) return found;
+    }
+    return null;
+  }
+
+  async maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
+    if (this.closed) throw closedError();
+    let best: { offset: number; timestamp: number } | null = null;
+    for (const segment of this.segments) {
+      if (segment.maxTimestamp === null || segment.nextOffset <= this.logStartOffset) continue;
+      if (best !== null && segment.maxTimestamp <= best.timestamp) continue;
+      const exact = segment.baseOffset >= this.logStartOffset && segment.offsetOfMaxTimestamp < this.highWatermark;
+      const candidate = exact ? { offset: segment.offsetOfMaxTimestamp, timestamp: segment.maxTimestamp } : await this.scanMaxTimestamp(segment);
+      if (candidate !== null && (best === null || candidate.timestamp > best.timestamp)) best = candidate;
+    }
+    return best;
+  }
+
+  /** The max timestamp among a segment's readable batches at or after the log start. */
+  private scanMaxTimestamp(segment: Segment): Promise<{ offset: number; timestamp: number } | null> {
+    return this.pinned(segment, async () => {
+      let best: { offset: number; timestamp: number } | null = null;
+      for await (const { header } of this.segmentEnvelopes(segment, this.logStartOffset)) {
+        if (header.baseOffset >= this.highWatermark) break;
+        const lastOffset = header.baseOffset + header.recordCount - 1;
+        if (lastOffset < this.logStartOffset) continue;
+        if (best === null || header.maxTimestamp > best.timestamp) best = { offset: lastOffset, timestamp: header.maxTimestamp };
+      }
+      return best;
+    });
+  }
+
+  // ---- Deletion, retention, compaction ---------------------------------------------------------
+
+  deleteRecordsBefore(offset: number): Promise<number> {
+    if (this.closed) return Promise.reject(closedError());
+    return this.maintenance.run(async () => {
+      if (offset < 0 || offset > this.highWatermark) throw outOfRange(offset, this.logStartOffset, this.highWatermark);
+      if (offset > this.logStartOffset) await this.advanceLogStart(offset);
+      return this.logStartOffset;
+    });
+  }
+
+  truncateAll(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    const target = this.nextOffset;
+    return this.maintenance.run(async () => {
+      await this.whenWritten(target);
+      const end = Math.min(target, this.highWatermark);
+      if (end > this.logStartOffset) await this.advanceLogStart(end);
+    });
+  }
+
+  /** Moves the log start (checkpointed first, so a crash cannot resurrect records), then drops segments below it. */
+  private async advanceLogStart(offset: number): Promise<void> {
+    assert.ok(offset > this.logStartOffset && offset <= this.highWatermark, 'the log start only advances, up to the high watermark');
+    this.logStartOffset = offset;
+    try {
+      await writeCheckpoint(this.fsys, this.dir, offset);
+    } catch (error) {
+      throw storageError('cannot write the log start checkpoint', error);
+    }
+    await this.io.run(async () => {
+      const active = this.active();
+      if (!active.isEmpty && active.nextOffset <= offset) {
+        await this.rollActive(active.nextOffset);
+        this.resetAssignment();
+      }
+    });
+    await this.dropSegments((segments) => (segments.length > 1 && segments[1]!.baseOffset <= this.logStartOffset ? 1 : 0));
+  }
+
+  /** Deletes the oldest segments one at a time while `howMany` says so (never the active one). */
+  private async dropSegments(howMany: (segments: Segment[]) => number): Promise<CleanupResult> {
+    const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
+    while (howMany(this.segments) > 0 && this.segments.length > 1) {
+      const [oldest, ...rest] = this.segments;
+      this.segments = rest;
+      result.segmentsDeleted += 1;
+      result.bytesDeleted += oldest!.size;
+      result.recordsRemoved += oldest!.nextOffset - Math.max(oldest!.baseOffset, Math.min(this.logStartOffset, oldest!.nextOffset));
+      try {
+        await oldest!.delete();
+      } catch (error) {
+        throw storageError(`cannot delete segment ${oldest!.paths.log}`, error);
+      }
+    }
+    return result;
+  }
+
+  applyRetention(now: number): Promise<CleanupResult> {
+    if (this.closed) return Promise.reject(closedError());
+    return this.maintenance.run(async () => {
+      await this.rollIfAged(now);
+      const { retentionMs, retentionBytes } = this.config;
+      const result = await this.dropSegments((segments) => {
+        const oldest = segments[0]!;
+        const aged = retentionMs >= 0 && (oldest.maxTimestamp === null || oldest.maxTimestamp < now - retentionMs);
+        const oversize = retentionBytes >= 0 && segments.reduce((n, s) => n + s.size, 0) > retentionBytes;
+        return aged || oversize ? 1 : 0;
+      });
+      this.logStartOffset = Math.max(this.logStartOffset, this.segments[0]!.baseOffset);
+      return result;
+    });
+  }
+
+  private rollIfAged(now: number): Promise<void> {
+    return this.io.run(async () => {
+      const active = this.active();
+      const { segmentMs } = this.config;
+      if (segmentMs <= 0 || active.isEmpty || active.firstAppendTime === null || now - active.firstAppendTime < segmentMs) return;
+      try {
+        await this.rollActive(active.nextOffset);
+      } catch (error) {
+        throw storageError('segment roll failed', error);
+      }
+      this.resetAssignment();
+    });
+  }
+
+  compact(now: number): Promise<CleanupResult> {
+    if (this.closed) return Promise.reject(closedError());
+    return this.maintenance.run(async () => {
+      const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
+      if (!this.config.cleanupPolicy.includes('compact')) return result;
+      const sealed = this.segments.slice(0, -1);
+      const keys = new CompactionKeyMap(this.formats);
+      for (const segment of sealed) {
+        await this.pinned(segment, async () => {
+          for await (const envelope of this.segmentEnvelopes(segment, segment.baseOffset)) keys.add(batchOf(envelope));
+        });
+      }
+      const deadline = tombstoneDeadline(this.config, now);
+      for (const segment of sealed) {
+        const { bytesDeleted, recordsRemoved } = await this.compactSegment(segment, keys, deadline);
+        result.bytesDeleted += bytesDeleted;
+        result.recordsRemoved += recordsRemoved;
+      }
+      return result;
+    });
+  }
+
+  /**
+   * Rewrites one sealed segment into `<base>.log.cleaned` (+ indexes), syncs it, and installs it
+   * over the original. A segment where every batch survives is left alone.
+   */
+  private async compactSegment(segment: Segment, keys: CompactionKeyMap, deadline: number): Promise<{ bytesDeleted: number; recordsRemoved: number }> {
+    const cleaned = await Segment.create(this.fsys, this.dir, segment.baseOffset, this.config.indexIntervalBytes, cleanedSuffix);
+    let recordsRemoved = 0;
+    let changed = false;
+    try {
+      await this.pinned(segment, async () => {
+        const out = new BatchWriter(cleaned);
+        for await (const envelope of this.segmentEnvelopes(segment, segment.baseOffset, true)) {
+          const batch = batchOf(envelope);
+          const outcome = compactBatch(batch, keys, this.formats, deadline);
+          if (outcome.kind === 'keep') {
+            await out.add(batch, envelope.buffer.subarray(envelope.at, envelope.at + envelopeHeaderBytes), batch.payload);
+            continue;
+          }
+          changed = true;
+          recordsRemoved += outcome.recordsRemoved;
+          if (outcome.kind === 'rewrite') {
+            const request = outcome.request;
+            const header = encodeEnvelopeHeader({ ...request, baseOffset: batch.baseOffset }, request.payload);
+            await out.add({ ...batch, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp }, header, request.payload);
+          }
+        }
+        await out.finish();
+      });
+      if (!changed) {
+        await cleaned.delete();
+        return { bytesDeleted: 0, recordsRemoved: 0 };
+      }
+      await cleaned.seal();
+      await this.io.run(async () => {
+        await cleaned.installOver();
+        this.segments = this.segments.map((s) => (s === segment ? cleaned : s));
+      });
+    } catch (error) {
+      await cleaned.delete().catch(() => undefined);
+      throw storageError(`compaction of ${segment.paths.log} failed`, error);
+    }
+    await segment.retire();
+    return { bytesDeleted: segment.size - cleaned.size, recordsRemoved };
+  }
+
+  // ---- Lifecycle -------------------------------------------------------------------------------
+
+  async close(): Promise<void> {
+    if (this.closed) throw closedError();
+    this.closed = true;
+    this.stopTimer();
+    await this.whenWritten(this.nextOffset);
+    let failure: unknown = null;
+    await this.maintenance.run(() =>
+      this.io.run(async () => {
+        if (this.readOnlyCause !== null) return;
+        try {
+          await this.active().syncAll();
+          await this.writeCleanShutdownMarker();
+        } catch (error) {
+          failure = error;
+        }
+      }),
+    );
+    this.listeners.clear();
+    for (const segment of this.segments) await segment.retire();
+    if (failure !== null) throw storageError('flush on close failed', failure);
+  }
+
+  private async writeCleanShutdownMarker(): Promise<void> {
+    const fd = await this.fsys.open(join(this.dir, cleanShutdownFileName), 'w+');
+    await this.fsys.close(fd);
+    await this.fsys.fsyncDir(this.dir);
+  }
+
+  async destroy(): Promise<void> {
+    if (!this.closed) await this.close().catch(() => undefined);
+    await this.fsys.rm(this.dir);
+  }
+
+  private active(): Segment {
+    return this.segments.at(-1)!;
+  }
+}
+
+function batchOf(envelope: ScannedEnvelope): StoredBatch {
+  return storedBatchOf(envelope.header, envelope.buffer, envelope.at);
+}
+
+/** Collects envelopes for a segment being rewritten and writes them in ~1 MiB writevs. */
+class BatchWriter {
+  private metas: BatchMeta[] = [];
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(private readonly segment: Segment) {}
+
+  async add(meta: BatchMeta, header: Buffer, payload: Buffer): Promise<void> {
+    this.metas.push({ baseOffset: meta.baseOffset, recordCount: meta.recordCount, maxTimestamp: meta.maxTimestamp });
+    this.chunks.push(header, payload);
+    this.bytes += header.length + payload.length;
+    if (this.bytes >= compactionWriteBytes || this.metas.length >= appendsPerWriteMax) await this.finish();
+  }
+
+  async finish(): Promise<void> {
+    if (this.metas.length === 0) return;
+    await this.segment.append(this.metas, this.chunks, this.bytes);
+    this.metas = [];
+    this.chunks = [];
+    this.bytes = 0;
+  }
+}

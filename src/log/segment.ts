@@ -1,0 +1,470 @@
+// One segment of a partition: `<base>.log` (envelopes back to back), `<base>.index` and
+// `<base>.timeindex` (sparse indexes), where <base> is the segment's first offset in 20 digits.
+// The segment owns its three file descriptors; readers pin it with acquire/release so that a
+// segment deleted by retention or replaced by compaction is closed only once nobody reads it.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { Logger } from '../core/logger.js';
+import { decodeEnvelopeHeader, envelopeHeaderBytes, type EnvelopeHeader } from './envelope.js';
+import type { LogFileSystem } from './fs.js';
+import { OffsetIndex, offsetIndexEntryBytes } from './offset-index.js';
+import { readFully, scanEnvelopes, type ScanStop } from './scan.js';
+import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
+
+const baseDigits = 20;
+/** Index bytes held in memory before they are written out (bounds memory and rebuild work). */
+const indexFlushBytes = 64 * 1024;
+
+export function segmentStem(baseOffset: number): string {
+  return String(baseOffset).padStart(baseDigits, '0');
+}
+
+export interface SegmentPaths {
+  log: string;
+  index: string;
+  timeIndex: string;
+}
+
+/** The segment's file paths; `suffix` names the temporary files compaction writes ('.cleaned'). */
+export function segmentPaths(dir: string, baseOffset: number, suffix = ''): SegmentPaths {
+  const stem = join(dir, segmentStem(baseOffset));
+  return { log: `${stem}.log${suffix}`, index: `${stem}.index${suffix}`, timeIndex: `${stem}.timeindex${suffix}` };
+}
+
+/** Suffix of the files a compaction pass writes before renaming them over the segment. */
+export const cleanedSuffix = '.cleaned';
+
+/** The base offset of a `<20 digits>.log` file name, or null for any other name. */
+export function parseSegmentLogName(name: string): number | null {
+  const match = /^(\d{20})\.log$/.exec(name);
+  return match ? Number(match[1]) : null;
+}
+
+/** The header fields the segment's bookkeeping needs for one batch. */
+export interface BatchMeta {
+  baseOffset: number;
+  recordCount: number;
+  maxTimestamp: number;
+}
+
+/** What a failed write rolls back to. */
+export interface SegmentState {
+  size: number;
+  nextOffset: number;
+  maxTimestamp: number | null;
+  offsetOfMaxTimestamp: number;
+  bytesSinceIndexEntry: number;
+  offsetIndexCount: number;
+  timeIndexCount: number;
+  firstAppendTime: number | null;
+}
+
+export interface RecoveryReport {
+  truncatedBytes: number;
+  problem: string | null;
+  rebuiltIndexes: boolean;
+}
+
+export class Segment {
+  /** Bytes of whole, accepted envelopes: the write position of the next batch. */
+  size = 0;
+  /** One past the last offset of the last batch (the base offset while empty). */
+  nextOffset: number;
+  maxTimestamp: number | null = null;
+  /** Last offset of the batch with the greatest timestamp. */
+  offsetOfMaxTimestamp = -1;
+  bytesSinceIndexEntry = 0;
+  /** Clock time of the first append (segmentMs); recovery uses the open time. */
+  firstAppendTime: number | null = null;
+  readonly offsetIndex: OffsetIndex;
+  readonly timeIndex: TimeIndex;
+  /** Index entries already in the files; the rest wait in memory (see flushIndexes). */
+  private offsetIndexFileCount = 0;
+  private timeIndexFileCount = 0;
+  private refs = 1;
+  private retired = false;
+  /** '' for a live segment; cleanedSuffix while compaction writes its replacement. */
+  private suffix = '';
+
+  private constructor(
+    private readonly fsys: LogFileSystem,
+    readonly dir: string,
+    readonly baseOffset: number,
+    readonly logFd: number,
+    private readonly indexFd: number,
+    private readonly timeIndexFd: number,
+    private readonly indexIntervalBytes: number,
+  ) {
+    this.nextOffset = baseOffset;
+    this.offsetIndex = new OffsetIndex(baseOffset);
+    this.timeIndex = new TimeIndex(baseOffset);
+  }
+
+  get paths(): SegmentPaths {
+    return segmentPaths(this.dir, this.baseOffset, this.suffix);
+  }
+
+  get isEmpty(): boolean {
+    return this.size === 0;
+  }
+
+  /** Creates an empty segment (truncating any leftover files of the same name). */
+  static async create(fsys: LogFileSystem, dir: string, baseOffset: number, indexIntervalBytes: number, suffix = ''): Promise<Segment> {
+    const paths = segmentPaths(dir, baseOffset, suffix);
+    const fds = await openAll(fsys, [paths.log, paths.index, paths.timeIndex], 'w+');
+    await fsys.fsyncDir(dir);
+    const segment = new Segment(fsys, dir, baseOffset, fds[0]!, fds[1]!, fds[2]!, indexIntervalBytes);
+    segment.suffix = suffix;
+    return segment;
+  }
+
+  /**
+   * Installs a compacted replacement (written under cleanedSuffix and synced) in place of the
+   * segment's files. The old indexes go first: a crash before the .log rename leaves the old log
+   * with no indexes (rebuilt at open), a crash after it leaves the new log with no indexes or the
+   * new ones; never a log with another log's indexes.
+   */
+  async installOver(): Promise<void> {
+    assert.equal(this.suffix, cleanedSuffix, 'only a cleaned segment is installed');
+    const live = segmentPaths(this.dir, this.baseOffset);
+    const cleaned = this.paths;
+    for (const path of [live.index, live.timeIndex]) {
+      if (await this.fsys.exists(path)) await this.fsys.unlink(path);
+    }
+    await this.fsys.rename(cleaned.log, live.log);
+    await this.fsys.rename(cleaned.index, live.index);
+    await this.fsys.rename(cleaned.timeIndex, live.timeIndex);
+    await this.fsys.fsyncDir(this.dir);
+    this.suffix = '';
+  }
+
+  /**
+   * Opens an existing segment and recovers it. With `trustIndexes`, loads the indexes, checks
+   * them against the data and re-validates only the data after the last offset-index entry;
+   * without (the active segment after an unclean shutdown, or indexes that fail the check),
+   * validates every envelope from position 0 and rebuilds both indexes. A torn or corrupt tail is
+   * truncated at the first bad envelope.
+   */
+  static async open(
+    fsys: LogFileSystem,
+    dir: string,
+    baseOffset: number,
+    indexIntervalBytes: number,
+    trustIndexes: boolean,
+    logger: Logger,
+  ): Promise<{ segment: Segment; report: RecoveryReport }> {
+    const paths = segmentPaths(dir, baseOffset);
+    const logFd = await fsys.open(paths.log, 'r+');
+    const fileBytes = (await fsys.fstat(logFd)).size;
+    const loaded = trustIndexes ? await loadIndexes(fsys, paths, baseOffset, fileBytes) : null;
+    const indexFd = await fsys.open(paths.index, (await fsys.exists(paths.index)) ? 'r+' : 'w+');
+    const timeIndexFd = await fsys.open(paths.timeIndex, (await fsys.exists(paths.timeIndex)) ? 'r+' : 'w+');
+    const segment = new Segment(fsys, dir, baseOffset, logFd, indexFd, timeIndexFd, indexIntervalBytes);
+    let report = await segment.recoverFrom(loaded, fileBytes);
+    if (report === 'indexes rejected') {
+      logger.warn('segment indexes or data inconsistent; rescanning the segment from the start', { file: paths.log });
+      segment.resetState();
+      report = (await segment.recoverFrom(null, fileBytes)) as RecoveryReport;
+    }
+    if (report.truncatedBytes > 0) {
+      logger.warn('truncated a torn or corrupt segment tail', {
+        file: paths.log,
+        position: segment.size,
+        bytes: report.truncatedBytes,
+        problem: report.problem,
+      });
+    }
+    return { segment, report };
+  }
+
+  /** Scans from the last trusted index entry (or 0), re-indexes, truncates a bad tail. */
+  private async recoverFrom(loaded: { offsetIndex: OffsetIndex; timeIndex: TimeIndex } | null, fileBytes: number): Promise<RecoveryReport | 'indexes rejected'> {
+    let start = 0;
+    let skipIndexAt = -1;
+    if (loaded !== null) {
+      const last = loaded.offsetIndex.last();
+      if (last !== null) {
+        const header = await this.headerAt(last.position, fileBytes);
+        if (header === null || header.baseOffset !== last.offset) return 'indexes rejected';
+        start = last.position;
+        skipIndexAt = last.position;
+        this.nextOffset = last.offset;
+      }
+      this.adoptIndexes(loaded.offsetIndex, loaded.timeIndex);
+    }
+    const entriesBefore = { offsets: this.offsetIndex.entryCount, times: this.timeIndex.entryCount };
+    this.size = start;
+    const stopped: { at: ScanStop | null } = { at: null };
+    const scan = scanEnvelopes(this.fsys, this.logFd, start, fileBytes, { verifyChecksum: true, minOffset: this.nextOffset }, (s) => (stopped.at = s));
+    for await (const { header, position } of scan) {
+      this.noteBatch(header, position, envelopeHeaderBytes + header.payloadLength, position === skipIndexAt);
+    }
+    if (loaded !== null) {
+      // Damage inside trusted data, or a time index ahead of it: redo the segment from scratch.
+      const lastTime = this.timeIndex.last();
+      if (stopped.at !== null || (lastTime !== null && lastTime.offset >= this.nextOffset)) return 'indexes rejected';
+    }
+    const truncatedBytes = fileBytes - this.size;
+    if (truncatedBytes > 0) {
+      await this.fsys.ftruncate(this.logFd, this.size);
+      await this.fsys.fdatasync(this.logFd);
+    }
+    const changed = loaded === null || truncatedBytes > 0 || this.offsetIndex.entryCount !== entriesBefore.offsets || this.timeIndex.entryCount !== entriesBefore.times;
+    if (changed) await this.rewriteIndexFiles();
+    this.offsetIndexFileCount = this.offsetIndex.entryCount;
+    this.timeIndexFileCount = this.timeIndex.entryCount;
+    const problem = stopped.at ? `${stopped.at.problem} at ${stopped.at.position}` : null;
+    return { truncatedBytes, problem, rebuiltIndexes: loaded === null };
+  }
+
+  private adoptIndexes(offsetIndex: OffsetIndex, timeIndex: TimeIndex): void {
+    for (let i = 0; i < offsetIndex.entryCount; i++) {
+      const e = offsetIndex.entryAt(i);
+      this.offsetIndex.append(e.offset, e.position);
+    }
+    for (let i = 0; i < timeIndex.entryCount; i++) {
+      const e = timeIndex.entryAt(i);
+      this.timeIndex.maybeAppend(e.timestamp, e.offset);
+    }
+    const lastTime = timeIndex.last();
+    if (lastTime !== null) {
+      this.maxTimestamp = lastTime.timestamp;
+      this.offsetOfMaxTimestamp = lastTime.offset;
+    }
+  }
+
+  private resetState(): void {
+    this.size = 0;
+    this.nextOffset = this.baseOffset;
+    this.maxTimestamp = null;
+    this.offsetOfMaxTimestamp = -1;
+    this.bytesSinceIndexEntry = 0;
+    this.offsetIndex.truncateToCount(0);
+    this.timeIndex.truncateToCount(0);
+  }
+
+  private async headerAt(position: number, fileBytes: number): Promise<EnvelopeHeader | null> {
+    if (position + envelopeHeaderBytes > fileBytes) return null;
+    const buf = Buffer.allocUnsafe(envelopeHeaderBytes);
+    if ((await readFully(this.fsys, this.logFd, buf, position)) < envelopeHeaderBytes) return null;
+    const header = decodeEnvelopeHeader(buf);
+    return typeof header === 'string' ? null : header;
+  }
+
+  private async rewriteIndexFiles(): Promise<void> {
+    const offsets = this.offsetIndex.encode();
+    const times = this.timeIndex.encode();
+    await this.fsys.ftruncate(this.indexFd, 0);
+    await this.fsys.ftruncate(this.timeIndexFd, 0);
+    if (offsets.length > 0) await this.fsys.writev(this.indexFd, [offsets], 0);
+    if (times.length > 0) await this.fsys.writev(this.timeIndexFd, [times], 0);
+    this.offsetIndexFileCount = this.offsetIndex.entryCount;
+    this.timeIndexFileCount = this.timeIndex.entryCount;
+  }
+
+  /**
+   * Writes index entries still held only in memory. Index files are written lazily — when this
+   * many bytes are pending, at seal and at close — not on every append: recovery rebuilds the
+   * active segment's indexes after an unclean stop anyway, so per-append index writes would buy
+   * nothing but a second syscall per round.
+   */
+  async flushIndexes(): Promise<void> {
+    const offsetCount = this.offsetIndex.entryCount;
+    const timeCount = this.timeIndex.entryCount;
+    if (offsetCount > this.offsetIndexFileCount) {
+      const bytes = this.offsetIndex.encode(this.offsetIndexFileCount, offsetCount);
+      await this.fsys.writev(this.indexFd, [bytes], this.offsetIndexFileCount * offsetIndexEntryBytes);
+      this.offsetIndexFileCount = offsetCount;
+    }
+    if (timeCount > this.timeIndexFileCount) {
+      const bytes = this.timeIndex.encode(this.timeIndexFileCount, timeCount);
+      await this.fsys.writev(this.timeIndexFd, [bytes], this.timeIndexFileCount * timeIndexEntryBytes);
+      this.timeIndexFileCount = timeCount;
+    }
+  }
+
+  private get pendingIndexBytes(): number {
+    return (this.offsetIndex.entryCount - this.offsetIndexFileCount) * offsetIndexEntryBytes + (this.timeIndex.entryCount - this.timeIndexFileCount) * timeIndexEntryBytes;
+  }
+
+  /**
+   * Accounts for one batch written at `position` (the current end): size, offsets, max timestamp,
+   * and a sparse index entry once indexIntervalBytes have passed since the last one. Returns the
+   * index entry bytes to append to the files.
+   */
+  noteBatch(batch: BatchMeta, position: number, bytes: number, alreadyIndexed = false): { offsetEntry: Buffer | null; timeEntry: Buffer | null } {
+    assert.equal(position, this.size, 'batches must be noted at the segment end');
+    assert.ok(batch.baseOffset >= this.nextOffset, 'segment offsets must increase');
+    const lastOffset = batch.baseOffset + batch.recordCount - 1;
+    if (this.maxTimestamp === null || batch.maxTimestamp > this.maxTimestamp) {
+      this.maxTimestamp = batch.maxTimestamp;
+      this.offsetOfMaxTimestamp = lastOffset;
+    }
+    let offsetEntry: Buffer | null = null;
+    let timeEntry: Buffer | null = null;
+    if (alreadyIndexed) {
+      this.bytesSinceIndexEntry = 0;
+    } else if (this.bytesSinceIndexEntry >= this.indexIntervalBytes) {
+      offsetEntry = this.offsetIndex.append(batch.baseOffset, position);
+      timeEntry = this.timeIndex.maybeAppend(this.maxTimestamp, this.offsetOfMaxTimestamp);
+      this.bytesSinceIndexEntry = 0;
+    }
+    this.bytesSinceIndexEntry += bytes;
+    this.size += bytes;
+    this.nextOffset = lastOffset + 1;
+    return { offsetEntry, timeEntry };
+  }
+
+  /**
+   * Writes envelopes (header and payload chunks, in order) at the segment end in one writev. On
+   * any error the caller restores the snapshot it took before.
+   */
+  async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number): Promise<void> {
+    assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
+    const written = await this.fsys.writev(this.logFd, chunks, this.size);
+    if (written !== totalBytes) throw new Error(`short write: ${written} of ${totalBytes} bytes`);
+    for (let i = 0; i < batches.length; i++) {
+      const bytes = chunks[2 * i]!.length + chunks[2 * i + 1]!.length;
+      this.noteBatch(batches[i]!, this.size, bytes);
+    }
+    if (this.pendingIndexBytes >= indexFlushBytes) await this.flushIndexes();
+  }
+
+  snapshot(): SegmentState {
+    return {
+      size: this.size,
+      nextOffset: this.nextOffset,
+      maxTimestamp: this.maxTimestamp,
+      offsetOfMaxTimestamp: this.offsetOfMaxTimestamp,
+      bytesSinceIndexEntry: this.bytesSinceIndexEntry,
+      offsetIndexCount: this.offsetIndex.entryCount,
+      timeIndexCount: this.timeIndex.entryCount,
+      firstAppendTime: this.firstAppendTime,
+    };
+  }
+
+  /** Returns memory state to `state` and cuts the files back to it. Throws if truncation fails. */
+  async restore(state: SegmentState): Promise<void> {
+    this.size = state.size;
+    this.nextOffset = state.nextOffset;
+    this.maxTimestamp = state.maxTimestamp;
+    this.offsetOfMaxTimestamp = state.offsetOfMaxTimestamp;
+    this.bytesSinceIndexEntry = state.bytesSinceIndexEntry;
+    this.offsetIndex.truncateToCount(state.offsetIndexCount);
+    this.timeIndex.truncateToCount(state.timeIndexCount);
+    this.firstAppendTime = state.firstAppendTime;
+    await this.fsys.ftruncate(this.logFd, state.size);
+    if (this.offsetIndexFileCount > this.offsetIndex.entryCount) {
+      await this.fsys.ftruncate(this.indexFd, this.offsetIndex.fileBytes);
+      this.offsetIndexFileCount = this.offsetIndex.entryCount;
+    }
+    if (this.timeIndexFileCount > this.timeIndex.entryCount) {
+      await this.fsys.ftruncate(this.timeIndexFd, this.timeIndex.fileBytes);
+      this.timeIndexFileCount = this.timeIndex.entryCount;
+    }
+  }
+
+  /** Makes the segment's data durable (fdatasync: appends need the size, not the mtime). */
+  sync(): Promise<void> {
+    return this.fsys.fdatasync(this.logFd);
+  }
+
+  /**
+   * Seals the segment before a roll: the final time-index entry (so the last entry is the
+   * segment's max timestamp), then all three files fsynced, so recovery can trust a sealed
+   * segment's indexes.
+   */
+  async seal(): Promise<void> {
+    if (this.maxTimestamp !== null) this.timeIndex.maybeAppend(this.maxTimestamp, this.offsetOfMaxTimestamp);
+    await this.syncAll();
+  }
+
+  /** Index entries written out, then all three files synced. */
+  async syncAll(): Promise<void> {
+    await this.flushIndexes();
+    await this.fsys.fdatasync(this.logFd);
+    await this.fsys.fdatasync(this.indexFd);
+    await this.fsys.fdatasync(this.timeIndexFd);
+  }
+
+  /** Reads `length` bytes at `position` with one pread into a fresh buffer. */
+  async readRange(position: number, length: number): Promise<Buffer> {
+    // Not checked against `size`: a concurrent rollback may shrink it; callers handle short reads.
+    assert.ok(position >= 0 && length >= 0, 'read range must be non-negative');
+    const buf = Buffer.allocUnsafe(length);
+    const n = await readFully(this.fsys, this.logFd, buf, position);
+    return n === length ? buf : buf.subarray(0, n);
+  }
+
+  acquire(): void {
+    assert.ok(this.refs > 0, 'acquire on a closed segment');
+    this.refs++;
+  }
+
+  async release(): Promise<void> {
+    assert.ok(this.refs > 0, 'release without acquire');
+    this.refs--;
+    if (this.refs === 0) await this.closeFiles();
+  }
+
+  /** Drops the log's own reference: files close once the last reader releases. */
+  retire(): Promise<void> {
+    if (this.retired) return Promise.resolve();
+    this.retired = true;
+    return this.release();
+  }
+
+  /** Unlinks the files (readers holding it keep reading the unlinked inode), then retires. */
+  async delete(): Promise<void> {
+    const paths = this.paths;
+    for (const path of [paths.log, paths.index, paths.timeIndex]) {
+      if (await this.fsys.exists(path)) await this.fsys.unlink(path);
+    }
+    await this.retire();
+  }
+
+  private async closeFiles(): Promise<void> {
+    await Promise.all([this.fsys.close(this.logFd), this.fsys.close(this.indexFd), this.fsys.close(this.timeIndexFd)]);
+  }
+}
+
+async function openAll(fsys: LogFileSystem, paths: string[], mode: 'w+' | 'r+'): Promise<number[]> {
+  const fds: number[] = [];
+  try {
+    for (const path of paths) fds.push(await fsys.open(path, mode));
+  } catch (error) {
+    await Promise.all(fds.map((fd) => fsys.close(fd)));
+    throw error;
+  }
+  return fds;
+}
+
+async function readWhole(fsys: LogFileSystem, path: string): Promise<Buffer | null> {
+  if (!(await fsys.exists(path))) return null;
+  const fd = await fsys.open(path, 'r');
+  try {
+    const { size } = await fsys.fstat(fd);
+    const buf = Buffer.allocUnsafe(size);
+    const n = await readFully(fsys, fd, buf, 0);
+    return buf.subarray(0, n);
+  } finally {
+    await fsys.close(fd);
+  }
+}
+
+/** Both index files parsed and checked for shape, or null when either is missing or malformed. */
+async function loadIndexes(
+  fsys: LogFileSystem,
+  paths: { index: string; timeIndex: string },
+  baseOffset: number,
+  logBytes: number,
+): Promise<{ offsetIndex: OffsetIndex; timeIndex: TimeIndex } | null> {
+  const offsetBytes = await readWhole(fsys, paths.index);
+  const timeBytes = await readWhole(fsys, paths.timeIndex);
+  if (offsetBytes === null || timeBytes === null) return null;
+  const offsetIndex = OffsetIndex.decode(baseOffset, offsetBytes, logBytes);
+  const timeIndex = TimeIndex.decode(baseOffset, timeBytes);
+  if (typeof offsetIndex === 'string' || typeof timeIndex === 'string') return null;
+  return { offsetIndex, timeIndex };
+}

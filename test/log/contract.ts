@@ -1,0 +1,313 @@
+// The PartitionLog contract: one suite that both the memory log and the file log must pass
+// (test/log/memory-log.test.ts, test/log/file-log.test.ts), like nats-server's store tests.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock, type Clock } from '../../src/core/clock.js';
+import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
+import type { LogConfig, PartitionLog, StoredBatch } from '../../src/log/types.js';
+import { batch, rejectsWith, testConfig } from './helpers.js';
+
+export interface LogUnderTest {
+  log: PartitionLog;
+  /** Closes nothing: the caller closes `log` first, then reopens the same storage. */
+  reopen?: () => Promise<PartitionLog>;
+}
+
+export type MakeLog = (config: LogConfig, clock: Clock) => Promise<LogUnderTest>;
+
+function values(batches: StoredBatch[]): string[] {
+  return batches.flatMap((b) => decodeNeutralBatch(b).map((r) => r.value?.toString() ?? 'null'));
+}
+
+async function readAll(log: PartitionLog, from: number): Promise<StoredBatch[]> {
+  const out: StoredBatch[] = [];
+  let offset = from;
+  for (;;) {
+    const got = await log.read(offset, { maxBytes: 1024 * 1024 });
+    if (got.length === 0) return out;
+    out.push(...got);
+    offset = got.at(-1)!.lastOffset + 1;
+  }
+}
+
+async function withLog(makeLog: MakeLog, config: LogConfig, test: (t: LogUnderTest, clock: ManualClock) => Promise<void>): Promise<void> {
+  const clock = new ManualClock();
+  const t = await makeLog(config, clock);
+  try {
+    await test(t, clock);
+  } finally {
+    await t.log.destroy();
+  }
+}
+
+export function runLogContract(name: string, makeLog: MakeLog): void {
+  describe(`PartitionLog contract: ${name}`, () => {
+    it('assigns offsets in call order and resolves in order', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        const order: number[] = [];
+        const results = await Promise.all(
+          [1, 3, 2, 1].map((n, i) =>
+            log.append(batch(`b${i}`, n)).then((r) => {
+              order.push(r.baseOffset);
+              return r;
+            }),
+          ),
+        );
+        assert.deepEqual(
+          results.map((r) => [r.baseOffset, r.lastOffset]),
+          [
+            [0, 0],
+            [1, 3],
+            [4, 5],
+            [6, 6],
+          ],
+        );
+        assert.deepEqual(order, [0, 1, 4, 6]);
+        const stats = log.stats();
+        assert.equal(stats.nextOffset, 7);
+        assert.equal(stats.highWatermark, 7);
+        assert.equal(stats.logStartOffset, 0);
+      }));
+
+    it('reads back what was appended, from any offset inside a batch', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        for (let i = 0; i < 20; i++) await log.append(batch(`b${i}`, 3));
+        assert.equal(values(await readAll(log, 0)).length, 60);
+        const fromMiddle = await log.read(31, { maxBytes: 1 });
+        assert.equal(fromMiddle.length, 1);
+        assert.equal(fromMiddle[0]!.baseOffset, 30);
+        assert.deepEqual(values(fromMiddle), ['b10-0', 'b10-1', 'b10-2']);
+        const all = await readAll(log, 0);
+        assert.deepEqual(
+          all.map((b) => b.baseOffset),
+          Array.from({ length: 20 }, (_, i) => i * 3),
+        );
+      }));
+
+    it('honours maxBytes (at least one batch) and maxOffset', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        for (let i = 0; i < 10; i++) await log.append(batch(`b${i}`, 1));
+        const size = (await log.read(0, { maxBytes: 1 }))[0]!.payload.length;
+        assert.equal((await log.read(0, { maxBytes: 1 })).length, 1);
+        assert.equal((await log.read(0, { maxBytes: size * 3 })).length, 3);
+        assert.equal((await log.read(0, { maxBytes: size * 3 + 1 })).length, 3);
+        const bounded = await log.read(2, { maxBytes: 1 << 20, maxOffset: 5 });
+        assert.deepEqual(
+          bounded.map((b) => b.baseOffset),
+          [2, 3, 4],
+        );
+        assert.deepEqual(await log.read(5, { maxBytes: 1 << 20, maxOffset: 5 }), []);
+      }));
+
+    it('rejects offsets outside the log and returns [] at the high watermark', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        await log.append(batch('a', 2));
+        assert.deepEqual(await log.read(2, { maxBytes: 100 }), []);
+        await rejectsWith(log.read(3, { maxBytes: 100 }), 'offset_out_of_range');
+        await rejectsWith(log.read(-1, { maxBytes: 100 }), 'offset_out_of_range');
+      }));
+
+    it('calls the stamp hook with the base offset and append time before writing', () =>
+      withLog(makeLog, testConfig(), async ({ log }, clock) => {
+        await log.append(batch('first', 2));
+        const request = batch('x', 1);
+        const seen: Array<[number, number]> = [];
+        request.stamp = (payload, baseOffset, appendTime) => {
+          seen.push([baseOffset, appendTime]);
+          payload.writeUInt8(0xee, payload.length - 1);
+        };
+        const result = await log.append(request);
+        assert.deepEqual(seen, [[2, clock.now()]]);
+        assert.equal(result.appendTime, clock.now());
+        const [stored] = await log.read(2, { maxBytes: 100 });
+        assert.equal(stored!.payload.at(-1), 0xee);
+      }));
+
+    it('rejects a batch larger than maxBatchBytes with record_too_large', () =>
+      withLog(makeLog, testConfig({ maxBatchBytes: 100 }), async ({ log }) => {
+        const big = encodeNeutralBatch([{ value: Buffer.alloc(200) }]);
+        await rejectsWith(log.append(big), 'record_too_large');
+        assert.equal(log.stats().nextOffset, 0);
+        await log.append(batch('small'));
+        assert.equal(log.stats().nextOffset, 1);
+      }));
+
+    it('notifies onAppend listeners with the high watermark, until unsubscribed', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        const seen: number[] = [];
+        const off = log.onAppend((hw) => seen.push(hw));
+        await log.append(batch('a', 2));
+        await log.append(batch('b', 1));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        off();
+        await log.append(batch('c', 1));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        assert.deepEqual(seen, [2, 3]);
+      }));
+
+    it('finds offsets by timestamp and the max timestamp', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        assert.equal(await log.offsetForTimestamp(0), null);
+        assert.equal(await log.maxTimestampOffset(), null);
+        const timestamps = [100, 300, 200, 500, 400, 600, 600, 50];
+        for (const [i, ts] of timestamps.entries()) await log.append(batch(`t${i}`, 2, ts));
+        assert.equal(await log.offsetForTimestamp(0), 0);
+        assert.equal(await log.offsetForTimestamp(250), 2);
+        assert.equal(await log.offsetForTimestamp(450), 6);
+        assert.equal(await log.offsetForTimestamp(600), 10);
+        assert.equal(await log.offsetForTimestamp(601), null);
+        assert.deepEqual(await log.maxTimestampOffset(), { offset: 11, timestamp: 600 });
+      }));
+
+    it('rolls segments by size and by age', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024, segmentMs: 60_000 }), async ({ log }, clock) => {
+        for (let i = 0; i < 30; i++) await log.append(batch(`b${i}`, 1));
+        const bySize = log.stats().segmentCount;
+        assert.ok(bySize >= 3, `expected several segments, got ${bySize}`);
+        clock.advance(60_000);
+        await log.append(batch('aged'));
+        assert.equal(log.stats().segmentCount, bySize + 1);
+        assert.equal(values(await readAll(log, 0)).length, 31);
+      }));
+
+    it('applies retention by age to whole sealed segments', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024, retentionMs: 10_000 }), async ({ log }) => {
+        for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1, i < 20 ? 1_000 : 50_000));
+        const before = log.stats();
+        const result = await log.applyRetention(20_000);
+        const after = log.stats();
+        assert.ok(result.segmentsDeleted > 0);
+        assert.equal(after.segmentCount, before.segmentCount - result.segmentsDeleted);
+        assert.ok(after.logStartOffset > 0 && after.logStartOffset <= 20, `logStart ${after.logStartOffset}`);
+        await rejectsWith(log.read(0, { maxBytes: 100 }), 'offset_out_of_range');
+        const rest = await readAll(log, after.logStartOffset);
+        assert.equal(rest.at(-1)!.lastOffset, 39);
+        assert.ok(rest.every((b) => b.baseOffset >= after.logStartOffset));
+        assert.equal((await log.applyRetention(20_000)).segmentsDeleted, 0);
+      }));
+
+    it('applies retention by size, never touching the active segment', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024, retentionBytes: 2048 }), async ({ log }) => {
+        for (let i = 0; i < 60; i++) await log.append(batch(`b${i}`, 1));
+        const result = await log.applyRetention(0);
+        assert.ok(result.segmentsDeleted > 0);
+        assert.ok(log.stats().sizeBytes <= 2048 || log.stats().segmentCount === 1);
+        assert.equal(log.stats().nextOffset, 60);
+        assert.equal((await readAll(log, log.stats().logStartOffset)).at(-1)!.lastOffset, 59);
+      }));
+
+    it('rolls an aged active segment when applying retention', () =>
+      withLog(makeLog, testConfig({ segmentMs: 1_000, retentionMs: 0 }), async ({ log }, clock) => {
+        await log.append(batch('old', 3, clock.now()));
+        clock.advance(5_000);
+        const result = await log.applyRetention(clock.now());
+        assert.equal(result.segmentsDeleted, 1);
+        assert.equal(log.stats().logStartOffset, 3);
+        assert.equal(log.stats().nextOffset, 3);
+        assert.equal((await log.append(batch('new'))).baseOffset, 3);
+      }));
+
+    it('deletes records before an offset', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
+        for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1));
+        assert.equal(await log.deleteRecordsBefore(25), 25);
+        assert.equal(log.stats().logStartOffset, 25);
+        await rejectsWith(log.read(24, { maxBytes: 100 }), 'offset_out_of_range');
+        assert.deepEqual((await log.read(25, { maxBytes: 1 })).map((b) => b.baseOffset), [25]);
+        assert.equal(await log.deleteRecordsBefore(10), 25);
+        await rejectsWith(log.deleteRecordsBefore(41), 'offset_out_of_range');
+        assert.equal(await log.offsetForTimestamp(0), 25);
+        assert.equal(await log.deleteRecordsBefore(40), 40);
+        assert.deepEqual(await log.read(40, { maxBytes: 100 }), []);
+        assert.equal((await log.append(batch('next'))).baseOffset, 40);
+      }));
+
+    it('truncates everything while offsets keep increasing', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
+        for (let i = 0; i < 30; i++) await log.append(batch(`b${i}`, 1));
+        await log.truncateAll();
+        const stats = log.stats();
+        assert.equal(stats.logStartOffset, 30);
+        assert.equal(stats.nextOffset, 30);
+        assert.equal(stats.sizeBytes, 0);
+        assert.deepEqual(await log.read(30, { maxBytes: 100 }), []);
+        await rejectsWith(log.read(29, { maxBytes: 100 }), 'offset_out_of_range');
+        assert.equal((await log.append(batch('after'))).baseOffset, 30);
+        assert.deepEqual(values(await log.read(30, { maxBytes: 100 })), ['after-0']);
+      }));
+
+    it('compacts sealed segments to the last record per key', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024, cleanupPolicy: 'compact' }), async ({ log }, clock) => {
+        const now = clock.now();
+        for (let i = 0; i < 30; i++) {
+          await log.append(encodeNeutralBatch([{ key: `k${i % 3}`, value: `v${i}` }, { key: null, value: `n${i}` }], { timestamp: now }));
+        }
+        await log.append(encodeNeutralBatch([{ key: 'k0', value: null }], { timestamp: now }));
+        for (let i = 0; i < 15; i++) await log.append(batch(`filler${i}`, 1, now));
+        const sealedBefore = log.stats().segmentCount - 1;
+        assert.ok(sealedBefore >= 2);
+        const result = await log.compact(now);
+        assert.ok(result.recordsRemoved > 0);
+        assert.ok(result.bytesDeleted > 0);
+        const records = (await readAll(log, 0)).flatMap((b) => decodeNeutralBatch(b));
+        const offsets = records.map((r) => r.offset);
+        assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), 'offsets stay ascending');
+        const keyed = records.filter((r) => r.key !== null && r.key.toString().startsWith('k'));
+        const lastByKey = new Map(keyed.map((r) => [r.key!.toString(), r]));
+        assert.equal(keyed.length, lastByKey.size, 'one record per key remains');
+        assert.equal(records.filter((r) => r.key === null && r.value!.toString().startsWith('n')).length, 30, 'null keys are kept');
+        assert.equal(lastByKey.get('k0')!.value, null, 'a fresh tombstone stays');
+        assert.equal(lastByKey.get('k1')!.value!.toString(), 'v28');
+        assert.equal(lastByKey.get('k2')!.value!.toString(), 'v29');
+        // Reads across the gaps compaction leaves.
+        const from5 = await log.read(5, { maxBytes: 1 });
+        assert.equal(from5.length, 1);
+        assert.ok(from5[0]!.lastOffset >= 5);
+        // Once past the delete retention, the tombstone goes too.
+        await log.compact(now + 2 * 24 * 3600 * 1000);
+        const later = (await readAll(log, 0)).flatMap((b) => decodeNeutralBatch(b));
+        assert.ok(!later.some((r) => r.key?.toString() === 'k0'));
+        assert.equal(log.stats().nextOffset, 76);
+      }));
+
+    it('does not compact under cleanupPolicy delete', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
+        for (let i = 0; i < 30; i++) await log.append(encodeNeutralBatch([{ key: 'same', value: `v${i}` }]));
+        assert.deepEqual(await log.compact(Date.now()), { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 });
+        assert.equal((await readAll(log, 0)).length, 30);
+      }));
+
+    it('rejects every call after close', async () => {
+      const clock = new ManualClock();
+      const { log } = await makeLog(testConfig(), clock);
+      await log.append(batch('a'));
+      await log.flush();
+      await log.close();
+      await rejectsWith(log.append(batch('b')), 'storage_error');
+      await rejectsWith(log.read(0, { maxBytes: 10 }), 'storage_error');
+      await rejectsWith(log.close(), 'storage_error');
+      await log.destroy();
+    });
+
+    it('keeps data, offsets and the log start across a reopen', async (t) => {
+      const clock = new ManualClock();
+      const made = await makeLog(testConfig({ segmentBytes: 1024 }), clock);
+      if (!made.reopen) return t.skip('no persistence');
+      for (let i = 0; i < 40; i++) await made.log.append(batch(`b${i}`, 2, 1_000 + i));
+      await made.log.deleteRecordsBefore(13);
+      const before = made.log.stats();
+      await made.log.close();
+      const log = await made.reopen();
+      try {
+        assert.deepEqual(log.stats(), before);
+        assert.equal(values(await readAll(log, 13)).length, 68);
+        await rejectsWith(log.read(12, { maxBytes: 10 }), 'offset_out_of_range');
+        assert.equal(await log.offsetForTimestamp(1_020), 40);
+        assert.equal((await log.append(batch('more'))).baseOffset, 80);
+      } finally {
+        await log.destroy();
+      }
+    });
+  });
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  checkEnvelope,
+  decodeEnvelopeHeader,
+  encodeEnvelopeHeader,
+  envelopeHeaderBytes,
+  type EnvelopeFields,
+} from '../../src/log/envelope.js';
+import { BatchFlags, BatchFormat } from '../../src/log/types.js';
+
+const fields: EnvelopeFields = {
+  format: BatchFormat.kafka,
+  flags: BatchFlags.transactional,
+  baseOffset: 2 ** 40 + 7,
+  recordCount: 5,
+  firstTimestamp: 1_700_000_000_123,
+  maxTimestamp: 1_700_000_000_999,
+  producerId: -1,
+  producerEpoch: -1,
+  baseSequence: 42,
+};
+
+function envelope(payload: Buffer, f: EnvelopeFields = fields): Buffer {
+  return Buffer.concat([encodeEnvelopeHeader(f, payload), payload]);
+}
+
+describe('envelope', () => {
+  it('lays out the header as documented', () => {
+    const payload = Buffer.from('hello');
+    const h = encodeEnvelopeHeader(fields, payload);
+    assert.equal(h.length, envelopeHeaderBytes);
+    assert.equal(h.readUInt32BE(0), 0x514c4f47);
+    assert.equal(h.readUInt8(8), 1);
+    assert.equal(h.readUInt8(9), BatchFormat.kafka);
+    assert.equal(h.readUInt16BE(10), BatchFlags.transactional);
+    assert.equal(h.readUInt32BE(12), 5);
+    assert.equal(h.readBigInt64BE(16), BigInt(fields.baseOffset));
+    assert.equal(h.readUInt32BE(24), 5);
+    assert.equal(h.readBigInt64BE(32), BigInt(fields.firstTimestamp));
+    assert.equal(h.readBigInt64BE(40), BigInt(fields.maxTimestamp));
+    assert.equal(h.readBigInt64BE(48), -1n);
+    assert.equal(h.readInt16BE(56), -1);
+    assert.equal(h.readInt32BE(60), 42);
+  });
+
+  it('round-trips every field', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          format: fc.constantFrom(...Object.values(BatchFormat)),
+          flags: fc.integer({ min: 0, max: 3 }),
+          baseOffset: fc.integer({ min: 0, max: 2 ** 52 }),
+          recordCount: fc.integer({ min: 1, max: 100_000 }),
+          firstTimestamp: fc.integer({ min: -(2 ** 50), max: 2 ** 50 }),
+          maxTimestamp: fc.integer({ min: -(2 ** 50), max: 2 ** 50 }),
+          producerId: fc.integer({ min: -1, max: 2 ** 50 }),
+          producerEpoch: fc.integer({ min: -1, max: 32_767 }),
+          baseSequence: fc.integer({ min: -1, max: 2 ** 31 - 1 }),
+        }),
+        fc.uint8Array({ maxLength: 300 }),
+        (f, bytes) => {
+          const payload = Buffer.from(bytes);
+          const decoded = checkEnvelope(envelope(payload, f));
+          assert.ok(typeof decoded !== 'string', String(decoded));
+          const { crc: _crc, payloadLength, ...rest } = decoded;
+          assert.equal(payloadLength, payload.length);
+          assert.deepEqual(rest, { ...f });
+        },
+      ),
+    );
+  });
+
+  it('returns reasons for bad input instead of throwing', () => {
+    const good = envelope(Buffer.from('payload'));
+    assert.equal(decodeEnvelopeHeader(good.subarray(0, 63)), 'truncated');
+    assert.equal(checkEnvelope(good.subarray(0, good.length - 1)), 'truncated');
+    const badMagic = Buffer.from(good);
+    badMagic[0] = 0;
+    assert.equal(decodeEnvelopeHeader(badMagic), 'bad magic');
+    const badVersion = Buffer.from(good);
+    badVersion[8] = 9;
+    assert.equal(decodeEnvelopeHeader(badVersion), 'unsupported version');
+    const badFormat = Buffer.from(good);
+    badFormat[9] = 77;
+    assert.equal(decodeEnvelopeHeader(badFormat), 'unknown format');
+    const badLength = Buffer.from(good);
+    badLength.writeUInt32BE(0xffffffff, 12);
+    assert.equal(decodeEnvelopeHeader(badLength), 'bad length');
+    const badCount = Buffer.from(good);
+    badCount.writeUInt32BE(0, 24);
+    assert.equal(decodeEnvelopeHeader(badCount), 'bad record count');
+  });
+
+  it('detects any single flipped bit after the magic by checksum or structure', () => {
+    const good = envelope(Buffer.from('some payload bytes'));
+    fc.assert(
+      fc.property(fc.integer({ min: 4, max: good.length - 1 }), fc.integer({ min: 0, max: 7 }), (at, bit) => {
+        const bad = Buffer.from(good);
+        bad[at]! ^= 1 << bit;
+        assert.equal(typeof checkEnvelope(bad), 'string');
+      }),
+    );
+  });
+});
