@@ -25,6 +25,8 @@ export const coreErrorCodes = {
   duplicate_sequence: 'The batch was already appended',
   invalid_producer_epoch: 'The producer epoch is not valid for this operation',
   invalid_txn_state: 'The transaction is not in a state that allows this operation',
+  concurrent_transactions: 'The transaction is still completing (markers being written); retry shortly',
+  transactional_id_not_found: 'The transactional id is unknown, or is bound to another producer id',
   // Groups and offsets
   unknown_group: 'The consumer group does not exist',
   group_exists: 'A consumer group with this name already exists',
@@ -40,6 +42,7 @@ export const coreErrorCodes = {
   unauthorized: 'The user lacks the permission for this operation',
   unknown_user: 'The user does not exist',
   user_exists: 'A user with this name already exists',
+  token_exists: 'A personal access token with this name already exists for the user',
   // Requests and the process
   invalid_request: 'The request is malformed or its arguments are invalid',
   unsupported: 'The operation is not supported',
@@ -81,3 +84,17 @@ export function coreCodeOf(value: unknown): CoreErrorCode {
 
 /** A protocol's mapping of every core code to its own wire error. Checked total by the tests. */
 export type ProtocolErrorTable<T> = Readonly<Record<CoreErrorCode, T>>;
+
+/**
+ * Throws (a plain Error: a missing mapping is a programmer error) unless `table` maps every core
+ * code, and nothing else. Each front-end's errors test calls it on its table; mapping values are
+ * checked to be present (not undefined or null).
+ */
+export function assertTableComplete(table: Readonly<Record<string, unknown>>, name = 'error table'): void {
+  const missing = allCoreErrorCodes.filter((code) => !Object.hasOwn(table, code) || table[code] === undefined || table[code] === null);
+  const extra = Object.keys(table).filter((key) => !Object.hasOwn(coreErrorCodes, key));
+  if (missing.length > 0 || extra.length > 0) {
+    const parts = [missing.length > 0 ? `missing ${missing.join(', ')}` : '', extra.length > 0 ? `unknown ${extra.join(', ')}` : ''];
+    throw new Error(`${name} is incomplete: ${parts.filter(Boolean).join('; ')}`);
+  }
+}

@@ -1,0 +1,532 @@
+// The Broker: the one object every front-end and the server use. It owns the metadata store and
+// the stores over it (catalog, users, offsets, groups, producer state), one PartitionLog per
+// partition of every topic, the maintenance timer and the partition metrics.
+//
+// Layout of a data directory:
+//   <dataDir>/meta/quartet.db                 the metadata store (SQLite, WAL)
+//   <dataDir>/logs/<internalId>/<partition>/  one directory per partition log
+//
+// The append hot path (append → producer check → log.append → metrics) touches only memory and
+// the log: no metadata-store work per batch. Producer state is made durable by snapshots on close
+// and on every maintenance pass, and rebuilt from the logs' tails at open.
+//
+// Topics are named by TopicRef (see catalog.ts): a resolved Topic, or { namespace?, topic } by
+// name or numeric id, with namespace defaulting to 'default'.
+
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Catalog, defaultNamespaceName, type CatalogObserver, type Namespace, type NamespaceRef, type Topic, type TopicRef } from './catalog.js';
+import { systemClock, type Clock } from './clock.js';
+import { QuartetError, isQuartetError } from './errors.js';
+import { GroupStore } from './groups.js';
+import { silentLogger, type Logger } from './logger.js';
+import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
+import { MetricsRegistry, type Counter, type Gauge } from './metrics.js';
+import { OffsetStore } from './offsets.js';
+import { ProducerStateManager, partitionKey, type ProducerCheck } from './producer-state.js';
+import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
+import { UserStore } from './users.js';
+import { MemoryLog, openFileLog, type AppendRequest, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import type { LogFileSystem } from '../log/fs.js';
+
+export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
+
+// Named limits.
+export const maintenanceIntervalMsDefault = 300_000;
+/** Partition logs opened (recovered) or closed at the same time: bounds file descriptors and memory at start-up. */
+export const logOpenConcurrencyMax = 8;
+export const defaultRootUsername = 'root';
+
+export interface BrokerOptions {
+  dataDir: string;
+  /** Broker-level defaults for topic config (validated like topic values). */
+  topicDefaults?: Partial<TopicConfigValues>;
+  /** Partitions of a topic created without a count; default 1. */
+  defaultPartitions?: number;
+  /** Created (id 0) when no user exists; a random password is generated when none is given. */
+  rootUser?: { username: string; password?: string };
+  clock?: Clock;
+  logger?: Logger;
+  metrics?: MetricsRegistry;
+  /** Injected into openFileLog; tests use it to make the disk fail. */
+  logFs?: LogFileSystem;
+  /** MemoryLog partitions and an in-memory metadata store (tests). */
+  memory?: boolean;
+  /** Retention/compaction pass period (ms); default 300000; 0 disables the timer. */
+  maintenanceIntervalMs?: number;
+  /** Batch format codecs for compaction; the log's default registry when absent. */
+  formats?: FormatRegistry;
+  /** Overrides producer-state bounds (tests). */
+  producerEntriesMax?: number;
+  producerIdleExpiryMs?: number;
+  /** scrypt cost for password hashes (tests lower it). */
+  scryptCost?: { N: number; r: number; p: number };
+}
+
+export interface CreateTopicRequest {
+  /** Default: BrokerOptions.defaultPartitions. */
+  partitions?: number;
+  /** Raw topic config values (Kafka names), validated. */
+  config?: Readonly<Record<string, unknown>>;
+  /** Explicit numeric id (Iggy); allocated when absent. */
+  id?: number;
+}
+
+interface PartitionHandle {
+  readonly log: PartitionLog;
+  readonly key: string;
+  labels: { topic: string; partition: string };
+}
+
+interface PartitionMetrics {
+  appendedBytes: Counter;
+  appendedRecords: Counter;
+  logEndOffset: Gauge;
+}
+
+export class Broker implements CatalogObserver {
+  readonly catalog: Catalog;
+  readonly users: UserStore;
+  readonly offsets: OffsetStore;
+  readonly groups: GroupStore;
+  readonly producers: ProducerStateManager;
+  readonly metrics: MetricsRegistry;
+  /** Set only when open() just created root with a random password. Never logged. */
+  readonly generatedRootPassword: string | null = null;
+  readonly dataDir: string;
+  /** The validated broker-level topic defaults. */
+  readonly topicDefaults: Readonly<TopicConfig>;
+  readonly defaultPartitions: number;
+
+  private readonly store: MetadataStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly options: BrokerOptions;
+  private readonly partitionMetrics: PartitionMetrics;
+  /** Topic internal id → its partitions, index = partition number. */
+  private readonly logs = new Map<number, PartitionHandle[]>();
+  private maintenanceTimer: NodeJS.Timeout | null = null;
+  private maintenanceRun: Promise<void> | null = null;
+  private closing: Promise<void> | null = null;
+
+  private constructor(parts: {
+    options: BrokerOptions;
+    store: MetadataStore;
+    catalog: Catalog;
+    users: UserStore;
+    producers: ProducerStateManager;
+    topicDefaults: TopicConfig;
+    defaultPartitions: number;
+  }) {
+    this.options = parts.options;
+    this.dataDir = parts.options.dataDir;
+    this.clock = parts.options.clock ?? systemClock;
+    this.logger = parts.options.logger ?? silentLogger;
+    this.metrics = parts.options.metrics ?? new MetricsRegistry();
+    this.store = parts.store;
+    this.catalog = parts.catalog;
+    this.users = parts.users;
+    this.producers = parts.producers;
+    this.offsets = new OffsetStore(parts.store, this.clock);
+    this.groups = new GroupStore(parts.store, this.clock);
+    this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
+    this.defaultPartitions = parts.defaultPartitions;
+    this.partitionMetrics = {
+      appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
+      appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),
+      logEndOffset: this.metrics.gauge('quartet_partition_log_end_offset', 'Next offset to be assigned in the partition'),
+    };
+  }
+
+  /**
+   * Opens the store, the catalog, every partition log (running their recovery), the producer
+   * state (snapshot + log tail replay), and ensures the root user exists.
+   */
+  static async open(options: BrokerOptions): Promise<Broker> {
+    const clock = options.clock ?? systemClock;
+    const logger = options.logger ?? silentLogger;
+    const topicDefaults = parseTopicConfig(options.topicDefaults ?? {});
+    const defaultPartitions = options.defaultPartitions ?? 1;
+    if (!Number.isInteger(defaultPartitions) || defaultPartitions < 1) {
+      throw new QuartetError('invalid_config', `defaultPartitions must be a positive integer, got ${defaultPartitions}`);
+    }
+    const store = options.memory ? SqliteMetadataStore.open({ path: ':memory:' }) : SqliteMetadataStore.openInDataDir(options.dataDir);
+    let broker: Broker | null = null;
+    try {
+      const catalog = await Catalog.open(store, clock);
+      const users = await UserStore.open(store, { clock, ...(options.scryptCost ? { scryptCost: options.scryptCost } : {}) });
+      const producers = await ProducerStateManager.open(store, {
+        clock,
+        logger: logger.child({ component: 'producer-state' }),
+        ...(options.producerEntriesMax !== undefined ? { entriesMax: options.producerEntriesMax } : {}),
+        ...(options.producerIdleExpiryMs !== undefined ? { idleExpiryMs: options.producerIdleExpiryMs } : {}),
+      });
+      broker = new Broker({ options, store, catalog, users, producers, topicDefaults, defaultPartitions });
+      await broker.openAllLogs();
+      await broker.removeOrphanLogDirs();
+      await broker.recoverProducerState();
+      const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password);
+      (broker as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
+      if (root.created) logger.info('created the root user', { username: options.rootUser?.username ?? defaultRootUsername, passwordGenerated: root.generatedPassword !== null });
+      catalog.setObserver(broker);
+      broker.startMaintenanceTimer();
+      return broker;
+    } catch (err) {
+      if (broker) await broker.closeLogs().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  // --- the data path --------------------------------------------------------------------------
+
+  /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
+  partition(topic: TopicRef, partition: number): PartitionLog {
+    return this.handle(topic, partition).log;
+  }
+
+  /**
+   * Appends one batch. Idempotent batches (producerId >= 0) pass the producer checks first: a
+   * retry of a batch already in the log resolves with the original offsets and appends nothing.
+   */
+  append(topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
+    let handle: PartitionHandle;
+    let verdict: ProducerCheck | null = null;
+    try {
+      this.assertOpen();
+      handle = this.handle(topic, partition);
+      if (request.producerId >= 0) verdict = this.producers.check(handle.key, request);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (verdict?.kind === 'duplicate') {
+      const { baseOffset, lastOffset, appendTime } = verdict;
+      return Promise.resolve({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
+    }
+    const appended = verdict ? this.appendIdempotent(handle, request) : handle.log.append(request);
+    return appended.then((result) => this.countAppend(handle, request, result));
+  }
+
+  private appendIdempotent(handle: PartitionHandle, request: AppendRequest): Promise<AppendResult> {
+    // The log assigns the offset and calls stamp synchronously inside append(); recording the
+    // batch there means the next pipelined batch of the same producer (checked right after this
+    // call returns) already sees it, with no await in between.
+    let recordedBase: number | null = null;
+    const outer = request.stamp;
+    const stamped: AppendRequest = {
+      ...request,
+      stamp: (payload, baseOffset, appendTime) => {
+        outer?.(payload, baseOffset, appendTime);
+        this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime });
+        recordedBase = baseOffset;
+      },
+    };
+    return handle.log.append(stamped).then(
+      (result) => {
+        if (recordedBase === null) this.producers.recordAppend(handle.key, request, result);
+        return result;
+      },
+      (err: unknown) => {
+        // The log drops a failed batch (and all queued behind it): so must the producer window.
+        if (recordedBase !== null) this.producers.forgetAppend(handle.key, request.producerId, recordedBase);
+        throw err;
+      },
+    );
+  }
+
+  private countAppend(handle: PartitionHandle, request: AppendRequest, result: AppendResult): AppendResult {
+    this.partitionMetrics.appendedBytes.inc(handle.labels, request.payload.length);
+    this.partitionMetrics.appendedRecords.inc(handle.labels, request.recordCount);
+    this.partitionMetrics.logEndOffset.set(handle.labels, result.lastOffset + 1);
+    return result;
+  }
+
+  read(topic: TopicRef, partition: number, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
+    try {
+      this.assertOpen();
+      return this.handle(topic, partition).log.read(offset, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  // --- catalog changes (the catalog calls back into the CatalogObserver methods below) --------
+
+  createTopic(namespace: NamespaceRef, name: string, request: CreateTopicRequest = {}): Promise<Topic> {
+    return this.catalog.createTopic(namespace, name, {
+      partitions: request.partitions ?? this.defaultPartitions,
+      ...(request.config ? { config: request.config } : {}),
+      ...(request.id !== undefined ? { id: request.id } : {}),
+    });
+  }
+
+  /** Deletes the topic, its logs (directory included), committed offsets and producer state. */
+  deleteTopic(topic: TopicRef): Promise<Topic> {
+    return this.catalog.deleteTopic(topic);
+  }
+
+  /** Grows the topic to `newCount` partitions. */
+  addPartitions(topic: TopicRef, newCount: number): Promise<Topic> {
+    return this.catalog.addPartitions(topic, newCount);
+  }
+
+  /** Changes topic config (null removes a key; replace=true drops the keys not given). */
+  updateTopicConfig(topic: TopicRef, changes: Readonly<Record<string, unknown>>, replace = false): Promise<Topic> {
+    return this.catalog.updateTopicConfig(topic, changes, replace);
+  }
+
+  createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
+    return this.catalog.createNamespace(name, options);
+  }
+
+  /** Deletes the namespace with every topic in it. */
+  deleteNamespace(namespace: NamespaceRef): Promise<Namespace> {
+    return this.catalog.deleteNamespace(namespace);
+  }
+
+  /** Removes every record of the topic; offsets keep increasing (Iggy purge). */
+  async purgeTopic(topic: TopicRef): Promise<void> {
+    const resolved = this.catalog.requireTopic(topic);
+    const handles = this.logs.get(resolved.internalId) ?? [];
+    await Promise.all(handles.map((h) => h.log.truncateAll()));
+    await this.producers.dropPartitions(handles.map((h) => h.key));
+  }
+
+  /** The effective config of a topic, key by key, with where each value comes from. */
+  describeTopicConfig(topic: TopicRef): TopicConfigEntry[] {
+    return describeTopicConfig(this.catalog.requireTopic(topic).config, this.topicDefaults);
+  }
+
+  logConfigFor(topic: Topic): LogConfig {
+    return toLogConfig(topic.config, this.topicDefaults);
+  }
+
+  /** @internal CatalogObserver */
+  async topicCreated(topic: Topic): Promise<void> {
+    this.logs.set(topic.internalId, await this.openPartitions(topic, 0, topic.partitions));
+  }
+
+  /** @internal CatalogObserver */
+  async topicDeleted(topic: Topic): Promise<void> {
+    const handles = this.logs.get(topic.internalId) ?? [];
+    this.logs.delete(topic.internalId);
+    await mapLimit(handles, logOpenConcurrencyMax, (h) => h.log.destroy());
+    if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
+    await this.offsets.deleteTopic(topic.internalId);
+    await this.producers.dropPartitions(handles.map((h) => h.key));
+    this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
+  }
+
+  /** @internal CatalogObserver */
+  async partitionsAdded(topic: Topic, previousCount: number): Promise<void> {
+    const handles = this.logs.get(topic.internalId);
+    if (!handles || handles.length !== previousCount) throw new Error(`topic ${topic.internalId} has ${handles?.length} open partitions, expected ${previousCount}`);
+    handles.push(...(await this.openPartitions(topic, previousCount, topic.partitions)));
+  }
+
+  /** @internal CatalogObserver */
+  async topicConfigChanged(topic: Topic): Promise<void> {
+    const config = this.logConfigFor(topic);
+    for (const h of this.logs.get(topic.internalId) ?? []) h.log.updateConfig(config);
+  }
+
+  /** @internal CatalogObserver */
+  topicRenamed(topic: Topic): void {
+    for (const h of this.logs.get(topic.internalId) ?? []) h.labels = metricLabels(topic, Number(h.labels.partition));
+  }
+
+  // --- maintenance and lifecycle --------------------------------------------------------------
+
+  /**
+   * One retention + compaction pass over every partition, then producer-state expiry and snapshot
+   * and token expiry. Concurrent calls share the running pass. A failing partition is logged and
+   * skipped: one bad disk must not stop retention everywhere else.
+   */
+  runMaintenance(): Promise<void> {
+    if (this.closing) return Promise.resolve();
+    this.maintenanceRun ??= this.maintain().finally(() => {
+      this.maintenanceRun = null;
+    });
+    return this.maintenanceRun;
+  }
+
+  private async maintain(): Promise<void> {
+    const now = this.clock.now();
+    let segmentsDeleted = 0;
+    for (const [internalId, handles] of [...this.logs]) {
+      for (const h of handles) {
+        try {
+          const policy = h.log.config.cleanupPolicy;
+          if (policy !== 'compact') segmentsDeleted += (await h.log.applyRetention(now)).segmentsDeleted;
+          if (policy !== 'delete') segmentsDeleted += (await h.log.compact(now)).segmentsDeleted;
+        } catch (err) {
+          // A topic deleted during the pass closes its logs under us; that is not a failure.
+          if (this.logs.has(internalId)) this.logger.warn('maintenance failed for a partition', { partition: h.key, error: err });
+        }
+      }
+    }
+    const expired = this.producers.expireIdle(now);
+    await this.users.purgeExpiredTokens();
+    await this.snapshotProducers();
+    this.logger.debug('maintenance pass done', { segmentsDeleted, producersExpired: expired });
+  }
+
+  /** Stops the timer, snapshots producer state, flushes and closes every log and the store. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
+    this.maintenanceTimer = null;
+    await this.maintenanceRun?.catch(() => undefined);
+    this.catalog.setObserver(null);
+    let failure: unknown = null;
+    try {
+      await this.snapshotProducers();
+    } catch (err) {
+      failure = err;
+      this.logger.error('could not snapshot producer state', { error: err });
+    }
+    try {
+      await this.closeLogs();
+    } catch (err) {
+      failure ??= err;
+    }
+    await this.store.close();
+    if (failure) throw isQuartetError(failure) ? failure : new QuartetError('storage_error', `closing the broker: ${(failure as Error).message}`, failure);
+  }
+
+  // --- internals ------------------------------------------------------------------------------
+
+  private handle(topic: TopicRef, partition: number): PartitionHandle {
+    const resolved = this.catalog.requireTopic(topic);
+    const handles = this.logs.get(resolved.internalId);
+    if (!handles) throw new QuartetError('unknown_topic', `topic '${resolved.name}' has no open logs`);
+    const handle = Number.isInteger(partition) ? handles[partition] : undefined;
+    if (!handle) throw new QuartetError('unknown_partition', `topic '${resolved.name}' has no partition ${partition}`);
+    return handle;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new QuartetError('shutting_down', 'the broker is closing');
+  }
+
+  private topicDir(internalId: number): string {
+    return join(this.dataDir, 'logs', String(internalId));
+  }
+
+  private async openAllLogs(): Promise<void> {
+    for (const topic of this.catalog.listTopics()) this.logs.set(topic.internalId, await this.openPartitions(topic, 0, topic.partitions));
+  }
+
+  private async openPartitions(topic: Topic, from: number, to: number): Promise<PartitionHandle[]> {
+    const config = this.logConfigFor(topic);
+    const numbers = Array.from({ length: to - from }, (_, i) => from + i);
+    const opened: PartitionHandle[] = [];
+    try {
+      await mapLimit(numbers, logOpenConcurrencyMax, async (p) => {
+        const log = await this.openLog(topic, p, config);
+        const handle: PartitionHandle = { log, key: partitionKey(topic.internalId, p), labels: metricLabels(topic, p) };
+        opened[p - from] = handle;
+        this.partitionMetrics.logEndOffset.set(handle.labels, log.stats().nextOffset);
+      });
+    } catch (err) {
+      await Promise.all(opened.filter(Boolean).map((h) => h.log.close().catch(() => undefined)));
+      throw err;
+    }
+    return opened;
+  }
+
+  private openLog(topic: Topic, partition: number, config: LogConfig): Promise<PartitionLog> {
+    const formats = this.options.formats ? { formats: this.options.formats } : {};
+    if (this.options.memory) return Promise.resolve(new MemoryLog(config, { clock: this.clock, ...formats }));
+    const dir = join(this.topicDir(topic.internalId), String(partition));
+    return openFileLog(dir, config, {
+      clock: this.clock,
+      logger: this.logger.child({ topic: topic.name, partition }),
+      ...(this.options.logFs ? { fs: this.options.logFs } : {}),
+      ...formats,
+    });
+  }
+
+  /**
+   * A crash between a topic's deletion in the store and the removal of its directory leaves an
+   * orphan; the catalog is the truth, so remove it.
+   */
+  private async removeOrphanLogDirs(): Promise<void> {
+    if (this.options.memory) return;
+    let names: string[];
+    try {
+      names = await readdir(join(this.dataDir, 'logs'));
+    } catch {
+      return; // no logs directory yet
+    }
+    for (const name of names) {
+      if (!/^\d+$/.test(name) || this.logs.has(Number(name))) continue;
+      this.logger.warn('removing the directory of a deleted topic', { internalId: Number(name) });
+      await rm(this.topicDir(Number(name)), { recursive: true, force: true });
+    }
+  }
+
+  private async recoverProducerState(): Promise<void> {
+    let replayed = 0;
+    for (const handles of this.logs.values()) {
+      for (const h of handles) replayed += await this.producers.recover(h.key, h.log);
+    }
+    if (replayed > 0) this.logger.info('replayed producer state from the logs', { batches: replayed });
+  }
+
+  private snapshotProducers(): Promise<void> {
+    const partitions: Array<{ key: string; nextOffset: number }> = [];
+    for (const handles of this.logs.values()) for (const h of handles) partitions.push({ key: h.key, nextOffset: h.log.stats().nextOffset });
+    return this.producers.snapshot(partitions);
+  }
+
+  private async closeLogs(): Promise<void> {
+    const handles = [...this.logs.values()].flat();
+    this.logs.clear();
+    const errors: unknown[] = [];
+    await mapLimit(handles, logOpenConcurrencyMax, (h) =>
+      h.log.close().catch((err: unknown) => {
+        errors.push(err);
+        this.logger.error('could not close a partition log', { partition: h.key, error: err });
+      }),
+    );
+    if (errors.length > 0) throw errors[0];
+  }
+
+  private startMaintenanceTimer(): void {
+    const period = this.options.maintenanceIntervalMs ?? maintenanceIntervalMsDefault;
+    if (period <= 0) return;
+    this.maintenanceTimer = setInterval(() => {
+      this.runMaintenance().catch((err: unknown) => this.logger.warn('maintenance pass failed', { error: err }));
+    }, period);
+    // Maintenance must never keep the process alive on its own.
+    this.maintenanceTimer.unref();
+  }
+}
+
+function metricLabels(topic: Topic, partition: number): { topic: string; partition: string } {
+  const name = topic.namespace === defaultNamespaceName ? topic.name : `${topic.namespace}/${topic.name}`;
+  return { topic: name, partition: String(partition) };
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; rejects with the first failure after all settle. */
+async function mapLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  let failure: unknown = null;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== null) throw failure;
+}

@@ -1,0 +1,105 @@
+// Committed consumer offsets for every protocol: one store keyed by (protocol scope, group or
+// consumer id, topic internal id, partition). The scope keeps a Kafka group and an Iggy consumer
+// of the same name apart. Keying by the topic's internal id means a topic deleted and recreated
+// under the same name starts with no offsets, as in Kafka.
+//
+// Commits are written through to the metadata store before they are acknowledged (synchronous=FULL
+// under SQLite), so a committed offset survives a crash. Commits are per request, not per record.
+
+import type { Clock } from './clock.js';
+import { QuartetError } from './errors.js';
+import type { MetadataStore, OffsetRecord } from './metadata-store.js';
+
+// Named limits.
+/** Kafka's offset.metadata.max.bytes default. */
+export const offsetMetadataBytesMax = 4096;
+export const offsetsPerCommitMax = 100_000;
+export const scopeBytesMax = 64;
+export const groupIdBytesMax = 1024;
+
+export interface OffsetCommit {
+  topicInternalId: number;
+  partition: number;
+  /** The next offset to consume. */
+  offset: number;
+  /** Kafka's committed leader epoch; -1 (default) when unknown. */
+  leaderEpoch?: number;
+  metadata?: string;
+}
+
+export interface CommittedOffset {
+  scope: string;
+  group: string;
+  topicInternalId: number;
+  partition: number;
+  offset: number;
+  leaderEpoch: number;
+  metadata: string;
+  /** Broker clock (ms) at commit. */
+  commitTime: number;
+}
+
+export class OffsetStore {
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Commits every entry in one transaction: all of them are stored, or none. */
+  async commit(scope: string, group: string, commits: readonly OffsetCommit[]): Promise<CommittedOffset[]> {
+    assertKey(scope, group);
+    if (commits.length > offsetsPerCommitMax) throw new QuartetError('resource_exhausted', `at most ${offsetsPerCommitMax} offsets per commit`);
+    const commitTime = this.clock.now();
+    const records: OffsetRecord[] = commits.map((c) => toRecord(scope, group, c, commitTime));
+    await this.store.commitOffsets(records);
+    return records;
+  }
+
+  fetch(scope: string, group: string, topicInternalId: number, partition: number): Promise<CommittedOffset | null> {
+    return this.store.fetchOffset(scope, group, topicInternalId, partition);
+  }
+
+  /** Every committed offset of the group, optionally narrowed to one topic. */
+  async fetchGroup(scope: string, group: string, topicInternalId?: number): Promise<CommittedOffset[]> {
+    const all = await this.store.listGroupOffsets(scope, group);
+    return topicInternalId === undefined ? all : all.filter((o) => o.topicInternalId === topicInternalId);
+  }
+
+  /** Groups with at least one committed offset in the scope. */
+  listGroups(scope: string): Promise<string[]> {
+    return this.store.listOffsetGroups(scope);
+  }
+
+  deleteGroup(scope: string, group: string): Promise<number> {
+    return this.store.deleteGroupOffsets(scope, group);
+  }
+
+  /** Called when a topic is deleted: every scope and group loses its offsets for it. */
+  deleteTopic(topicInternalId: number): Promise<number> {
+    return this.store.deleteTopicOffsets(topicInternalId);
+  }
+}
+
+function toRecord(scope: string, group: string, c: OffsetCommit, commitTime: number): OffsetRecord {
+  if (!Number.isSafeInteger(c.offset) || c.offset < 0) throw new QuartetError('invalid_request', `invalid committed offset ${c.offset}`);
+  if (!Number.isInteger(c.partition) || c.partition < 0) throw new QuartetError('invalid_request', `invalid partition ${c.partition}`);
+  const metadata = c.metadata ?? '';
+  if (Buffer.byteLength(metadata, 'utf8') > offsetMetadataBytesMax) {
+    throw new QuartetError('invalid_request', `offset metadata is longer than ${offsetMetadataBytesMax} bytes`);
+  }
+  return {
+    scope,
+    group,
+    topicInternalId: c.topicInternalId,
+    partition: c.partition,
+    offset: c.offset,
+    leaderEpoch: c.leaderEpoch ?? -1,
+    metadata,
+    commitTime,
+  };
+}
+
+function assertKey(scope: string, group: string): void {
+  if (scope.length === 0 || Buffer.byteLength(scope) > scopeBytesMax) throw new QuartetError('invalid_request', `invalid offset scope '${scope}'`);
+  if (Buffer.byteLength(group) > groupIdBytesMax) throw new QuartetError('invalid_request', `group id longer than ${groupIdBytesMax} bytes`);
+}

@@ -1,0 +1,209 @@
+// Per-topic configuration, under Kafka's names so that the Kafka front-end can pass CreateTopics
+// and AlterConfigs entries through unchanged; the other front-ends translate their own options
+// (Iggy message_expiry, max_topic_size, segment_size, enforce_fsync...) onto the same keys.
+//
+// A topic stores only the values set explicitly on it. The effective value of a key is the
+// topic's own value, else the broker-level default (BrokerOptions.topicDefaults), else the
+// built-in default below. That keeps "is this the default?" answerable (Kafka DescribeConfigs)
+// and lets a broker default change apply to every topic that did not override it.
+//
+// Documented for users in docs/topic-config.md.
+
+import { defaultLogConfig, type CleanupPolicy, type FsyncPolicy, type LogConfig } from '../log/types.js';
+import { QuartetError } from './errors.js';
+
+export interface TopicConfigValues {
+  /** Delete sealed segments whose newest record is older than this (ms); -1 keeps forever. */
+  'retention.ms': number;
+  /** Delete the oldest sealed segments while the partition is larger than this (bytes); -1 = no limit. */
+  'retention.bytes': number;
+  /** Roll the active segment at this size (bytes). */
+  'segment.bytes': number;
+  /** Roll the active segment when its first batch is this old (ms). */
+  'segment.ms': number;
+  'cleanup.policy': CleanupPolicy;
+  /** Largest batch accepted (bytes). */
+  'max.message.bytes': number;
+  /** fsync interval under the 'interval' policy (ms). */
+  'flush.ms': number;
+  /** interval: fsync every flush.ms; always: fsync before acknowledging each append. */
+  'quartet.fsync.policy': FsyncPolicy;
+}
+
+export type TopicConfigKey = keyof TopicConfigValues;
+
+/** The values set explicitly on a topic; what the catalog stores. */
+export type TopicConfig = Partial<TopicConfigValues>;
+
+// Named limits (units in the names).
+export const segmentBytesMin = 1024;
+/** Kafka's segment.bytes is an int32. */
+export const segmentBytesMax = 2 ** 31 - 1;
+/** The log envelope's payload limit (src/log/envelope.ts envelopePayloadBytesMax). */
+export const maxMessageBytesMax = 128 * 1024 * 1024;
+/** Node timers cannot wait longer than 2^31-1 ms. */
+export const flushMsMax = 2 ** 31 - 1;
+
+const day_ms = 24 * 3600 * 1000;
+
+export const builtinTopicDefaults: Readonly<TopicConfigValues> = Object.freeze({
+  'retention.ms': 7 * day_ms,
+  'retention.bytes': -1,
+  'segment.bytes': 1024 * 1024 * 1024,
+  'segment.ms': 7 * day_ms,
+  'cleanup.policy': 'delete',
+  'max.message.bytes': defaultLogConfig.maxBatchBytes,
+  'flush.ms': defaultLogConfig.fsyncIntervalMs,
+  'quartet.fsync.policy': 'interval',
+});
+
+interface KeySpec {
+  doc: string;
+  /** Parses and range-checks a raw value; returns the value or a reason it is invalid. */
+  parse(raw: unknown): { value: number | string } | { reason: string };
+}
+
+function integerKey(doc: string, min: number, max: number, extra?: (n: number) => string | null): KeySpec {
+  return {
+    doc,
+    parse(raw) {
+      const n = parseInteger(raw);
+      if (n === null) return { reason: `must be an integer, got ${describe(raw)}` };
+      if (n < min || n > max) return { reason: `must be between ${min} and ${max}, got ${n}` };
+      const problem = extra?.(n) ?? null;
+      return problem ? { reason: problem } : { value: n };
+    },
+  };
+}
+
+const cleanupPolicies: Record<string, CleanupPolicy> = {
+  delete: 'delete',
+  compact: 'compact',
+  'compact,delete': 'compact,delete',
+  'delete,compact': 'compact,delete',
+};
+
+export const topicConfigSpecs: Readonly<Record<TopicConfigKey, KeySpec>> = {
+  'retention.ms': integerKey('Age (ms) after which sealed segments are deleted; -1 keeps forever', -1, Number.MAX_SAFE_INTEGER),
+  'retention.bytes': integerKey('Partition size (bytes) above which the oldest sealed segments are deleted; -1 = no limit', -1, Number.MAX_SAFE_INTEGER),
+  'segment.bytes': integerKey('Segment size (bytes) at which the active segment rolls', segmentBytesMin, segmentBytesMax),
+  'segment.ms': integerKey('Age (ms) at which the active segment rolls', 1, Number.MAX_SAFE_INTEGER),
+  'cleanup.policy': {
+    doc: 'delete (retention), compact (keep the last record per key) or compact,delete',
+    parse(raw) {
+      if (typeof raw !== 'string') return { reason: `must be a string, got ${describe(raw)}` };
+      const normalized = raw.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '').join(',');
+      const policy = cleanupPolicies[normalized];
+      return policy ? { value: policy } : { reason: `must be delete, compact or compact,delete, got ${JSON.stringify(raw)}` };
+    },
+  },
+  'max.message.bytes': integerKey('Largest batch (bytes) the topic accepts', 1, maxMessageBytesMax),
+  'flush.ms': integerKey('fsync interval (ms) under quartet.fsync.policy=interval', 1, flushMsMax),
+  'quartet.fsync.policy': {
+    doc: 'interval (fsync every flush.ms) or always (fsync before acknowledging)',
+    parse(raw) {
+      if (raw === 'interval' || raw === 'always') return { value: raw };
+      return { reason: `must be interval or always, got ${describe(raw)}` };
+    },
+  },
+};
+
+export const topicConfigKeys = Object.keys(topicConfigSpecs) as TopicConfigKey[];
+
+export function isTopicConfigKey(key: string): key is TopicConfigKey {
+  return Object.hasOwn(topicConfigSpecs, key);
+}
+
+/**
+ * Why `raw` is not a valid value for `key`, or null if it is. Never throws: front-ends that
+ * report per-key errors (Kafka CreateTopics, Iggy options) call this directly.
+ */
+export function topicConfigProblem(key: string, raw: unknown): string | null {
+  if (!isTopicConfigKey(key)) return `unknown topic config key '${key}'`;
+  const parsed = topicConfigSpecs[key].parse(raw);
+  return 'reason' in parsed ? `${key} ${parsed.reason}` : null;
+}
+
+/**
+ * Validates and normalizes a set of explicitly given values (strings as Kafka sends them, or
+ * numbers). Throws QuartetError('invalid_config') naming the first bad key and why.
+ */
+export function parseTopicConfig(input: Readonly<Record<string, unknown>>): TopicConfig {
+  const out: Record<string, number | string> = {};
+  for (const [key, raw] of Object.entries(input)) {
+    if (!isTopicConfigKey(key)) throw new QuartetError('invalid_config', `unknown topic config key '${key}'`);
+    const parsed = topicConfigSpecs[key].parse(raw);
+    if ('reason' in parsed) throw new QuartetError('invalid_config', `${key} ${parsed.reason}`);
+    out[key] = parsed.value;
+  }
+  return out as TopicConfig;
+}
+
+/**
+ * Applies changes to a topic's explicit values: a null value removes the key (back to the
+ * default). With replace=true the result holds only the given keys (Kafka AlterConfigs).
+ */
+export function mergeTopicConfig(current: TopicConfig, changes: Readonly<Record<string, unknown>>, replace = false): TopicConfig {
+  const removals = Object.entries(changes).filter(([, v]) => v === null).map(([k]) => k);
+  for (const key of removals) {
+    if (!isTopicConfigKey(key)) throw new QuartetError('invalid_config', `unknown topic config key '${key}'`);
+  }
+  const sets = parseTopicConfig(Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== null)));
+  const next: TopicConfig = replace ? {} : { ...current };
+  for (const key of removals) delete next[key as TopicConfigKey];
+  return { ...next, ...sets };
+}
+
+/** The full effective configuration of a topic. */
+export function effectiveTopicConfig(explicit: TopicConfig, brokerDefaults: TopicConfig = {}): TopicConfigValues {
+  return { ...builtinTopicDefaults, ...brokerDefaults, ...explicit };
+}
+
+export type TopicConfigSource = 'topic' | 'broker' | 'default';
+
+export interface TopicConfigEntry {
+  key: TopicConfigKey;
+  value: number | string;
+  source: TopicConfigSource;
+  doc: string;
+}
+
+/** Every key with its effective value and where it came from (Kafka DescribeConfigs, Iggy options). */
+export function describeTopicConfig(explicit: TopicConfig, brokerDefaults: TopicConfig = {}): TopicConfigEntry[] {
+  return topicConfigKeys.map((key) => {
+    const source: TopicConfigSource = key in explicit ? 'topic' : key in brokerDefaults ? 'broker' : 'default';
+    const value = (explicit[key] ?? brokerDefaults[key] ?? builtinTopicDefaults[key]) as number | string;
+    return { key, value, source, doc: topicConfigSpecs[key].doc };
+  });
+}
+
+/** The partition log's configuration for a topic. */
+export function toLogConfig(explicit: TopicConfig, brokerDefaults: TopicConfig = {}): LogConfig {
+  const c = effectiveTopicConfig(explicit, brokerDefaults);
+  return {
+    segmentBytes: c['segment.bytes'],
+    segmentMs: c['segment.ms'],
+    retentionMs: c['retention.ms'],
+    retentionBytes: c['retention.bytes'],
+    cleanupPolicy: c['cleanup.policy'],
+    fsyncPolicy: c['quartet.fsync.policy'],
+    fsyncIntervalMs: c['flush.ms'],
+    maxBatchBytes: c['max.message.bytes'],
+    indexIntervalBytes: defaultLogConfig.indexIntervalBytes,
+  };
+}
+
+function parseInteger(raw: unknown): number | null {
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : null;
+  if (typeof raw === 'bigint') return raw >= BigInt(Number.MIN_SAFE_INTEGER) && raw <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(raw) : null;
+  if (typeof raw !== 'string' || !/^\s*-?\d+\s*$/.test(raw)) return null;
+  const n = Number(raw.trim());
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+function describe(raw: unknown): string {
+  if (typeof raw === 'string') return JSON.stringify(raw);
+  if (raw === null || raw === undefined) return String(raw);
+  if (typeof raw === 'number' || typeof raw === 'boolean' || typeof raw === 'bigint') return String(raw);
+  return typeof raw;
+}

@@ -1,0 +1,228 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Broker, type BrokerOptions } from '../../src/core/broker.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
+import { FaultyFileSystem } from '../../src/log/fs.js';
+import { tempDir, testScryptCost } from './helpers.js';
+
+function code(expected: CoreErrorCode) {
+  return (err: unknown) => isQuartetError(err) && err.code === expected;
+}
+
+function options(dataDir: string, clock: ManualClock, extra: Partial<BrokerOptions> = {}): BrokerOptions {
+  return { dataDir, clock, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost, ...extra };
+}
+
+function batch(clock: ManualClock, values: string[], producer?: { producerId: number; producerEpoch: number; baseSequence: number }) {
+  return encodeNeutralBatch(values.map((value) => ({ key: 'k', value })), { timestamp: clock.now(), ...producer });
+}
+
+function values(batches: StoredBatch[]): string[] {
+  return batches.flatMap((b) => decodeNeutralBatch(b).map((r) => r.value?.toString() ?? ''));
+}
+
+test('end to end with file logs: create, append, read, reopen, read again', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let broker = await Broker.open(options(dir, clock));
+  assert.equal(broker.generatedRootPassword, null);
+  const topic = await broker.createTopic('default', 'orders', { partitions: 2, config: { 'segment.bytes': '4096' } });
+  assert.ok(existsSync(join(dir, 'logs', String(topic.internalId), '1')));
+  const r0 = await broker.append({ topic: 'orders' }, 0, batch(clock, ['a', 'b']));
+  const r1 = await broker.append(topic, 0, batch(clock, ['c']));
+  await broker.append({ namespace: 0, topic: topic.id }, 1, batch(clock, ['x']));
+  assert.deepEqual([r0.baseOffset, r0.lastOffset, r1.baseOffset], [0, 1, 2]);
+  assert.deepEqual(values(await broker.read({ topic: 'orders' }, 0, 0, { maxBytes: 1 << 20 })), ['a', 'b', 'c']);
+  const labels = { topic: 'orders', partition: '0' };
+  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get(labels), 3);
+  assert.ok(broker.metrics.counter('quartet_partition_appended_bytes_total', '').get(labels) > 0);
+  assert.equal(broker.metrics.gauge('quartet_partition_log_end_offset', '').get(labels), 3);
+  assert.match(broker.metrics.render(), /quartet_partition_log_end_offset\{partition="1",topic="orders"\} 1/);
+  await broker.close();
+  await broker.close(); // idempotent
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['late'])), code('shutting_down'));
+
+  broker = await Broker.open(options(dir, clock));
+  const reopened = broker.catalog.requireTopic({ topic: 'orders' });
+  assert.equal(reopened.internalId, topic.internalId);
+  assert.deepEqual(reopened.config, { 'segment.bytes': 4096 });
+  assert.equal(broker.partition(reopened, 0).config.segmentBytes, 4096);
+  assert.deepEqual(values(await broker.read(reopened, 0, 0, { maxBytes: 1 << 20 })), ['a', 'b', 'c']);
+  assert.deepEqual(values(await broker.read(reopened, 1, 0, { maxBytes: 1 << 20 })), ['x']);
+  assert.equal(broker.metrics.gauge('quartet_partition_log_end_offset', '').get(labels), 3, 'gauge set at open');
+  const r2 = await broker.append(reopened, 0, batch(clock, ['d']));
+  assert.equal(r2.baseOffset, 3);
+  await broker.close();
+});
+
+test('unknown topics and partitions', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock, { memory: true }));
+  t.after(() => broker.close());
+  const topic = await broker.createTopic('default', 't');
+  assert.equal(topic.partitions, 1);
+  assert.throws(() => broker.partition({ topic: 'nope' }, 0), code('unknown_topic'));
+  assert.throws(() => broker.partition({ namespace: 'nope', topic: 't' }, 0), code('unknown_namespace'));
+  assert.throws(() => broker.partition(topic, 1), code('unknown_partition'));
+  assert.throws(() => broker.partition(topic, -1), code('unknown_partition'));
+  await assert.rejects(broker.append(topic, 5, batch(clock, ['v'])), code('unknown_partition'));
+  await assert.rejects(broker.read({ topic: 'nope' }, 0, 0, { maxBytes: 100 }), code('unknown_topic'));
+});
+
+test('idempotent appends: duplicates return the original offsets, also after a reopen', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let broker = await Broker.open(options(dir, clock));
+  const topic = await broker.createTopic('default', 'idem', { partitions: 1 });
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const p = (baseSequence: number) => ({ producerId, producerEpoch: epoch, baseSequence });
+  // Pipelined: the second batch is checked before the first one's write completes.
+  const [first, second] = await Promise.all([broker.append(topic, 0, batch(clock, ['a', 'b'], p(0))), broker.append(topic, 0, batch(clock, ['c'], p(2)))]);
+  assert.deepEqual([first.baseOffset, second.baseOffset], [0, 2]);
+  const retry = await broker.append(topic, 0, batch(clock, ['a', 'b'], p(0)));
+  assert.deepEqual([retry.baseOffset, retry.lastOffset], [0, 1]);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['z'], p(9))), code('out_of_order_sequence'));
+  assert.equal(broker.partition(topic, 0).stats().nextOffset, 3, 'nothing appended twice');
+  await broker.close();
+
+  broker = await Broker.open(options(dir, clock));
+  const again = await broker.append(topic, 0, batch(clock, ['c'], p(2)));
+  assert.equal(again.baseOffset, 2);
+  assert.equal((await broker.append(topic, 0, batch(clock, ['d'], p(3)))).baseOffset, 3);
+  const bumped = await broker.producers.initProducer({ producerId, epoch });
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['old'], p(4))), code('producer_fenced'));
+  assert.equal((await broker.append(topic, 0, batch(clock, ['new'], { producerId, producerEpoch: bumped.epoch, baseSequence: 0 }))).baseOffset, 4);
+  await broker.close();
+});
+
+test('deleteTopic removes its directory, offsets and producer state; orphans are removed at open', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let broker = await Broker.open(options(dir, clock));
+  const doomed = await broker.createTopic('default', 'doomed', { partitions: 2 });
+  const kept = await broker.createTopic('default', 'kept');
+  await broker.append(doomed, 1, batch(clock, ['v']));
+  await broker.offsets.commit('kafka', 'g', [{ topicInternalId: doomed.internalId, partition: 1, offset: 1 }, { topicInternalId: kept.internalId, partition: 0, offset: 0 }]);
+  const topicDir = join(dir, 'logs', String(doomed.internalId));
+  assert.ok(existsSync(topicDir));
+  await broker.deleteTopic({ topic: 'doomed' });
+  assert.equal(existsSync(topicDir), false);
+  assert.throws(() => broker.partition(doomed, 0), code('unknown_topic'));
+  assert.deepEqual((await broker.offsets.fetchGroup('kafka', 'g')).map((o) => o.topicInternalId), [kept.internalId]);
+  // Recreating the name gives a new topic: new internal id, empty log.
+  const reborn = await broker.createTopic('default', 'doomed');
+  assert.notEqual(reborn.internalId, doomed.internalId);
+  assert.equal(broker.partition(reborn, 0).stats().nextOffset, 0);
+  await broker.close();
+
+  mkdirSync(join(dir, 'logs', '999', '0'), { recursive: true });
+  broker = await Broker.open(options(dir, clock));
+  assert.deepEqual(readdirSync(join(dir, 'logs')).sort(), [String(kept.internalId), String(reborn.internalId)].sort());
+  await broker.close();
+});
+
+test('namespaces, partitions and config changes reach the logs', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock, { memory: true, topicDefaults: { 'retention.ms': 1000 } }));
+  t.after(() => broker.close());
+  await broker.createNamespace('stream-a');
+  const topic = await broker.createTopic('stream-a', 'events', { partitions: 1 });
+  assert.equal(broker.partition(topic, 0).config.retentionMs, 1000, 'broker default applies');
+  await broker.append(topic, 0, batch(clock, ['v']));
+  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ topic: 'stream-a/events', partition: '0' }), 1);
+  await broker.addPartitions(topic, 3);
+  assert.equal(broker.partition({ namespace: 'stream-a', topic: 'events' }, 2).stats().nextOffset, 0);
+  await broker.updateTopicConfig({ namespace: 'stream-a', topic: 'events' }, { 'retention.ms': '5000', 'cleanup.policy': 'compact' });
+  for (const p of [0, 1, 2]) {
+    const config = broker.partition({ namespace: 'stream-a', topic: 'events' }, p).config;
+    assert.equal(config.retentionMs, 5000);
+    assert.equal(config.cleanupPolicy, 'compact');
+  }
+  const described = Object.fromEntries(broker.describeTopicConfig({ namespace: 'stream-a', topic: 'events' }).map((e) => [e.key, e]));
+  assert.equal(described['retention.ms']!.source, 'topic');
+  await assert.rejects(broker.updateTopicConfig({ namespace: 'stream-a', topic: 'events' }, { 'segment.bytes': 1 }), code('invalid_config'));
+  await broker.deleteNamespace('stream-a');
+  assert.throws(() => broker.partition({ namespace: 'stream-a', topic: 'events' }, 0), code('unknown_namespace'));
+});
+
+test('maintenance applies retention by age with a manual clock', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(dir, clock));
+  const topic = await broker.createTopic('default', 'short', { config: { 'segment.bytes': 1024, 'retention.ms': 60_000 } });
+  const big = 'x'.repeat(700);
+  for (let i = 0; i < 4; i++) await broker.append(topic, 0, batch(clock, [big])); // one batch per segment
+  const log = broker.partition(topic, 0);
+  assert.ok(log.stats().segmentCount >= 3, `segments: ${log.stats().segmentCount}`);
+  await broker.runMaintenance();
+  assert.equal(log.stats().logStartOffset, 0, 'nothing is old enough yet');
+  clock.advance(60_001);
+  await broker.append(topic, 0, batch(clock, [big])); // a fresh batch that must survive
+  await broker.runMaintenance();
+  assert.equal(log.stats().logStartOffset, 4);
+  assert.deepEqual((await broker.read(topic, 0, 4, { maxBytes: 1 << 20 })).map((b) => b.baseOffset), [4]);
+  await broker.close();
+});
+
+test('root user: generated password when none is configured, only on the first open', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let broker = await Broker.open({ dataDir: dir, clock, maintenanceIntervalMs: 0, scryptCost: testScryptCost, rootUser: { username: 'iggy' } });
+  const password = broker.generatedRootPassword;
+  assert.ok(password);
+  assert.equal((await broker.users.verifyPassword('iggy', password)).root, true);
+  await broker.close();
+  broker = await Broker.open({ dataDir: dir, clock, maintenanceIntervalMs: 0, scryptCost: testScryptCost, rootUser: { username: 'iggy' } });
+  assert.equal(broker.generatedRootPassword, null);
+  assert.equal(broker.users.get(0)?.username, "iggy");
+  await broker.close();
+});
+
+test('a failed write leaves no producer state behind: the retry is appended, not taken for a duplicate', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new FaultyFileSystem();
+  const broker = await Broker.open(options(dir, clock, { logFs: fs }));
+  const topic = await broker.createTopic('default', 'faulty');
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const p = { producerId, producerEpoch: epoch, baseSequence: 0 };
+  fs.failNextWrite();
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['a'], p)));
+  const retry = await broker.append(topic, 0, batch(clock, ['a'], p));
+  assert.equal(retry.baseOffset, broker.partition(topic, 0).stats().nextOffset - 1);
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['a']);
+  await broker.close();
+});
+
+test('after a crash (no close, no snapshot) producer state is rebuilt from the logs', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const crashed = await Broker.open(options(dir, clock));
+  const topic = await crashed.createTopic('default', 'crashy');
+  const { producerId } = await crashed.producers.initProducer();
+  for (let s = 0; s < 3; s++) await crashed.append(topic, 0, batch(clock, [`v${s}`], { producerId, producerEpoch: 0, baseSequence: s }));
+  // The process "dies": nothing is closed, so no producer snapshot exists. The data is in the
+  // page cache, which a process crash does not lose.
+  const broker = await Broker.open(options(dir, clock));
+  const retry = await broker.append(topic, 0, batch(clock, ['v2'], { producerId, producerEpoch: 0, baseSequence: 2 }));
+  assert.equal(retry.baseOffset, 2);
+  assert.equal(broker.partition(topic, 0).stats().nextOffset, 3);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['v9'], { producerId, producerEpoch: 0, baseSequence: 9 })), code('out_of_order_sequence'));
+  await broker.close();
+  await crashed.close().catch(() => undefined);
+});
+
+test('purgeTopic empties the partitions and keeps offsets increasing', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock, { memory: true }));
+  t.after(() => broker.close());
+  const topic = await broker.createTopic('default', 'purge', { partitions: 2 });
+  await broker.append(topic, 0, batch(clock, ['a', 'b']));
+  await broker.purgeTopic({ topic: 'purge' });
+  assert.deepEqual(await broker.read(topic, 0, 2, { maxBytes: 1 << 20 }), []);
+  assert.equal((await broker.append(topic, 0, batch(clock, ['c']))).baseOffset, 2);
+});

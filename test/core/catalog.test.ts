@@ -1,0 +1,137 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Catalog, defaultNamespaceName, nameProblem, type CatalogObserver, type Topic } from '../../src/core/catalog.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
+import { memoryStore, tempDir } from './helpers.js';
+
+function code(expected: CoreErrorCode) {
+  return (err: unknown) => isQuartetError(err) && err.code === expected;
+}
+
+test("the 'default' namespace exists from the start with id 0", async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  assert.deepEqual(catalog.listNamespaces().map((n) => [n.id, n.name]), [[0, defaultNamespaceName]]);
+});
+
+test('catalog survives a reopen of a file-backed store', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock(1_000);
+  let store = SqliteMetadataStore.openInDataDir(dir);
+  let catalog = await Catalog.open(store, clock);
+  const ns = await catalog.createNamespace('payments');
+  const orders = await catalog.createTopic(defaultNamespaceName, 'orders', { partitions: 3, config: { 'retention.ms': '60000' } });
+  clock.advance(5);
+  const refunds = await catalog.createTopic('payments', 'refunds', { partitions: 1, id: 42 });
+  await catalog.addPartitions(orders, 5);
+  await catalog.updateTopicConfig({ topic: 'orders' }, { 'cleanup.policy': 'compact' });
+  await catalog.renameNamespace('payments', 'billing');
+  await store.close();
+
+  store = SqliteMetadataStore.openInDataDir(dir);
+  catalog = await Catalog.open(store, clock);
+  assert.deepEqual(catalog.listNamespaces().map((n) => n.name), ['default', 'billing']);
+  assert.equal(catalog.getNamespace(ns.id)?.name, 'billing');
+  const o = catalog.requireTopic({ topic: 'orders' });
+  assert.equal(o.internalId, orders.internalId);
+  assert.ok(o.uuid.equals(orders.uuid));
+  assert.equal(o.uuid.length, 16);
+  assert.equal(o.partitions, 5);
+  assert.deepEqual(o.config, { 'retention.ms': 60000, 'cleanup.policy': 'compact' });
+  assert.equal(o.createdAt, 1_000);
+  const r = catalog.requireTopic({ namespace: ns.id, topic: 42 });
+  assert.equal(r.name, 'refunds');
+  assert.equal(r.namespace, 'billing');
+  assert.equal(r.internalId, refunds.internalId);
+  assert.equal(r.createdAt, 1_005);
+  // Ids keep counting after a reopen: internal ids are never reused.
+  const next = await catalog.createTopic(defaultNamespaceName, 'later', { partitions: 1 });
+  assert.ok(next.internalId > refunds.internalId);
+  await store.close();
+});
+
+test('names, ids and counts are validated', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  await assert.rejects(catalog.createNamespace(''), code('invalid_name'));
+  await assert.rejects(catalog.createNamespace('x'.repeat(256)), code('invalid_name'));
+  await assert.rejects(catalog.createNamespace('a\nb'), code('invalid_name'));
+  await assert.rejects(catalog.createNamespace(' padded'), code('invalid_name'));
+  await assert.rejects(catalog.createNamespace('default'), code('namespace_exists'));
+  await assert.rejects(catalog.createNamespace('other', { id: 0 }), code('namespace_exists'));
+  await assert.rejects(catalog.createTopic('nope', 't', { partitions: 1 }), code('unknown_namespace'));
+  await assert.rejects(catalog.createTopic('default', 't', { partitions: -1 }), code('invalid_partitions'));
+  await assert.rejects(catalog.createTopic('default', 't', { partitions: 1, config: { 'flush.ms': 0 } }), code('invalid_config'));
+  const t1 = await catalog.createTopic('default', 't', { partitions: 1 });
+  await assert.rejects(catalog.createTopic('default', 't', { partitions: 1 }), code('topic_exists'));
+  await assert.rejects(catalog.createTopic('default', 'u', { partitions: 1, id: t1.id }), code('topic_exists'));
+  await assert.rejects(catalog.addPartitions(t1, 1), code('invalid_partitions'));
+  assert.throws(() => catalog.requireTopic({ topic: 'missing' }), code('unknown_topic'));
+  assert.throws(() => catalog.requireTopic({ namespace: 'missing', topic: 'x' }), code('unknown_namespace'));
+  assert.equal(nameProblem('orders.v1-β'), null);
+});
+
+test('ids: auto-allocated from 0, skipping explicit ones; unique per namespace', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  const a = await catalog.createNamespace('a', { id: 1 });
+  const b = await catalog.createNamespace('b');
+  assert.equal(a.id, 1);
+  assert.equal(b.id, 2);
+  const t0 = await catalog.createTopic('a', 'x', { partitions: 1 });
+  const t1 = await catalog.createTopic('b', 'x', { partitions: 1 });
+  assert.equal(t0.id, 0);
+  assert.equal(t1.id, 0);
+  assert.notEqual(t0.internalId, t1.internalId);
+  assert.ok(!t0.uuid.equals(t1.uuid));
+  assert.equal(catalog.topicByUuid(t1.uuid)?.internalId, t1.internalId);
+});
+
+test('concurrent creations of one name: exactly one wins', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  const results = await Promise.allSettled([1, 2, 3].map(() => catalog.createTopic('default', 'race', { partitions: 1 })));
+  assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+  assert.equal(catalog.listTopics('default').length, 1);
+});
+
+test('rename and delete; deleting a namespace deletes its topics; default is protected', async () => {
+  const events: string[] = [];
+  const observer: CatalogObserver = {
+    topicCreated: async (t: Topic) => void events.push(`created ${t.name}`),
+    topicDeleted: async (t: Topic) => void events.push(`deleted ${t.name}`),
+    partitionsAdded: async (t: Topic, prev: number) => void events.push(`partitions ${t.name} ${prev}->${t.partitions}`),
+    topicConfigChanged: async (t: Topic) => void events.push(`config ${t.name}`),
+    topicRenamed: (t: Topic) => void events.push(`renamed ${t.namespace}/${t.name}`),
+  };
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  catalog.setObserver(observer);
+  await catalog.createNamespace('ns');
+  const t = await catalog.createTopic('ns', 'a', { partitions: 1 });
+  await catalog.renameTopic(t, 'b');
+  assert.equal(catalog.getTopic({ namespace: 'ns', topic: 'a' }), null);
+  assert.equal(catalog.getTopic(t)?.name, 'b');
+  await catalog.addPartitions({ namespace: 'ns', topic: 'b' }, 2);
+  await catalog.updateTopicConfig({ namespace: 'ns', topic: 'b' }, { 'retention.ms': 1 });
+  await catalog.renameNamespace('ns', 'ns2');
+  await catalog.deleteNamespace('ns2');
+  assert.deepEqual(events, ['created a', 'renamed ns/b', 'partitions b 1->2', 'config b', 'renamed ns2/b', 'deleted b']);
+  assert.equal(catalog.getNamespace('ns2'), null);
+  assert.equal(catalog.listTopics().length, 0);
+  await assert.rejects(catalog.deleteNamespace('default'), code('invalid_request'));
+  await assert.rejects(catalog.renameNamespace('default', 'x'), code('invalid_request'));
+  await assert.rejects(catalog.deleteTopic({ topic: 'b' }), code('unknown_topic'));
+});
+
+test('a topic whose logs cannot be opened is rolled back', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  catalog.setObserver({
+    topicCreated: async () => {
+      throw new Error('disk on fire');
+    },
+    topicDeleted: async () => undefined,
+    partitionsAdded: async () => undefined,
+    topicConfigChanged: async () => undefined,
+    topicRenamed: () => undefined,
+  });
+  await assert.rejects(catalog.createTopic('default', 'doomed', { partitions: 1 }), /disk on fire/);
+  assert.equal(catalog.getTopic({ topic: 'doomed' }), null);
+});

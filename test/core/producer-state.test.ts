@@ -1,0 +1,205 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/core/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { createLogger, silentLogger } from '../../src/core/logger.js';
+import type { MetadataStore } from '../../src/core/metadata-store.js';
+import {
+  lastSequenceOf,
+  partitionKey,
+  ProducerStateManager,
+  producerEpochMax,
+  producerWindowBatches,
+  sequenceMax,
+  type ProducerBatch,
+} from '../../src/core/producer-state.js';
+import { defaultLogConfig, encodeNeutralBatch, MemoryLog } from '../../src/log/index.js';
+import { memoryStore } from './helpers.js';
+
+function code(expected: CoreErrorCode) {
+  return (err: unknown) => isQuartetError(err) && err.code === expected;
+}
+
+const P0 = partitionKey(1, 0);
+const P1 = partitionKey(1, 1);
+
+async function open(store: MetadataStore = memoryStore(), clock = new ManualClock(), options: { entriesMax?: number; idleExpiryMs?: number } = {}) {
+  return ProducerStateManager.open(store, { clock, logger: silentLogger, ...options });
+}
+
+/** Appends through the manager the way the Broker does, at consecutive offsets of a fake log. */
+function appender(manager: ProducerStateManager, key: string) {
+  let next = 0;
+  return (batch: ProducerBatch) => {
+    const verdict = manager.check(key, batch);
+    if (verdict.kind === 'duplicate') return verdict;
+    const offsets = { baseOffset: next, lastOffset: next + batch.recordCount - 1, appendTime: 1000 + next };
+    next += batch.recordCount;
+    manager.recordAppend(key, batch, offsets);
+    return { kind: 'append' as const, ...offsets };
+  };
+}
+
+test('sequences: in order appends, duplicates within the window, gaps refused', async () => {
+  const manager = await open();
+  const { producerId, epoch } = await manager.initProducer();
+  assert.deepEqual([producerId, epoch], [0, 0]);
+  const append = appender(manager, P0);
+  const b = (baseSequence: number, recordCount = 2): ProducerBatch => ({ producerId, producerEpoch: epoch, baseSequence, recordCount });
+  assert.deepEqual(append(b(0)), { kind: 'append', baseOffset: 0, lastOffset: 1, appendTime: 1000 });
+  assert.deepEqual(append(b(2)), { kind: 'append', baseOffset: 2, lastOffset: 3, appendTime: 1002 });
+  // A retry of either batch gets the original offsets back.
+  assert.deepEqual(manager.check(P0, b(0)), { kind: 'duplicate', baseOffset: 0, lastOffset: 1, appendTime: 1000 });
+  assert.deepEqual(manager.check(P0, b(2)), { kind: 'duplicate', baseOffset: 2, lastOffset: 3, appendTime: 1002 });
+  // Same first sequence but a different size is not the same batch.
+  assert.throws(() => manager.check(P0, b(2, 1)), code('out_of_order_sequence'));
+  assert.throws(() => manager.check(P0, b(5)), code('out_of_order_sequence'));
+  assert.throws(() => manager.check(P0, b(3)), code('out_of_order_sequence'));
+  assert.equal(manager.check(P0, b(4)).kind, 'append');
+  // Other partitions are independent; the producer has no state there yet, so any sequence goes.
+  assert.equal(manager.check(P1, b(17)).kind, 'append');
+});
+
+test(`the window keeps the last ${producerWindowBatches} batches`, async () => {
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  const append = appender(manager, P0);
+  for (let s = 0; s <= producerWindowBatches; s++) append({ producerId, producerEpoch: 0, baseSequence: s, recordCount: 1 });
+  assert.throws(() => manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 }), code('out_of_order_sequence'));
+  assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 1, recordCount: 1 }).kind, 'duplicate');
+});
+
+test('epochs: re-init bumps the epoch, fences the old one, and must restart at sequence 0', async () => {
+  const manager = await open();
+  const first = await manager.initProducer();
+  const append = appender(manager, P0);
+  append({ producerId: first.producerId, producerEpoch: 0, baseSequence: 0, recordCount: 3 });
+  const second = await manager.initProducer(first);
+  assert.deepEqual(second, { producerId: first.producerId, epoch: 1 });
+  // The zombie is fenced here and on partitions where the new epoch has not written yet.
+  assert.throws(() => manager.check(P0, { producerId: first.producerId, producerEpoch: 0, baseSequence: 3, recordCount: 1 }), code('producer_fenced'));
+  assert.throws(() => manager.check(P1, { producerId: first.producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 }), code('producer_fenced'));
+  assert.throws(() => manager.check(P0, { producerId: first.producerId, producerEpoch: 1, baseSequence: 3, recordCount: 1 }), code('out_of_order_sequence'));
+  append({ producerId: first.producerId, producerEpoch: 1, baseSequence: 0, recordCount: 1 });
+  await assert.rejects(manager.initProducer(first), code('producer_fenced'));
+  // Past int16 max the producer gets a new id.
+  const fresh = await manager.initProducer({ producerId: first.producerId, epoch: producerEpochMax });
+  assert.deepEqual(fresh, { producerId: first.producerId + 1, epoch: 0 });
+});
+
+test('unknown producers and malformed batches', async () => {
+  const manager = await open();
+  assert.throws(() => manager.check(P0, { producerId: 7, producerEpoch: 0, baseSequence: 0, recordCount: 1 }), code('unknown_producer'));
+  await assert.rejects(manager.initProducer({ producerId: 7, epoch: 0 }), code('unknown_producer'));
+  const { producerId } = await manager.initProducer();
+  assert.throws(() => manager.check(P0, { producerId, producerEpoch: -1, baseSequence: 0, recordCount: 1 }), code('invalid_producer_epoch'));
+  assert.throws(() => manager.check(P0, { producerId, producerEpoch: 0, baseSequence: -1, recordCount: 1 }), code('out_of_order_sequence'));
+  assert.throws(() => manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 0 }), code('invalid_request'));
+});
+
+test('sequence numbers wrap from int32 max to 0', async () => {
+  assert.equal(lastSequenceOf(sequenceMax, 1), sequenceMax);
+  assert.equal(lastSequenceOf(sequenceMax - 1, 3), 0);
+  assert.equal(lastSequenceOf(sequenceMax, 5), 3);
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  const append = appender(manager, P0);
+  // No state on the partition: Kafka accepts any first sequence.
+  append({ producerId, producerEpoch: 0, baseSequence: sequenceMax - 1, recordCount: 2 });
+  assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 }).kind, 'append');
+  append({ producerId, producerEpoch: 0, baseSequence: 0, recordCount: 4 });
+  assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 4, recordCount: 1 }).kind, 'append');
+});
+
+test('a failed write is forgotten so the retry is not taken for a duplicate', async () => {
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  const batch = { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 };
+  manager.recordAppend(P0, batch, { baseOffset: 0, lastOffset: 0, appendTime: 1 });
+  manager.forgetAppend(P0, producerId, 0);
+  assert.equal(manager.check(P0, batch).kind, 'append');
+});
+
+test('entries are bounded (LRU) and expire when idle', async () => {
+  const clock = new ManualClock(0);
+  const manager = await open(memoryStore(), clock, { entriesMax: 2, idleExpiryMs: 1000 });
+  const { producerId } = await manager.initProducer();
+  const batch = (s: number) => ({ producerId, producerEpoch: 0, baseSequence: s, recordCount: 1 });
+  manager.recordAppend('1:0', batch(0), { baseOffset: 0, lastOffset: 0, appendTime: 0 });
+  manager.recordAppend('1:1', batch(0), { baseOffset: 0, lastOffset: 0, appendTime: 10 });
+  manager.recordAppend('1:0', batch(1), { baseOffset: 1, lastOffset: 1, appendTime: 20 }); // 1:0 is now the most recent
+  manager.recordAppend('1:2', batch(0), { baseOffset: 0, lastOffset: 0, appendTime: 30 }); // evicts 1:1
+  assert.equal(manager.size, 2);
+  assert.equal(manager.check('1:0', batch(0)).kind, 'duplicate', '1:0 was touched last, so it survived');
+  assert.equal(manager.check('1:1', batch(9)).kind, 'append', 'state of 1:1 was evicted: any sequence goes');
+  assert.throws(() => manager.check('1:2', batch(9)), code('out_of_order_sequence'));
+  assert.equal(manager.expireIdle(1020), 1);
+  assert.equal(manager.size, 1);
+  assert.equal(manager.expireIdle(1030), 1);
+  assert.equal(manager.size, 0);
+});
+
+/** A MemoryLog with idempotent batches appended through the manager, as the Broker does. */
+async function appendToLog(manager: ProducerStateManager, log: MemoryLog, key: string, batch: ProducerBatch): Promise<void> {
+  assert.equal(manager.check(key, batch).kind, 'append');
+  const request = encodeNeutralBatch(
+    Array.from({ length: batch.recordCount }, (_, i) => ({ value: `v${batch.baseSequence + i}` })),
+    { timestamp: 5_000, producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence },
+  );
+  const result = await log.append(request);
+  manager.recordAppend(key, batch, result);
+}
+
+test('durability: snapshot, then replay of the log tail after a reopen', async () => {
+  const store = memoryStore();
+  const clock = new ManualClock(5_000);
+  const log = new MemoryLog(defaultLogConfig, { clock });
+  let manager = await open(store, clock);
+  const { producerId } = await manager.initProducer();
+  const b = (s: number, producerEpoch = 0): ProducerBatch => ({ producerId, producerEpoch, baseSequence: s, recordCount: 2 });
+  await appendToLog(manager, log, P0, b(0));
+  await appendToLog(manager, log, P0, b(2));
+  await manager.snapshot([{ key: P0, nextOffset: log.stats().nextOffset }]);
+  await appendToLog(manager, log, P0, b(4)); // after the snapshot: only in the log
+
+  manager = await open(store, clock);
+  assert.equal(await manager.recover(P0, log), 1, 'only the batch after the snapshot is replayed');
+  assert.deepEqual(manager.check(P0, b(2)), { kind: 'duplicate', baseOffset: 2, lastOffset: 3, appendTime: 5000 });
+  assert.deepEqual(manager.check(P0, b(4)), { kind: 'duplicate', baseOffset: 4, lastOffset: 5, appendTime: 5000 });
+  assert.equal(manager.check(P0, b(6)).kind, 'append');
+  assert.throws(() => manager.check(P0, b(8)), code('out_of_order_sequence'));
+  // The id counter survived: the next producer gets a new id.
+  assert.equal((await manager.initProducer()).producerId, producerId + 1);
+});
+
+test('durability: without a snapshot, or with one ahead of the log, the whole log is replayed', async () => {
+  const clock = new ManualClock(5_000);
+  const log = new MemoryLog(defaultLogConfig, { clock });
+  const store = memoryStore();
+  let manager = await open(store, clock);
+  const { producerId } = await manager.initProducer();
+  await appendToLog(manager, log, P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 });
+  await appendToLog(manager, log, P0, { producerId, producerEpoch: 0, baseSequence: 1, recordCount: 1 });
+  manager = await open(store, clock);
+  assert.equal(await manager.recover(P0, log), 2);
+  assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 1, recordCount: 1 }).kind, 'duplicate');
+
+  // A snapshot claiming offsets the log no longer has (an unflushed tail lost in a crash).
+  await manager.snapshot([{ key: P0, nextOffset: 10 }]);
+  const warnings: string[] = [];
+  manager = await ProducerStateManager.open(store, { clock, logger: createLogger('warn', (line) => warnings.push(line)) });
+  assert.equal(await manager.recover(P0, log), 2);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /snapshot is ahead of the log/);
+});
+
+test('dropPartitions forgets producers and their snapshots', async () => {
+  const store = memoryStore();
+  const manager = await open(store);
+  const { producerId } = await manager.initProducer();
+  manager.recordAppend(P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 }, { baseOffset: 0, lastOffset: 0, appendTime: 0 });
+  await manager.snapshot([{ key: P0, nextOffset: 1 }]);
+  await manager.dropPartitions([P0]);
+  assert.equal(manager.size, 0);
+  assert.deepEqual((await store.listProducerSnapshots()).map((s) => s.partitionKey), ['@epochs']);
+});

@@ -1,0 +1,141 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import { ManualClock } from '../../src/core/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
+import { hashToken, scramCredentialFor, UserStore, verifyScrypt, hashPassword } from '../../src/core/users.js';
+import { memoryStore, tempDir, testScryptCost } from './helpers.js';
+
+function code(expected: CoreErrorCode) {
+  return (err: unknown) => isQuartetError(err) && err.code === expected;
+}
+
+async function openUsers(clock = new ManualClock()) {
+  const store = memoryStore();
+  return { store, clock, users: await UserStore.open(store, { clock, scryptCost: testScryptCost }) };
+}
+
+test('SCRAM-SHA-256 credentials match the RFC 7677 example exchange', async () => {
+  // RFC 7677 §3: user "user", password "pencil".
+  const salt = Buffer.from('W22ZaJ0SNY7soEsUEjb6gQ==', 'base64');
+  const cred = await scramCredentialFor('pencil', 'SHA-256', salt, 4096);
+  const clientFirstBare = 'n=user,r=rOprNGfwEbeRWgbNEkqO';
+  const serverFirst = 'r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096';
+  const clientFinalWithoutProof = 'c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0';
+  const proof = Buffer.from('dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=', 'base64');
+  const serverSignature = Buffer.from('6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=', 'base64');
+  const authMessage = `${clientFirstBare},${serverFirst},${clientFinalWithoutProof}`;
+
+  // The server's check (RFC 5802 §3): ClientKey = proof XOR HMAC(StoredKey, AuthMessage); H(ClientKey) == StoredKey.
+  const clientSignature = createHmac('sha256', cred.storedKey).update(authMessage).digest();
+  const clientKey = Buffer.from(proof.map((b, i) => b ^ clientSignature[i]!));
+  assert.ok(createHash('sha256').update(clientKey).digest().equals(cred.storedKey), 'the RFC client proof verifies against StoredKey');
+  assert.ok(createHmac('sha256', cred.serverKey).update(authMessage).digest().equals(serverSignature), 'ServerSignature matches the RFC');
+  // Pinned values, derived by hand from the exchange above.
+  assert.equal(cred.storedKey.toString('base64'), 'WG5d8oPm3OtcPnkdi4Uo7BkeZkBFzpcXkuLmtbsT4qY=');
+  assert.equal(cred.serverKey.toString('base64'), 'wfPLwcE6nTWhTAmQ7tl2KeoiWGPlZqQxSrmfPwDl2dU=');
+  assert.equal(cred.iterations, 4096);
+});
+
+test('users: create, verify (wrong password, unknown user, inactive), SCRAM stored for both mechanisms', async () => {
+  const { users } = await openUsers();
+  const alice = await users.create({ username: 'alice', password: 's3cret', permissions: { kafka: ['*'] } });
+  assert.equal(alice.id, 0);
+  assert.equal(alice.root, true);
+  const bob = await users.create({ username: 'bob', password: 'hunter2' });
+  assert.equal(bob.id, 1);
+  assert.equal(bob.root, false);
+  assert.deepEqual((await users.verifyPassword('alice', 's3cret')).permissions, { kafka: ['*'] });
+  await assert.rejects(users.verifyPassword('alice', 'nope'), code('invalid_credentials'));
+  await assert.rejects(users.verifyPassword('carol', 's3cret'), code('invalid_credentials'));
+  await assert.rejects(users.create({ username: 'bob', password: 'x' }), code('user_exists'));
+  await assert.rejects(users.create({ username: '', password: 'x' }), code('invalid_name'));
+  await assert.rejects(users.create({ username: 'dave', password: '' }), code('invalid_request'));
+  await users.update('bob', { status: 'inactive' });
+  await assert.rejects(users.verifyPassword('bob', 'hunter2'), code('user_inactive'));
+  for (const mechanism of ['SHA-256', 'SHA-512'] as const) {
+    const cred = users.scramCredential('bob', mechanism)!;
+    assert.equal(cred.iterations, 4096);
+    assert.equal(cred.salt.length, 16);
+    const expected = await scramCredentialFor('hunter2', mechanism, cred.salt, 4096);
+    assert.ok(cred.storedKey.equals(expected.storedKey) && cred.serverKey.equals(expected.serverKey), mechanism);
+  }
+  assert.equal(users.scramCredential('nobody', 'SHA-256'), null);
+});
+
+test('users: change password, rename, permissions, delete; persisted across reopen', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let store = SqliteMetadataStore.openInDataDir(dir);
+  let users = await UserStore.open(store, { clock, scryptCost: testScryptCost });
+  await users.create({ username: 'root', password: 'r00t' });
+  await users.create({ username: 'eve', password: 'old' });
+  await assert.rejects(users.changePassword('eve', 'wrong', 'new'), code('invalid_credentials'));
+  await users.changePassword('eve', 'old', 'new');
+  await users.update('eve', { username: 'eve2' });
+  await users.setPermissions('eve2', { iggy: { global: { read_streams: true } } });
+  await assert.rejects(users.delete('root'), code('invalid_request'));
+  await assert.rejects(users.delete('nobody'), code('unknown_user'));
+  await store.close();
+
+  store = SqliteMetadataStore.openInDataDir(dir);
+  users = await UserStore.open(store, { clock, scryptCost: testScryptCost });
+  assert.deepEqual(users.list().map((u) => u.username), ['root', 'eve2']);
+  await assert.rejects(users.verifyPassword('eve2', 'old'), code('invalid_credentials'));
+  const eve = await users.verifyPassword('eve2', 'new');
+  assert.deepEqual(eve.permissions, { iggy: { global: { read_streams: true } } });
+  await users.changePassword('eve2', null, 'admin-set');
+  await users.verifyPassword('eve2', 'admin-set');
+  await users.delete('eve2');
+  assert.equal(users.get('eve2'), null);
+  await store.close();
+});
+
+test('ensureRootUser: creates root once, generates a password only when none is given', async () => {
+  const { users } = await openUsers();
+  const first = await users.ensureRootUser('iggy');
+  assert.equal(first.created, true);
+  assert.ok(first.generatedPassword && first.generatedPassword.length >= 20);
+  assert.equal((await users.verifyPassword('iggy', first.generatedPassword)).id, 0);
+  assert.deepEqual(await users.ensureRootUser('iggy', 'other'), { created: false, generatedPassword: null });
+  const { users: fresh } = await openUsers();
+  assert.deepEqual(await fresh.ensureRootUser('admin', 'given'), { created: true, generatedPassword: null });
+  await fresh.verifyPassword('admin', 'given');
+});
+
+test('personal access tokens: secret shown once, only its hash stored, expiry by the clock', async () => {
+  const { users, store, clock } = await openUsers();
+  await users.create({ username: 'alice', password: 'pw' });
+  const { token, info } = await users.createToken('alice', 'ci', 60_000);
+  assert.equal(info.expiresAt, clock.now() + 60_000);
+  const forever = await users.createToken('alice', 'forever', null);
+  assert.equal((await store.listTokens()).every((r) => r.tokenHash !== token && r.tokenHash.length === 64), true);
+  assert.ok((await store.listTokens()).some((r) => r.tokenHash === hashToken(token)));
+  assert.equal(users.verifyToken(token).username, 'alice');
+  await assert.rejects(users.createToken('alice', 'ci', 1000), code('token_exists'));
+  await assert.rejects(users.createToken('alice', 'neg', -5), code('invalid_request'));
+  assert.deepEqual(users.listTokens('alice').map((t) => t.name), ['ci', 'forever']);
+  clock.advance(59_999);
+  users.verifyToken(token);
+  clock.advance(1);
+  assert.throws(() => users.verifyToken(token), code('invalid_token'));
+  assert.throws(() => users.verifyToken('made-up'), code('invalid_token'));
+  assert.equal(await users.purgeExpiredTokens(), 1);
+  assert.deepEqual(users.listTokens('alice').map((t) => t.name), ['forever']);
+  await users.update('alice', { status: 'inactive' });
+  assert.throws(() => users.verifyToken(forever.token), code('user_inactive'));
+  await users.update('alice', { status: 'active' });
+  await users.deleteToken('alice', 'forever');
+  assert.throws(() => users.verifyToken(forever.token), code('invalid_token'));
+  await assert.rejects(users.deleteToken('alice', 'forever'), code('invalid_token'));
+});
+
+test('scrypt hashes carry their parameters and verify timing-safely', async () => {
+  const encoded = await hashPassword('pw', testScryptCost);
+  assert.match(encoded, /^scrypt\$1024\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
+  assert.equal(await verifyScrypt(encoded, 'pw'), true);
+  assert.equal(await verifyScrypt(encoded, 'pW'), false);
+  // Default cost still works (the production path).
+  assert.equal(await verifyScrypt(await hashPassword('pw'), 'pw'), true);
+});
