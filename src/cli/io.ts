@@ -1,0 +1,33 @@
+// What a command may touch of the process: output streams, stdin, environment and working
+// directory. Tests run commands in-process with a captured CliIo.
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Reads stdin up to `maxBytes`; rejects when there is more. */
+  readStdin(maxBytes: number): Promise<string>;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+export function processIo(): CliIo {
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    readStdin: (maxBytes) => readStream(process.stdin, maxBytes),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+export async function readStream(stream: AsyncIterable<Buffer | string>, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    total += buf.length;
+    if (total > maxBytes) throw new Error(`stdin is longer than ${maxBytes} bytes`);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,114 @@
+// The quartet command: a hand-written dispatcher over a few subcommands.
+//
+// Exit codes: 0 success; 1 the command ran and failed (a problem found, a lock held, a broker
+// that stopped badly); 2 usage or configuration error.
+
+import { ConfigError } from '../server/config.js';
+import { quartetVersion } from '../server/version.js';
+import { UsageError } from './args.js';
+import { processIo, type CliIo } from './io.js';
+import { logCommand } from './log-commands.js';
+import { serveCommand } from './serve.js';
+import { userCommand } from './user-commands.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+const topUsage = `Usage: quartet <command> [options]
+
+Commands:
+  serve [options]                      run the broker until SIGTERM/SIGINT (options: docs/configuration.md)
+  log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
+                                       print one line per stored batch
+  log verify <data-dir|partition-dir>  check every batch; exit 1 when a problem is found
+  user create NAME [--password PW | --password-stdin] [--data-dir DIR]
+  user list [--json] [--data-dir DIR]
+  user delete NAME [--data-dir DIR]    manage users offline (the broker must be stopped)
+  version                              print the version
+  help [command]                       print this help, or a command's
+
+Exit codes: 0 success, 1 failure, 2 usage or configuration error. See docs/cli.md.
+`;
+
+const commandUsage: Record<string, string> = {
+  serve: `Usage: quartet serve [--config FILE] [--data-dir DIR] [--<listener>-addr HOST:PORT] [--<listener>-enabled[=false]] ...
+
+Runs the broker. Settings come from defaults < config file (--config, QUARTET_CONFIG) <
+QUARTET_* environment variables < flags; every setting is listed in docs/configuration.md.
+Listeners: kafka, iggy, cursus, felix, http.
+`,
+  log: `Usage: quartet log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
+       quartet log verify <data-dir|partition-dir>
+
+dump    one line per batch: offset range, format, record count, timestamps, producer
+        id/epoch/sequence, flags, size. --from skips batches before OFFSET; --limit caps the lines.
+verify  checks every segment of one partition, or of every partition under <data-dir>/logs;
+        prints each problem as file:position: problem. Exit 0 clean, 1 problems, 2 usage.
+`,
+  user: `Usage: quartet user create NAME [--password PW | --password-stdin] [--data-dir DIR] [--config FILE]
+       quartet user list [--json] [--data-dir DIR] [--config FILE]
+       quartet user delete NAME [--data-dir DIR] [--config FILE]
+
+Changes users in a stopped broker's data directory (refused while a broker holds its lock).
+Without a password, create generates one and prints it once. --password-stdin reads one line.
+The data directory comes from --data-dir, else the configuration (QUARTET_DATA_DIR, ./data).
+`,
+  version: 'Usage: quartet version\n',
+  help: 'Usage: quartet help [command]\n',
+};
+
+const helpFlags = new Set(['--help', '-h']);
+
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined) {
+      io.stderr(topUsage);
+      return EXIT_USAGE;
+    }
+    if (helpFlags.has(command) || command === 'help') return help(rest[0], io);
+    if (command === 'version' || command === '--version' || command === '-V') {
+      io.stdout(`quartet ${quartetVersion}\n`);
+      return EXIT_OK;
+    }
+    if (rest.some((a) => helpFlags.has(a)) && Object.hasOwn(commandUsage, command)) return help(command, io);
+    switch (command) {
+      case 'serve':
+        return await serveCommand(rest, io);
+      case 'log':
+        return await logCommand(rest, io);
+      case 'user':
+        return await userCommand(rest, io);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+function help(command: string | undefined, io: CliIo): number {
+  if (command === undefined) {
+    io.stdout(topUsage);
+    return EXIT_OK;
+  }
+  const text = commandUsage[command];
+  if (!text) return reportError(new UsageError(`unknown command "${command}"`), io);
+  io.stdout(text);
+  return EXIT_OK;
+}
+
+function reportError(err: unknown, io: CliIo): number {
+  if (err instanceof UsageError) {
+    const usage = (err.command && commandUsage[err.command.split(' ')[0]!]) || topUsage;
+    io.stderr(`quartet: ${err.message}\n\n${usage}`);
+    return EXIT_USAGE;
+  }
+  if (err instanceof ConfigError) {
+    io.stderr(`quartet: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  io.stderr(`quartet: ${err instanceof Error ? err.message : String(err)}\n`);
+  return EXIT_FAILURE;
+}

@@ -1,0 +1,124 @@
+// quartet user create|list|delete: manage users offline, straight in a data directory's metadata
+// store. They take the data-directory lock, so they refuse to run next to a live broker (which
+// caches users in memory and would not see the change).
+
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { systemClock } from '../core/clock.js';
+import { isQuartetError } from '../core/errors.js';
+import { metadataDbPath, SqliteMetadataStore } from '../core/metadata-store.js';
+import { generatedPasswordBytes, passwordBytesMax, UserStore } from '../core/users.js';
+import { CONFIG_FLAG, loadConfig, type QuartetConfig } from '../server/config.js';
+import { acquireDataDirLock, DataDirLockedError } from '../server/lock.js';
+import { rootPasswordLine } from '../server/server.js';
+import { parseArgs, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
+import type { CliIo } from './io.js';
+
+/** A password read from stdin: the core's limit plus room for a line ending. */
+const PASSWORD_STDIN_BYTES_MAX = passwordBytesMax + 2;
+
+const commonFlags: Record<string, FlagSpec> = { 'data-dir': {}, [CONFIG_FLAG]: {} };
+
+export async function userCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'create':
+      return userCreate(parseArgs(rest, { ...commonFlags, password: {}, 'password-stdin': { boolean: true } }, 'user create'), io);
+    case 'list':
+      return userList(parseArgs(rest, { ...commonFlags, json: { boolean: true } }, 'user list'), io);
+    case 'delete':
+      return userDelete(parseArgs(rest, commonFlags, 'user delete'), io);
+    case undefined:
+      throw new UsageError('user needs a subcommand: create, list or delete', 'user');
+    default:
+      throw new UsageError(`unknown user subcommand "${sub}"`, 'user');
+  }
+}
+
+function configFor(args: ParsedArgs, io: CliIo): QuartetConfig {
+  const flags: Record<string, string> = {};
+  for (const name of ['data-dir', CONFIG_FLAG]) {
+    const v = stringFlag(args, name);
+    if (v !== undefined) flags[name] = v;
+  }
+  return loadConfig({ flags, env: io.env, cwd: io.cwd }).config;
+}
+
+function oneName(args: ParsedArgs, command: string): string {
+  if (args.positionals.length !== 1) throw new UsageError(`${command} takes exactly one user name`, command);
+  return args.positionals[0]!;
+}
+
+async function userCreate(args: ParsedArgs, io: CliIo): Promise<number> {
+  const name = oneName(args, 'user create');
+  const given = stringFlag(args, 'password');
+  const fromStdin = args.flags['password-stdin'] === true;
+  if (given !== undefined && fromStdin) throw new UsageError('give --password or --password-stdin, not both', 'user create');
+  const config = configFor(args, io);
+  const password = fromStdin ? stripLineEnd(await io.readStdin(PASSWORD_STDIN_BYTES_MAX)) : given;
+  const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
+  return withUsers(config, 'user create', true, io, async (users) => {
+    // The broker creates root only in an empty store: do it here too, or it would never exist.
+    const root = await users.ensureRootUser(config.root.username, config.root.password ?? undefined);
+    if (root.generatedPassword !== null) io.stdout(rootPasswordLine(config.root.username, root.generatedPassword));
+    const user = await users.create({ username: name, password: password ?? generated! });
+    io.stdout(`created user '${user.username}' (id ${user.id})\n`);
+    if (generated !== null) io.stdout(`quartet: generated password for user '${user.username}': ${generated} (shown once)\n`);
+  });
+}
+
+async function userList(args: ParsedArgs, io: CliIo): Promise<number> {
+  if (args.positionals.length > 0) throw new UsageError('user list takes no arguments', 'user list');
+  const json = args.flags.json === true;
+  return withUsers(configFor(args, io), 'user list', false, io, async (users) => {
+    for (const u of users.list()) {
+      const created = new Date(u.createdAt).toISOString();
+      if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created }) + '\n');
+      else io.stdout(`${u.id}\t${u.username}\t${u.status}${u.root ? '\troot' : ''}\t${created}\n`);
+    }
+  });
+}
+
+async function userDelete(args: ParsedArgs, io: CliIo): Promise<number> {
+  const name = oneName(args, 'user delete');
+  return withUsers(configFor(args, io), 'user delete', false, io, async (users) => {
+    const user = await users.delete(name);
+    io.stdout(`deleted user '${user.username}' (id ${user.id})\n`);
+  });
+}
+
+/** Locks the data directory, opens its user store, runs `action`; maps failures to exit 1. */
+async function withUsers(config: QuartetConfig, purpose: string, create: boolean, io: CliIo, action: (users: UserStore) => Promise<void>): Promise<number> {
+  const dataDir = config.dataDir;
+  if (!create && !existsSync(metadataDbPath(dataDir))) {
+    io.stderr(`quartet: no metadata store in ${dataDir} (${metadataDbPath(dataDir)} does not exist); check --data-dir\n`);
+    return 1;
+  }
+  let lock;
+  try {
+    lock = acquireDataDirLock(dataDir, { purpose });
+  } catch (err) {
+    if (!(err instanceof DataDirLockedError)) throw err;
+    io.stderr(`quartet: ${err.message}\nUsers can only be changed offline; stop the broker first.\n`);
+    return 1;
+  }
+  try {
+    const store = SqliteMetadataStore.openInDataDir(dataDir);
+    try {
+      await action(await UserStore.open(store, { clock: systemClock }));
+      return 0;
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    if (!isQuartetError(err)) throw err;
+    io.stderr(`quartet: ${err.message}\n`);
+    return 1;
+  } finally {
+    lock.release();
+  }
+}
+
+function stripLineEnd(text: string): string {
+  return text.replace(/\r?\n$/, '');
+}

@@ -1,0 +1,619 @@
+// Server configuration: one table of settings, each with its config-file key, command-line flag,
+// environment variable, kind, default and meaning. Values come from, lowest to highest
+// precedence: the built-in defaults, a JSON config file (--config FILE or QUARTET_CONFIG), the
+// QUARTET_* environment variables, the command-line flags. Every value is validated; all problems
+// are reported together in one ConfigError (the CLI exits with code 2). docs/configuration.md
+// documents every row of the table, and test/server/config.test.ts checks that it does.
+
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { maintenanceIntervalMsDefault } from '../core/broker.js';
+import { isLogLevel, type LogLevel } from '../core/logger.js';
+import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
+import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
+
+/** A config file larger than this is refused before parsing. */
+export const CONFIG_FILE_BYTES_MAX = 1024 * 1024;
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export interface ProtocolListenerConfig {
+  enabled: boolean;
+  addr: HostPort;
+  /** Connections beyond this many are closed at once. */
+  maxConnections: number;
+  /** PEM certificate and key; TLS is on when both are set. */
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
+  /** The address given to clients (Kafka metadata); null derives it from the bound address. */
+  advertisedAddr: HostPort | null;
+}
+
+export interface HttpListenerConfig {
+  enabled: boolean;
+  addr: HostPort;
+}
+
+/** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */
+export type TopicDefaults = TopicConfig;
+
+export interface QuartetConfig {
+  dataDir: string;
+  logLevel: LogLevel;
+  listeners: Record<ProtocolName, ProtocolListenerConfig> & { http: HttpListenerConfig };
+  root: { username: string; password: string | null };
+  topicDefaults: TopicDefaults;
+  defaultPartitions: number;
+  maintenanceIntervalMs: number;
+  /** Hard limit on a graceful stop; past it the process exits with code 1. */
+  shutdownTimeoutMs: number;
+  /** How long listeners wait for in-flight requests before destroying connections. */
+  drainTimeoutMs: number;
+  /** Where the configuration file came from, if any. */
+  configFile: string | null;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.length === 1 ? `invalid configuration: ${problems[0]}` : `invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds: how a raw value (a JSON value from the file, a string from env or flags) becomes typed.
+
+interface ParseContext {
+  /** Relative paths resolve against this directory (the config file's, or the working dir). */
+  baseDir: string;
+}
+
+interface Kind<T> {
+  /** Shown in docs and error messages. */
+  readonly describe: string;
+  readonly boolean?: boolean;
+  /** Returns the value, or a string saying why the raw value is not acceptable. */
+  parse(raw: unknown, ctx: ParseContext): { value: T } | { problem: string };
+}
+
+const stringKind: Kind<string> = {
+  describe: 'string',
+  parse: (raw) => (typeof raw === 'string' && raw.length > 0 ? { value: raw } : { problem: 'expected a non-empty string' }),
+};
+
+const pathKind: Kind<string> = {
+  describe: 'path',
+  parse: (raw, ctx) =>
+    typeof raw === 'string' && raw.length > 0
+      ? { value: isAbsolute(raw) ? raw : resolvePath(ctx.baseDir, raw) }
+      : { problem: 'expected a non-empty path' },
+};
+
+function optional<T>(kind: Kind<T>): Kind<T | null> {
+  return {
+    describe: `${kind.describe} (empty for none)`,
+    parse: (raw, ctx) => (raw === '' || raw === null ? { value: null } : kind.parse(raw, ctx)),
+  };
+}
+
+const boolKind: Kind<boolean> = {
+  describe: 'true|false',
+  boolean: true,
+  parse: (raw) => {
+    if (typeof raw === 'boolean') return { value: raw };
+    if (typeof raw === 'string') {
+      const v = raw.toLowerCase();
+      if (v === 'true' || v === '1' || v === 'yes' || v === 'on') return { value: true };
+      if (v === 'false' || v === '0' || v === 'no' || v === 'off') return { value: false };
+    }
+    return { problem: 'expected true or false' };
+  },
+};
+
+function intKind(min: number, max: number): Kind<number> {
+  return {
+    describe: `integer ${min}..${max}`,
+    parse: (raw) => {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+      if (!Number.isSafeInteger(n)) return { problem: 'expected an integer' };
+      if (n < min || n > max) return { problem: `must be between ${min} and ${max}` };
+      return { value: n };
+    },
+  };
+}
+
+/** host:port, with IPv6 hosts in brackets ([::1]:9092). Port 0 asks the OS for a free port. */
+export function parseHostPort(text: string): HostPort | string {
+  const m = /^(?:\[([0-9a-fA-F:.%\w]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text);
+  if (!m) return 'expected host:port (IPv6 as [addr]:port)';
+  const port = Number(m[3]);
+  if (port > 65535) return 'port must be between 0 and 65535';
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+export function formatHostPort(addr: HostPort | ListenAddress): string {
+  return addr.host.includes(':') ? `[${addr.host}]:${addr.port}` : `${addr.host}:${addr.port}`;
+}
+
+const addrKind: Kind<HostPort> = {
+  describe: 'host:port',
+  parse: (raw) => {
+    if (typeof raw !== 'string') return { problem: 'expected a "host:port" string' };
+    const parsed = parseHostPort(raw);
+    return typeof parsed === 'string' ? { problem: parsed } : { value: parsed };
+  },
+};
+
+const logLevelKind: Kind<LogLevel> = {
+  describe: 'debug|info|warn|error|silent',
+  parse: (raw) => (typeof raw === 'string' && isLogLevel(raw) ? { value: raw } : { problem: 'expected one of debug, info, warn, error, silent' }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// The settings table.
+
+/** A setting with its type erased, so the table can hold them all. */
+export interface Setting {
+  /** Dotted key in the JSON config file (nested objects): listeners.kafka.addr. */
+  readonly key: string;
+  /** Command-line flag without the dashes, or null when there is none (secrets). */
+  readonly flag: string | null;
+  readonly env: string;
+  readonly kind: string;
+  readonly boolean: boolean;
+  /** The default as shown in docs. */
+  readonly defaultText: string;
+  readonly doc: string;
+  readonly secret: boolean;
+  /** Parses `raw` and stores it; returns a problem string when the value is not acceptable. */
+  apply(config: QuartetConfig, raw: unknown, ctx: ParseContext): string | null;
+  applyDefault(config: QuartetConfig, available: ReadonlySet<ListenerName>, ctx: ParseContext): void;
+}
+
+interface SettingSpec<T> {
+  key: string;
+  flag: string | null;
+  env: string;
+  kind: Kind<T>;
+  /** A value, or a function of the listeners this build has (for `enabled` defaults). */
+  default: T | ((available: ReadonlySet<ListenerName>, ctx: ParseContext) => T);
+  defaultText?: string;
+  doc: string;
+  secret?: boolean;
+  set(config: QuartetConfig, value: T): void;
+}
+
+function define<T>(spec: SettingSpec<T>): Setting {
+  const defaultOf = (available: ReadonlySet<ListenerName>, ctx: ParseContext): T =>
+    typeof spec.default === 'function' ? (spec.default as (a: ReadonlySet<ListenerName>, c: ParseContext) => T)(available, ctx) : spec.default;
+  return {
+    key: spec.key,
+    flag: spec.flag,
+    env: spec.env,
+    kind: spec.kind.describe,
+    boolean: spec.kind.boolean === true,
+    defaultText: spec.defaultText ?? String(spec.default),
+    doc: spec.doc,
+    secret: spec.secret === true,
+    apply(config, raw, ctx) {
+      const result = spec.kind.parse(raw, ctx);
+      if ('problem' in result) return result.problem;
+      spec.set(config, result.value);
+      return null;
+    },
+    applyDefault(config, available, ctx) {
+      spec.set(config, defaultOf(available, ctx));
+    },
+  };
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+const CONNECTIONS_MAX = 1_000_000;
+const PARTITIONS_MAX = 100_000;
+
+/** Protocol listeners bind every interface by default: clients authenticate, and a broker is for remote clients. */
+const defaultPorts: Record<ListenerName, number> = { kafka: 9092, iggy: 8090, cursus: 9000, felix: 5000, http: 9080 };
+export const DEFAULT_LISTEN_HOST = '0.0.0.0';
+export const DEFAULT_MAX_CONNECTIONS = 4096;
+
+function protocolSettings(name: ProtocolName): Setting[] {
+  const upper = name.toUpperCase();
+  const label = name === 'felix' ? 'Felix (QUIC, UDP)' : name[0]!.toUpperCase() + name.slice(1);
+  const get = (c: QuartetConfig): ProtocolListenerConfig => c.listeners[name];
+  const rows: Setting[] = [
+    define({
+      key: `listeners.${name}.enabled`,
+      flag: `${name}-enabled`,
+      env: `QUARTET_${upper}_ENABLED`,
+      kind: boolKind,
+      default: (available) => available.has(name),
+      defaultText: 'true when this build has the front-end',
+      doc: `Open the ${label} listener. An enabled listener whose front-end is not built in is skipped with a warning.`,
+      set: (c, v) => void (get(c).enabled = v),
+    }),
+    define({
+      key: `listeners.${name}.addr`,
+      flag: `${name}-addr`,
+      env: `QUARTET_${upper}_ADDR`,
+      kind: addrKind,
+      default: { host: DEFAULT_LISTEN_HOST, port: defaultPorts[name] },
+      defaultText: `${DEFAULT_LISTEN_HOST}:${defaultPorts[name]}`,
+      doc: `Address the ${label} listener binds.`,
+      set: (c, v) => void (get(c).addr = v),
+    }),
+    define({
+      key: `listeners.${name}.maxConnections`,
+      flag: `${name}-max-connections`,
+      env: `QUARTET_${upper}_MAX_CONNECTIONS`,
+      kind: intKind(1, CONNECTIONS_MAX),
+      default: DEFAULT_MAX_CONNECTIONS,
+      doc: `Open ${label} connections allowed at once; extra connections are closed at once and logged.`,
+      set: (c, v) => void (get(c).maxConnections = v),
+    }),
+    define({
+      key: `listeners.${name}.tlsCertFile`,
+      flag: `${name}-tls-cert`,
+      env: `QUARTET_${upper}_TLS_CERT`,
+      kind: optional(pathKind),
+      default: null,
+      defaultText: 'none',
+      doc: `PEM certificate (chain) for TLS on the ${label} listener; needs the key too.`,
+      set: (c, v) => void (get(c).tlsCertFile = v),
+    }),
+    define({
+      key: `listeners.${name}.tlsKeyFile`,
+      flag: `${name}-tls-key`,
+      env: `QUARTET_${upper}_TLS_KEY`,
+      kind: optional(pathKind),
+      default: null,
+      defaultText: 'none',
+      doc: `PEM private key for TLS on the ${label} listener; needs the certificate too.`,
+      set: (c, v) => void (get(c).tlsKeyFile = v),
+    }),
+  ];
+  if (name === 'kafka') {
+    rows.push(
+      define({
+        key: 'listeners.kafka.advertisedAddr',
+        flag: 'kafka-advertised-addr',
+        env: 'QUARTET_KAFKA_ADVERTISED_ADDR',
+        kind: optional(addrKind),
+        default: null,
+        defaultText: 'derived',
+        doc: 'host:port that Kafka clients are told to connect to (Metadata, FindCoordinator). By default the bound host and port, with 127.0.0.1 in place of a wildcard host (0.0.0.0, ::); set it whenever clients connect from other machines.',
+        set: (c, v) => void (c.listeners.kafka.advertisedAddr = v),
+      }),
+    );
+  }
+  return rows;
+}
+
+/**
+ * A broker-wide default for a topic config key, validated by the core's own rules. Only values the
+ * operator sets are passed to the broker, so Kafka DescribeConfigs can still tell them apart from
+ * the built-in defaults.
+ */
+function topicDefault(fileKey: string, flag: string, env: string, topicKey: TopicConfigKey, describe: string, doc: string): Setting {
+  const kind: Kind<number | string> = {
+    describe,
+    parse: (raw) => {
+      const parsed = topicConfigSpecs[topicKey].parse(raw);
+      return 'reason' in parsed ? { problem: parsed.reason } : parsed;
+    },
+  };
+  return define<number | string | undefined>({
+    key: `topicDefaults.${fileKey}`,
+    flag,
+    env,
+    kind,
+    default: undefined,
+    defaultText: String(builtinTopicDefaults[topicKey]),
+    doc: `${doc} Topic config \`${topicKey}\`; applies to topics that do not set it.`,
+    set: (c, v) => {
+      if (v !== undefined) (c.topicDefaults as Record<string, unknown>)[topicKey] = v;
+    },
+  });
+}
+
+export const settings: readonly Setting[] = [
+  define({
+    key: 'dataDir',
+    flag: 'data-dir',
+    env: 'QUARTET_DATA_DIR',
+    kind: pathKind,
+    default: (_a, ctx) => resolvePath(ctx.baseDir, 'data'),
+    defaultText: './data',
+    doc: 'Directory holding the partition logs (logs/<topic-id>/<partition>/), the metadata database and the lock file. Created if missing.',
+    set: (c, v) => void (c.dataDir = v),
+  }),
+  define<LogLevel>({
+    key: 'logLevel',
+    flag: 'log-level',
+    env: 'QUARTET_LOG_LEVEL',
+    kind: logLevelKind,
+    default: 'info',
+    doc: 'Least severe level written to the JSON log lines on stderr.',
+    set: (c, v) => void (c.logLevel = v),
+  }),
+  ...protocolNames.flatMap(protocolSettings),
+  define({
+    key: 'listeners.http.enabled',
+    flag: 'http-enabled',
+    env: 'QUARTET_HTTP_ENABLED',
+    kind: boolKind,
+    default: true,
+    doc: 'Serve GET /live, /ready and /metrics over HTTP.',
+    set: (c, v) => void (c.listeners.http.enabled = v),
+  }),
+  define({
+    key: 'listeners.http.addr',
+    flag: 'http-addr',
+    env: 'QUARTET_HTTP_ADDR',
+    kind: addrKind,
+    default: { host: DEFAULT_LISTEN_HOST, port: defaultPorts.http },
+    defaultText: `${DEFAULT_LISTEN_HOST}:${defaultPorts.http}`,
+    doc: 'Address of the HTTP health and metrics endpoint (no data, no admin operations).',
+    set: (c, v) => void (c.listeners.http.addr = v),
+  }),
+  define({
+    key: 'root.username',
+    flag: 'root-username',
+    env: 'QUARTET_ROOT_USERNAME',
+    kind: stringKind,
+    default: 'root',
+    doc: 'Name of the administrator user created when the metadata store is new.',
+    set: (c, v) => void (c.root.username = v),
+  }),
+  define({
+    key: 'root.password',
+    flag: null,
+    env: 'QUARTET_ROOT_PASSWORD',
+    kind: optional(stringKind),
+    default: null,
+    defaultText: 'generated',
+    doc: 'Password of the root user when it is created. Unset: a random one is generated and printed once on stdout. No flag (command lines are visible to other users). Ignored once the user exists.',
+    secret: true,
+    set: (c, v) => void (c.root.password = v),
+  }),
+  define({
+    key: 'topicDefaults.partitions',
+    flag: 'default-partitions',
+    env: 'QUARTET_DEFAULT_PARTITIONS',
+    kind: intKind(1, PARTITIONS_MAX),
+    default: 1,
+    doc: 'Partitions of a topic created without a count (Kafka auto-creation, Cursus, Felix).',
+    set: (c, v) => void (c.defaultPartitions = v),
+  }),
+  topicDefault('fsyncPolicy', 'fsync-policy', 'QUARTET_FSYNC_POLICY', 'quartet.fsync.policy', 'interval|always',
+    '`interval`: writes reach the page cache at once and are fsynced every fsync interval. `always`: every append is fsynced before it is acknowledged (waiting appends share one fsync).'),
+  topicDefault('fsyncIntervalMs', 'fsync-interval-ms', 'QUARTET_FSYNC_INTERVAL_MS', 'flush.ms', 'integer ms', 'Milliseconds between fsyncs under the `interval` policy.'),
+  topicDefault('retentionMs', 'retention-ms', 'QUARTET_RETENTION_MS', 'retention.ms', 'integer ms', 'Sealed segments whose newest record is older than this are deleted; -1 keeps data forever.'),
+  topicDefault('retentionBytes', 'retention-bytes', 'QUARTET_RETENTION_BYTES', 'retention.bytes', 'integer bytes', 'The oldest sealed segments are deleted while a partition is larger than this; -1 disables.'),
+  topicDefault('segmentBytes', 'segment-bytes', 'QUARTET_SEGMENT_BYTES', 'segment.bytes', 'integer bytes', `The active segment rolls when it reaches this size (${segmentBytesMin}..${segmentBytesMax}).`),
+  topicDefault('segmentMs', 'segment-ms', 'QUARTET_SEGMENT_MS', 'segment.ms', 'integer ms', 'The active segment rolls when its first batch is older than this.'),
+  define({
+    key: 'maintenanceIntervalMs',
+    flag: 'maintenance-interval-ms',
+    env: 'QUARTET_MAINTENANCE_INTERVAL_MS',
+    kind: intKind(0, DAY_MS),
+    default: maintenanceIntervalMsDefault,
+    doc: 'Milliseconds between maintenance passes (retention, compaction, segment roll by age, producer-state snapshots); 0 disables them.',
+    set: (c, v) => void (c.maintenanceIntervalMs = v),
+  }),
+  define({
+    key: 'drainTimeoutMs',
+    flag: 'drain-timeout-ms',
+    env: 'QUARTET_DRAIN_TIMEOUT_MS',
+    kind: intKind(0, 10 * 60_000),
+    default: 5_000,
+    doc: 'On shutdown, how long open connections may take to finish their in-flight requests before they are closed. Must be below the shutdown timeout.',
+    set: (c, v) => void (c.drainTimeoutMs = v),
+  }),
+  define({
+    key: 'shutdownTimeoutMs',
+    flag: 'shutdown-timeout-ms',
+    env: 'QUARTET_SHUTDOWN_TIMEOUT_MS',
+    kind: intKind(100, 10 * 60_000),
+    default: 10_000,
+    doc: 'Hard limit on a graceful stop (SIGTERM, SIGINT); past it the process logs and exits with code 1.',
+    set: (c, v) => void (c.shutdownTimeoutMs = v),
+  }),
+];
+
+/** The flag that names the config file, and its environment variable (not settings themselves). */
+export const CONFIG_FLAG = 'config';
+export const CONFIG_ENV = 'QUARTET_CONFIG';
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+export interface ConfigSources {
+  /** Parsed command-line flags, keyed by flag name without dashes. */
+  flags?: Readonly<Record<string, string | boolean>>;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Relative paths from flags and env resolve here; defaults to process.cwd(). */
+  cwd?: string;
+  /** Listeners this build has; decides the `enabled` defaults. */
+  available?: ReadonlySet<ListenerName>;
+}
+
+export interface LoadedConfig {
+  config: QuartetConfig;
+  /** Not fatal, worth a log line (unknown QUARTET_* variables). */
+  warnings: string[];
+}
+
+function emptyListener(): ProtocolListenerConfig {
+  return { enabled: false, addr: { host: DEFAULT_LISTEN_HOST, port: 0 }, maxConnections: DEFAULT_MAX_CONNECTIONS, tlsCertFile: null, tlsKeyFile: null, advertisedAddr: null };
+}
+
+function skeleton(): QuartetConfig {
+  return {
+    dataDir: '',
+    logLevel: 'info',
+    listeners: {
+      kafka: emptyListener(),
+      iggy: emptyListener(),
+      cursus: emptyListener(),
+      felix: emptyListener(),
+      http: { enabled: true, addr: { host: DEFAULT_LISTEN_HOST, port: defaultPorts.http } },
+    },
+    root: { username: 'root', password: null },
+    topicDefaults: {},
+    defaultPartitions: 1,
+    maintenanceIntervalMs: 0,
+    shutdownTimeoutMs: 0,
+    drainTimeoutMs: 0,
+    configFile: null,
+  };
+}
+
+/** Flattens a parsed config file into dotted keys; reports values that are neither objects nor leaves. */
+function flattenFile(value: unknown, prefix: string, out: Map<string, unknown>, problems: string[], file: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push(`config file ${file}: ${prefix || 'top level'} must be an object`);
+    return;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) flattenFile(v, key, out, problems, file);
+    else out.set(key, v);
+  }
+}
+
+function readConfigFile(path: string, problems: string[]): Map<string, unknown> {
+  const values = new Map<string, unknown>();
+  let text: string;
+  try {
+    const bytes = readFileSync(path);
+    if (bytes.length > CONFIG_FILE_BYTES_MAX) {
+      problems.push(`config file ${path} is larger than ${CONFIG_FILE_BYTES_MAX} bytes`);
+      return values;
+    }
+    text = bytes.toString('utf8');
+  } catch (err) {
+    problems.push(`cannot read config file ${path}: ${(err as Error).message}`);
+    return values;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    problems.push(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+    return values;
+  }
+  flattenFile(parsed, '', values, problems, path);
+  const known = new Set(settings.map((s) => s.key));
+  for (const key of values.keys()) {
+    if (!known.has(key)) problems.push(`config file ${path}: unknown key "${key}"${suggest(key, known)}`);
+  }
+  return values;
+}
+
+function suggest(key: string, known: ReadonlySet<string>): string {
+  const leaf = key.split('.').pop()!.toLowerCase();
+  const match = [...known].find((k) => k.toLowerCase().endsWith(leaf));
+  return match ? ` (did you mean "${match}"?)` : '';
+}
+
+function describeValue(setting: Setting, raw: unknown): string {
+  return setting.secret ? '(hidden)' : JSON.stringify(raw);
+}
+
+/** Resolves the configuration from defaults, file, environment and flags. Throws ConfigError. */
+export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
+  const env = sources.env ?? process.env;
+  const flags = sources.flags ?? {};
+  const cwd = sources.cwd ?? process.cwd();
+  const available = sources.available ?? availableListeners();
+  const problems: string[] = [];
+  const warnings: string[] = [];
+
+  const knownFlags = new Set([CONFIG_FLAG, ...settings.flatMap((s) => (s.flag ? [s.flag] : []))]);
+  for (const flag of Object.keys(flags)) if (!knownFlags.has(flag)) problems.push(`unknown flag --${flag}`);
+  const knownEnv = new Set([CONFIG_ENV, ...settings.map((s) => s.env)]);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('QUARTET_') && !knownEnv.has(name) && env[name] !== undefined) warnings.push(`unknown environment variable ${name} ignored`);
+  }
+
+  const configFlag = flags[CONFIG_FLAG];
+  const configPathRaw = typeof configFlag === 'string' ? configFlag : env[CONFIG_ENV];
+  if (configFlag === true) problems.push('--config needs a file path');
+  const configFile = configPathRaw ? resolvePath(cwd, configPathRaw) : null;
+  const fileValues = configFile ? readConfigFile(configFile, problems) : new Map<string, unknown>();
+
+  const config = skeleton();
+  config.configFile = configFile;
+  const cwdCtx = { baseDir: cwd };
+  const fileCtx = { baseDir: configFile ? dirname(configFile) : cwd };
+  for (const setting of settings) {
+    const flagValue = setting.flag ? flags[setting.flag] : undefined;
+    const envValue = env[setting.env];
+    let problem: string | null;
+    let origin: string;
+    let raw: unknown;
+    if (flagValue !== undefined) {
+      [raw, origin] = [flagValue, `--${setting.flag}`];
+      problem = setting.apply(config, raw, cwdCtx);
+    } else if (envValue !== undefined) {
+      [raw, origin] = [envValue, setting.env];
+      problem = setting.apply(config, raw, cwdCtx);
+    } else if (fileValues.has(setting.key)) {
+      [raw, origin] = [fileValues.get(setting.key), `config file ${configFile}: ${setting.key}`];
+      problem = setting.apply(config, raw, fileCtx);
+    } else {
+      setting.applyDefault(config, available, cwdCtx);
+      continue;
+    }
+    if (problem) problems.push(`${origin}: ${describeValue(setting, raw)} is not valid: ${problem}`);
+  }
+  problems.push(...crossCheck(config));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { config, warnings };
+}
+
+function crossCheck(config: QuartetConfig): string[] {
+  const problems: string[] = [];
+  for (const name of protocolNames) {
+    const l = config.listeners[name];
+    if ((l.tlsCertFile === null) !== (l.tlsKeyFile === null)) {
+      problems.push(`listeners.${name}: TLS needs both a certificate (--${name}-tls-cert) and a key (--${name}-tls-key)`);
+    }
+  }
+  if (config.drainTimeoutMs >= config.shutdownTimeoutMs) {
+    problems.push(`drain timeout (${config.drainTimeoutMs} ms) must be below the shutdown timeout (${config.shutdownTimeoutMs} ms)`);
+  }
+  const bound = new Map<string, ListenerName>();
+  for (const name of [...protocolNames, 'http'] as const) {
+    const l = config.listeners[name];
+    if (!l.enabled || l.addr.port === 0) continue;
+    // Felix listens on UDP, the others on TCP: only same-transport listeners can collide.
+    const key = `${name === 'felix' ? 'udp' : 'tcp'}:${l.addr.port}`;
+    const other = bound.get(key);
+    if (other) problems.push(`listeners ${other} and ${name} both use port ${l.addr.port}`);
+    else bound.set(key, name);
+  }
+  return problems;
+}
+
+/** The configuration as safe to log: secrets replaced. */
+export function redactedConfig(config: QuartetConfig): QuartetConfig {
+  return { ...config, root: { ...config.root, password: config.root.password === null ? null : '(set)' } };
+}
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+/** The address to give clients: the configured one, or the bound one with loopback for a wildcard host. */
+export function resolveAdvertisedAddress(configured: HostPort | null, bound: ListenAddress): HostPort {
+  if (configured) return configured;
+  return { host: WILDCARD_HOSTS.has(bound.host) ? '127.0.0.1' : bound.host, port: bound.port };
+}
+
+/** Flags that take no value (for the argument parser): the boolean settings. */
+export function configFlagSpecs(): Array<{ flag: string; boolean: boolean }> {
+  return [{ flag: CONFIG_FLAG, boolean: false }, ...settings.flatMap((s) => (s.flag ? [{ flag: s.flag, boolean: s.boolean }] : []))];
+}

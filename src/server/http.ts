@@ -1,0 +1,112 @@
+// The HTTP endpoint for orchestrators and scrapers: liveness, readiness and Prometheus metrics.
+// It serves no data and no admin operations, so it needs no authentication.
+//
+//   GET /live     200 as soon as the process is up
+//   GET /ready    200 once recovery finished and the listeners are up; 503 before and while stopping
+//   GET /metrics  the MetricsRegistry in the Prometheus text format 0.0.4
+//   anything else 404; other methods on these paths 405 (HEAD is served like GET)
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from '../core/logger.js';
+import type { MetricsRegistry } from '../core/metrics.js';
+import type { HostPort } from './config.js';
+import type { ListenAddress } from './listeners.js';
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+/** Probes and scrapers only: a handful of connections at a time. */
+export const HTTP_CONNECTIONS_MAX = 64;
+export const HTTP_HEADERS_TIMEOUT_MS = 5_000;
+export const HTTP_REQUEST_TIMEOUT_MS = 10_000;
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+export type Readiness = 'starting' | 'ready' | 'stopping';
+
+export interface HttpEndpointOptions {
+  addr: HostPort;
+  metrics: MetricsRegistry;
+  readiness: () => Readiness;
+  logger: Logger;
+}
+
+export class HttpEndpoint {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private bound: ListenAddress | null = null;
+
+  constructor(private readonly options: HttpEndpointOptions) {
+    this.server = createServer(
+      { requestTimeout: HTTP_REQUEST_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS },
+      (req, res) => this.handle(req, res),
+    );
+    this.server.maxConnections = HTTP_CONNECTIONS_MAX;
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('clientError', (err, socket) => {
+      options.logger.debug('http client error', { error: err });
+      socket.destroy();
+    });
+  }
+
+  address(): ListenAddress | null {
+    return this.bound;
+  }
+
+  start(): Promise<ListenAddress> {
+    const { host, port } = this.options.addr;
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(new Error(`cannot listen for http on ${host}:${port}: ${err.message}`, { cause: err }));
+      this.server.once('error', onError);
+      this.server.listen({ host, port }, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) => this.options.logger.error('http server error', { error: err }));
+        const info = this.server.address() as AddressInfo;
+        this.bound = { host: info.address, port: info.port };
+        resolve(this.bound);
+      });
+    });
+  }
+
+  /** Closes the listening socket and every open connection (probes need no draining). */
+  stop(): Promise<void> {
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    const route = routes[path ?? ''];
+    if (!route) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+    }
+    const { status, type, body } = route(this.options);
+    send(res, status, type, req.method === 'HEAD' ? '' : body, Buffer.byteLength(body));
+  }
+}
+
+interface Reply {
+  status: number;
+  type: string;
+  body: string;
+}
+
+const routes: Record<string, (options: HttpEndpointOptions) => Reply> = {
+  '/live': () => ({ status: 200, type: 'text/plain; charset=utf-8', body: 'live\n' }),
+  '/ready': (o) => {
+    const state = o.readiness();
+    return { status: state === 'ready' ? 200 : 503, type: 'text/plain; charset=utf-8', body: `${state}\n` };
+  },
+  '/metrics': (o) => ({ status: 200, type: PROMETHEUS_CONTENT_TYPE, body: o.metrics.render() }),
+};
+
+function send(res: ServerResponse, status: number, type: string, body: string, length = Buffer.byteLength(body)): void {
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': length, 'Cache-Control': 'no-store' });
+  res.end(body);
+}

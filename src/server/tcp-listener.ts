@@ -1,0 +1,349 @@
+// A TCP (optionally TLS) listener shared by the protocol front-ends. It owns what every front-end
+// would otherwise repeat: binding, the connection limit, connection tracking and metrics, request
+// counting and latency, and the graceful stop. The front-end supplies one ConnectionFactory that
+// turns a socket into a ConnectionHandle; it reads and writes the socket itself.
+//
+// Graceful stop: the listening socket closes (no new connections); every connection is told
+// close('shutdown') and should stop reading new requests; as soon as a connection has no request
+// in flight its socket is ended; after `drainTimeoutMs` whatever is left is destroyed.
+//
+// Request accounting: a front-end calls `context.beginRequest(operation)` when a request has been
+// framed and the returned `done()` when its response has been written (or dropped). That counts
+// quartet_listener_requests_total, observes quartet_request_duration_seconds and tells the listener
+// which connections are idle.
+
+import { readFileSync } from 'node:fs';
+import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import type { Logger } from '../core/logger.js';
+import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
+import type { HostPort } from './config.js';
+import type { ListenAddress, ListenerContext, ListenerFactory, ProtocolListener } from './listeners.js';
+
+/** At most one "connection limit reached" log line per this interval; the rest are counted. */
+export const REJECT_LOG_INTERVAL_MS = 1_000;
+
+export type CloseReason = 'shutdown' | 'protocol_error' | 'idle' | 'auth_failed' | 'server_error';
+
+export interface ConnectionHandle {
+  /**
+   * Asks the connection to wind down: stop reading new requests and let in-flight ones finish.
+   * The listener ends the socket once the connection is idle; the handle may also end it itself.
+   * Called at most once per reason; must not throw.
+   */
+  close(reason: CloseReason): void;
+  /**
+   * Resolves when no request is in flight. Optional: by default the listener uses the count kept
+   * by `context.beginRequest`. Implement it when a connection has work the count does not see.
+   */
+  whenIdle?(): Promise<void>;
+}
+
+export type RequestDone = (outcome?: 'ok' | 'error') => void;
+
+export interface ConnectionContext {
+  /** Unique per listener, increasing. */
+  readonly id: number;
+  readonly listener: string;
+  /** "ip:port" of the peer. */
+  readonly remote: string;
+  readonly tls: boolean;
+  /** Tagged with the listener, connection id and peer. */
+  readonly logger: Logger;
+  /** Marks a request in flight; call the result exactly once when its response is written. */
+  beginRequest(operation: string): RequestDone;
+  /** Requests begun and not yet done. */
+  readonly inFlight: number;
+}
+
+export type ConnectionFactory = (socket: Socket, context: ConnectionContext) => ConnectionHandle;
+
+export interface TcpListenerOptions {
+  /** Metric label and log tag: kafka, iggy, cursus. */
+  name: string;
+  addr: HostPort;
+  maxConnections: number;
+  tls?: { certFile: string; keyFile: string } | null;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  connectionFactory: ConnectionFactory;
+}
+
+/** The metrics every listener reports; usable on its own by a front-end with another transport. */
+export class ListenerMetrics {
+  private readonly connections: Gauge;
+  private readonly connectionsTotal: Counter;
+  private readonly rejectedTotal: Counter;
+  private readonly requestsTotal: Counter;
+  private readonly requestErrorsTotal: Counter;
+  private readonly duration: Histogram;
+  private readonly labels: { listener: string };
+  /** One label object per operation, so that counting a request allocates nothing new. */
+  private readonly operationLabels = new Map<string, { listener: string; operation: string }>();
+
+  constructor(
+    registry: MetricsRegistry,
+    readonly listener: string,
+  ) {
+    this.labels = { listener };
+    this.connections = registry.gauge('quartet_listener_connections', 'Open client connections');
+    this.connectionsTotal = registry.counter('quartet_listener_connections_total', 'Client connections accepted');
+    this.rejectedTotal = registry.counter('quartet_listener_connections_rejected_total', 'Client connections closed at once because the listener was at its connection limit');
+    this.requestsTotal = registry.counter('quartet_listener_requests_total', 'Requests handled');
+    this.requestErrorsTotal = registry.counter('quartet_listener_request_errors_total', 'Requests answered with an error');
+    this.duration = registry.histogram('quartet_request_duration_seconds', 'Time from a framed request to its written response');
+    this.connections.set(this.labels, 0);
+  }
+
+  connectionOpened(): void {
+    this.connections.inc(this.labels);
+    this.connectionsTotal.inc(this.labels);
+  }
+  connectionClosed(): void {
+    this.connections.dec(this.labels);
+  }
+  connectionRejected(): void {
+    this.rejectedTotal.inc(this.labels);
+  }
+
+  /** Starts timing a request; the result records it. */
+  beginRequest(operation: string): RequestDone {
+    const labels = this.labelsFor(operation);
+    const start = process.hrtime.bigint();
+    return (outcome = 'ok') => {
+      this.requestsTotal.inc(labels);
+      if (outcome === 'error') this.requestErrorsTotal.inc(labels);
+      this.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+    };
+  }
+
+  private labelsFor(operation: string): { listener: string; operation: string } {
+    let labels = this.operationLabels.get(operation);
+    if (!labels) {
+      labels = { listener: this.listener, operation };
+      this.operationLabels.set(operation, labels);
+    }
+    return labels;
+  }
+}
+
+/** One accepted connection, as the listener tracks it. */
+class Connection implements ConnectionContext {
+  inFlight = 0;
+  handle: ConnectionHandle | null = null;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly id: number,
+    readonly listener: string,
+    readonly remote: string,
+    readonly tls: boolean,
+    readonly logger: Logger,
+    readonly socket: Socket,
+    private readonly metrics: ListenerMetrics,
+  ) {}
+
+  beginRequest(operation: string): RequestDone {
+    const record = this.metrics.beginRequest(operation);
+    this.inFlight++;
+    let finished = false;
+    return (outcome) => {
+      if (finished) throw new Error(`request ${operation} on connection ${this.id} finished twice`);
+      finished = true;
+      record(outcome);
+      this.inFlight--;
+      if (this.inFlight === 0) this.wakeIdle();
+    };
+  }
+
+  whenIdle(): Promise<void> {
+    const custom = this.handle?.whenIdle?.();
+    const counted = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    return custom ? Promise.all([custom, counted]).then(() => undefined) : counted;
+  }
+
+  wakeIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+export class TcpListener implements ProtocolListener {
+  readonly name: string;
+  private readonly server: Server;
+  private readonly metrics: ListenerMetrics;
+  private readonly logger: Logger;
+  /** Every accepted raw socket, including TLS sockets still in their handshake. */
+  private readonly sockets = new Set<Socket>();
+  private readonly connections = new Map<Socket, Connection>();
+  private nextId = 1;
+  private bound: ListenAddress | null = null;
+  private stopping: Promise<void> | null = null;
+  private lastRejectLogMs = 0;
+  private rejectsNotLogged = 0;
+
+  constructor(private readonly options: TcpListenerOptions) {
+    this.name = options.name;
+    this.logger = options.logger;
+    this.metrics = new ListenerMetrics(options.metrics, options.name);
+    this.server = options.tls ? this.createTls(options.tls) : createTcpServer();
+    this.server.on('connection', (socket: Socket) => this.onRawConnection(socket));
+    if (!options.tls) this.server.on('connection', (socket: Socket) => this.onReady(socket, socket));
+  }
+
+  /** The bound address, once started. */
+  address(): ListenAddress | null {
+    return this.bound;
+  }
+
+  /** Open connections (TLS sockets count once their handshake is done). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  start(): Promise<ListenAddress> {
+    const { host, port } = this.options.addr;
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(new Error(`cannot listen for ${this.name} on ${host}:${port}: ${err.message}`, { cause: err }));
+      this.server.once('error', onError);
+      this.server.listen({ host, port }, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) => this.logger.error('listener error', { error: err }));
+        const info = this.server.address() as AddressInfo;
+        this.bound = { host: info.address, port: info.port };
+        resolve(this.bound);
+      });
+    });
+  }
+
+  stop(drainTimeoutMs: number): Promise<void> {
+    this.stopping ??= this.drainAndClose(drainTimeoutMs);
+    return this.stopping;
+  }
+
+  private createTls(tls: { certFile: string; keyFile: string }): Server {
+    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
+    server.on('secureConnection', (socket: TLSSocket) => {
+      // The accepted TCP socket under the TLS one (Node keeps it as _parent); tracking is by it.
+      const raw = (socket as TLSSocket & { _parent?: Socket })._parent ?? socket;
+      this.onReady(raw, socket);
+    });
+    server.on('tlsClientError', (err) => this.logger.debug('tls handshake failed', { error: err }));
+    return server;
+  }
+
+  private onRawConnection(socket: Socket): void {
+    if (this.stopping || this.sockets.size >= this.options.maxConnections) {
+      socket.destroy();
+      this.metrics.connectionRejected();
+      if (!this.stopping) this.logRejected(socket);
+      return;
+    }
+    this.sockets.add(socket);
+    socket.on('error', (err) => this.logger.debug('connection error', { error: err, remote: remoteOf(socket) }));
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  private logRejected(socket: Socket): void {
+    const now = Date.now();
+    if (now - this.lastRejectLogMs < REJECT_LOG_INTERVAL_MS) {
+      this.rejectsNotLogged++;
+      return;
+    }
+    this.logger.warn('connection limit reached; connection closed', {
+      remote: remoteOf(socket),
+      maxConnections: this.options.maxConnections,
+      alsoClosedSinceLastLine: this.rejectsNotLogged,
+    });
+    this.lastRejectLogMs = now;
+    this.rejectsNotLogged = 0;
+  }
+
+  /** A connection is usable (TCP accepted, or TLS handshake done): hand it to the front-end. */
+  private onReady(raw: Socket, socket: Socket): void {
+    if (!this.sockets.has(raw) || raw.destroyed) return;
+    const id = this.nextId++;
+    const remote = remoteOf(raw);
+    const logger = this.logger.child({ conn: id, remote });
+    const conn = new Connection(id, this.name, remote, socket !== raw, logger, socket, this.metrics);
+    this.connections.set(raw, conn);
+    this.metrics.connectionOpened();
+    raw.once('close', () => {
+      this.connections.delete(raw);
+      this.metrics.connectionClosed();
+      conn.wakeIdle();
+    });
+    socket.setNoDelay(true);
+    try {
+      conn.handle = this.options.connectionFactory(socket, conn);
+    } catch (err) {
+      logger.error('connection handler failed to start; connection closed', { error: err });
+      raw.destroy();
+    }
+  }
+
+  private async drainAndClose(drainTimeoutMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const raw of this.sockets) if (!this.connections.has(raw)) raw.destroy(); // mid-handshake
+    const drains = [...this.connections.values()].map((conn) => this.drainOne(conn));
+    const deadline = timer(drainTimeoutMs);
+    const timedOut = await Promise.race([Promise.all(drains).then(() => false), deadline.promise.then(() => true)]);
+    deadline.cancel();
+    if (timedOut && this.sockets.size > 0) {
+      this.logger.warn('drain timeout; closing connections with requests in flight', { connections: this.sockets.size, drainTimeoutMs });
+    }
+    for (const raw of this.sockets) raw.destroy();
+    await closed;
+  }
+
+  private async drainOne(conn: Connection): Promise<void> {
+    const socket = conn.socket;
+    if (socket.destroyed) return;
+    const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    try {
+      conn.handle?.close('shutdown');
+    } catch (err) {
+      conn.logger.error('connection close handler threw', { error: err });
+    }
+    await Promise.race([conn.whenIdle(), gone]);
+    if (!socket.destroyed) {
+      socket.once('finish', () => socket.destroy());
+      socket.end();
+    }
+    await gone;
+  }
+}
+
+function remoteOf(socket: Socket): string {
+  const host = socket.remoteAddress ?? 'unknown';
+  return host.includes(':') ? `[${host}]:${socket.remotePort}` : `${host}:${socket.remotePort}`;
+}
+
+function timer(ms: number): { promise: Promise<void>; cancel(): void } {
+  let handle: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => {
+    handle = setTimeout(resolve, ms);
+  });
+  return { promise, cancel: () => clearTimeout(handle) };
+}
+
+/**
+ * Builds a ListenerFactory for a TCP front-end from its per-connection part. The front-end's
+ * whole registration is then:
+ *   export const kafkaListenerFactory = tcpProtocolListener((ctx) => (socket, conn) => new KafkaConnection(socket, conn, ctx.broker));
+ */
+export function tcpProtocolListener(makeConnectionFactory: (context: ListenerContext) => ConnectionFactory): ListenerFactory {
+  return (context) => {
+    const s = context.settings;
+    return new TcpListener({
+      name: context.name,
+      addr: s.addr,
+      maxConnections: s.maxConnections,
+      tls: s.tlsCertFile && s.tlsKeyFile ? { certFile: s.tlsCertFile, keyFile: s.tlsKeyFile } : null,
+      logger: context.logger,
+      metrics: context.metrics,
+      connectionFactory: makeConnectionFactory(context),
+    });
+  };
+}

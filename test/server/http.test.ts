@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, test } from 'node:test';
+import { silentLogger } from '../../src/core/logger.js';
+import { MetricsRegistry } from '../../src/core/metrics.js';
+import { HttpEndpoint, type Readiness } from '../../src/server/http.js';
+
+let state: Readiness = 'starting';
+const metrics = new MetricsRegistry();
+metrics.counter('quartet_test_total', 'A test counter').inc({ kind: 'x' }, 3);
+const endpoint = new HttpEndpoint({ addr: { host: '127.0.0.1', port: 0 }, metrics, readiness: () => state, logger: silentLogger });
+let port = 0;
+
+before(async () => {
+  port = (await endpoint.start()).port;
+});
+after(() => endpoint.stop());
+
+function call(method: string, path: string): Promise<{ status: number; type: string; body: string; allow: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body, allow: res.headers.allow }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('/live is 200 whatever the readiness', async () => {
+  state = 'starting';
+  assert.equal((await call('GET', '/live')).status, 200);
+});
+
+test('/ready follows the readiness: 503 starting, 200 ready, 503 stopping', async () => {
+  state = 'starting';
+  assert.deepEqual(await call('GET', '/ready').then((r) => [r.status, r.body]), [503, 'starting\n']);
+  state = 'ready';
+  assert.deepEqual(await call('GET', '/ready').then((r) => [r.status, r.body]), [200, 'ready\n']);
+  state = 'stopping';
+  assert.deepEqual(await call('GET', '/ready').then((r) => [r.status, r.body]), [503, 'stopping\n']);
+});
+
+test('/metrics renders the registry as Prometheus text 0.0.4', async () => {
+  const r = await call('GET', '/metrics?x=1');
+  assert.equal(r.status, 200);
+  assert.match(r.type, /^text\/plain; version=0\.0\.4/);
+  assert.match(r.body, /# TYPE quartet_test_total counter\nquartet_test_total\{kind="x"\} 3\n/);
+});
+
+test('HEAD is served like GET without a body', async () => {
+  const r = await call('HEAD', '/live');
+  assert.equal(r.status, 200);
+  assert.equal(r.body, '');
+});
+
+test('unknown paths are 404, other methods 405 with Allow', async () => {
+  assert.equal((await call('GET', '/nope')).status, 404);
+  const r = await call('POST', '/ready');
+  assert.equal(r.status, 405);
+  assert.equal(r.allow, 'GET, HEAD');
+});
+
+test('a port in use is a clear start error', async () => {
+  const other = new HttpEndpoint({ addr: { host: '127.0.0.1', port }, metrics, readiness: () => state, logger: silentLogger });
+  await assert.rejects(other.start(), new RegExp(`cannot listen for http on 127.0.0.1:${port}: .*EADDRINUSE`));
+});

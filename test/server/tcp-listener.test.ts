@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { createLogger, type Logger } from '../../src/core/logger.js';
+import { MetricsRegistry } from '../../src/core/metrics.js';
+import { TcpListener, type CloseReason, type ConnectionFactory, type TcpListenerOptions } from '../../src/server/tcp-listener.js';
+
+/** A line protocol: every line is a request echoed back; lines starting with "slow" wait for release. */
+class EchoFrontEnd {
+  readonly pending = new Map<string, () => void>();
+  readonly closeReasons: CloseReason[] = [];
+  private onPending: (() => void) | null = null;
+
+  readonly factory: ConnectionFactory = (socket, ctx) => {
+    let closing = false;
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (closing) continue;
+        const slow = line.startsWith('slow');
+        const done = ctx.beginRequest(slow ? 'slow' : 'echo');
+        const reply = (): void => {
+          socket.write(`${line}\n`);
+          done();
+        };
+        if (!slow) reply();
+        else {
+          this.pending.set(line, reply);
+          this.onPending?.();
+        }
+      }
+    });
+    return {
+      close: (reason) => {
+        closing = true;
+        this.closeReasons.push(reason);
+      },
+    };
+  };
+
+  /** Resolves once `line` is in flight. */
+  async inFlight(line: string): Promise<void> {
+    while (!this.pending.has(line)) await new Promise<void>((resolve) => (this.onPending = resolve));
+  }
+
+  release(line: string): void {
+    const reply = this.pending.get(line);
+    assert.ok(reply, `${line} is not pending`);
+    this.pending.delete(line);
+    reply();
+  }
+}
+
+function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  return { logger: createLogger('debug', (line) => lines.push(JSON.parse(line) as Record<string, unknown>)), lines };
+}
+
+async function startListener(frontEnd: EchoFrontEnd, overrides: Partial<TcpListenerOptions> = {}) {
+  const metrics = new MetricsRegistry();
+  const { logger, lines } = captureLogger();
+  const listener = new TcpListener({
+    name: 'echo',
+    addr: { host: '127.0.0.1', port: 0 },
+    maxConnections: 100,
+    logger,
+    metrics,
+    connectionFactory: frontEnd.factory,
+    ...overrides,
+  });
+  const { port } = await listener.start();
+  return { listener, port, metrics, lines };
+}
+
+/** A client that collects what it receives and knows when the server closed it. */
+class Client {
+  received = '';
+  readonly closed: Promise<void>;
+  private waiters: Array<() => void> = [];
+
+  constructor(readonly socket: Socket) {
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      this.received += chunk;
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    socket.on('error', () => {});
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+  }
+
+  static open(port: number): Promise<Client> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => resolve(new Client(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(line: string): void {
+    this.socket.write(`${line}\n`);
+  }
+
+  async receive(text: string): Promise<void> {
+    while (!this.received.includes(text)) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** Polls `check` until it holds, failing after `deadlineMs`. */
+async function eventually(check: () => boolean, what: string, deadlineMs = 5_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!check()) {
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+test('echo round trip, connection tracking and request metrics', async () => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics } = await startListener(fe);
+  const a = await Client.open(port);
+  const b = await Client.open(port);
+  a.send('hello');
+  b.send('world');
+  await a.receive('hello\n');
+  await b.receive('world\n');
+  await eventually(() => listener.connectionCount === 2, 'two connections');
+  const text = metrics.render();
+  assert.match(text, /quartet_listener_connections\{listener="echo"\} 2/);
+  assert.match(text, /quartet_listener_connections_total\{listener="echo"\} 2/);
+  assert.match(text, /quartet_listener_requests_total\{listener="echo",operation="echo"\} 2/);
+  assert.match(text, /quartet_request_duration_seconds_count\{listener="echo",operation="echo"\} 2/);
+  a.socket.end();
+  await a.closed;
+  await eventually(() => listener.connectionCount === 1, 'one connection after a client left');
+  assert.match(metrics.render(), /quartet_listener_connections\{listener="echo"\} 1/);
+  await listener.stop(1_000);
+  await b.closed;
+});
+
+test('connections beyond maxConnections are closed at once and logged', async () => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics, lines } = await startListener(fe, { maxConnections: 2 });
+  const a = await Client.open(port);
+  const b = await Client.open(port);
+  a.send('x');
+  await a.receive('x\n');
+  b.send('y');
+  await b.receive('y\n');
+  const c = await Client.open(port);
+  await c.closed;
+  assert.equal(c.received, '');
+  await eventually(() => lines.some((l) => l.msg === 'connection limit reached; connection closed'), 'the log line');
+  assert.match(metrics.render(), /quartet_listener_connections_rejected_total\{listener="echo"\} 1/);
+  const warn = lines.find((l) => l.msg === 'connection limit reached; connection closed')!;
+  assert.equal(warn.maxConnections, 2);
+  assert.equal(listener.connectionCount, 2);
+  await listener.stop(1_000);
+});
+
+test('graceful stop: no new connections, in-flight requests finish, then sockets end', async () => {
+  const fe = new EchoFrontEnd();
+  const { listener, port } = await startListener(fe);
+  const busy = await Client.open(port);
+  const idle = await Client.open(port);
+  idle.send('ping');
+  await idle.receive('ping\n');
+  busy.send('slow-1');
+  await fe.inFlight('slow-1');
+
+  let stopped = false;
+  const stopping = listener.stop(5_000).then(() => (stopped = true));
+  await idle.closed; // nothing in flight: closed straight away
+  await assert.rejects(Client.open(port), /ECONNREFUSED/);
+  assert.deepEqual(fe.closeReasons, ['shutdown', 'shutdown']);
+  assert.equal(stopped, false, 'stop waits for the in-flight request');
+
+  busy.send('after-close'); // the front-end stops reading new requests once told to close
+  fe.release('slow-1');
+  await busy.receive('slow-1\n');
+  await busy.closed;
+  await stopping;
+  assert.equal(busy.received, 'slow-1\n');
+});
+
+test('drain timeout: connections with requests still in flight are destroyed', async () => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, lines } = await startListener(fe);
+  const stuck = await Client.open(port);
+  stuck.send('slow-forever');
+  await fe.inFlight('slow-forever');
+  const started = Date.now();
+  await listener.stop(100);
+  await stuck.closed;
+  assert.ok(Date.now() - started < 3_000);
+  assert.ok(lines.some((l) => l.msg === 'drain timeout; closing connections with requests in flight' && l.connections === 1));
+});
+
+test('a factory that throws closes only that connection', async () => {
+  let calls = 0;
+  const fe = new EchoFrontEnd();
+  const factory: ConnectionFactory = (socket, ctx) => {
+    if (calls++ === 0) throw new Error('boom');
+    return fe.factory(socket, ctx);
+  };
+  const { listener, port, lines } = await startListener(fe, { connectionFactory: factory });
+  const first = await Client.open(port);
+  await first.closed;
+  assert.ok(lines.some((l) => l.msg === 'connection handler failed to start; connection closed'));
+  const second = await Client.open(port);
+  second.send('ok');
+  await second.receive('ok\n');
+  await listener.stop(1_000);
+});
+
+test('a port in use is a clear start error', async () => {
+  const fe = new EchoFrontEnd();
+  const { listener, port } = await startListener(fe);
+  const other = new TcpListener({ name: 'echo2', addr: { host: '127.0.0.1', port }, maxConnections: 1, logger: captureLogger().logger, metrics: new MetricsRegistry(), connectionFactory: fe.factory });
+  await assert.rejects(other.start(), new RegExp(`cannot listen for echo2 on 127.0.0.1:${port}`));
+  await listener.stop(100);
+});
+
+const certDir = mkdtempSync(join(tmpdir(), 'quartet-tls-'));
+after(() => rmSync(certDir, { recursive: true, force: true }));
+
+function makeCert(): { certFile: string; keyFile: string } | null {
+  const certFile = join(certDir, 'cert.pem');
+  const keyFile = join(certDir, 'key.pem');
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    return { certFile, keyFile };
+  } catch {
+    return null;
+  }
+}
+
+test('TLS: the front-end sees the decrypted stream; stop drains it', async (t) => {
+  const tls = makeCert();
+  if (!tls) return t.skip('openssl is not installed');
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics } = await startListener(fe, { tls });
+  const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  const client = new Client(socket);
+  client.send('secret');
+  await client.receive('secret\n');
+  assert.match(metrics.render(), /quartet_listener_connections\{listener="echo"\} 1/);
+  await listener.stop(1_000);
+  await client.closed;
+  assert.match(metrics.render(), /quartet_listener_connections\{listener="echo"\} 0/);
+});
