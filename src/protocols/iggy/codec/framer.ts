@@ -1,0 +1,130 @@
+// Incremental framer for Iggy 0.11 binary transports (TCP, and any other byte stream).
+//
+//   frame := header (256 bytes, size u32 @48 = total frame length) | body (size - 256 bytes)
+//
+// `push(chunk)` returns the whole frames the chunk completes. A frame that lies inside one chunk
+// is handed out as `subarray` views of that chunk (zero copy); only a frame that straddles chunks
+// is copied, into one buffer of exactly its declared size. The 256-byte header is gathered first
+// and its declared size checked against `frameBytesMax` before any body buffer is allocated.
+// Errors are values: the first bad frame yields `{ ok: false }` (with the header when all 256
+// bytes arrived, so the caller can answer with an Eviction) and the framer stops.
+
+import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
+
+export interface Frame {
+  /** The 256 header bytes (a view). */
+  header: Buffer;
+  /** The body (a view; empty when size = 256). */
+  body: Buffer;
+}
+
+export type FramerResult =
+  | { ok: true; frame: Frame }
+  /** `header`: a copy of the 256 header bytes, for an Eviction reply. */
+  | { ok: false; reason: string; header: Buffer };
+
+export interface FramerOptions {
+  /** Largest frame accepted, header included. Default 64 MiB (the reference server's default). */
+  frameBytesMax?: number;
+}
+
+export class IggyFramer {
+  readonly frameBytesMax: number;
+  /** Gathers a header that straddles chunks. */
+  private readonly stash = Buffer.allocUnsafe(headerBytes);
+  private stashed = 0;
+  /** A frame being assembled across chunks (exactly its declared size). */
+  private partial: Buffer | null = null;
+  private filled = 0;
+  private failed = false;
+
+  constructor(options: FramerOptions = {}) {
+    this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
+    if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
+  }
+
+  /** Bytes held for incomplete frames (for backpressure accounting). */
+  get bufferedBytes(): number {
+    return this.partial !== null ? this.filled : this.stashed;
+  }
+
+  /** True after an error: the connection should be answered (or dropped) and closed. */
+  get broken(): boolean {
+    return this.failed;
+  }
+
+  push(chunk: Buffer): FramerResult[] {
+    const out: FramerResult[] = [];
+    let off = 0;
+    while (off < chunk.length && !this.failed) {
+      if (this.partial !== null) {
+        const n = Math.min(this.partial.length - this.filled, chunk.length - off);
+        chunk.copy(this.partial, this.filled, off, off + n);
+        this.filled += n;
+        off += n;
+        if (this.filled === this.partial.length) {
+          const frame = this.partial;
+          this.partial = null;
+          this.filled = 0;
+          out.push({ ok: true, frame: { header: frame.subarray(0, headerBytes), body: frame.subarray(headerBytes) } });
+        }
+        continue;
+      }
+      if (this.stashed > 0) {
+        const n = Math.min(headerBytes - this.stashed, chunk.length - off);
+        chunk.copy(this.stash, this.stashed, off, off + n);
+        this.stashed += n;
+        off += n;
+        if (this.stashed < headerBytes) break;
+        this.stashed = 0;
+        const size = this.stash.readUInt32LE(48);
+        const problem = checkFrameSize(size, this.frameBytesMax);
+        if (problem !== null) {
+          out.push(this.fail(problem, this.stash));
+          break;
+        }
+        if (size === headerBytes) {
+          const header = Buffer.from(this.stash);
+          out.push({ ok: true, frame: { header, body: header.subarray(headerBytes) } });
+          continue;
+        }
+        this.partial = Buffer.allocUnsafe(size);
+        this.stash.copy(this.partial, 0, 0, headerBytes);
+        this.filled = headerBytes;
+        continue;
+      }
+      const available = chunk.length - off;
+      if (available < headerBytes) {
+        chunk.copy(this.stash, 0, off);
+        this.stashed = available;
+        break;
+      }
+      const size = chunk.readUInt32LE(off + 48);
+      const problem = checkFrameSize(size, this.frameBytesMax);
+      if (problem !== null) {
+        out.push(this.fail(problem, chunk.subarray(off, off + headerBytes)));
+        break;
+      }
+      if (available >= size) {
+        out.push({
+          ok: true,
+          frame: { header: chunk.subarray(off, off + headerBytes), body: chunk.subarray(off + headerBytes, off + size) },
+        });
+        off += size;
+        continue;
+      }
+      this.partial = Buffer.allocUnsafe(size);
+      chunk.copy(this.partial, 0, off);
+      this.filled = available;
+      break;
+    }
+    return out;
+  }
+
+  private fail(reason: string, header: Buffer): FramerResult {
+    this.failed = true;
+    this.partial = null;
+    this.stashed = 0;
+    return { ok: false, reason, header: Buffer.from(header) };
+  }
+}

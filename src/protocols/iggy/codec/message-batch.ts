@@ -1,0 +1,407 @@
+// The Iggy 0.11 messages batch: the one layout SendMessages carries, the broker stores and polls
+// serve (specs/iggy-binary-protocol-0.11.md "Message batches", server notes §11,
+// core/binary_protocol/src/batch.rs). All integers little-endian.
+//
+// Batch header (256 bytes):
+// | Offset | Size | Field            | Type | Notes                                                |
+// |--------|------|------------------|------|------------------------------------------------------|
+// | 0      | 8    | partition_id     | u64  | server-stamped at admission; producers send 0        |
+// | 8      | 8    | base_offset      | u64  | server-stamped at append; producers send 0           |
+// | 16     | 8    | base_timestamp   | u64  | server-stamped at append (µs); producers send 0      |
+// | 24     | 8    | origin_timestamp | u64  | earliest producer timestamp in the batch (µs)        |
+// | 32     | 8    | batch_length     | u64  | 256 + blob length                                    |
+// | 40     | 8    | batch_checksum   | u64  | see below; recomputed by the server when stamping    |
+// | 48     | 4    | message_count    | u32  | frames in the blob                                   |
+// | 52     | 204  | reserved         |      | must be zero                                         |
+//
+// Frame := frame header (48 bytes) | payload{payload_length} | user_headers{user_headers_length}
+// | Offset | Size | Field               | Type | Notes                                          |
+// |--------|------|---------------------|------|------------------------------------------------|
+// | 0      | 8    | checksum            | u64  | XXH3_64(frame[8..48] ‖ payload ‖ user_headers) |
+// | 8      | 16   | id                  | u128 | message id                                     |
+// | 24     | 4    | offset_delta        | u32  | offset = base_offset + offset_delta            |
+// | 28     | 4    | timestamp_delta     | u32  | origin time = origin_timestamp + delta (µs)    |
+// | 32     | 4    | user_headers_length | u32  |                                                |
+// | 36     | 4    | payload_length      | u32  |                                                |
+// | 40     | 8    | reserved            | u64  | must be zero                                   |
+//
+// batch_checksum = XXH3_64 (seed 0) over partition_id, base_offset, base_timestamp,
+// origin_timestamp, batch_length (u64 LE each), message_count (u32 LE), then each frame's 8-byte
+// checksum field in frame order (message bodies are bound through their own checksums).
+//
+// Stamping (what the broker stores, exactly what Iggy keeps on disk): partition_id, base_offset,
+// base_timestamp are written in place and batch_checksum recomputed; frames are untouched.
+// Slicing (a poll that starts inside a stored batch): the header keeps base_offset,
+// base_timestamp, origin_timestamp and partition_id; message_count and batch_length shrink to the
+// kept frames and batch_checksum is recomputed; each kept frame (and its offset_delta) is
+// byte-identical, so `base_offset + offset_delta` of the first frame is the first polled offset.
+
+import { xxh3 } from '@node-rs/xxhash';
+import {
+  Writer,
+  decodeHeaderValue,
+  encodeHeaderValue,
+  headerKindCode,
+  readTlvBlock,
+  readU128,
+  writeTlvField,
+  writeU128,
+  type HeaderValue,
+} from './primitives.js';
+
+export const batchHeaderBytes = 256;
+export const frameHeaderBytes = 48;
+export const batchChecksumOffset = 40;
+export const batchMessageCountOffset = 48;
+/** A batch spans at most u32 µs of producer clock (~71.6 minutes). */
+export const timestampDeltaMicrosMax = 0xffff_ffff;
+/** Frames per batch refused above this before any per-frame work (bounds hostile counts). */
+export const batchMessagesMax = 1_000_000;
+
+export interface BatchHeader {
+  partitionId: bigint;
+  baseOffset: bigint;
+  baseTimestamp: bigint;
+  originTimestamp: bigint;
+  batchLength: bigint;
+  batchChecksum: bigint;
+  messageCount: number;
+}
+
+/** A frame inside a batch, with views of its parts and its byte range in the batch. */
+export interface BatchFrame {
+  checksum: bigint;
+  id: bigint;
+  offsetDelta: number;
+  timestampDelta: number;
+  payload: Buffer;
+  userHeaders: Buffer;
+  /** Byte range of the whole frame within the batch buffer. */
+  start: number;
+  end: number;
+}
+
+export interface ParsedBatch {
+  header: BatchHeader;
+  frames: BatchFrame[];
+  /** The batch bytes (exactly batch_length). */
+  bytes: Buffer;
+}
+
+export function readBatchHeader(b: Buffer): BatchHeader {
+  return {
+    partitionId: b.readBigUInt64LE(0),
+    baseOffset: b.readBigUInt64LE(8),
+    baseTimestamp: b.readBigUInt64LE(16),
+    originTimestamp: b.readBigUInt64LE(24),
+    batchLength: b.readBigUInt64LE(32),
+    batchChecksum: b.readBigUInt64LE(40),
+    messageCount: b.readUInt32LE(48),
+  };
+}
+
+export interface ParseBatchOptions {
+  /**
+   * 'full' (admission, recovery): every frame checksum and the batch checksum are verified.
+   * 'layout': sizes, counts and reserved fields only (the log already verified the bytes).
+   */
+  verify?: 'full' | 'layout';
+  /** Require offset_delta == frame index (producer batches). Stored slices start above 0. */
+  requireSequentialDeltas?: boolean;
+  /** Reject bytes past batch_length (a SendMessages body ends with exactly one batch). */
+  exact?: boolean;
+  /** Largest message_count accepted. */
+  messagesMax?: number;
+}
+
+export type BatchRejectionCode =
+  | 'truncated'
+  | 'bad_length'
+  | 'reserved_field'
+  | 'bad_count'
+  | 'message_checksum'
+  | 'batch_checksum'
+  | 'offset_delta';
+
+export interface BatchRejection {
+  code: BatchRejectionCode;
+  reason: string;
+}
+
+/**
+ * Parses and validates one batch at the start of `bytes`. Returns the batch (views into `bytes`)
+ * or a rejection; never throws and allocates nothing proportional to a claimed count before the
+ * bytes for it are present.
+ */
+export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): ParsedBatch | BatchRejection {
+  const verify = options.verify ?? 'full';
+  if (bytes.length < batchHeaderBytes) return reject('truncated', `batch shorter than its ${batchHeaderBytes}-byte header`);
+  const header = readBatchHeader(bytes);
+  if (header.batchLength < BigInt(batchHeaderBytes)) return reject('bad_length', `batch_length ${header.batchLength} does not cover the header`);
+  if (header.batchLength > BigInt(bytes.length)) {
+    return reject('truncated', `batch_length ${header.batchLength} exceeds the ${bytes.length} bytes present`);
+  }
+  const length = Number(header.batchLength);
+  if (options.exact === true && length !== bytes.length) return reject('bad_length', `${bytes.length - length} bytes follow the batch`);
+  for (let i = 52; i < batchHeaderBytes; i++) {
+    if (bytes[i] !== 0) return reject('reserved_field', `batch header reserved byte ${i} is not zero`);
+  }
+  const messagesMax = options.messagesMax ?? batchMessagesMax;
+  if (header.messageCount > messagesMax) return reject('bad_count', `message_count ${header.messageCount} exceeds ${messagesMax}`);
+  if (header.messageCount * frameHeaderBytes > length - batchHeaderBytes) {
+    return reject('bad_count', `message_count ${header.messageCount} cannot fit in batch_length ${length}`);
+  }
+  const frames: BatchFrame[] = [];
+  let pos = batchHeaderBytes;
+  while (pos < length) {
+    if (length - pos < frameHeaderBytes) return reject('bad_length', `frame ${frames.length} header is truncated`);
+    if (bytes.readBigUInt64LE(pos + 40) !== 0n) return reject('reserved_field', `frame ${frames.length} reserved field is not zero`);
+    const userHeadersLength = bytes.readUInt32LE(pos + 32);
+    const payloadLength = bytes.readUInt32LE(pos + 36);
+    const end = pos + frameHeaderBytes + payloadLength + userHeadersLength;
+    if (end > length) return reject('bad_length', `frame ${frames.length} runs past batch_length`);
+    if (frames.length >= header.messageCount) return reject('bad_count', `more frames than message_count ${header.messageCount}`);
+    const frame: BatchFrame = {
+      checksum: bytes.readBigUInt64LE(pos),
+      id: readU128(bytes, pos + 8),
+      offsetDelta: bytes.readUInt32LE(pos + 24),
+      timestampDelta: bytes.readUInt32LE(pos + 28),
+      payload: bytes.subarray(pos + frameHeaderBytes, pos + frameHeaderBytes + payloadLength),
+      userHeaders: bytes.subarray(pos + frameHeaderBytes + payloadLength, end),
+      start: pos,
+      end,
+    };
+    if (options.requireSequentialDeltas === true && frame.offsetDelta !== frames.length) {
+      return reject('offset_delta', `frame ${frames.length} offset_delta is ${frame.offsetDelta}`);
+    }
+    if (verify === 'full') {
+      const computed = xxh3.xxh64(bytes.subarray(pos + 8, end));
+      if (computed !== frame.checksum) return reject('message_checksum', `frame ${frames.length} checksum mismatch`);
+    }
+    frames.push(frame);
+    pos = end;
+  }
+  if (frames.length !== header.messageCount) {
+    return reject('bad_count', `message_count ${header.messageCount} but ${frames.length} frames`);
+  }
+  if (verify === 'full' && computeBatchChecksum(bytes, header, frames) !== header.batchChecksum) {
+    return reject('batch_checksum', 'batch checksum mismatch');
+  }
+  return { header, frames, bytes: bytes.subarray(0, length) };
+}
+
+export function isBatchRejection(v: ParsedBatch | BatchRejection): v is BatchRejection {
+  return 'code' in v;
+}
+
+function reject(code: BatchRejectionCode, reason: string): BatchRejection {
+  return { code, reason };
+}
+
+/** The batch checksum for header fields `h` over the frames' checksum fields in `bytes`. */
+export function computeBatchChecksum(bytes: Buffer, h: BatchHeader, frames: readonly Pick<BatchFrame, 'start'>[]): bigint {
+  const input = Buffer.allocUnsafe(44 + 8 * frames.length);
+  input.writeBigUInt64LE(h.partitionId, 0);
+  input.writeBigUInt64LE(h.baseOffset, 8);
+  input.writeBigUInt64LE(h.baseTimestamp, 16);
+  input.writeBigUInt64LE(h.originTimestamp, 24);
+  input.writeBigUInt64LE(h.batchLength, 32);
+  input.writeUInt32LE(h.messageCount, 40);
+  let at = 44;
+  for (const f of frames) {
+    bytes.copy(input, at, f.start, f.start + 8);
+    at += 8;
+  }
+  return xxh3.xxh64(input);
+}
+
+export interface BatchStamp {
+  partitionId: bigint;
+  baseOffset: bigint;
+  /** Microseconds. */
+  baseTimestamp: bigint;
+}
+
+/**
+ * Stamps a batch in place as the server stores it: partition_id, base_offset, base_timestamp,
+ * then batch_checksum recomputed over the new header fields. `frames` are the batch's frames
+ * (from parseBatch); frame bytes are not touched.
+ */
+export function stampBatch(bytes: Buffer, frames: readonly Pick<BatchFrame, 'start'>[], stamp: BatchStamp): void {
+  bytes.writeBigUInt64LE(stamp.partitionId, 0);
+  bytes.writeBigUInt64LE(stamp.baseOffset, 8);
+  bytes.writeBigUInt64LE(stamp.baseTimestamp, 16);
+  const header = readBatchHeader(bytes);
+  bytes.writeBigUInt64LE(computeBatchChecksum(bytes, header, frames), batchChecksumOffset);
+}
+
+/** Frame start positions by walking the lengths of an already-validated batch. */
+export function frameStarts(bytes: Buffer): number[] {
+  const length = Number(bytes.readBigUInt64LE(32));
+  const starts: number[] = [];
+  let pos = batchHeaderBytes;
+  while (pos + frameHeaderBytes <= length) {
+    starts.push(pos);
+    pos += frameHeaderBytes + bytes.readUInt32LE(pos + 36) + bytes.readUInt32LE(pos + 32);
+  }
+  return starts;
+}
+
+/**
+ * The part of a stored batch holding offsets in [fromOffset, toOffsetExclusive): the whole batch
+ * (same bytes) when every frame is kept, else a new sub-batch (header copied, message_count and
+ * batch_length shrunk, batch_checksum recomputed; kept frames byte-identical). Null when no frame
+ * falls in the range. The frames are returned as views; only the 256-byte header is allocated.
+ */
+export function sliceBatch(batch: ParsedBatch, fromOffset: bigint, toOffsetExclusive?: bigint): Buffer[] | null {
+  const base = batch.header.baseOffset;
+  let first = -1;
+  let last = -1;
+  batch.frames.forEach((f, i) => {
+    const offset = base + BigInt(f.offsetDelta);
+    if (offset >= fromOffset && (toOffsetExclusive === undefined || offset < toOffsetExclusive)) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  });
+  if (first < 0) return null;
+  if (first === 0 && last === batch.frames.length - 1) return [batch.bytes];
+  const kept = batch.frames.slice(first, last + 1);
+  const blobStart = kept[0]!.start;
+  const blobEnd = kept[kept.length - 1]!.end;
+  const header = Buffer.from(batch.bytes.subarray(0, batchHeaderBytes));
+  const h: BatchHeader = {
+    ...batch.header,
+    batchLength: BigInt(batchHeaderBytes + blobEnd - blobStart),
+    messageCount: kept.length,
+  };
+  header.writeBigUInt64LE(h.batchLength, 32);
+  header.writeUInt32LE(h.messageCount, batchMessageCountOffset);
+  header.writeBigUInt64LE(computeBatchChecksum(batch.bytes, h, kept), batchChecksumOffset);
+  return [header, batch.bytes.subarray(blobStart, blobEnd)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building batches (the SDK's SendMessages, and transcoding into the Iggy format)
+
+export interface MessageInput {
+  id: bigint;
+  /** Producer timestamp (µs). */
+  originTimestamp: bigint;
+  payload: Buffer;
+  /** Encoded user headers block (see encodeUserHeaders); empty for none. */
+  userHeaders?: Buffer;
+  /** Defaults to the index in the batch. */
+  offsetDelta?: number;
+}
+
+/**
+ * Encodes a batch with frame checksums and batch checksum computed, as a chunk list
+ * (header, then per frame: frame header, payload, user headers). partition_id, base_offset and
+ * base_timestamp are zero unless `stamp` is given. Deltas beyond u32 µs throw (programmer error:
+ * callers split or clamp first).
+ */
+export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer[] {
+  let origin = messages.length > 0 ? messages[0]!.originTimestamp : 0n;
+  for (const m of messages) if (m.originTimestamp < origin) origin = m.originTimestamp;
+  const chunks: Buffer[] = [];
+  const header = Buffer.alloc(batchHeaderBytes);
+  chunks.push(header);
+  const checksumInput = Buffer.allocUnsafe(44 + 8 * messages.length);
+  let blobBytes = 0;
+  messages.forEach((m, i) => {
+    const delta = m.originTimestamp - origin;
+    if (delta > BigInt(timestampDeltaMicrosMax)) throw new RangeError(`message ${i} is more than u32 µs after the batch origin`);
+    const userHeaders = m.userHeaders ?? emptyBytes;
+    const fh = Buffer.alloc(frameHeaderBytes);
+    writeU128(fh, m.id, 8);
+    fh.writeUInt32LE(m.offsetDelta ?? i, 24);
+    fh.writeUInt32LE(Number(delta), 28);
+    fh.writeUInt32LE(userHeaders.length, 32);
+    fh.writeUInt32LE(m.payload.length, 36);
+    const hasher = xxh3.Xxh3.withSeed(0n);
+    hasher.update(fh.subarray(8));
+    hasher.update(m.payload);
+    hasher.update(userHeaders);
+    const checksum = hasher.digest();
+    fh.writeBigUInt64LE(checksum, 0);
+    fh.copy(checksumInput, 44 + 8 * i, 0, 8);
+    chunks.push(fh);
+    if (m.payload.length > 0) chunks.push(m.payload);
+    if (userHeaders.length > 0) chunks.push(userHeaders);
+    blobBytes += frameHeaderBytes + m.payload.length + userHeaders.length;
+  });
+  const h: BatchHeader = {
+    partitionId: stamp?.partitionId ?? 0n,
+    baseOffset: stamp?.baseOffset ?? 0n,
+    baseTimestamp: stamp?.baseTimestamp ?? 0n,
+    originTimestamp: origin,
+    batchLength: BigInt(batchHeaderBytes + blobBytes),
+    batchChecksum: 0n,
+    messageCount: messages.length,
+  };
+  checksumInput.writeBigUInt64LE(h.partitionId, 0);
+  checksumInput.writeBigUInt64LE(h.baseOffset, 8);
+  checksumInput.writeBigUInt64LE(h.baseTimestamp, 16);
+  checksumInput.writeBigUInt64LE(h.originTimestamp, 24);
+  checksumInput.writeBigUInt64LE(h.batchLength, 32);
+  checksumInput.writeUInt32LE(h.messageCount, 40);
+  h.batchChecksum = xxh3.xxh64(checksumInput);
+  writeBatchHeader(header, h);
+  return chunks;
+}
+
+export function writeBatchHeader(b: Buffer, h: BatchHeader): void {
+  b.fill(0, 0, batchHeaderBytes);
+  b.writeBigUInt64LE(h.partitionId, 0);
+  b.writeBigUInt64LE(h.baseOffset, 8);
+  b.writeBigUInt64LE(h.baseTimestamp, 16);
+  b.writeBigUInt64LE(h.originTimestamp, 24);
+  b.writeBigUInt64LE(h.batchLength, 32);
+  b.writeBigUInt64LE(h.batchChecksum, 40);
+  b.writeUInt32LE(h.messageCount, 48);
+}
+
+const emptyBytes = Buffer.alloc(0);
+
+// ---------------------------------------------------------------------------------------------
+// User headers: a TLV block, key then value, `[kind u8][len u32 1..255][data]` per field. Keys
+// are String kind in practice; any kind is carried. Unknown value kinds are preserved.
+
+export interface UserHeader {
+  key: HeaderValue;
+  value: HeaderValue;
+}
+
+/** Convenience: a header with a string key. */
+export function userHeader(key: string, value: HeaderValue): UserHeader {
+  return { key: { kind: 'string', value: key }, value };
+}
+
+export const userHeadersEntriesMax = 4096;
+
+/** Decodes a user headers block; a reason when the TLV walk or a typed value is invalid. */
+export function decodeUserHeaders(block: Buffer): UserHeader[] | string {
+  const entries = readTlvBlock(block, userHeadersEntriesMax);
+  if (typeof entries === 'string') return `user headers: ${entries}`;
+  const out: UserHeader[] = [];
+  for (const e of entries) {
+    const key = decodeHeaderValue(e.keyKind, e.key);
+    if (typeof key === 'string') return `user header key: ${key}`;
+    const value = decodeHeaderValue(e.valueKind, e.value);
+    if (typeof value === 'string') return `user header value: ${value}`;
+    out.push({ key, value });
+  }
+  return out;
+}
+
+export function encodeUserHeaders(headers: readonly UserHeader[]): Buffer {
+  if (headers.length === 0) return emptyBytes;
+  const w = new Writer();
+  for (const h of headers) {
+    writeTlvField(w, headerKindCode(h.key), encodeHeaderValue(h.key));
+    writeTlvField(w, headerKindCode(h.value), encodeHeaderValue(h.value));
+  }
+  return w.toBuffer();
+}
+

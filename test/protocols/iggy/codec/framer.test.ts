@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { IggyFramer, encodeRequestHeader, type FramerResult } from '../../../../src/protocols/iggy/codec/index.js';
+
+function frame(body: Buffer, client = 1n): Buffer {
+  const header = encodeRequestHeader({ size: 256 + body.length, client, request: 1n, operation: 2, session: 0n, commandCode: 1 });
+  return Buffer.concat([header, body]);
+}
+
+function collect(chunks: Buffer[], max?: number): FramerResult[] {
+  const framer = new IggyFramer(max === undefined ? {} : { frameBytesMax: max });
+  const out: FramerResult[] = [];
+  for (const c of chunks) out.push(...framer.push(c));
+  return out;
+}
+
+function asBytes(results: FramerResult[]): string[] {
+  return results.map((r) => (r.ok ? Buffer.concat([r.frame.header, r.frame.body]).toString('hex') : `error:${r.reason}`));
+}
+
+describe('IggyFramer', () => {
+  const stream = Buffer.concat([frame(Buffer.alloc(0)), frame(Buffer.from('hello')), frame(Buffer.alloc(1000, 7), 9n)]);
+  const expected = [frame(Buffer.alloc(0)), frame(Buffer.from('hello')), frame(Buffer.alloc(1000, 7), 9n)].map((b) => b.toString('hex'));
+
+  it('yields whole frames as views of the chunk when nothing straddles', () => {
+    const results = collect([stream]);
+    assert.deepEqual(asBytes(results), expected);
+    const first = results[1]!;
+    assert.ok(first.ok);
+    assert.equal(first.frame.body.buffer, stream.buffer);
+  });
+
+  it('gives the same frames fed one byte at a time', () => {
+    const chunks = [...stream].map((b) => Buffer.from([b]));
+    assert.deepEqual(asBytes(collect(chunks)), expected);
+  });
+
+  it('gives the same frames for any split (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: stream.length }), { maxLength: 12 }), (cuts) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const chunks: Buffer[] = [];
+        let prev = 0;
+        for (const p of [...points, stream.length]) {
+          chunks.push(stream.subarray(prev, p));
+          prev = p;
+        }
+        assert.deepEqual(asBytes(collect(chunks)), expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses a declared size above the maximum before allocating, with the header', () => {
+    const huge = encodeRequestHeader({ size: 0xffff_ffff, client: 5n, request: 1n, operation: 2, session: 0n });
+    const results = collect([huge.subarray(0, 100), huge.subarray(100)], 1 << 20);
+    assert.equal(results.length, 1);
+    const r = results[0]!;
+    assert.ok(!r.ok);
+    assert.match(r.reason, /exceeds the maximum/);
+    assert.equal(r.header.length, 256);
+  });
+
+  it('refuses a size below the header and stops', () => {
+    const bad = encodeRequestHeader({ size: 10, client: 5n, request: 1n, operation: 2, session: 0n });
+    const framer = new IggyFramer();
+    const results = framer.push(Buffer.concat([bad, frame(Buffer.alloc(0))]));
+    assert.equal(results.length, 1);
+    assert.ok(!results[0]!.ok);
+    assert.ok(framer.broken);
+    assert.deepEqual(framer.push(frame(Buffer.alloc(0))), []);
+  });
+
+  it('reports buffered bytes of an incomplete frame', () => {
+    const framer = new IggyFramer();
+    assert.deepEqual(framer.push(stream.subarray(0, 300)), [
+      { ok: true, frame: { header: stream.subarray(0, 256), body: stream.subarray(256, 256) } },
+    ]);
+    assert.equal(framer.bufferedBytes, 44);
+  });
+});
