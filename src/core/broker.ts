@@ -1,14 +1,16 @@
 // The Broker: the one object every front-end and the server use. It owns the metadata store and
-// the stores over it (catalog, users, offsets, groups, producer state), one PartitionLog per
-// partition of every topic, the maintenance timer and the partition metrics.
+// the stores over it (catalog, users, offsets, groups, producer state, transactions), one
+// PartitionLog per partition of every topic, the maintenance timer and the partition metrics.
 //
 // Layout of a data directory:
 //   <dataDir>/meta/quartet.db                 the metadata store (SQLite, WAL)
 //   <dataDir>/logs/<internalId>/<partition>/  one directory per partition log
 //
 // The append hot path (append → producer check → log.append → metrics) touches only memory and
-// the log: no metadata-store work per batch. Producer state is made durable by snapshots on close
-// and on every maintenance pass, and rebuilt from the logs' tails at open.
+// the log: no metadata-store work per batch. Producer state and the transaction index are made
+// durable by snapshots on close and on every maintenance pass, and rebuilt from the logs' tails at
+// open. Transactional and control batches are shown to the transaction coordinator when their
+// offset is assigned (before they are readable), so the last stable offset never lags the log.
 //
 // Topics are named by TopicRef (see catalog.ts): a resolved Topic, or { namespace?, topic } by
 // name or numeric id, with namespace defaulting to 'default'.
@@ -24,9 +26,12 @@ import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry, type Counter, type Gauge } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ProducerStateManager, partitionKey, type ProducerCheck } from './producer-state.js';
+import type { Scheduler } from './scheduler.js';
+import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
+import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
-import { MemoryLog, openFileLog, type AppendRequest, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import { BatchFlags, MemoryLog, openFileLog, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
@@ -61,6 +66,23 @@ export interface BrokerOptions {
   producerIdleExpiryMs?: number;
   /** scrypt cost for password hashes (tests lower it). */
   scryptCost?: { N: number; r: number; p: number };
+  /** Timers of the transaction coordinator (tests pass a ManualScheduler). */
+  scheduler?: Scheduler;
+  transactions?: BrokerTransactionOptions;
+}
+
+/** What the protocol front-ends bring to the transaction coordinator. */
+export interface BrokerTransactionOptions {
+  /**
+   * Marker encoders by protocol scope ('kafka' → a Kafka control batch). A transaction whose scope
+   * has none gets neutral-format markers (txn-index.ts encodeNeutralMarker).
+   */
+  markerEncoders?: Readonly<Record<string, MarkerEncoder>>;
+  /** Marker decoders by batch format (Kafka: reads the control record's type); neutral is built in. */
+  markerKinds?: Readonly<Partial<Record<BatchFormat, MarkerKindFn>>>;
+  transactionTimeoutMsMax?: number;
+  transactionalIdExpirationMs?: number;
+  markerRetryBackoffMs?: number;
 }
 
 export interface CreateTopicRequest {
@@ -90,6 +112,8 @@ export class Broker implements CatalogObserver {
   readonly offsets: OffsetStore;
   readonly groups: GroupStore;
   readonly producers: ProducerStateManager;
+  /** Set by open() once the logs are recovered. */
+  readonly transactions!: TransactionCoordinator;
   readonly metrics: MetricsRegistry;
   /** Set only when open() just created root with a random password. Never logged. */
   readonly generatedRootPassword: string | null = null;
@@ -165,6 +189,10 @@ export class Broker implements CatalogObserver {
       await broker.openAllLogs();
       await broker.removeOrphanLogDirs();
       await broker.recoverProducerState();
+      const transactions = await broker.openTransactions();
+      (broker as { transactions: TransactionCoordinator }).transactions = transactions;
+      // Markers of transactions a crash left prepared go through append(), so only now.
+      await transactions.start();
       const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password);
       (broker as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
       if (root.created) logger.info('created the root user', { username: options.rootUser?.username ?? defaultRootUsername, passwordGenerated: root.generatedPassword !== null });
@@ -195,7 +223,11 @@ export class Broker implements CatalogObserver {
     try {
       this.assertOpen();
       handle = this.handle(topic, partition);
-      if (request.producerId >= 0) verdict = this.producers.check(handle.key, request);
+      if (request.producerId >= 0) {
+        // Markers carry no sequence (Kafka appendEndTxnMarker): only the epoch is checked.
+        if ((request.flags & BatchFlags.control) !== 0) this.checkMarkerEpoch(request);
+        else verdict = this.producers.check(handle.key, request);
+      }
     } catch (err) {
       return Promise.reject(err);
     }
@@ -203,7 +235,8 @@ export class Broker implements CatalogObserver {
       const { baseOffset, lastOffset, appendTime } = verdict;
       return Promise.resolve({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
     }
-    const appended = verdict ? this.appendIdempotent(handle, request) : handle.log.append(request);
+    const observed = this.observeTransactional(handle, request);
+    const appended = verdict ? this.appendIdempotent(handle, observed) : handle.log.append(observed);
     return appended.then((result) => this.countAppend(handle, request, result));
   }
 
@@ -232,6 +265,28 @@ export class Broker implements CatalogObserver {
         throw err;
       },
     );
+  }
+
+  private checkMarkerEpoch(request: AppendRequest): void {
+    const known = this.producers.currentEpoch(request.producerId);
+    if (known !== null && request.producerEpoch < known) {
+      throw new QuartetError('producer_fenced', `marker of producer ${request.producerId} epoch ${request.producerEpoch} is older than ${known}`);
+    }
+  }
+
+  /** Wraps the stamp hook of transactional and control batches to show them to the coordinator. */
+  private observeTransactional(handle: PartitionHandle, request: AppendRequest): AppendRequest {
+    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return request;
+    const outer = request.stamp;
+    return {
+      ...request,
+      stamp: (payload, baseOffset, appendTime) => {
+        outer?.(payload, baseOffset, appendTime);
+        const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence } = request;
+        const lastOffset = baseOffset + recordCount - 1;
+        this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
+      },
+    };
   }
 
   private countAppend(handle: PartitionHandle, request: AppendRequest, result: AppendResult): AppendResult {
@@ -290,6 +345,7 @@ export class Broker implements CatalogObserver {
     const handles = this.logs.get(resolved.internalId) ?? [];
     await Promise.all(handles.map((h) => h.log.truncateAll()));
     await this.producers.dropPartitions(handles.map((h) => h.key));
+    await this.transactions.dropPartitions(handles.map((h) => h.key));
   }
 
   /** The effective config of a topic, key by key, with where each value comes from. */
@@ -314,6 +370,7 @@ export class Broker implements CatalogObserver {
     if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
     await this.offsets.deleteTopic(topic.internalId);
     await this.producers.dropPartitions(handles.map((h) => h.key));
+    await this.transactions.dropPartitions(handles.map((h) => h.key));
     this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
   }
 
@@ -368,7 +425,8 @@ export class Broker implements CatalogObserver {
     const expired = this.producers.expireIdle(now);
     await this.users.purgeExpiredTokens();
     await this.snapshotProducers();
-    this.logger.debug('maintenance pass done', { segmentsDeleted, producersExpired: expired });
+    const transactionalIdsExpired = await this.transactions.maintain(now);
+    this.logger.debug('maintenance pass done', { segmentsDeleted, producersExpired: expired, transactionalIdsExpired });
   }
 
   /** Stops the timer, snapshots producer state, flushes and closes every log and the store. */
@@ -384,9 +442,15 @@ export class Broker implements CatalogObserver {
     this.catalog.setObserver(null);
     let failure: unknown = null;
     try {
-      await this.snapshotProducers();
+      await this.transactions.close();
     } catch (err) {
       failure = err;
+      this.logger.error('could not close the transaction coordinator', { error: err });
+    }
+    try {
+      await this.snapshotProducers();
+    } catch (err) {
+      failure ??= err;
       this.logger.error('could not snapshot producer state', { error: err });
     }
     try {
@@ -476,6 +540,51 @@ export class Broker implements CatalogObserver {
       for (const h of handles) replayed += await this.producers.recover(h.key, h.log);
     }
     if (replayed > 0) this.logger.info('replayed producer state from the logs', { batches: replayed });
+  }
+
+  private openTransactions(): Promise<TransactionCoordinator> {
+    const txn = this.options.transactions ?? {};
+    return TransactionCoordinator.open({
+      store: this.store,
+      producers: this.producers,
+      offsets: this.offsets,
+      partitions: this.txnPartitions(),
+      writeMarker: (marker) => this.writeMarker(marker),
+      markerKind: markerKindByFormat(txn.markerKinds),
+      clock: this.clock,
+      logger: this.logger.child({ component: 'transactions' }),
+      ...(this.options.scheduler ? { scheduler: this.options.scheduler } : {}),
+      ...(txn.transactionTimeoutMsMax !== undefined ? { transactionTimeoutMsMax: txn.transactionTimeoutMsMax } : {}),
+      ...(txn.transactionalIdExpirationMs !== undefined ? { transactionalIdExpirationMs: txn.transactionalIdExpirationMs } : {}),
+      ...(txn.markerRetryBackoffMs !== undefined ? { markerRetryBackoffMs: txn.markerRetryBackoffMs } : {}),
+    });
+  }
+
+  private txnPartitions(): TxnPartitions {
+    return {
+      resolve: (topic, partition): TxnPartitionHandle => {
+        const topicInternalId = this.catalog.requireTopic(topic).internalId;
+        const h = this.handle(topic, partition);
+        return { key: h.key, topicInternalId, partition, log: h.log };
+      },
+      list: () => [...this.logs].flatMap(([topicInternalId, handles]) => handles.map((h, partition) => ({ key: h.key, topicInternalId, partition, log: h.log }))),
+    };
+  }
+
+  /** Encodes a marker in the transaction's protocol format and appends it. */
+  private writeMarker(marker: MarkerRequest): Promise<number> {
+    const topic = this.catalog.topicByInternalId(marker.topicInternalId);
+    if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
+    let request: AppendRequest;
+    try {
+      const encoders = this.options.transactions?.markerEncoders ?? {};
+      const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
+      const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
+      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.clock.now() });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.append(topic, marker.partition, request).then((r) => r.baseOffset);
   }
 
   private snapshotProducers(): Promise<void> {

@@ -1,0 +1,441 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Broker, type BrokerOptions } from '../../src/core/broker.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
+import { ManualScheduler } from '../../src/core/scheduler.js';
+import { TxnState, type TxnIdentity } from '../../src/core/transactions.js';
+import { encodeNeutralMarker, neutralMarkerKind, visibleCommitted } from '../../src/core/txn-index.js';
+import { BatchFlags, BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
+import { memoryStore, tempDir, testScryptCost } from './helpers.js';
+
+function code(expected: CoreErrorCode) {
+  return (err: unknown) => isQuartetError(err) && err.code === expected;
+}
+
+interface Harness {
+  clock: ManualClock;
+  scheduler: ManualScheduler;
+}
+
+function harness(): Harness {
+  const clock = new ManualClock();
+  return { clock, scheduler: new ManualScheduler(clock) };
+}
+
+function options(dataDir: string, h: Harness, extra: Partial<BrokerOptions> = {}): BrokerOptions {
+  return { dataDir, clock: h.clock, scheduler: h.scheduler, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost, ...extra };
+}
+
+function plain(clock: ManualClock, values: string[]) {
+  return encodeNeutralBatch(values.map((value) => ({ value })), { timestamp: clock.now() });
+}
+
+function txnBatch(clock: ManualClock, id: TxnIdentity, baseSequence: number, values: string[]) {
+  return encodeNeutralBatch(values.map((value) => ({ value })), {
+    timestamp: clock.now(),
+    producerId: id.producerId,
+    producerEpoch: id.producerEpoch,
+    baseSequence,
+    flags: BatchFlags.transactional,
+  });
+}
+
+function valuesOf(batches: StoredBatch[]): string[] {
+  return batches.flatMap((b) => decodeNeutralBatch(b).map((r) => r.value?.toString() ?? ''));
+}
+
+async function readAll(broker: Broker, topic: string, partition: number): Promise<StoredBatch[]> {
+  return broker.read({ topic }, partition, 0, { maxBytes: 1 << 20 });
+}
+
+async function begin(broker: Broker, transactionalId: string, timeoutMs = 60_000): Promise<TxnIdentity> {
+  const { producerId, epoch } = await broker.transactions.initProducerId({ scope: 'kafka', transactionalId, transactionTimeoutMs: timeoutMs });
+  return { scope: 'kafka', transactionalId, producerId, producerEpoch: epoch };
+}
+
+function hw(broker: Broker, topic: string, partition: number): number {
+  return broker.partition({ topic }, partition).stats().highWatermark;
+}
+
+test('commit: markers in every partition, offsets committed only at commit, LSO follows', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  await broker.createTopic('default', 'out', { partitions: 2 });
+  const input = await broker.createTopic('default', 'in', { partitions: 1 });
+  await broker.append({ topic: 'out' }, 0, plain(h.clock, ['before']));
+
+  const id = await begin(broker, 'tx-1');
+  assert.equal(id.producerEpoch, 0);
+  assert.equal(tx.describe('kafka', 'tx-1')?.state, TxnState.Empty);
+  assert.throws(() => tx.checkProduce(id, { topic: 'out' }, 0), code('invalid_txn_state'), 'not added yet');
+  await tx.addPartitions(id, [
+    { topic: { topic: 'out' }, partition: 0 },
+    { topic: { topic: 'out' }, partition: 1 },
+  ]);
+  assert.equal(tx.describe('kafka', 'tx-1')?.state, TxnState.Ongoing);
+  tx.checkProduce(id, { topic: 'out' }, 0);
+  assert.throws(() => tx.checkProduce({ ...id, producerEpoch: 1 }, { topic: 'out' }, 0), code('invalid_producer_epoch'));
+  assert.throws(() => tx.checkProduce({ ...id, producerId: 99 }, { topic: 'out' }, 0), code('transactional_id_not_found'));
+  await broker.append({ topic: 'out' }, 0, txnBatch(h.clock, id, 0, ['a', 'b']));
+  await broker.append({ topic: 'out' }, 1, txnBatch(h.clock, id, 0, ['c']));
+  await broker.append({ topic: 'out' }, 0, plain(h.clock, ['after']));
+  assert.equal(tx.lastStableOffset({ topic: 'out' }, 0), 1, 'LSO stops at the open transaction');
+  assert.equal(hw(broker, 'out', 0), 4);
+  assert.deepEqual(tx.openTransactions({ topic: 'out' }, 0), [{ producerId: id.producerId, firstOffset: 1 }]);
+  const uncommitted = await tx.readCommitted({ topic: 'out' }, 0, 0, { maxBytes: 1 << 20 });
+  assert.deepEqual(valuesOf(uncommitted.batches), ['before']);
+
+  await tx.addOffsets(id, 'g1');
+  await tx.txnOffsetCommit(id, 'g1', [{ topicInternalId: input.internalId, partition: 0, offset: 5, metadata: 'm' }]);
+  await tx.txnOffsetCommit(id, 'g1', [{ topicInternalId: input.internalId, partition: 0, offset: 7 }]);
+  assert.equal(await broker.offsets.fetch('kafka', 'g1', input.internalId, 0), null, 'pending offsets are invisible');
+
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  for (const partition of [0, 1]) {
+    const last = (await readAll(broker, 'out', partition)).at(-1)!;
+    assert.equal(last.flags, BatchFlags.control | BatchFlags.transactional);
+    assert.equal(last.producerId, id.producerId);
+    assert.equal(neutralMarkerKind(last), 'commit');
+    assert.equal(tx.lastStableOffset({ topic: 'out' }, partition), hw(broker, 'out', partition));
+    assert.deepEqual(tx.abortedTransactions({ topic: 'out' }, partition, 0, 100), []);
+  }
+  assert.equal((await broker.offsets.fetch('kafka', 'g1', input.internalId, 0))?.offset, 7);
+  const committed = await tx.readCommitted({ topic: 'out' }, 0, 0, { maxBytes: 1 << 20 });
+  assert.deepEqual(valuesOf(committed.batches), ['before', 'a', 'b', 'after']);
+  assert.equal(committed.nextOffset, 5);
+
+  // A retried commit succeeds; an abort of the committed transaction does not.
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  await assert.rejects(tx.endTxn(id, false), code('invalid_txn_state'));
+  // The next transaction of the same producer starts from CompleteCommit.
+  await tx.addPartitions(id, [{ topic: { topic: 'out' }, partition: 1 }]);
+  assert.deepEqual(tx.describe('kafka', 'tx-1')?.partitions, [{ topicInternalId: broker.catalog.requireTopic({ topic: 'out' }).internalId, partition: 1 }]);
+  assert.deepEqual(tx.describe('kafka', 'tx-1')?.groups, []);
+});
+
+test('abort: markers, aborted index, offsets dropped, read_committed filtering; invalid states', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const id = await begin(broker, 'tx-a');
+  await assert.rejects(tx.endTxn(id, true), code('invalid_txn_state'), 'nothing to end in Empty');
+  await assert.rejects(tx.txnOffsetCommit(id, 'g', [{ topicInternalId: topic.internalId, partition: 0, offset: 1 }]), code('invalid_txn_state'));
+
+  await broker.append(topic, 0, plain(h.clock, ['x']));
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await tx.addOffsets(id, 'g');
+  await tx.txnOffsetCommit(id, 'g', [{ topicInternalId: topic.internalId, partition: 0, offset: 3 }]);
+  await assert.rejects(tx.txnOffsetCommit(id, 'other', []), code('invalid_txn_state'), 'group not added');
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['t1', 't2']));
+  await broker.append(topic, 0, plain(h.clock, ['y']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 2, ['t3']));
+  assert.deepEqual(await tx.endTxn(id, false), { state: TxnState.CompleteAbort });
+  await broker.append(topic, 0, plain(h.clock, ['z']));
+
+  const batches = await readAll(broker, 'out', 0);
+  const marker = batches.find((b) => (b.flags & BatchFlags.control) !== 0)!;
+  assert.equal(neutralMarkerKind(marker), 'abort');
+  assert.equal(marker.baseOffset, 5);
+  const aborted = tx.abortedTransactions(topic, 0, 0, 100);
+  assert.deepEqual(aborted, [{ producerId: id.producerId, firstOffset: 1, lastOffset: 5 }]);
+  assert.equal(tx.lastStableOffset(topic, 0), 7);
+  assert.equal(await broker.offsets.fetch('kafka', 'g', topic.internalId, 0), null, 'aborted offsets are never committed');
+  assert.deepEqual(valuesOf(visibleCommitted(batches, aborted)), ['x', 'y', 'z']);
+  assert.deepEqual(valuesOf((await tx.readCommitted(topic, 0, 0, { maxBytes: 1 << 20 })).batches), ['x', 'y', 'z']);
+  // Kafka clients filter themselves: every batch is there for read_uncommitted.
+  assert.equal(batches.length, 6);
+  await assert.rejects(tx.endTxn(id, true), code('invalid_txn_state'));
+  assert.deepEqual(await tx.endTxn(id, false), { state: TxnState.CompleteAbort }, 'retried abort');
+});
+
+test('fencing: a newer InitProducerId aborts the open transaction and fences the old epoch', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const old = await begin(broker, 'tx-f');
+  await tx.addPartitions(old, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, old, 0, ['zombie']));
+
+  const next = await begin(broker, 'tx-f');
+  assert.equal(next.producerId, old.producerId);
+  assert.equal(next.producerEpoch, old.producerEpoch + 1);
+  assert.equal(tx.describe('kafka', 'tx-f')?.state, TxnState.Empty);
+  const marker = (await readAll(broker, 'out', 0)).at(-1)!;
+  assert.equal(neutralMarkerKind(marker), 'abort');
+  assert.equal(marker.producerEpoch, next.producerEpoch, 'the abort marker carries the new epoch');
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 10), [{ producerId: old.producerId, firstOffset: 0, lastOffset: 1 }]);
+  assert.equal(tx.lastStableOffset(topic, 0), 2);
+
+  await assert.rejects(tx.addPartitions(old, [{ topic, partition: 0 }]), code('producer_fenced'));
+  await assert.rejects(tx.endTxn(old, true), code('producer_fenced'));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, old, 1, ['late'])), code('producer_fenced'));
+  await assert.rejects(tx.endTxn({ ...next, producerId: next.producerId + 1 }, true), code('transactional_id_not_found'));
+  await assert.rejects(tx.endTxn({ ...next, transactionalId: 'nope' }, true), code('transactional_id_not_found'));
+  await assert.rejects(tx.endTxn({ ...next, scope: 'cursus' }, true), code('transactional_id_not_found'), 'scopes keep ids apart');
+  await assert.rejects(tx.endTxn({ ...next, producerEpoch: next.producerEpoch + 1 }, true), code('invalid_producer_epoch'));
+
+  // KIP-360: bump with the expected id/epoch; a retry of the same bump gets the same answer.
+  const bumped = await tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-f', transactionTimeoutMs: 1000, expected: { producerId: next.producerId, epoch: next.producerEpoch } });
+  assert.deepEqual(bumped, { producerId: next.producerId, epoch: next.producerEpoch + 1 });
+  const retried = await tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-f', transactionTimeoutMs: 1000, expected: { producerId: next.producerId, epoch: next.producerEpoch } });
+  assert.deepEqual(retried, bumped);
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-f', transactionTimeoutMs: 1000, expected: { producerId: old.producerId, epoch: old.producerEpoch } }), code('producer_fenced'));
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-f', transactionTimeoutMs: 1000, expected: { producerId: 999, epoch: 0 } }), code('producer_fenced'));
+  // A fresh producer of the new epoch writes from sequence 0.
+  const current = { ...next, producerEpoch: bumped.epoch };
+  await tx.addPartitions(current, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, current, 0, ['fresh']));
+  assert.deepEqual(await tx.endTxn(current, true), { state: TxnState.CompleteCommit });
+  // Non-transactional producers get ids from the producer state; bad arguments are refused.
+  const idem = await tx.initProducerId({ scope: 'kafka', transactionalId: null, transactionTimeoutMs: 0 });
+  assert.equal(idem.epoch, 0);
+  assert.notEqual(idem.producerId, next.producerId);
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: '', transactionTimeoutMs: 1000 }), code('invalid_request'));
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'x', transactionTimeoutMs: 0 }), code('invalid_request'));
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'x', transactionTimeoutMs: tx.transactionTimeoutMsMax + 1 }), code('invalid_request'));
+});
+
+test('timeout: an Ongoing transaction past its timeout is aborted and its producer fenced', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const id = await begin(broker, 'tx-t', 10_000);
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['slow']));
+  h.scheduler.advance(9_999);
+  await tx.settled();
+  assert.equal(tx.describe('kafka', 'tx-t')?.state, TxnState.Ongoing);
+  assert.equal(tx.lastStableOffset(topic, 0), 0);
+  h.scheduler.advance(1);
+  await tx.settled();
+  const described = tx.describe('kafka', 'tx-t')!;
+  assert.equal(described.state, TxnState.CompleteAbort);
+  assert.equal(described.producerEpoch, id.producerEpoch + 1, 'epoch bumped: the zombie is fenced');
+  assert.equal(tx.lastStableOffset(topic, 0), 2);
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 2), [{ producerId: id.producerId, firstOffset: 0, lastOffset: 1 }]);
+  await assert.rejects(tx.endTxn(id, true), code('producer_fenced'));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, id, 1, ['zombie'])), code('producer_fenced'));
+  // An ended transaction's timer is gone: no abort fires later.
+  const again = await begin(broker, 'tx-t', 10_000);
+  await tx.addPartitions(again, [{ topic, partition: 0 }]);
+  assert.deepEqual(await tx.endTxn(again, true), { state: TxnState.CompleteCommit });
+  h.scheduler.advance(60_000);
+  await tx.settled();
+  assert.equal(tx.describe('kafka', 'tx-t')?.state, TxnState.CompleteCommit);
+  assert.equal(h.scheduler.pendingCount, 0);
+});
+
+test('LSO with two open transactions and aborted-index ranges', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const a = await begin(broker, 'A');
+  const b = await begin(broker, 'B');
+  await tx.addPartitions(a, [{ topic, partition: 0 }]);
+  await tx.addPartitions(b, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, a, 0, ['a0'])); // 0
+  await broker.append(topic, 0, txnBatch(h.clock, b, 0, ['b0'])); // 1
+  await broker.append(topic, 0, txnBatch(h.clock, a, 1, ['a1'])); // 2
+  assert.equal(tx.lastStableOffset(topic, 0), 0);
+  await tx.endTxn(a, false); // abort marker at 3
+  assert.equal(tx.lastStableOffset(topic, 0), 1, 'B still open');
+  await broker.append(topic, 0, plain(h.clock, ['p'])); // 4
+  await tx.endTxn(b, false); // abort marker at 5
+  assert.equal(tx.lastStableOffset(topic, 0), 6);
+  const aAborted = { producerId: a.producerId, firstOffset: 0, lastOffset: 3 };
+  const bAborted = { producerId: b.producerId, firstOffset: 1, lastOffset: 5 };
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 6), [aAborted, bAborted]);
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 4, 6), [bAborted], 'A ends before the range');
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 1), [aAborted], 'B starts at the range end');
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 6, 10), []);
+  assert.deepEqual(valuesOf((await tx.readCommitted(topic, 0, 0, { maxBytes: 1 << 20 })).batches), ['p']);
+});
+
+test('a failed marker write leaves PrepareCommit, answers concurrent_transactions, and is retried', async (t) => {
+  const h = harness();
+  let failing = true;
+  const broker = await Broker.open(
+    options(tempDir(t), h, {
+      memory: true,
+      transactions: {
+        markerRetryBackoffMs: 500,
+        markerEncoders: {
+          kafka: (m) => {
+            if (failing) throw new Error('marker encoder down');
+            return encodeNeutralMarker(m);
+          },
+        },
+      },
+    }),
+  );
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const id = await begin(broker, 'tx-r');
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v']));
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.PrepareCommit }, 'the decision is durable even though markers failed');
+  await assert.rejects(tx.addPartitions(id, [{ topic, partition: 0 }]), code('concurrent_transactions'));
+  await assert.rejects(tx.endTxn(id, true), code('concurrent_transactions'));
+  await assert.rejects(tx.endTxn(id, false), code('invalid_txn_state'));
+  assert.equal(tx.lastStableOffset(topic, 0), 0);
+  failing = false;
+  h.scheduler.advance(500);
+  await tx.settled();
+  assert.equal(tx.describe('kafka', 'tx-r')?.state, TxnState.CompleteCommit);
+  assert.equal(tx.lastStableOffset(topic, 0), 2);
+});
+
+test('restart in PrepareCommit: open() writes the markers and commits the offsets', async (t) => {
+  const dir = tempDir(t);
+  const h = harness();
+  const failingEncoders = {
+    kafka: () => {
+      throw new Error('crash before the markers');
+    },
+  };
+  let broker = await Broker.open(options(dir, h, { transactions: { markerEncoders: failingEncoders } }));
+  const topic = await broker.createTopic('default', 'out', { partitions: 2 });
+  const id = await begin(broker, 'tx-p');
+  await broker.transactions.addPartitions(id, [
+    { topic, partition: 0 },
+    { topic, partition: 1 },
+  ]);
+  await broker.transactions.addOffsets(id, 'g');
+  await broker.transactions.txnOffsetCommit(id, 'g', [{ topicInternalId: topic.internalId, partition: 1, offset: 42 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v0']));
+  await broker.append(topic, 1, txnBatch(h.clock, id, 0, ['v1']));
+  assert.equal((await broker.transactions.endTxn(id, true)).state, TxnState.PrepareCommit);
+  assert.equal(await broker.offsets.fetch('kafka', 'g', topic.internalId, 1), null);
+  await broker.close();
+
+  broker = await Broker.open(options(dir, h));
+  const tx = broker.transactions;
+  assert.equal(tx.describe('kafka', 'tx-p')?.state, TxnState.CompleteCommit);
+  assert.equal(tx.coordinatorEpoch, 1, 'the coordinator epoch grows at every open');
+  for (const partition of [0, 1]) {
+    const batches = await readAll(broker, 'out', partition);
+    assert.equal(neutralMarkerKind(batches.at(-1)!), 'commit');
+    assert.equal(tx.lastStableOffset(topic, partition), 2);
+  }
+  assert.equal((await broker.offsets.fetch('kafka', 'g', topic.internalId, 1))?.offset, 42);
+  // The producer keeps its epoch; the next transaction works.
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  assert.deepEqual(await tx.endTxn(id, false), { state: TxnState.CompleteAbort });
+  await broker.close(); // not in t.after: the temp directory goes first there
+});
+
+test('reopen rebuilds the LSO and aborted index from the checkpoint and from the log', async (t) => {
+  const dir = tempDir(t);
+  const h = harness();
+  let broker = await Broker.open(options(dir, h));
+  const topic = await broker.createTopic('default', 'out', { partitions: 1, config: { 'segment.bytes': '1024' } });
+  const aborted = await begin(broker, 'ab', 30_000);
+  await broker.transactions.addPartitions(aborted, [{ topic, partition: 0 }]);
+  for (let i = 0; i < 5; i++) await broker.append(topic, 0, txnBatch(h.clock, aborted, i, [`ab${i}`.repeat(40)]));
+  await broker.transactions.endTxn(aborted, false); // marker at 5
+  const committed = await begin(broker, 'co');
+  await broker.transactions.addPartitions(committed, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, committed, 0, ['co'])); // 6
+  await broker.transactions.endTxn(committed, true); // 7
+  await broker.append(topic, 0, plain(h.clock, ['plain'])); // 8
+  const open = await begin(broker, 'op', 30_000);
+  await broker.transactions.addPartitions(open, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, open, 0, ['open'])); // 9
+  const expectAborted = [{ producerId: aborted.producerId, firstOffset: 0, lastOffset: 5 }];
+  assert.equal(broker.transactions.lastStableOffset(topic, 0), 9);
+  assert.deepEqual(broker.transactions.abortedTransactions(topic, 0, 0, 10), expectAborted);
+  await broker.close();
+
+  // From the checkpoint written at close.
+  broker = await Broker.open(options(dir, h));
+  assert.equal(broker.transactions.lastStableOffset(topic, 0), 9);
+  assert.deepEqual(broker.transactions.abortedTransactions(topic, 0, 0, 10), expectAborted);
+  await broker.close();
+
+  // With no checkpoint (a crash before the first one): a scan of the whole log.
+  const store = SqliteMetadataStore.openInDataDir(dir);
+  await store.deleteTxnCheckpoints([`${topic.internalId}:0`]);
+  assert.deepEqual(await store.listTxnCheckpoints(), []);
+  await store.close();
+  broker = await Broker.open(options(dir, h));
+  const tx = broker.transactions;
+  assert.ok(broker.partition(topic, 0).stats().segmentCount > 1, 'the scan crosses segments');
+  assert.equal(tx.lastStableOffset(topic, 0), 9);
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 10), expectAborted);
+  assert.deepEqual(valuesOf((await tx.readCommitted(topic, 0, 0, { maxBytes: 1 << 20 })).batches), ['co', 'plain']);
+
+  // The open transaction's timeout was re-armed at open: it still aborts on time.
+  assert.equal(tx.describe('kafka', 'op')?.state, TxnState.Ongoing);
+  h.scheduler.advance(30_000);
+  await tx.settled();
+  assert.equal(tx.describe('kafka', 'op')?.state, TxnState.CompleteAbort);
+  assert.equal(tx.lastStableOffset(topic, 0), 11);
+  assert.deepEqual(tx.abortedTransactions(topic, 0, 9, 11), [{ producerId: open.producerId, firstOffset: 9, lastOffset: 10 }]);
+  await broker.close();
+});
+
+test('expiry of idle transactional ids, and the metadata store round trip', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true, transactions: { transactionalIdExpirationMs: 1000 } }));
+  t.after(() => broker.close());
+  const id = await begin(broker, 'old');
+  h.clock.advance(1000);
+  await broker.runMaintenance();
+  assert.equal(broker.transactions.describe('kafka', 'old'), null);
+  await assert.rejects(broker.transactions.endTxn(id, true), code('transactional_id_not_found'));
+
+  const store = memoryStore();
+  t.after(() => store.close());
+  await store.putTransaction({ scope: 'kafka', transactionalId: 't', state: { a: 1 }, updatedAt: 5 });
+  await store.putTransaction({ scope: 'kafka', transactionalId: 't', state: { a: 2 }, updatedAt: 6 });
+  assert.deepEqual(await store.listTransactions(), [{ scope: 'kafka', transactionalId: 't', state: { a: 2 }, updatedAt: 6 }]);
+  assert.equal(await store.deleteTransaction('kafka', 't'), true);
+  assert.equal(await store.deleteTransaction('kafka', 't'), false);
+  await store.putTxnCheckpoints([{ partitionKey: '1:0', nextOffset: 3, state: { open: [] }, takenAt: 1 }]);
+  assert.deepEqual(await store.listTxnCheckpoints(), [{ partitionKey: '1:0', nextOffset: 3, state: { open: [] }, takenAt: 1 }]);
+});
+
+test('neutral markers round-trip; visibleCommitted drops controls and aborted ranges only', () => {
+  const request = encodeNeutralMarker({ producerId: 7, producerEpoch: 2, commit: false, coordinatorEpoch: 3, timestamp: 1 });
+  const stored = (baseOffset: number, flags: number, producerId: number, payload = request.payload): StoredBatch => ({
+    format: BatchFormat.neutral,
+    flags,
+    baseOffset,
+    lastOffset: baseOffset,
+    recordCount: 1,
+    firstTimestamp: 1,
+    maxTimestamp: 1,
+    producerId,
+    producerEpoch: 2,
+    baseSequence: -1,
+    payload,
+  });
+  assert.equal(request.flags, BatchFlags.control | BatchFlags.transactional);
+  assert.equal(neutralMarkerKind(stored(0, request.flags, 7)), 'abort');
+  const commit = encodeNeutralMarker({ producerId: 7, producerEpoch: 2, commit: true, coordinatorEpoch: 3, timestamp: 1 });
+  assert.equal(neutralMarkerKind(stored(0, commit.flags, 7, commit.payload)), 'commit');
+  assert.equal(neutralMarkerKind(stored(0, 0, 7)), null, 'not a control batch');
+  assert.equal(neutralMarkerKind({ ...stored(0, request.flags, 7), format: BatchFormat.kafka }), null, 'another format');
+  assert.equal(neutralMarkerKind(stored(0, request.flags, 7, Buffer.from([9]))), null, 'garbage');
+
+  const data = plain(new ManualClock(), ['x']).payload;
+  const batches = [stored(0, BatchFlags.transactional, 7, data), stored(1, BatchFlags.transactional, 8, data), stored(2, 0, -1, data), stored(3, request.flags, 7), stored(4, BatchFlags.transactional, 7, data)];
+  const visible = visibleCommitted(batches, [{ producerId: 7, firstOffset: 0, lastOffset: 3 }]);
+  assert.deepEqual(
+    visible.map((b) => b.baseOffset),
+    [1, 2, 4],
+  );
+});
