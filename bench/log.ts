@@ -6,6 +6,7 @@
 // Targets: appends without fsync >= 80% of the raw baseline at 256 KiB; group-committed appends
 // from 64 concurrent appenders >= 5x the throughput of one fsync per append.
 
+import { execFileSync } from 'node:child_process';
 import { closeSync, fdatasyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openFileLog } from '../src/log/index.js';
@@ -15,10 +16,12 @@ import { benchDir, fmt, mbPerSecond, printTable, removeDir, timed, type Measurem
 const recordBytes = 1024;
 const kib = 1024;
 const sizes = [16 * kib, 256 * kib, 1024 * kib];
-/** Bytes written per no-fsync case; bounded in time as well. */
-const volumeBytes = 512 * 1024 * 1024;
+/** Bytes written per no-fsync trial; bounded in time as well. */
+const volumeBytes = 256 * 1024 * 1024;
 const fsyncVolumeBytes = 64 * 1024 * 1024;
-const secondsMax = 8;
+const secondsMax = 6;
+/** Each case runs this many times, alternating with its baseline; the median is printed. */
+const trials = 3;
 /** Appends kept in flight by the no-fsync appender (a producer pipeline). */
 const pipelineDepth = 16;
 
@@ -117,34 +120,101 @@ function ratioRow(name: string, q: Measurement, base: Measurement, target?: stri
   };
 }
 
+/**
+ * Dirty pages left by one trial slow the next one down (the kernel throttles writers while it
+ * writes back), so every trial starts after a full `sync`, and the baseline and Quartet alternate.
+ */
+function settle(): void {
+  execFileSync('sync');
+}
+
+function median(ms: Measurement[]): Measurement {
+  return [...ms].sort((a, b) => mbPerSecond(a) - mbPerSecond(b))[Math.floor(ms.length / 2)]!;
+}
+
+/** Runs `baseline` and each of `cases` `trials` times, interleaved; returns medians. */
+async function interleaved(baseline: () => Promise<Measurement>, cases: Array<() => Promise<Measurement>>): Promise<{ base: Measurement; results: Measurement[] }> {
+  const base: Measurement[] = [];
+  const results: Measurement[][] = cases.map(() => []);
+  for (let t = 0; t < trials; t++) {
+    settle();
+    base.push(await baseline());
+    for (let i = 0; i < cases.length; i++) {
+      settle();
+      results[i]!.push(await cases[i]!());
+    }
+  }
+  return { base: median(base), results: results.map(median) };
+}
+
 export async function runLogBench(): Promise<void> {
   const root = benchDir('log-');
+  let n = 0;
+  const fresh = (label: string): string => join(root, `${label}-${n++}`);
+  /** Appends into a new directory that is removed afterwards, so trials do not fill the disk. */
+  const throwaway = (label: string, size: number, config: Partial<LogConfig>, concurrency: number, bytesMax: number) => async () => {
+    const dir = fresh(label);
+    try {
+      return await logAppends(dir, size, config, concurrency, bytesMax);
+    } finally {
+      removeDir(dir);
+    }
+  };
   try {
     const rows: Row[] = [];
     for (const size of sizes) {
+      const target = size === 256 * kib ? '>= 80%' : undefined;
+      const writes = await interleaved(
+        async () => {
+          const dir = benchDir('raw-');
+          try {
+            return await rawWrites(dir, size, false, volumeBytes);
+          } finally {
+            removeDir(dir);
+          }
+        },
+        [
+          throwaway('nofsync', size, { fsyncPolicy: 'interval' }, 1, volumeBytes),
+          throwaway('nofsync-p', size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes),
+        ],
+      );
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, writes.results[0]!, writes.base, target));
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, writes.results[1]!, writes.base, target));
+
+      // Reads: one log and one raw file of the same bytes, both warm in the page cache.
       const rawDir = benchDir('raw-');
-      const raw = await rawWrites(rawDir, size, false, volumeBytes);
-      const logDir = join(root, `nofsync-${size}`);
-      const q = await logAppends(logDir, size, { fsyncPolicy: 'interval' }, 1, volumeBytes);
-      const qPipelined = await logAppends(join(root, `nofsync-p-${size}`), size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes);
-      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, q, raw, size === 256 * kib ? '>= 80%' : undefined));
-      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, qPipelined, raw, size === 256 * kib ? '>= 80%' : undefined));
-      const rawRead = await rawReads(join(rawDir, `raw-${size}-false.bin`), size, raw.bytes);
-      const qRead = await logReads(logDir, size, q.bytes);
-      rows.push(ratioRow(`sequential read, ${size / kib} KiB reads`, qRead, rawRead));
+      const rawWrite = await rawWrites(rawDir, size, false, volumeBytes);
+      const logDir = fresh('read');
+      const logWrite = await logAppends(logDir, size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes);
+      const reads = await interleaved(
+        () => rawReads(join(rawDir, `raw-${size}-false.bin`), size, rawWrite.bytes),
+        [() => logReads(logDir, size, logWrite.bytes)],
+      );
+      rows.push(ratioRow(`sequential read, ${size / kib} KiB reads`, reads.results[0]!, reads.base));
       removeDir(rawDir);
+      removeDir(logDir);
     }
-    printTable('Log appends and reads without fsync (ratio = Quartet / raw)', rows);
+    printTable(`Log appends and reads without fsync (median of ${trials}; ratio = Quartet / raw)`, rows);
 
     const syncRows: Row[] = [];
     for (const size of sizes) {
-      const rawDir = benchDir('raw-');
-      const raw = await rawWrites(rawDir, size, true, fsyncVolumeBytes);
-      removeDir(rawDir);
-      const one = await logAppends(join(root, `always-1-${size}`), size, { fsyncPolicy: 'always' }, 1, fsyncVolumeBytes);
-      const many = await logAppends(join(root, `always-64-${size}`), size, { fsyncPolicy: 'always' }, 64, fsyncVolumeBytes * 4);
-      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 1 appender`, one, raw));
-      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 64 appenders (group commit)`, many, raw));
+      const { base, results } = await interleaved(
+        async () => {
+          const dir = benchDir('raw-');
+          try {
+            return await rawWrites(dir, size, true, fsyncVolumeBytes);
+          } finally {
+            removeDir(dir);
+          }
+        },
+        [
+          throwaway('always-1', size, { fsyncPolicy: 'always' }, 1, fsyncVolumeBytes),
+          throwaway('always-64', size, { fsyncPolicy: 'always' }, 64, fsyncVolumeBytes * 4),
+        ],
+      );
+      const [one, many] = results as [Measurement, Measurement];
+      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 1 appender`, one, base));
+      syncRows.push(ratioRow(`append ${size / kib} KiB, fsync before ack, 64 appenders (group commit)`, many, base));
       syncRows.push({
         case: `group commit gain at ${size / kib} KiB (64 appenders / 1 appender)`,
         value: `${fmt(mbPerSecond(many))} MB/s`,
@@ -153,7 +223,7 @@ export async function runLogBench(): Promise<void> {
         target: '>= 5x',
       });
     }
-    printTable('Log appends with fsync before acknowledge (baseline = raw write + fdatasync per write)', syncRows);
+    printTable(`Log appends with fsync before acknowledge (median of ${trials}; baseline = raw write + fdatasync per write)`, syncRows);
   } finally {
     removeDir(root);
   }

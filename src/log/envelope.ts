@@ -7,21 +7,29 @@
 // | offset | size | field            | notes                                                    |
 // |--------|------|------------------|----------------------------------------------------------|
 // | 0      | 4    | magic            | 0x514C4F47 ("QLOG")                                      |
-// | 4      | 4    | crc              | CRC32C over header bytes 8..63, then the payload         |
+// | 4      | 4    | crc              | CRC32C over header bytes 8..63, then payload[0..from)    |
 // | 8      | 1    | envelope version | 1                                                        |
 // | 9      | 1    | format           | BatchFormat tag (kafka 1, iggy 2, cursus 3, felix 4, 15) |
 // | 10     | 2    | flags            | BatchFlags bits (transactional 1, control 2)             |
 // | 12     | 4    | payloadLength    | bytes following the header, <= envelopePayloadBytesMax   |
 // | 16     | 8    | baseOffset       | i64, >= 0                                                |
 // | 24     | 4    | recordCount      | u32, >= 1: offsets baseOffset .. baseOffset+count-1      |
-// | 28     | 4    | reserved         | 0                                                        |
+// | 28     | 4    | payloadCrc       | CRC32C over payload[from..]                              |
 // | 32     | 8    | firstTimestamp   | i64 ms                                                   |
 // | 40     | 8    | maxTimestamp     | i64 ms                                                   |
 // | 48     | 8    | producerId       | i64, -1 when not idempotent                              |
 // | 56     | 2    | producerEpoch    | i16                                                      |
-// | 58     | 2    | reserved         | 0                                                        |
+// | 58     | 2    | from             | u16: payload bytes covered by `crc` rather than payloadCrc |
 // | 60     | 4    | baseSequence     | i32                                                      |
 // | 64     | n    | payload          | the protocol batch, verbatim                             |
+//
+// Two checksums, so that the hot path need not checksum a payload twice: a protocol whose batch
+// already carries a CRC32C over its own bytes from some position on (Kafka: bytes 21.. of a
+// RecordBatch v2), verified by the front-end on arrival, hands that value to the log
+// (AppendRequest.payloadCrc32c), and the log stores it as payloadCrc with `from` = that position;
+// the few bytes before it (which the broker patches: baseOffset, partitionLeaderEpoch) are covered
+// by the header crc. Without a supplied value, from = 0 and the log computes payloadCrc itself.
+// Validation checks both.
 
 import { crc32c } from '@node-rs/crc32';
 import { BatchFormat, type StoredBatch } from './types.js';
@@ -51,9 +59,16 @@ export interface EnvelopeHeader {
   producerId: number;
   producerEpoch: number;
   baseSequence: number;
+  /** CRC32C over payload[checksumFrom..]. */
+  payloadCrc: number;
+  /** Leading payload bytes covered by `crc` instead of `payloadCrc`. */
+  checksumFrom: number;
 }
 
-export type EnvelopeFields = Omit<EnvelopeHeader, 'crc' | 'payloadLength'>;
+export type EnvelopeFields = Omit<EnvelopeHeader, 'crc' | 'payloadLength' | 'payloadCrc' | 'checksumFrom'> & {
+  /** A CRC32C over payload[from..] that the caller has verified; computed here when absent. */
+  payloadCrc32c?: { from: number; value: number } | undefined;
+};
 
 export type EnvelopeProblem =
   | 'truncated'
@@ -80,6 +95,12 @@ function readI64(buf: Buffer, at: number): number {
  * writes header and payload as two chunks.
  */
 export function encodeEnvelopeHeader(fields: EnvelopeFields, payload: Buffer): Buffer {
+  const supplied = fields.payloadCrc32c;
+  const from = supplied ? supplied.from : 0;
+  if (!Number.isInteger(from) || from < 0 || from > payloadChecksumFromMax || from > payload.length) {
+    throw new RangeError(`payload checksum start ${from} is out of range`);
+  }
+  const payloadCrc = supplied ? supplied.value >>> 0 : crc32c(payload);
   const header = Buffer.allocUnsafe(envelopeHeaderBytes);
   header.writeUInt32BE(envelopeMagic, 0);
   header.writeUInt8(envelopeVersion, 8);
@@ -88,21 +109,24 @@ export function encodeEnvelopeHeader(fields: EnvelopeFields, payload: Buffer): B
   header.writeUInt32BE(payload.length, 12);
   writeI64(header, fields.baseOffset, 16);
   header.writeUInt32BE(fields.recordCount, 24);
-  header.writeUInt32BE(0, 28);
+  header.writeUInt32BE(payloadCrc, 28);
   writeI64(header, fields.firstTimestamp, 32);
   writeI64(header, fields.maxTimestamp, 40);
   writeI64(header, fields.producerId, 48);
   header.writeInt16BE(fields.producerEpoch, 56);
-  header.writeUInt16BE(0, 58);
+  header.writeUInt16BE(from, 58);
   header.writeInt32BE(fields.baseSequence, 60);
-  header.writeUInt32BE(envelopeChecksum(header, payload), 4);
+  header.writeUInt32BE(headerChecksum(header, payload, from), 4);
   return header;
 }
 
-/** CRC32C over header bytes 8..63 followed by the payload. */
-export function envelopeChecksum(header: Buffer, payload: Buffer): number {
-  const headerPart = header.subarray(crcCoveredStart, envelopeHeaderBytes);
-  return crc32c(payload, crc32c(headerPart));
+/** The largest `from` a supplied payload checksum may start at (it must fit the u16 field). */
+export const payloadChecksumFromMax = 0xffff;
+
+/** CRC32C over header bytes 8..63 followed by payload[0..from). */
+function headerChecksum(header: Buffer, payload: Buffer, from: number): number {
+  const headerPart = crc32c(header.subarray(crcCoveredStart, envelopeHeaderBytes));
+  return from === 0 ? headerPart : crc32c(payload.subarray(0, from), headerPart);
 }
 
 /**
@@ -134,6 +158,8 @@ export function decodeEnvelopeHeader(buf: Buffer, position = 0): EnvelopeHeader 
     producerId: readI64(h, 48),
     producerEpoch: h.readInt16BE(56),
     baseSequence: h.readInt32BE(60),
+    payloadCrc: h.readUInt32BE(28),
+    checksumFrom: h.readUInt16BE(58),
   };
 }
 
@@ -147,8 +173,10 @@ export function checkEnvelope(buf: Buffer, position = 0): EnvelopeHeader | Envel
   const payloadStart = position + envelopeHeaderBytes;
   const payloadEnd = payloadStart + header.payloadLength;
   if (payloadEnd > buf.length) return 'truncated';
-  const actual = envelopeChecksum(buf.subarray(position, payloadStart), buf.subarray(payloadStart, payloadEnd));
-  if (actual !== header.crc) return 'checksum mismatch';
+  if (header.checksumFrom > header.payloadLength) return 'bad length';
+  const payload = buf.subarray(payloadStart, payloadEnd);
+  if (headerChecksum(buf.subarray(position, payloadStart), payload, header.checksumFrom) !== header.crc) return 'checksum mismatch';
+  if (crc32c(payload.subarray(header.checksumFrom)) !== header.payloadCrc) return 'checksum mismatch';
   return header;
 }
 

@@ -52,6 +52,13 @@ export interface AppendRequest {
    * It must not change the payload's length.
    */
   stamp?: (payload: Buffer, baseOffset: number, appendTime: number) => void;
+  /**
+   * A CRC32C over payload[from..] that the front-end has already VERIFIED (Kafka's batch CRC
+   * covers bytes 21..end). The log stores it instead of checksumming the payload again; the bytes
+   * before `from` are checksummed by the log. Read after `stamp` runs, so a stamp that rewrites
+   * bytes at or after `from` must update it. A wrong value makes the batch fail verification.
+   */
+  payloadCrc32c?: { from: number; value: number };
 }
 
 export interface AppendResult {

@@ -1,3 +1,4 @@
+import { crc32c } from '@node-rs/crc32';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -43,6 +44,31 @@ describe('envelope', () => {
     assert.equal(h.readBigInt64BE(48), -1n);
     assert.equal(h.readInt16BE(56), -1);
     assert.equal(h.readInt32BE(60), 42);
+    assert.equal(h.readUInt32BE(28), crc32c(payload), 'payloadCrc covers the whole payload by default');
+    assert.equal(h.readUInt16BE(58), 0);
+  });
+
+  it('stores a supplied payload checksum and checks both checksums', () => {
+    // A Kafka-like payload: 21 leading bytes the broker patches, then a CRC-covered body.
+    const payload = Buffer.alloc(200);
+    for (let i = 0; i < payload.length; i++) payload[i] = (i * 7) & 0xff;
+    const supplied = { from: 21, value: crc32c(payload.subarray(21)) };
+    const good = envelope(payload, { ...fields, payloadCrc32c: supplied });
+    assert.equal(good.readUInt32BE(28), supplied.value);
+    assert.equal(good.readUInt16BE(58), 21);
+    const decoded = checkEnvelope(good);
+    assert.ok(typeof decoded !== 'string');
+    assert.equal(decoded.checksumFrom, 21);
+    // A flipped byte before `from` is caught by the header crc, one after it by payloadCrc.
+    for (const at of [envelopeHeaderBytes + 3, envelopeHeaderBytes + 150]) {
+      const bad = Buffer.from(good);
+      bad[at]! ^= 0x10;
+      assert.equal(checkEnvelope(bad), 'checksum mismatch', `flip at ${at}`);
+    }
+    // A wrong supplied value is stored as given and then fails validation: never trusted blindly.
+    const lied = envelope(payload, { ...fields, payloadCrc32c: { from: 21, value: supplied.value ^ 1 } });
+    assert.equal(checkEnvelope(lied), 'checksum mismatch');
+    assert.throws(() => encodeEnvelopeHeader({ ...fields, payloadCrc32c: { from: 201, value: 0 } }, payload), RangeError);
   });
 
   it('round-trips every field', () => {
@@ -64,8 +90,10 @@ describe('envelope', () => {
           const payload = Buffer.from(bytes);
           const decoded = checkEnvelope(envelope(payload, f));
           assert.ok(typeof decoded !== 'string', String(decoded));
-          const { crc: _crc, payloadLength, ...rest } = decoded;
+          const { crc: _crc, payloadLength, payloadCrc, checksumFrom, ...rest } = decoded;
           assert.equal(payloadLength, payload.length);
+          assert.equal(payloadCrc, crc32c(payload));
+          assert.equal(checksumFrom, 0);
           assert.deepEqual(rest, { ...f });
         },
       ),
