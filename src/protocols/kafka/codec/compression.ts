@@ -1,0 +1,181 @@
+// RecordBatch compression codecs (attributes bits 0-2). All functions here are synchronous: the
+// native addons (snappy and lz4-napi from napi-rs, @toondepauw/node-zstd) and node:zlib's *Sync
+// calls run on the calling thread. They are used on cold paths only (transcoding, compaction,
+// tests); the produce path stores compressed batches as received and never calls them.
+//
+// Wire formats, as Kafka's Java client writes and reads them:
+// - gzip (1): the full gzip container (RFC 1952: 10-byte header, DEFLATE, CRC32 + ISIZE trailer),
+//   GZIPOutputStream/GZIPInputStream. Not raw DEFLATE, not a zlib stream.
+// - snappy (2): xerial snappy-java framing (SnappyOutputStream):
+//     magic   0x82 'S' 'N' 'A' 'P' 'P' 'Y' 0x00     (8 bytes)
+//     version int32 BE = 1, compatible int32 BE = 1  (8 bytes)
+//     blocks  int32 BE compressed length + raw snappy block (of at most 32 KiB of input)
+//   librdkafka produces *raw* (unframed) snappy for MsgVersion 2 and kafka-python xerial; both are
+//   accepted on decode (SnappyInputStream falls back to raw too). We always encode xerial.
+// - lz4 (3): the LZ4 frame format (magic 0x184D2204, independent blocks), as Kafka's
+//   Lz4BlockOutputStream writes it; any valid frame (with or without block/content checksums,
+//   linked or independent blocks) is accepted on decode. The "broken HC checksum" of the old
+//   KafkaLZ4 v0/v1 message format does not apply to magic 2 batches.
+// - zstd (4): a standard zstd frame (with or without the content size in its header).
+//
+// Decompression is bounded: `maxOutputBytes` is checked before decoding where the format states
+// the size up front (raw snappy blocks) or enforced by the decoder (gzip); for lz4 and zstd the
+// libraries expose no limit, so the size is checked after decoding.
+
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { Decoder as ZstdDecoder, Encoder as ZstdEncoder } from '@toondepauw/node-zstd';
+import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
+import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
+import { Reader } from './reader.js';
+
+export const CompressionCodec = {
+  none: 0,
+  gzip: 1,
+  snappy: 2,
+  lz4: 3,
+  zstd: 4,
+} as const;
+export type CompressionCodec = (typeof CompressionCodec)[keyof typeof CompressionCodec];
+
+export function compressionName(codec: number): string {
+  switch (codec) {
+    case 0:
+      return 'none';
+    case 1:
+      return 'gzip';
+    case 2:
+      return 'snappy';
+    case 3:
+      return 'lz4';
+    case 4:
+      return 'zstd';
+    default:
+      return `unknown(${codec})`;
+  }
+}
+
+export type CompressionResult = { ok: true; value: Buffer } | { ok: false; reason: string };
+
+/** Default cap on one decompressed records section. */
+export const decompressedBytesMaxDefault = 64 * 1024 * 1024;
+
+export const xerialMagic = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
+const xerialHeaderBytes = 16;
+const xerialBlockBytes = 32 * 1024;
+
+let zstdEncoder: ZstdEncoder | null = null;
+let zstdDecoder: ZstdDecoder | null = null;
+
+/** Compresses a records section. Throws only on a programmer error (unknown codec). */
+export function compress(codec: number, data: Buffer): Buffer {
+  switch (codec) {
+    case CompressionCodec.none:
+      return data;
+    case CompressionCodec.gzip:
+      return gzipSync(data);
+    case CompressionCodec.snappy:
+      return xerialSnappyEncode(data);
+    case CompressionCodec.lz4:
+      return compressFrameSync(data);
+    case CompressionCodec.zstd:
+      zstdEncoder ??= new ZstdEncoder(3);
+      return zstdEncoder.encodeSync(data);
+    default:
+      throw new Error(`unknown compression codec ${codec}`);
+  }
+}
+
+/** Decompresses a records section; a corrupt or oversized input is a reason, never a throw. */
+export function decompress(
+  codec: number,
+  data: Buffer,
+  maxOutputBytes: number = decompressedBytesMaxDefault,
+): CompressionResult {
+  try {
+    let out: Buffer;
+    switch (codec) {
+      case CompressionCodec.none:
+        out = data;
+        break;
+      case CompressionCodec.gzip:
+        out = gunzipSync(data, { maxOutputLength: maxOutputBytes });
+        break;
+      case CompressionCodec.snappy: {
+        const r = snappyDecode(data, maxOutputBytes);
+        if (!r.ok) return r;
+        out = r.value;
+        break;
+      }
+      case CompressionCodec.lz4:
+        out = decompressFrameSync(data);
+        break;
+      case CompressionCodec.zstd:
+        zstdDecoder ??= new ZstdDecoder();
+        out = zstdDecoder.decodeSync(data);
+        break;
+      default:
+        return { ok: false, reason: `unknown compression codec ${codec}` };
+    }
+    if (out.length > maxOutputBytes) {
+      return { ok: false, reason: `decompressed size ${out.length} exceeds ${maxOutputBytes} bytes` };
+    }
+    return { ok: true, value: out };
+  } catch (e) {
+    return { ok: false, reason: `${compressionName(codec)} decompression failed: ${(e as Error).message}` };
+  }
+}
+
+/** xerial (snappy-java) framing: header, then 32 KiB input blocks each as int32 length + raw block. */
+export function xerialSnappyEncode(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  const header = Buffer.alloc(xerialHeaderBytes);
+  xerialMagic.copy(header, 0);
+  header.writeInt32BE(1, 8);
+  header.writeInt32BE(1, 12);
+  parts.push(header);
+  let total = xerialHeaderBytes;
+  for (let off = 0; off < data.length || off === 0; off += xerialBlockBytes) {
+    const block = snappyCompress(data.subarray(off, Math.min(off + xerialBlockBytes, data.length)));
+    const len = Buffer.allocUnsafe(4);
+    len.writeInt32BE(block.length, 0);
+    parts.push(len, block);
+    total += 4 + block.length;
+    if (data.length === 0) break;
+  }
+  return Buffer.concat(parts, total);
+}
+
+/** The uncompressed length a raw snappy block declares (its uvarint preamble), or a reason. */
+function rawSnappyLength(block: Buffer): number | string {
+  const r = new Reader(block);
+  const n = r.uvarint();
+  return r.error ?? n;
+}
+
+function rawSnappyDecode(block: Buffer, maxOutputBytes: number): CompressionResult {
+  const n = rawSnappyLength(block);
+  if (typeof n === 'string') return { ok: false, reason: `snappy: ${n}` };
+  if (n > maxOutputBytes) return { ok: false, reason: `snappy block declares ${n} bytes, over ${maxOutputBytes}` };
+  return { ok: true, value: snappyUncompress(block, { asBuffer: true }) as Buffer };
+}
+
+/** Decodes xerial-framed or raw snappy. */
+export function snappyDecode(data: Buffer, maxOutputBytes: number = decompressedBytesMaxDefault): CompressionResult {
+  if (data.length < xerialHeaderBytes || !data.subarray(0, 8).equals(xerialMagic)) {
+    return rawSnappyDecode(data, maxOutputBytes);
+  }
+  const r = new Reader(data, xerialHeaderBytes);
+  const blocks: Buffer[] = [];
+  let total = 0;
+  while (r.remaining > 0) {
+    const len = r.int32();
+    const block = r.raw(len);
+    if (r.error !== null) return { ok: false, reason: `xerial snappy: ${r.error}` };
+    const n = rawSnappyLength(block);
+    if (typeof n === 'string') return { ok: false, reason: `xerial snappy: ${n}` };
+    total += n;
+    if (total > maxOutputBytes) return { ok: false, reason: `xerial snappy output over ${maxOutputBytes} bytes` };
+    blocks.push(snappyUncompress(block, { asBuffer: true }) as Buffer);
+  }
+  return { ok: true, value: blocks.length === 1 ? blocks[0]! : Buffer.concat(blocks, total) };
+}

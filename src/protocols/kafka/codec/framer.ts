@@ -1,0 +1,104 @@
+// Incremental splitter for Kafka's size-delimited frames:
+//
+//   RequestOrResponse => Size (INT32, big-endian, bytes that follow) Message
+//
+// `push(chunk)` returns the whole frames completed by the chunk. A frame that lies inside one
+// chunk is returned as a `subarray` view of that chunk (no copy); only a frame that straddles
+// chunks is assembled into one buffer, allocated once at its declared size. The declared size is
+// checked against `frameBytesMax` (and for being negative) BEFORE anything is allocated; a bad
+// size returns an error value and the framer stays failed: the connection must be closed, as a
+// Kafka broker does (it cannot resynchronise a byte stream).
+//
+// No I/O here: the server adapter feeds socket data in and writes nothing back.
+
+export interface FramerOptions {
+  /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */
+  frameBytesMax: number;
+}
+
+export type FramerResult =
+  | { ok: true; frames: Buffer[] }
+  | { ok: false; reason: string; frames: Buffer[] };
+
+const emptyFrames: Buffer[] = [];
+
+export class Framer {
+  readonly frameBytesMax: number;
+  /** Partial size prefix carried between chunks (0..3 bytes). */
+  private readonly sizeBytes = Buffer.alloc(4);
+  private sizeHave = 0;
+  /** The frame being assembled across chunks, or null. */
+  private partial: Buffer | null = null;
+  private partialHave = 0;
+  private failed: string | null = null;
+
+  constructor(options: FramerOptions) {
+    if (!(options.frameBytesMax > 0)) throw new Error('frameBytesMax must be positive');
+    this.frameBytesMax = options.frameBytesMax;
+  }
+
+  /** Bytes buffered towards the next frame (size prefix plus partial body). */
+  get bufferedBytes(): number {
+    return this.sizeHave + this.partialHave;
+  }
+
+  push(chunk: Buffer): FramerResult {
+    if (this.failed !== null) return { ok: false, reason: this.failed, frames: emptyFrames };
+    let frames: Buffer[] = emptyFrames;
+    let off = 0;
+    const len = chunk.length;
+
+    while (off < len) {
+      // 1. Finish a frame that straddles chunks.
+      if (this.partial !== null) {
+        const want = this.partial.length - this.partialHave;
+        const take = Math.min(want, len - off);
+        chunk.copy(this.partial, this.partialHave, off, off + take);
+        this.partialHave += take;
+        off += take;
+        if (this.partialHave === this.partial.length) {
+          if (frames === emptyFrames) frames = [];
+          frames.push(this.partial);
+          this.partial = null;
+          this.partialHave = 0;
+        }
+        continue;
+      }
+
+      // 2. Read the size prefix (possibly split across chunks).
+      let size: number;
+      if (this.sizeHave === 0 && len - off >= 4) {
+        size = chunk.readInt32BE(off);
+        off += 4;
+      } else {
+        const take = Math.min(4 - this.sizeHave, len - off);
+        chunk.copy(this.sizeBytes, this.sizeHave, off, off + take);
+        this.sizeHave += take;
+        off += take;
+        if (this.sizeHave < 4) break;
+        size = this.sizeBytes.readInt32BE(0);
+        this.sizeHave = 0;
+      }
+
+      // 3. Check the declared size before allocating anything.
+      if (size < 0 || size > this.frameBytesMax) {
+        this.failed =
+          size < 0 ? `negative frame size ${size}` : `frame size ${size} exceeds the limit of ${this.frameBytesMax} bytes`;
+        return { ok: false, reason: this.failed, frames };
+      }
+
+      // 4. Zero-copy fast path: the whole body is in this chunk.
+      if (len - off >= size) {
+        if (frames === emptyFrames) frames = [];
+        frames.push(chunk.subarray(off, off + size));
+        off += size;
+        continue;
+      }
+
+      // 5. Slow path: start assembling across chunks.
+      this.partial = Buffer.allocUnsafe(size);
+      this.partialHave = 0;
+    }
+    return { ok: true, frames };
+  }
+}

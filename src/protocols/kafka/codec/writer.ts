@@ -1,0 +1,294 @@
+// Kafka wire primitives, write side: a chunk-list builder (the @platformatic/kafka DynamicBuffer
+// idea). Small fixed-width fields go into a growing scratch buffer; byte fields at or above
+// `largeBytesMin` are appended as their own chunk without copying (a Fetch response carries record
+// batches read from the log this way). `toChunks()` hands the list to `socket.cork()/writev`;
+// `sizePrefixed()` adds the 4-byte frame length in front without moving anything.
+//
+// See reader.ts for the encodings.
+
+const scratchBytesDefault = 4096;
+/** Byte fields at least this long are appended as separate chunks instead of copied. */
+const largeBytesMin = 512;
+
+export class Writer {
+  private chunks: Buffer[] = [];
+  private scratch: Buffer;
+  /** Start of the scratch region not yet pushed to `chunks`. */
+  private start = 0;
+  private pos = 0;
+  /** Total bytes written. */
+  length = 0;
+
+  constructor(scratchBytes = scratchBytesDefault) {
+    this.scratch = Buffer.allocUnsafe(scratchBytes);
+  }
+
+  private flushScratch(): void {
+    if (this.pos > this.start) {
+      this.chunks.push(this.scratch.subarray(this.start, this.pos));
+      this.start = this.pos;
+    }
+  }
+
+  private ensure(n: number): void {
+    if (this.scratch.length - this.pos >= n) return;
+    this.flushScratch();
+    this.scratch = Buffer.allocUnsafe(Math.max(scratchBytesDefault, n));
+    this.start = 0;
+    this.pos = 0;
+  }
+
+  // ---- fixed width ----
+
+  int8(v: number): this {
+    this.ensure(1);
+    this.scratch.writeInt8(v, this.pos);
+    this.pos += 1;
+    this.length += 1;
+    return this;
+  }
+
+  uint8(v: number): this {
+    this.ensure(1);
+    this.scratch[this.pos++] = v & 0xff;
+    this.length += 1;
+    return this;
+  }
+
+  bool(v: boolean): this {
+    return this.int8(v ? 1 : 0);
+  }
+
+  int16(v: number): this {
+    this.ensure(2);
+    this.scratch.writeInt16BE(v, this.pos);
+    this.pos += 2;
+    this.length += 2;
+    return this;
+  }
+
+  uint16(v: number): this {
+    this.ensure(2);
+    this.scratch.writeUInt16BE(v, this.pos);
+    this.pos += 2;
+    this.length += 2;
+    return this;
+  }
+
+  int32(v: number): this {
+    this.ensure(4);
+    this.scratch.writeInt32BE(v, this.pos);
+    this.pos += 4;
+    this.length += 4;
+    return this;
+  }
+
+  uint32(v: number): this {
+    this.ensure(4);
+    this.scratch.writeUInt32BE(v, this.pos);
+    this.pos += 4;
+    this.length += 4;
+    return this;
+  }
+
+  /** INT64 from a bigint or a safe-integer number. */
+  int64(v: bigint | number): this {
+    this.ensure(8);
+    if (typeof v === 'bigint') {
+      this.scratch.writeBigInt64BE(v, this.pos);
+    } else {
+      writeInt64Number(this.scratch, v, this.pos);
+    }
+    this.pos += 8;
+    this.length += 8;
+    return this;
+  }
+
+  float64(v: number): this {
+    this.ensure(8);
+    this.scratch.writeDoubleBE(v, this.pos);
+    this.pos += 8;
+    this.length += 8;
+    return this;
+  }
+
+  uuid(v: Buffer): this {
+    if (v.length !== 16) throw new Error(`uuid must be 16 bytes, got ${v.length}`);
+    return this.raw(v);
+  }
+
+  /** Appends bytes: copied when small, appended as their own chunk when large. */
+  raw(v: Buffer): this {
+    const n = v.length;
+    if (n >= largeBytesMin) {
+      this.flushScratch();
+      this.chunks.push(v);
+    } else {
+      this.ensure(n);
+      v.copy(this.scratch, this.pos);
+      this.pos += n;
+    }
+    this.length += n;
+    return this;
+  }
+
+  // ---- varints ----
+
+  uvarint(v: number): this {
+    if (v < 0 || v > 0xffffffff || !Number.isInteger(v)) throw new Error(`uvarint out of range: ${v}`);
+    this.ensure(5);
+    let n = v;
+    while (n >= 0x80) {
+      this.scratch[this.pos++] = (n & 0x7f) | 0x80;
+      this.length++;
+      n = Math.floor(n / 128);
+    }
+    this.scratch[this.pos++] = n;
+    this.length++;
+    return this;
+  }
+
+  varint(v: number): this {
+    return this.uvarint(((v << 1) ^ (v >> 31)) >>> 0);
+  }
+
+  /** Zigzag varlong from a number (exact for safe integers) or a bigint. */
+  varlong(v: number | bigint): this {
+    let u = typeof v === 'bigint' ? BigInt.asUintN(64, (v << 1n) ^ (v >> 63n)) : null;
+    if (u === null) {
+      const n = v as number;
+      if (Number.isSafeInteger(n) && Math.abs(n) < 2 ** 52) {
+        let z = n >= 0 ? n * 2 : -n * 2 - 1;
+        this.ensure(10);
+        while (z >= 0x80) {
+          this.scratch[this.pos++] = (z % 128) | 0x80;
+          this.length++;
+          z = Math.floor(z / 128);
+        }
+        this.scratch[this.pos++] = z;
+        this.length++;
+        return this;
+      }
+      const b = BigInt(n);
+      u = BigInt.asUintN(64, (b << 1n) ^ (b >> 63n));
+    }
+    this.ensure(10);
+    while (u >= 0x80n) {
+      this.scratch[this.pos++] = Number(u & 0x7fn) | 0x80;
+      this.length++;
+      u >>= 7n;
+    }
+    this.scratch[this.pos++] = Number(u);
+    this.length++;
+    return this;
+  }
+
+  // ---- strings ----
+
+  private utf8(s: string, len: number): void {
+    this.ensure(len);
+    this.scratch.write(s, this.pos, len, 'utf8');
+    this.pos += len;
+    this.length += len;
+  }
+
+  string(s: string): this {
+    const len = Buffer.byteLength(s, 'utf8');
+    if (len > 0x7fff) throw new Error(`string too long for int16 length: ${len}`);
+    this.int16(len);
+    this.utf8(s, len);
+    return this;
+  }
+
+  nullableString(s: string | null): this {
+    if (s === null) return this.int16(-1);
+    return this.string(s);
+  }
+
+  compactString(s: string): this {
+    const len = Buffer.byteLength(s, 'utf8');
+    this.uvarint(len + 1);
+    this.utf8(s, len);
+    return this;
+  }
+
+  compactNullableString(s: string | null): this {
+    if (s === null) return this.uvarint(0);
+    return this.compactString(s);
+  }
+
+  // ---- bytes ----
+
+  bytes(v: Buffer): this {
+    this.int32(v.length);
+    return this.raw(v);
+  }
+
+  nullableBytes(v: Buffer | null): this {
+    if (v === null) return this.int32(-1);
+    return this.bytes(v);
+  }
+
+  compactBytes(v: Buffer): this {
+    this.uvarint(v.length + 1);
+    return this.raw(v);
+  }
+
+  compactNullableBytes(v: Buffer | null): this {
+    if (v === null) return this.uvarint(0);
+    return this.compactBytes(v);
+  }
+
+  // ---- composition ----
+
+  /** Appends everything another writer holds (its chunks, not copies). */
+  append(other: Writer): this {
+    this.flushScratch();
+    for (const c of other.toChunks()) this.chunks.push(c);
+    this.length += other.length;
+    return this;
+  }
+
+  /** The bytes written so far as a list of buffers (views; do not mutate). */
+  toChunks(): Buffer[] {
+    this.flushScratch();
+    return this.chunks;
+  }
+
+  /** The chunks preceded by a 4-byte big-endian length: a Kafka frame ready for writev. */
+  sizePrefixed(): Buffer[] {
+    const prefix = Buffer.allocUnsafe(4);
+    prefix.writeInt32BE(this.length, 0);
+    const chunks = this.toChunks();
+    const out = new Array<Buffer>(chunks.length + 1);
+    out[0] = prefix;
+    for (let i = 0; i < chunks.length; i++) out[i + 1] = chunks[i]!;
+    return out;
+  }
+
+  /** One contiguous buffer (copies once if there are several chunks). */
+  toBuffer(): Buffer {
+    const chunks = this.toChunks();
+    if (chunks.length === 1) return chunks[0]!;
+    return Buffer.concat(chunks, this.length);
+  }
+}
+
+/** Writes a safe-integer number as a big-endian int64 without going through bigint. */
+export function writeInt64Number(buf: Buffer, v: number, offset: number): void {
+  if (!Number.isSafeInteger(v)) {
+    buf.writeBigInt64BE(BigInt(Math.trunc(v)), offset);
+    return;
+  }
+  const hi = Math.floor(v / 4294967296);
+  const lo = v - hi * 4294967296;
+  buf.writeInt32BE(hi, offset);
+  buf.writeUInt32BE(lo, offset + 4);
+}
+
+/** Concatenates chunks into one buffer (tests and cold paths). */
+export function joinChunks(chunks: readonly Buffer[]): Buffer {
+  let total = 0;
+  for (const c of chunks) total += c.length;
+  return Buffer.concat(chunks as Buffer[], total);
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { Framer } from '../../../../src/protocols/kafka/codec/framer.js';
+
+function frame(body: Buffer): Buffer {
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(body.length, 0);
+  return Buffer.concat([size, body]);
+}
+
+function feed(framer: Framer, chunks: Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (const c of chunks) {
+    const r = framer.push(c);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    out.push(...r.frames);
+  }
+  return out;
+}
+
+const bodies = [Buffer.from('a'), Buffer.alloc(0), Buffer.from('hello world'), Buffer.alloc(300, 9)];
+const stream = Buffer.concat(bodies.map(frame));
+
+describe('Framer', () => {
+  it('returns frames inside one chunk as views (no copy)', () => {
+    const framer = new Framer({ frameBytesMax: 1024 });
+    const r = framer.push(stream);
+    assert.ok(r.ok);
+    assert.deepEqual(r.frames, bodies);
+    for (const f of r.frames) if (f.length > 0) assert.equal(f.buffer, stream.buffer);
+    assert.equal(framer.bufferedBytes, 0);
+  });
+
+  it('yields the same frames fed one byte at a time', () => {
+    const framer = new Framer({ frameBytesMax: 1024 });
+    const chunks = [...stream].map((b) => Buffer.from([b]));
+    assert.deepEqual(feed(framer, chunks), bodies);
+  });
+
+  it('yields the same frames for any split of the stream (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 200 }), { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (raw, cuts) => {
+          const expected = raw.map((b) => Buffer.from(b));
+          const all = Buffer.concat(expected.map(frame));
+          const points = [...new Set(cuts.map((c) => (all.length === 0 ? 0 : c % all.length)))].sort((a, b) => a - b);
+          const chunks: Buffer[] = [];
+          let prev = 0;
+          for (const p of points) {
+            chunks.push(all.subarray(prev, p));
+            prev = p;
+          }
+          chunks.push(all.subarray(prev));
+          assert.deepEqual(feed(new Framer({ frameBytesMax: 1024 }), chunks), expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rejects an oversized frame before allocating, and stays failed', () => {
+    const framer = new Framer({ frameBytesMax: 100 });
+    const r = framer.push(Buffer.from([0x7f, 0xff, 0xff, 0xff, 1, 2, 3]));
+    assert.equal(r.ok, false);
+    assert.equal(framer.bufferedBytes, 0);
+    const again = framer.push(frame(Buffer.from('x')));
+    assert.equal(again.ok, false);
+  });
+
+  it('rejects a negative size split across chunks', () => {
+    const framer = new Framer({ frameBytesMax: 100 });
+    assert.ok(framer.push(Buffer.from([0xff, 0xff])).ok);
+    const r = framer.push(Buffer.from([0xff, 0xfe]));
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.reason, /negative/);
+  });
+
+  it('returns the frames before a bad size in the same chunk', () => {
+    const framer = new Framer({ frameBytesMax: 10 });
+    const r = framer.push(Buffer.concat([frame(Buffer.from('ok')), frame(Buffer.alloc(11))]));
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.frames, [Buffer.from('ok')]);
+  });
+});
