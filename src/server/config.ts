@@ -37,6 +37,14 @@ export interface HttpListenerConfig {
   addr: HostPort;
 }
 
+/** Kafka front-end settings (src/protocols/kafka/frontend.ts KafkaSettings; docs/kafka.md). */
+export interface KafkaFrontendConfig {
+  autoCreateTopics: boolean;
+  requestBytesMax: number;
+  inFlightRequestsMax: number;
+  fetchWaitMsMax: number;
+}
+
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */
 export type TopicDefaults = TopicConfig;
 
@@ -47,6 +55,8 @@ export interface QuartetConfig {
   root: { username: string; password: string | null };
   topicDefaults: TopicDefaults;
   defaultPartitions: number;
+  /** Kafka front-end settings; absent means the front-end's defaults. */
+  kafka?: KafkaFrontendConfig;
   maintenanceIntervalMs: number;
   /** Hard limit on a graceful stop; past it the process exits with code 1. */
   shutdownTimeoutMs: number;
@@ -220,6 +230,13 @@ const defaultPorts: Record<ListenerName, number> = { kafka: 9092, iggy: 8090, cu
 export const DEFAULT_LISTEN_HOST = '0.0.0.0';
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 
+const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
+
+function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
+  c.kafka ??= { autoCreateTopics: true, requestBytesMax: KAFKA_REQUEST_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, fetchWaitMsMax: 30_000 };
+  return c.kafka;
+}
+
 function protocolSettings(name: ProtocolName): Setting[] {
   const upper = name.toUpperCase();
   const label = name === 'felix' ? 'Felix (QUIC, UDP)' : name[0]!.toUpperCase() + name.slice(1);
@@ -286,6 +303,42 @@ function protocolSettings(name: ProtocolName): Setting[] {
         defaultText: 'derived',
         doc: 'host:port that Kafka clients are told to connect to (Metadata, FindCoordinator). By default the bound host and port, with 127.0.0.1 in place of a wildcard host (0.0.0.0, ::); set it whenever clients connect from other machines.',
         set: (c, v) => void (c.listeners.kafka.advertisedAddr = v),
+      }),
+      define({
+        key: 'kafka.autoCreateTopics',
+        flag: 'kafka-auto-create-topics',
+        env: 'QUARTET_KAFKA_AUTO_CREATE_TOPICS',
+        kind: boolKind,
+        default: true,
+        doc: 'Create a topic named in a Kafka Metadata request when it does not exist (the request permitting), with the default partition count, as Kafka\'s auto.create.topics.enable does.',
+        set: (c, v) => void (kafkaSection(c).autoCreateTopics = v),
+      }),
+      define({
+        key: 'kafka.requestBytesMax',
+        flag: 'kafka-request-bytes-max',
+        env: 'QUARTET_KAFKA_REQUEST_BYTES_MAX',
+        kind: intKind(1024, 1024 * 1024 * 1024),
+        default: KAFKA_REQUEST_BYTES_MAX_DEFAULT,
+        doc: 'Largest Kafka request frame accepted (bytes; Kafka\'s socket.request.max.bytes); a larger one closes that connection.',
+        set: (c, v) => void (kafkaSection(c).requestBytesMax = v),
+      }),
+      define({
+        key: 'kafka.inFlightRequestsMax',
+        flag: 'kafka-in-flight-requests-max',
+        env: 'QUARTET_KAFKA_IN_FLIGHT_REQUESTS_MAX',
+        kind: intKind(1, 10_000),
+        default: 64,
+        doc: 'Requests one Kafka connection may have between read and answered; beyond it the connection stops reading until responses drain.',
+        set: (c, v) => void (kafkaSection(c).inFlightRequestsMax = v),
+      }),
+      define({
+        key: 'kafka.fetchWaitMsMax',
+        flag: 'kafka-fetch-wait-ms-max',
+        env: 'QUARTET_KAFKA_FETCH_WAIT_MS_MAX',
+        kind: intKind(0, 10 * 60_000),
+        default: 30_000,
+        doc: 'Upper bound (ms) on the max_wait_ms a Kafka Fetch may long-poll for.',
+        set: (c, v) => void (kafkaSection(c).fetchWaitMsMax = v),
       }),
     );
   }

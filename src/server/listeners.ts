@@ -11,6 +11,7 @@
 // whatever front-ends this build has.
 
 import type { Broker } from '../core/broker.js';
+import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
@@ -61,7 +62,7 @@ export type ListenerRegistry = ReadonlyMap<ProtocolName, ListenerFactory>;
  *   ...
  *   ['kafka', kafkaListenerFactory],
  */
-export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([]);
+export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([['kafka', kafkaListenerFactory]]);
 
 /** The listeners this build can open: HTTP always, plus every registered protocol. */
 export function availableListeners(registry: ListenerRegistry = builtinListenerFactories): ReadonlySet<ListenerName> {

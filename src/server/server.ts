@@ -12,6 +12,7 @@ import { Broker, type BrokerOptions } from '../core/broker.js';
 import type { Logger } from '../core/logger.js';
 import { createLogger } from '../core/logger.js';
 import { MetricsRegistry } from '../core/metrics.js';
+import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
 import { builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
@@ -170,6 +171,8 @@ class Server implements QuartetServer {
       logger: this.logger.child({ component: 'broker' }),
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
+      // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
+      transactions: kafkaBrokerTransactionOptions,
     });
   }
 

@@ -1,0 +1,391 @@
+// One Kafka client connection: socket bytes → Framer → request header → handler → response,
+// with responses written strictly in request order.
+//
+// Dispatch, per framed request (in arrival order):
+//   1. Raw SASL token mode (SaslHandshake v0 chose it and the session is not authenticated yet):
+//      the frame is a token, not a request; handlers/sasl-raw.ts answers it.
+//   2. The request header is decoded; an unparsable header closes the connection (Kafka does the
+//      same: it cannot answer without a correlation id it trusts).
+//   3. With SASL required and no principal yet, only `preAuth` handlers are answered; anything
+//      else closes the connection (Kafka's SaslServerAuthenticator does the same).
+//   4. A key with no handler, or a version outside the handler's range: UNSUPPORTED_VERSION.
+//      ApiVersions gets the KIP-511 v0 body listing what the registry advertises; other APIs get
+//      the handler's errorResponse (or a body of defaults with the top-level error code) when the
+//      codec can decode the request at that version; otherwise the connection is closed.
+//   5. The handler runs. Requests are started in arrival order and synchronously up to their first
+//      await, so Produce appends of pipelined requests reach the log in order; they then complete
+//      concurrently. A QuartetError thrown by a handler becomes the handler's error response
+//      (errors.ts maps the code); any other exception closes this connection (logged), never the
+//      process. A null result (Produce acks=0) sends nothing.
+//
+// Ordering: each request takes a slot in a FIFO when it starts; a finished slot is written only
+// once every slot before it is written (cork + one write per chunk + uncork).
+//
+// Backpressure: at most `inFlightRequestsMax` requests between "framed" and "response written".
+// Frames beyond it wait in `pendingFrames` and the socket is paused until slots drain; reading
+// also pauses while the socket's write buffer is full ('drain' resumes it).
+//
+// Serial points: SaslHandshake, SaslAuthenticate, raw tokens, and every request while SASL is
+// required and the session is not yet authenticated run alone: nothing after them starts before
+// they finish (a raw token can only be recognised once the handshake before it has finished).
+
+import type { Duplex } from 'node:stream';
+import { QuartetError, isQuartetError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { CloseReason, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
+import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
+import { ErrorCode } from './codec/errors.js';
+import { Framer } from './codec/framer.js';
+import { decodeRequest, encodeResponse, encodeUnsupportedApiVersions } from './codec/frames.js';
+import { decodeRequestHeader, type RequestHeader } from './codec/headers.js';
+import { hasSchema, messageSchemas, type SchemaApiKey } from './codec/messages/index.js';
+import { inRange, type MessageSchema } from './codec/schema.js';
+import { kafkaCodeOf } from './errors.js';
+import { saslRawToken } from './handlers/sasl-raw.js';
+import type { KafkaFrontend, KafkaHandler, KafkaRequestContext, KafkaSession } from './handlers/types.js';
+
+/** What a connection needs from the frontend: the shared state plus the handler registry. */
+export interface KafkaConnectionFrontend extends KafkaFrontend {
+  readonly handlers: ReadonlyMap<number, KafkaHandler>;
+}
+
+/** The part of the listener's ConnectionContext a connection uses (tests pass their own). */
+export interface KafkaConnectionContext {
+  readonly remote: string;
+  readonly logger: Logger;
+  beginRequest(operation: string): RequestDone;
+}
+
+interface Slot {
+  /** Response chunks once ready; empty for no response. */
+  chunks: Buffer[] | null;
+  outcome: 'ok' | 'error';
+  /** Close the connection once this slot's response is written. */
+  closeAfter: boolean;
+  done: RequestDone;
+}
+
+class Session implements KafkaSession {
+  clientId: string | null = null;
+  principal: string | null = null;
+  sasl: { mechanism: string; rawTokens: boolean } | null = null;
+  private readonly abort = new AbortController();
+  constructor(
+    readonly remote: string,
+    readonly logger: Logger,
+  ) {}
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+  end(): void {
+    this.abort.abort();
+  }
+}
+
+const serialApis = new Set<number>([ApiKey.SaslHandshake, ApiKey.SaslAuthenticate]);
+
+/** The ApiVersions list: exactly what the handler registry answers, in key order. */
+export function advertisedApis(handlers: ReadonlyMap<number, KafkaHandler>): SupportedApi[] {
+  return [...handlers.values()]
+    .sort((a, b) => a.apiKey - b.apiKey)
+    .map((h) => ({
+      key: h.apiKey,
+      name: apiKeyName(h.apiKey) as ApiKeyName,
+      minVersion: h.minVersion,
+      maxVersion: h.maxVersion,
+      flexibleFrom: supportedApi(h.apiKey)?.flexibleFrom ?? null,
+    }));
+}
+
+export class KafkaConnection implements ConnectionHandle {
+  readonly session: Session;
+  private readonly framer: Framer;
+  private readonly slots: Slot[] = [];
+  private readonly pendingFrames: Buffer[] = [];
+  /** The slot every later frame waits for, or null. */
+  private barrier: Slot | null = null;
+  private writeBlocked = false;
+  private paused = false;
+  private closing = false;
+  private closed = false;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly frontend: KafkaConnectionFrontend,
+    private readonly socket: Duplex,
+    private readonly context: KafkaConnectionContext,
+  ) {
+    this.logger = context.logger;
+    this.session = new Session(context.remote, context.logger);
+    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax });
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => {
+      this.writeBlocked = false;
+      this.pump();
+    });
+    socket.once('close', () => this.shutdown());
+    socket.on('error', () => this.shutdown());
+  }
+
+  /** Requests framed and not yet answered. */
+  get inFlight(): number {
+    return this.slots.length;
+  }
+
+  /** ConnectionHandle: stop reading new requests; in-flight ones finish (the listener ends the socket). */
+  close(reason: CloseReason): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.pendingFrames.length = 0;
+    this.setPaused(true);
+    this.session.end();
+    this.logger.debug('connection closing', { reason });
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closing) return;
+    const result = this.framer.push(chunk);
+    for (const frame of result.frames) this.pendingFrames.push(frame);
+    if (!result.ok) {
+      this.fail(`bad frame: ${result.reason}`);
+      return;
+    }
+    this.pump();
+  }
+
+  /** Starts pending frames while the in-flight limit and the serial points allow. */
+  private pump(): void {
+    const max = this.frontend.settings.inFlightRequestsMax;
+    while (!this.closing && this.barrier === null && this.pendingFrames.length > 0 && this.slots.length < max) {
+      this.dispatch(this.pendingFrames.shift()!);
+    }
+    if (this.closing) return;
+    this.setPaused(this.writeBlocked || this.pendingFrames.length > 0 || this.slots.length >= max);
+  }
+
+  private setPaused(paused: boolean): void {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    if (paused) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  private openSlot(operation: string): Slot {
+    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation) };
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private dispatch(frame: Buffer): void {
+    const session = this.session;
+    if (session.sasl?.rawTokens === true && session.principal === null) {
+      this.dispatchRawToken(frame);
+      return;
+    }
+    const decoded = decodeRequestHeader(frame);
+    if (!decoded.ok) {
+      this.fail(`unparsable request header: ${decoded.reason}`);
+      return;
+    }
+    const header = decoded.header;
+    const handler = this.frontend.handlers.get(header.apiKey);
+    const unauthenticated = this.frontend.settings.saslRequired && session.principal === null;
+    if (unauthenticated && handler?.preAuth !== true) {
+      this.fail(`${apiKeyName(header.apiKey)} v${header.apiVersion} before SASL authentication`);
+      return;
+    }
+    session.clientId = header.clientId;
+    const slot = this.openSlot(apiKeyName(header.apiKey));
+    if (unauthenticated || serialApis.has(header.apiKey)) this.barrier = slot;
+    const context: KafkaRequestContext = { frontend: this.frontend, session, header, version: header.apiVersion };
+    if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {
+      this.answerUnsupported(slot, context, handler, frame, decoded.bodyOffset);
+      return;
+    }
+    const request = decodeRequest(handler.apiKey, header.apiVersion, frame, decoded.bodyOffset);
+    if (!request.ok) {
+      this.fail(`malformed ${apiKeyName(header.apiKey)} v${header.apiVersion} request: ${request.reason}`);
+      return;
+    }
+    let result: unknown;
+    try {
+      result = handler.handle(request.value as never, context);
+    } catch (err) {
+      this.handlerFailed(slot, context, handler, request.value, err);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (body: unknown) => this.respond(slot, header, body),
+        (err: unknown) => this.handlerFailed(slot, context, handler, request.value, err),
+      );
+    } else {
+      this.respond(slot, header, result);
+    }
+  }
+
+  private dispatchRawToken(frame: Buffer): void {
+    const slot = this.openSlot('SaslAuthenticate');
+    this.barrier = slot;
+    saslRawToken(this.frontend, this.session, frame).then(
+      ({ reply, close }) => {
+        if (this.closed) return;
+        if (reply !== null) {
+          const size = Buffer.allocUnsafe(4);
+          size.writeInt32BE(reply.length, 0);
+          slot.chunks = reply.length > 0 ? [size, reply] : [size];
+        } else {
+          slot.chunks = [];
+        }
+        slot.closeAfter = close;
+        if (close) slot.outcome = 'error';
+        this.flush();
+      },
+      (err: unknown) => {
+        this.logger.error('raw SASL token handling failed; closing the connection', { error: err });
+        this.fail('raw SASL token handling failed');
+      },
+    );
+  }
+
+  private respond(slot: Slot, header: RequestHeader, body: unknown, outcome: 'ok' | 'error' = 'ok'): void {
+    if (this.closed) return;
+    if (body === null) {
+      slot.chunks = [];
+    } else {
+      try {
+        slot.chunks = encodeResponse(header.apiKey as SchemaApiKey, header.apiVersion, header.correlationId, body as never);
+      } catch (err) {
+        this.logger.error('could not encode a response; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err });
+        this.fail('response encoding failed');
+        return;
+      }
+    }
+    slot.outcome = outcome;
+    this.flush();
+  }
+
+  private handlerFailed(slot: Slot, context: KafkaRequestContext, handler: KafkaHandler, request: unknown, err: unknown): void {
+    if (this.closed) return;
+    const header = context.header;
+    if (!isQuartetError(err)) {
+      this.logger.error('Kafka handler failed; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err, stack: (err as Error)?.stack });
+      this.fail('handler exception');
+      return;
+    }
+    const code = kafkaCodeOf(err);
+    this.logger.debug('request failed', { api: apiKeyName(header.apiKey), version: header.apiVersion, code: err.code, message: err.message });
+    let body: unknown;
+    try {
+      body = handler.errorResponse ? handler.errorResponse(request as never, code, context) : genericErrorResponse(header.apiKey, header.apiVersion, code);
+    } catch (e) {
+      this.logger.error('error response failed; closing the connection', { error: e });
+      this.fail('error response failed');
+      return;
+    }
+    this.respond(slot, header, body, 'error');
+  }
+
+  private answerUnsupported(slot: Slot, context: KafkaRequestContext, handler: KafkaHandler | undefined, frame: Buffer, bodyOffset: number): void {
+    const header = context.header;
+    if (header.apiKey === ApiKey.ApiVersions) {
+      // KIP-511: a v0 body (header v0) with error 35 and everything the registry advertises.
+      slot.chunks = encodeUnsupportedApiVersions(header.correlationId, advertisedApis(this.frontend.handlers));
+      slot.outcome = 'error';
+      this.flush();
+      return;
+    }
+    const what = `${apiKeyName(header.apiKey)} v${header.apiVersion}`;
+    if (!hasSchema(header.apiKey) || !inRange((messageSchemas[header.apiKey].request as MessageSchema).validVersions, header.apiVersion)) {
+      this.fail(`unsupported request ${what}`);
+      return;
+    }
+    const request = decodeRequest(header.apiKey, header.apiVersion, frame, bodyOffset);
+    if (!request.ok) {
+      this.fail(`malformed ${what} request: ${request.reason}`);
+      return;
+    }
+    this.logger.debug('unsupported version', { api: apiKeyName(header.apiKey), version: header.apiVersion });
+    let body: unknown;
+    try {
+      body = handler?.errorResponse
+        ? handler.errorResponse(request.value as never, ErrorCode.UNSUPPORTED_VERSION, context)
+        : genericErrorResponse(header.apiKey, header.apiVersion, ErrorCode.UNSUPPORTED_VERSION);
+    } catch (err) {
+      this.logger.error('error response failed; closing the connection', { error: err });
+      this.fail('error response failed');
+      return;
+    }
+    this.respond(slot, header, body, 'error');
+  }
+
+  /** Writes every finished slot at the head of the queue, in order. */
+  private flush(): void {
+    if (this.closed) return;
+    let corked = false;
+    let closeNow = false;
+    while (this.slots.length > 0 && this.slots[0]!.chunks !== null) {
+      const slot = this.slots.shift()!;
+      const chunks = slot.chunks!;
+      if (chunks.length > 0) {
+        if (!corked) {
+          this.socket.cork();
+          corked = true;
+        }
+        for (const c of chunks) this.socket.write(c);
+      }
+      slot.done(slot.outcome);
+      if (this.barrier === slot) this.barrier = null;
+      if (slot.closeAfter) {
+        closeNow = true;
+        break;
+      }
+    }
+    if (corked) this.socket.uncork();
+    if (closeNow) {
+      this.logger.info('closing the connection after the response', {});
+      this.endSocket();
+      return;
+    }
+    if (this.socket.writableNeedDrain) this.writeBlocked = true;
+    this.pump();
+  }
+
+  /** Closes this connection at once because of what the peer sent (or a bug in a handler). */
+  private fail(reason: string): void {
+    if (this.closed) return;
+    this.logger.warn('closing the Kafka connection', { reason, clientId: this.session.clientId });
+    this.socket.destroy();
+    this.shutdown();
+  }
+
+  private endSocket(): void {
+    this.closing = true;
+    this.socket.end();
+    this.shutdown();
+  }
+
+  /** Releases every slot (their responses will never be written) and aborts long waits. */
+  private shutdown(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing = true;
+    this.pendingFrames.length = 0;
+    this.session.end();
+    const slots = this.slots.splice(0);
+    for (const slot of slots) slot.done('error');
+    this.barrier = null;
+  }
+}
+
+/**
+ * A response of defaults carrying `errorCode` at the top level when the schema has such a field
+ * at this version (most admin and group APIs); per-topic APIs should give their handler an
+ * errorResponse instead.
+ */
+export function genericErrorResponse(apiKey: number, version: number, errorCode: number): Record<string, unknown> {
+  if (!hasSchema(apiKey)) throw new QuartetError('unsupported', `no schema for API key ${apiKey}`);
+  const schema = messageSchemas[apiKey].response as MessageSchema;
+  const field = schema.fields.find((f) => f.name === 'errorCode');
+  return field !== undefined && inRange(field.versions, version) ? { errorCode } : {};
+}

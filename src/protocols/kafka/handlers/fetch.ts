@@ -1,0 +1,197 @@
+// Fetch (key 1), v0-12. apache/kafka FetchRequest.json / FetchResponse.json.
+//
+// FetchRequest => ReplicaId MaxWaitMs MinBytes MaxBytes(v3+) IsolationLevel(v4+) SessionId(v7+)
+//   SessionEpoch(v7+) Topics[Topic Partitions[Partition CurrentLeaderEpoch(v9+) FetchOffset
+//   LastFetchedEpoch(v12+) LogStartOffset(v5+) PartitionMaxBytes]] ForgottenTopicsData(v7+)
+//   RackId(v11+)
+// FetchResponse => ThrottleTimeMs(v1+) ErrorCode(v7+) SessionId(v7+) Responses[Topic
+//   Partitions[PartitionIndex ErrorCode HighWatermark LastStableOffset(v4+) LogStartOffset(v5+)
+//   AbortedTransactions(v4+)[ProducerId FirstOffset] PreferredReadReplica(v11+) Records]]
+//
+// - v0-3 would need message format 0/1 (Kafka down-converts; 4.0 dropped them, KIP-896): they are
+//   advertised (min 0, kafka-broker-notes.md §3.1) and answered UNSUPPORTED_VERSION per partition.
+// - Long poll: when fewer than min_bytes are found, wait up to max_wait_ms (capped by
+//   settings.fetchWaitMsMax) for an append to any requested partition, then read again.
+// - Sizes (KIP-74): partitions are filled in request order within max_bytes and each
+//   partition_max_bytes; the first partition that returns data returns at least one whole batch
+//   even if it is larger than both limits; later partitions never push the response over max_bytes.
+// - read_committed (isolation_level 1): records up to the last stable offset, and an
+//   aborted_transactions list (empty, not null, when there are none). The LSO and the aborted list
+//   come from `frontend.transactions` when set, else LSO = high watermark.
+// - Incremental fetch sessions (KIP-227) are not kept: every answer has session_id 0, which tells
+//   the client to send full fetches; a non-zero session id is FETCH_SESSION_ID_NOT_FOUND.
+// - Records are the stored RecordBatch bytes (one zero-copy view when a partition returns one
+//   batch; the codec's records field takes one buffer, so several batches are joined once).
+//   Batches of other formats are transcoded to RecordBatch v2 through the format registry.
+
+import type { Topic } from '../../../core/catalog.js';
+import { defaultFormatRegistry } from '../../../log/formats.js';
+import { BatchFormat, type PartitionLog, type StoredBatch } from '../../../log/types.js';
+import { ApiKey } from '../codec/api-keys.js';
+import { ErrorCode } from '../codec/errors.js';
+import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
+import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
+import { kafkaCodeOf } from '../errors.js';
+import { lookupPartition } from '../topics.js';
+import { transactionHooksOf } from '../transactions.js';
+import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
+
+type PartitionOut = NonNullable<NonNullable<FetchResponseInput['responses']>[number]['partitions']>[number];
+
+export const readCommitted = 1;
+
+function partitionError(partitionIndex: number, errorCode: number, readCommittedIsolation: boolean): PartitionOut {
+  return {
+    partitionIndex,
+    errorCode,
+    highWatermark: -1,
+    lastStableOffset: -1,
+    logStartOffset: -1,
+    abortedTransactions: readCommittedIsolation ? [] : null,
+    preferredReadReplica: -1,
+    records: null,
+  };
+}
+
+function errorResponse(request: FetchRequest, errorCode: number): FetchResponseInput {
+  const rc = request.isolationLevel === readCommitted;
+  return {
+    throttleTimeMs: 0,
+    errorCode: ErrorCode.NONE,
+    sessionId: 0,
+    responses: request.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => partitionError(p.partition, errorCode, rc)) })),
+  };
+}
+
+/** One Kafka RecordBatch v2 per stored batch: verbatim for Kafka batches, transcoded otherwise. */
+export function kafkaBytesOf(batch: StoredBatch): Buffer | null {
+  if (batch.format === BatchFormat.kafka) return batch.payload;
+  const codec = defaultFormatRegistry.get(batch.format);
+  if (codec === undefined) return null;
+  const records = codec.decode(batch);
+  if (records.length === 0) return null;
+  return kafkaBatchFormatCodec.encode(records, batch.baseOffset, batch).payload;
+}
+
+interface Target {
+  topicIndex: number;
+  partitionIndex: number;
+  partition: number;
+  fetchOffset: number;
+  partitionMaxBytes: number;
+  topic: Topic | null;
+  log: PartitionLog | null;
+  errorCode: number;
+}
+
+interface ReadResult {
+  responses: NonNullable<FetchResponseInput['responses']>;
+  bytes: number;
+  /** Some partition has an error: answer at once (Kafka does not long-poll then). */
+  failed: boolean;
+}
+
+async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number): Promise<ReadResult> {
+  const rc = request.isolationLevel === readCommitted;
+  // Transactions seam: the coordinator's LSO and aborted list unless the frontend carries its own hooks.
+  const txns = transactionHooksOf(frontend);
+  const responses = request.topics.map((t) => ({ topic: t.topic, partitions: new Array<PartitionOut>(t.partitions.length) }));
+  let bytes = 0;
+  let failed = false;
+  for (const target of targets) {
+    const out = responses[target.topicIndex]!.partitions;
+    if (target.log === null || target.topic === null) {
+      out[target.partitionIndex] = partitionError(target.partition, target.errorCode, rc);
+      failed = true;
+      continue;
+    }
+    const stats = target.log.stats();
+    const highWatermark = stats.highWatermark;
+    const lastStableOffset = txns ? txns.lastStableOffset(target.topic, target.partition) : highWatermark;
+    const base = { partitionIndex: target.partition, highWatermark, lastStableOffset, logStartOffset: stats.logStartOffset, preferredReadReplica: -1 };
+    if (target.fetchOffset < stats.logStartOffset || target.fetchOffset > stats.nextOffset) {
+      out[target.partitionIndex] = { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: rc ? [] : null, records: null };
+      failed = true;
+      continue;
+    }
+    const limit = rc ? lastStableOffset : highWatermark;
+    const budget = Math.min(target.partitionMaxBytes, maxBytes - bytes);
+    let records: Buffer | null = null;
+    let errorCode: number = ErrorCode.NONE;
+    if (target.fetchOffset < limit && (budget > 0 || bytes === 0)) {
+      try {
+        const batches = await target.log.read(target.fetchOffset, { maxBytes: Math.max(budget, 1), maxOffset: limit });
+        records = joinBatches(batches, bytes === 0 ? Infinity : budget);
+      } catch (err) {
+        errorCode = kafkaCodeOf(err);
+        failed = true;
+      }
+    }
+    const size = records?.length ?? 0;
+    bytes += size;
+    const aborted = rc ? (txns && size > 0 ? txns.abortedTransactions(target.topic, target.partition, target.fetchOffset, target.fetchOffset + Number.MAX_SAFE_INTEGER) : []) : null;
+    out[target.partitionIndex] = { ...base, errorCode, abortedTransactions: aborted, records: records ?? emptyRecords };
+  }
+  return { responses, bytes, failed };
+}
+
+const emptyRecords = Buffer.alloc(0);
+
+/** The batches as one records section, stopping before the batch that would pass `limit` (the first always goes in). */
+function joinBatches(batches: StoredBatch[], limit: number): Buffer | null {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for (const batch of batches) {
+    const bytes = kafkaBytesOf(batch);
+    if (bytes === null) continue;
+    if (parts.length > 0 && total + bytes.length > limit) break;
+    if (parts.length === 0 && bytes.length > limit) break;
+    parts.push(bytes);
+    total += bytes.length;
+  }
+  if (parts.length === 0) return null;
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+}
+
+export const fetchHandler = defineHandler({
+  apiKey: ApiKey.Fetch,
+  minVersion: 0,
+  maxVersion: 12,
+  errorResponse: (request, errorCode) => errorResponse(request, errorCode),
+  async handle(request, context: KafkaRequestContext) {
+    const { frontend, version } = context;
+    if (version < 4) return errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
+    if (request.sessionId !== 0) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
+    }
+    const targets: Target[] = [];
+    request.topics.forEach((t, topicIndex) => {
+      t.partitions.forEach((p, partitionIndex) => {
+        const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.NONE };
+        const found = lookupPartition(frontend.broker, t.topic, p.partition);
+        if (!found.ok) target.errorCode = found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode;
+        else if (p.currentLeaderEpoch > 0) target.errorCode = ErrorCode.UNKNOWN_LEADER_EPOCH;
+        else {
+          target.topic = found.topic;
+          target.log = found.log;
+        }
+        targets.push(target);
+      });
+    });
+    const responseBytesMax = frontend.settings.fetchResponseBytesMax ?? Number.MAX_SAFE_INTEGER;
+    const maxBytes = Math.max(1, Math.min(request.maxBytes, responseBytesMax));
+    const minBytes = Math.max(0, request.minBytes);
+    const waitMs = Math.max(0, Math.min(request.maxWaitMs, frontend.settings.fetchWaitMsMax));
+    const deadline = Date.now() + waitMs;
+    const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
+    let result = await readAll(frontend, request, targets, maxBytes);
+    while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const woken = await frontend.fetchWaiters.waitForAppend(logs, left, context.session.signal);
+      if (!woken) break;
+      result = await readAll(frontend, request, targets, maxBytes);
+    }
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
+  },
+});

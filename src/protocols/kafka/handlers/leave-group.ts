@@ -1,0 +1,30 @@
+// LeaveGroup (key 13), v0-4.
+//
+// v0-2 name one member by id; the answer has no member list, so the member's own error becomes
+// the top-level error (apache/kafka LeaveGroupResponse: for version <= 2 a NONE top-level error is
+// replaced by the first member's error). v3+ (KIP-345) batch members by id and/or
+// group.instance.id and answer each one; the top-level error is the group's alone.
+
+import { ApiKey } from '../codec/api-keys.js';
+import { ErrorCode } from '../codec/errors.js';
+import { defineHandler } from './types.js';
+
+export const leaveGroupHandler = defineHandler({
+  apiKey: ApiKey.LeaveGroup,
+  minVersion: 0,
+  maxVersion: 4,
+  handle(request, { frontend, version }) {
+    if (version <= 2) {
+      const result = frontend.groups.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: null }]);
+      const memberError = result.members[0]?.errorCode ?? ErrorCode.NONE;
+      return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError };
+    }
+    const leaving = request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId }));
+    const result = frontend.groups.leaveGroup(request.groupId, leaving);
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode,
+      members: result.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, errorCode: m.errorCode })),
+    };
+  },
+});

@@ -1,0 +1,102 @@
+// ListOffsets (key 2), v0-7. apache/kafka ListOffsetsRequest.json / ListOffsetsResponse.json.
+//
+// ListOffsetsRequest => ReplicaId IsolationLevel(v2+) Topics[Name Partitions[PartitionIndex
+//   CurrentLeaderEpoch(v4+) Timestamp MaxNumOffsets(v0)]]
+// ListOffsetsResponse => ThrottleTimeMs(v2+) Topics[Name Partitions[PartitionIndex ErrorCode
+//   OldStyleOffsets(v0) Timestamp(v1+) Offset(v1+) LeaderEpoch(v4+)]]
+//
+// Timestamp: -1 latest (the high watermark; the last stable offset under read_committed),
+// -2 earliest (the log start offset), -3 the record with the largest timestamp (v7, KIP-734),
+// otherwise the first record whose timestamp is >= the given one (offset -1 when none). v0
+// answers in the old form: an offsets array of at most MaxNumOffsets entries.
+// A timestamp lookup finds the batch through the log's time index, then decodes that one batch to
+// return the exact record offset and timestamp, as Kafka does (a cold path).
+
+import { defaultFormatRegistry } from '../../../log/formats.js';
+import type { PartitionLog } from '../../../log/types.js';
+import type { Topic } from '../../../core/catalog.js';
+import { ApiKey } from '../codec/api-keys.js';
+import { ErrorCode } from '../codec/errors.js';
+import type { ListOffsetsRequest, ListOffsetsResponseInput } from '../codec/messages/list-offsets.js';
+import { kafkaCodeOf } from '../errors.js';
+import { lookupPartition } from '../topics.js';
+import { transactionHooksOf } from '../transactions.js';
+import { defineHandler, type KafkaFrontend } from './types.js';
+
+type PartitionOut = NonNullable<NonNullable<ListOffsetsResponseInput['topics']>[number]['partitions']>[number];
+
+export const LATEST_TIMESTAMP = -1;
+export const EARLIEST_TIMESTAMP = -2;
+export const MAX_TIMESTAMP = -3;
+
+function partitionError(partitionIndex: number, errorCode: number): PartitionOut {
+  return { partitionIndex, errorCode, oldStyleOffsets: [], timestamp: -1, offset: -1, leaderEpoch: -1 };
+}
+
+function errorResponse(request: ListOffsetsRequest, errorCode: number): ListOffsetsResponseInput {
+  return { throttleTimeMs: 0, topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => partitionError(p.partitionIndex, errorCode)) })) };
+}
+
+/** The first record at or after `timestamp`: its offset and timestamp, or null. */
+export async function recordAtTimestamp(log: PartitionLog, timestamp: number): Promise<{ offset: number; timestamp: number } | null> {
+  let from = await log.offsetForTimestamp(timestamp);
+  while (from !== null) {
+    const batches = await log.read(from, { maxBytes: 1 });
+    const batch = batches[0];
+    if (batch === undefined) return null;
+    const codec = defaultFormatRegistry.get(batch.format);
+    if (codec === undefined) return { offset: Math.max(from, batch.baseOffset), timestamp: batch.maxTimestamp };
+    for (const record of codec.decode(batch)) {
+      if (record.offset >= from && record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
+    }
+    // Batches are indexed by maxTimestamp; a later batch may still hold a match.
+    from = batch.lastOffset + 1;
+    if (from >= log.stats().highWatermark) return null;
+  }
+  return null;
+}
+
+async function lookup(frontend: KafkaFrontend, topic: Topic, log: PartitionLog, partition: number, timestamp: number, readCommittedIsolation: boolean): Promise<{ offset: number; timestamp: number }> {
+  const stats = log.stats();
+  if (timestamp === LATEST_TIMESTAMP) {
+    // Transactions seam: read_committed LATEST is the coordinator's last stable offset.
+    const txns = transactionHooksOf(frontend);
+    return { offset: readCommittedIsolation && txns ? txns.lastStableOffset(topic, partition) : stats.highWatermark, timestamp: -1 };
+  }
+  if (timestamp === EARLIEST_TIMESTAMP) return { offset: stats.logStartOffset, timestamp: -1 };
+  if (timestamp === MAX_TIMESTAMP) return (await log.maxTimestampOffset()) ?? { offset: -1, timestamp: -1 };
+  if (timestamp < 0) return { offset: -1, timestamp: -1 };
+  return (await recordAtTimestamp(log, timestamp)) ?? { offset: -1, timestamp: -1 };
+}
+
+export const listOffsetsHandler = defineHandler({
+  apiKey: ApiKey.ListOffsets,
+  minVersion: 0,
+  maxVersion: 7,
+  errorResponse: (request, errorCode) => errorResponse(request, errorCode),
+  async handle(request, context) {
+    const { frontend, version } = context;
+    const rc = version >= 2 && request.isolationLevel === 1;
+    const topics = await Promise.all(
+      request.topics.map(async (t) => ({
+        name: t.name,
+        partitions: await Promise.all(
+          t.partitions.map(async (p): Promise<PartitionOut> => {
+            const found = lookupPartition(frontend.broker, t.name, p.partitionIndex);
+            if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode);
+            if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);
+            if (version === 0 && p.timestamp === MAX_TIMESTAMP) return partitionError(p.partitionIndex, ErrorCode.UNSUPPORTED_VERSION);
+            try {
+              const r = await lookup(frontend, found.topic, found.log, p.partitionIndex, p.timestamp, rc);
+              const oldStyleOffsets = version === 0 && r.offset >= 0 && p.maxNumOffsets > 0 ? [r.offset] : [];
+              return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets, timestamp: r.timestamp, offset: r.offset, leaderEpoch: r.offset >= 0 ? 0 : -1 };
+            } catch (err) {
+              return partitionError(p.partitionIndex, kafkaCodeOf(err));
+            }
+          }),
+        ),
+      })),
+    );
+    return { throttleTimeMs: 0, topics };
+  },
+});

@@ -1,0 +1,132 @@
+// Produce (key 0), v0-9. apache/kafka ProduceRequest.json / ProduceResponse.json.
+//
+// ProduceRequest => TransactionalId(v3+) Acks TimeoutMs
+//   TopicData[Name PartitionData[Index Records]]
+// ProduceResponse => Responses[Name PartitionResponses[Index ErrorCode BaseOffset
+//   LogAppendTimeMs(v2+) LogStartOffset(v5+) RecordErrors(v8+) ErrorMessage(v8+)]] ThrottleTimeMs(v1+)
+//
+// - v0-2 (message formats 0/1) are advertised (librdkafka 2.0.2 enables compression only when
+//   Produce overlaps [0,0], kafka-broker-notes.md §3.1) but answered UNSUPPORTED_VERSION on every
+//   partition, as Kafka 4.0 does (KAFKA-18659).
+// - Each partition carries exactly one RecordBatch v2. It is validated (header, sizes, CRC-32C)
+//   and appended verbatim: the stamp hook patches baseOffset and partitionLeaderEpoch (both
+//   outside the CRC). Records are never decoded here. As Kafka's KafkaApis/LogValidator: a magic
+//   other than 2, more than one batch, an empty batch or a control batch is INVALID_RECORD (87);
+//   a CRC or size mismatch is CORRUPT_MESSAGE (2); a batch above max.message.bytes is
+//   MESSAGE_TOO_LARGE (10, from the log's record_too_large).
+// - Appends start synchronously, in request order, before the first await: pipelined produce
+//   requests of one producer reach the log in order.
+// - Idempotent producers go through the core's producer checks (Broker.append): a retried batch
+//   answers with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER (45); an old epoch
+//   is INVALID_PRODUCER_EPOCH (47), which is what Kafka's broker answers on Produce since KIP-588
+//   (and what older clients knew as the fencing error).
+// - Transactional batches: the transaction coordinator's checkTransactionalProduce (through
+//   `frontend.transactions`, see transactions.ts) refuses a batch whose producer is fenced or whose
+//   partition was not added to the transaction; the core tracks the open transaction from the append.
+// - acks: 0 (no response at all), 1 and -1 (all: the same on one node; under fsync policy
+//   'always' the log resolves the append only after its fsync). Anything else is
+//   INVALID_REQUIRED_ACKS (21).
+
+import type { Topic } from '../../../core/catalog.js';
+import { ApiKey } from '../codec/api-keys.js';
+import { ErrorCode } from '../codec/errors.js';
+import { appendRequestFromBatch } from '../codec/kafka-format.js';
+import type { ProduceRequest, ProduceResponseInput } from '../codec/messages/produce.js';
+import { patchPartitionLeaderEpoch, validateProduceBatch } from '../codec/record-batch.js';
+import { kafkaCodeOf } from '../errors.js';
+import { lookupPartition } from '../topics.js';
+import { transactionHooksOf } from '../transactions.js';
+import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
+
+type PartitionOut = NonNullable<NonNullable<ProduceResponseInput['responses']>[number]['partitionResponses']>[number];
+
+/** The leader epoch stamped into stored batches (one node, never re-elected). */
+export const leaderEpoch = 0;
+
+function partitionError(index: number, errorCode: number, errorMessage: string | null = null): PartitionOut {
+  return { index, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, recordErrors: [], errorMessage };
+}
+
+function errorResponse(request: ProduceRequest, errorCode: number): ProduceResponseInput {
+  return {
+    responses: request.topicData.map((t) => ({ name: t.name, partitionResponses: t.partitionData.map((p) => partitionError(p.index, errorCode)) })),
+    throttleTimeMs: 0,
+  };
+}
+
+/** Kafka's split of batch validation failures: structure errors vs corruption. */
+function invalidBatchCode(records: Buffer, reason: string): number {
+  if (records.length >= 17 && records.readInt8(16) !== 2) return ErrorCode.INVALID_RECORD;
+  if (/exactly one|empty record batch|control batch|lastOffsetDelta/.test(reason)) return ErrorCode.INVALID_RECORD;
+  return ErrorCode.CORRUPT_MESSAGE;
+}
+
+function appendOne(frontend: KafkaFrontend, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
+  const found = lookupPartition(frontend.broker, topicName, index);
+  if (!found.ok) return partitionError(index, found.errorCode);
+  if (records === null || records.length === 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'no record batch');
+  const valid = validateProduceBatch(records);
+  if (!valid.ok) return partitionError(index, invalidBatchCode(records, valid.reason), valid.reason);
+  const header = valid.header;
+  const built = appendRequestFromBatch(records, {}, header);
+  if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
+  const request = built.request;
+  const topic: Topic = found.topic;
+  // Transactions seam: the coordinator's hooks unless the frontend carries its own (transactions.ts).
+  const txns = transactionHooksOf(frontend);
+  if (header.isTransactional) {
+    if (header.producerId < 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
+    const refused = txns?.checkTransactionalProduce?.({ topic, partition: index, transactionalId, producerId: header.producerId, producerEpoch: header.producerEpoch }) ?? 0;
+    if (refused !== 0) return partitionError(index, refused);
+  }
+  const stampOffset = request.stamp;
+  request.stamp = (payload, baseOffset, appendTime) => {
+    stampOffset?.(payload, baseOffset, appendTime);
+    patchPartitionLeaderEpoch(payload, leaderEpoch);
+  };
+  let appended;
+  try {
+    appended = frontend.broker.append(topic, index, request);
+  } catch (err) {
+    return partitionError(index, produceCodeOf(err));
+  }
+  return appended.then(
+    (result) => {
+      if (header.isTransactional) {
+        txns?.onTransactionalAppend?.({ topic, partition: index, transactionalId, producerId: header.producerId, producerEpoch: header.producerEpoch, baseOffset: result.baseOffset, lastOffset: result.lastOffset });
+      }
+      return { index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: -1, logStartOffset: result.logStartOffset, recordErrors: [], errorMessage: null };
+    },
+    (err: unknown) => partitionError(index, produceCodeOf(err), err instanceof Error ? err.message : null),
+  );
+}
+
+function produceCodeOf(err: unknown): number {
+  const code = kafkaCodeOf(err);
+  return code === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : code;
+}
+
+export const produceHandler = defineHandler({
+  apiKey: ApiKey.Produce,
+  minVersion: 0,
+  maxVersion: 9,
+  errorResponse: (request, errorCode) => errorResponse(request, errorCode),
+  handle(request, context: KafkaRequestContext) {
+    const { frontend, version } = context;
+    const acks = request.acks;
+    if (version < 3) return acks === 0 ? null : errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
+    if (acks !== 0 && acks !== 1 && acks !== -1) return errorResponse(request, ErrorCode.INVALID_REQUIRED_ACKS);
+    // Every append starts here, synchronously and in request order.
+    const pending = request.topicData.map((t) => ({
+      name: t.name,
+      partitions: t.partitionData.map((p) => appendOne(frontend, request.transactionalId, t.name, p.index, p.records)),
+    }));
+    if (acks === 0) {
+      for (const t of pending) for (const p of t.partitions) if (p instanceof Promise) p.catch(() => undefined);
+      return null;
+    }
+    return Promise.all(
+      pending.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitions) })),
+    ).then((responses) => ({ responses, throttleTimeMs: 0 }));
+  },
+});

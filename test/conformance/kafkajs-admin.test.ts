@@ -1,0 +1,124 @@
+// KafkaJS 2.2.4 admin client against Quartet: createTopics (CreateTopics v3, with configs, an
+// existing topic, a refused replication factor, validateOnly), fetchTopicMetadata, describeConfigs
+// (DescribeConfigs v2 with synonyms, for a topic and for the broker), createPartitions
+// (CreatePartitions v1) and deleteTopics (DeleteTopics v1); then SASL over SaslHandshake v1 +
+// SaslAuthenticate v1 (PLAIN and SCRAM-SHA-512) against a broker that requires it.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Kafka, logLevel, type ConfigResourceTypes, type SASLOptions } from 'kafkajs';
+import { startBroker, type StartedBroker } from './helpers.js';
+
+// kafkajs is CommonJS: its enums are not named exports under ESM, so the ids are spelled out.
+const TOPIC = 2 as ConfigResourceTypes;
+const BROKER = 4 as ConfigResourceTypes;
+
+function client(bootstrap: string, sasl?: SASLOptions): Kafka {
+  return new Kafka({ clientId: 'quartet-admin', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, ...(sasl ? { sasl } : {}) });
+}
+
+describe('KafkaJS admin', { timeout: 40_000 }, () => {
+  let b: StartedBroker;
+  before(async () => {
+    b = await startBroker();
+  });
+  after(async () => {
+    await b?.stop();
+  });
+
+  it('creates, describes, grows and deletes topics', async () => {
+    const admin = client(b.bootstrap).admin();
+    await admin.connect();
+    try {
+      const created = await admin.createTopics({
+        topics: [{ topic: 'kjs-admin', numPartitions: 2, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+      });
+      assert.equal(created, true);
+      assert.equal(await admin.createTopics({ topics: [{ topic: 'kjs-admin', numPartitions: 2 }] }), false, 'an existing topic is reported, not thrown');
+      // waitForLeaders would wait for the metadata of a topic validate_only did not create.
+      assert.equal(await admin.createTopics({ topics: [{ topic: 'kjs-dry', numPartitions: 1 }], validateOnly: true, waitForLeaders: false }), true);
+      await assert.rejects(admin.createTopics({ topics: [{ topic: 'kjs-rf3', numPartitions: 1, replicationFactor: 3 }] }), (err: Error & { errors?: Array<{ type: string }> }) => {
+        assert.deepEqual(err.errors?.map((e) => e.type), ['INVALID_REPLICATION_FACTOR']);
+        return true;
+      });
+      assert.deepEqual((await admin.listTopics()).filter((t) => t.startsWith('kjs-')), ['kjs-admin']);
+
+      const metadata = await admin.fetchTopicMetadata({ topics: ['kjs-admin'] });
+      assert.deepEqual(metadata.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => [p.partitionId, p.leader, p.replicas, p.isr]).sort() })), [
+        { name: 'kjs-admin', partitions: [[0, 1, [1], [1]], [1, 1, [1], [1]]] },
+      ]);
+
+      const described = await admin.describeConfigs({
+        resources: [
+          { type: TOPIC, name: 'kjs-admin', configNames: ['retention.ms', 'cleanup.policy', 'min.insync.replicas'] },
+          { type: BROKER, name: '1', configNames: ['num.partitions', 'default.replication.factor'] },
+        ],
+        includeSynonyms: true,
+      });
+      const [topic, broker] = described.resources;
+      assert.deepEqual([topic!.errorCode, topic!.resourceName, topic!.resourceType], [0, 'kjs-admin', TOPIC]);
+      assert.deepEqual(
+        topic!.configEntries.map((e) => [e.configName, e.configValue, e.readOnly, e.isDefault, e.configSource, e.configSynonyms.map((s) => [s.configName, s.configValue, s.configSource])]),
+        [
+          ['retention.ms', '3600000', false, false, 1, [['retention.ms', '3600000', 1], ['log.retention.ms', '604800000', 5]]],
+          ['cleanup.policy', 'delete', false, true, 5, [['log.cleanup.policy', 'delete', 5]]],
+          ['min.insync.replicas', '1', true, true, 5, [['min.insync.replicas', '1', 5]]],
+        ],
+      );
+      assert.deepEqual([broker!.errorCode, broker!.resourceName], [0, '1']);
+      assert.deepEqual(
+        broker!.configEntries.map((e) => [e.configName, e.configValue, e.readOnly, e.configSource]),
+        [
+          ['num.partitions', '1', true, 4],
+          ['default.replication.factor', '1', true, 5],
+        ],
+      );
+
+      await admin.createPartitions({ topicPartitions: [{ topic: 'kjs-admin', count: 4 }] });
+      const grown = await admin.fetchTopicMetadata({ topics: ['kjs-admin'] });
+      assert.equal(grown.topics[0]!.partitions.length, 4);
+      await assert.rejects(admin.createPartitions({ topicPartitions: [{ topic: 'kjs-admin', count: 2 }] }), (err: Error & { type?: string }) => {
+        assert.equal(err.type, 'INVALID_PARTITIONS');
+        return true;
+      });
+
+      await admin.deleteTopics({ topics: ['kjs-admin'] });
+      assert.deepEqual((await admin.listTopics()).filter((t) => t.startsWith('kjs-')), []);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+});
+
+describe('KafkaJS with SASL required', { timeout: 40_000 }, () => {
+  let b: StartedBroker;
+  before(async () => {
+    b = await startBroker({ sasl: { users: { alice: 'alice-secret' } } });
+  });
+  after(async () => {
+    await b?.stop();
+  });
+
+  for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512'] as const) {
+    it(`${mechanism}: authenticates, then administers`, async () => {
+      const admin = client(b.bootstrap, { mechanism, username: 'alice', password: 'alice-secret' }).admin();
+      await admin.connect();
+      try {
+        assert.equal(await admin.createTopics({ topics: [{ topic: `kjs-sasl-${mechanism}`, numPartitions: 1 }] }), true);
+        assert.ok((await admin.listTopics()).includes(`kjs-sasl-${mechanism}`));
+      } finally {
+        await admin.disconnect();
+      }
+    });
+  }
+
+  it('a wrong password fails with SASL_AUTHENTICATION_FAILED', async () => {
+    const admin = client(b.bootstrap, { mechanism: 'scram-sha-512', username: 'alice', password: 'wrong' }).admin();
+    await assert.rejects(admin.connect(), (err: Error) => {
+      assert.equal(err.name, 'KafkaJSSASLAuthenticationError');
+      assert.match(err.message, /SASL SCRAM SHA512 authentication failed/);
+      return true;
+    });
+    await admin.disconnect();
+  });
+});

@@ -1,0 +1,307 @@
+// KafkaConnection over real loopback sockets: response order under pipelining, the in-flight
+// limit, frames that close the connection (oversized, garbage header, unknown API), the
+// UNSUPPORTED_VERSION answers, handler errors, and SASL gating.
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Broker } from '../../../src/core/broker.js';
+import { QuartetError } from '../../../src/core/errors.js';
+import { silentLogger } from '../../../src/core/logger.js';
+import { ApiKey } from '../../../src/protocols/kafka/codec/api-keys.js';
+import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
+import { Framer } from '../../../src/protocols/kafka/codec/framer.js';
+import { decodeResponse, encodeRequest } from '../../../src/protocols/kafka/codec/frames.js';
+import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../src/protocols/kafka/codec/messages/index.js';
+import { KafkaConnection } from '../../../src/protocols/kafka/connection.js';
+import { KafkaBrokerFrontend } from '../../../src/protocols/kafka/frontend.js';
+import { apiVersionsHandler } from '../../../src/protocols/kafka/handlers/api-versions.js';
+import { metadataHandler } from '../../../src/protocols/kafka/handlers/metadata.js';
+import { produceHandler } from '../../../src/protocols/kafka/handlers/produce.js';
+import { defineHandler, type KafkaHandler, type KafkaSettings } from '../../../src/protocols/kafka/handlers/types.js';
+
+interface Gate {
+  promise: Promise<void>;
+  open(): void;
+}
+function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+async function harness(t: { after(fn: () => Promise<void> | void): void }, options: { handlers?: KafkaHandler[]; settings?: Partial<KafkaSettings> } = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-conn-'));
+  const broker = await Broker.open({ dataDir, memory: true, maintenanceIntervalMs: 0 });
+  const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false, ...(options.handlers ? { handlers: options.handlers } : {}), settings: options.settings ?? {} });
+  let inFlight = 0;
+  const server: Server = createServer((socket) => {
+    new KafkaConnection(frontend, socket, {
+      remote: 'test',
+      logger: silentLogger,
+      beginRequest: () => {
+        inFlight++;
+        return () => void inFlight--;
+      },
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const sockets: Socket[] = [];
+  t.after(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await frontend.close();
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    broker,
+    frontend,
+    inFlight: () => inFlight,
+    async client() {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await once(socket, 'connect');
+      return new TestClient(socket);
+    },
+  };
+}
+
+class TestClient {
+  private readonly framer = new Framer({ frameBytesMax: 1 << 26 });
+  private readonly frames: Buffer[] = [];
+  private waiter: (() => void) | null = null;
+  closed = false;
+  private correlationId = 0;
+  readonly closedPromise: Promise<void>;
+
+  constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      const r = this.framer.push(chunk);
+      this.frames.push(...r.frames);
+      this.waiter?.();
+    });
+    this.closedPromise = new Promise((resolve) =>
+      socket.once('close', () => {
+        this.closed = true;
+        this.waiter?.();
+        resolve();
+      }),
+    );
+    socket.on('error', () => {});
+  }
+
+  /** Encodes a request; returns the frame bytes and its correlation id. */
+  frame<K extends SchemaApiKey>(apiKey: K, version: number, body: RequestInputOf<K>): { bytes: Buffer; correlationId: number } {
+    const correlationId = ++this.correlationId;
+    return { bytes: Buffer.concat(encodeRequest(apiKey, version, correlationId, 'conn-test', body)), correlationId };
+  }
+
+  send(...frames: Buffer[]): void {
+    this.socket.write(Buffer.concat(frames));
+  }
+
+  /** The next response frame (without its size), or null if the connection closed first. */
+  async next(timeoutMs = 5000): Promise<Buffer | null> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.frames.length === 0) {
+      if (this.closed) return null;
+      if (Date.now() > deadline) throw new Error('no response in time');
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+        setTimeout(resolve, 50);
+      });
+      this.waiter = null;
+    }
+    return this.frames.shift()!;
+  }
+
+  async response<K extends SchemaApiKey>(apiKey: K, version: number): Promise<{ correlationId: number; body: ResponseOf<K> }> {
+    const frame = await this.next();
+    assert.ok(frame, 'expected a response, the connection closed');
+    const r = decodeResponse(apiKey, version, frame);
+    if (!r.ok) throw new Error(r.reason);
+    return { correlationId: r.correlationId, body: r.body };
+  }
+
+  async expectClosed(): Promise<void> {
+    const frame = await this.next();
+    assert.equal(frame, null, 'expected the connection to close');
+  }
+}
+
+const apiVersionsBody = { clientSoftwareName: 't', clientSoftwareVersion: '1' };
+
+describe('KafkaConnection', () => {
+  it('writes responses in request order when a slow request precedes fast ones', async (t) => {
+    const slowGate = gate();
+    const events: string[] = [];
+    const slowMetadata = defineHandler({
+      ...metadataHandler,
+      async handle(request, context) {
+        events.push('slow started');
+        await slowGate.promise;
+        events.push('slow done');
+        return metadataHandler.handle(request, context);
+      },
+    });
+    const fastApiVersions = defineHandler({
+      ...apiVersionsHandler,
+      handle(request, context) {
+        events.push('fast');
+        return apiVersionsHandler.handle(request, context);
+      },
+    });
+    const h = await harness(t, { handlers: [slowMetadata, fastApiVersions] });
+    const c = await h.client();
+    const slow = c.frame(ApiKey.Metadata, 12, { topics: null });
+    const fast1 = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    const fast2 = c.frame(ApiKey.ApiVersions, 2, {});
+    c.send(slow.bytes, fast1.bytes, fast2.bytes);
+    const deadline = Date.now() + 5000;
+    while (events.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(events, ['slow started', 'fast', 'fast'], 'the fast requests ran while the slow one waited');
+    slowGate.open();
+    assert.equal((await c.response(ApiKey.Metadata, 12)).correlationId, slow.correlationId);
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, fast1.correlationId);
+    assert.equal((await c.response(ApiKey.ApiVersions, 2)).correlationId, fast2.correlationId);
+  });
+
+  it('stops reading at inFlightRequestsMax and resumes when responses drain', async (t) => {
+    const g = gate();
+    let started = 0;
+    const slow = defineHandler({
+      ...apiVersionsHandler,
+      async handle(request, context) {
+        started++;
+        await g.promise;
+        return apiVersionsHandler.handle(request, context);
+      },
+    });
+    const h = await harness(t, { handlers: [slow], settings: { inFlightRequestsMax: 2 } });
+    const c = await h.client();
+    const frames = Array.from({ length: 6 }, () => c.frame(ApiKey.ApiVersions, 3, apiVersionsBody));
+    c.send(...frames.map((f) => f.bytes));
+    const deadline = Date.now() + 5000;
+    while (started < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(started, 2, 'only two requests in flight');
+    assert.equal(h.inFlight(), 2);
+    g.open();
+    for (const f of frames) assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, f.correlationId);
+    assert.equal(started, 6);
+  });
+
+  it('closes only the connection that sent an oversized frame', async (t) => {
+    const h = await harness(t, { settings: { requestBytesMax: 1024 } });
+    const bad = await h.client();
+    const good = await h.client();
+    const size = Buffer.alloc(4);
+    size.writeInt32BE(4096);
+    bad.send(size, Buffer.alloc(100));
+    await bad.expectClosed();
+    const f = good.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    good.send(f.bytes);
+    assert.equal((await good.response(ApiKey.ApiVersions, 3)).body.errorCode, 0);
+  });
+
+  it('closes on an unparsable header and on an unknown API key', async (t) => {
+    const h = await harness(t);
+    const garbage = await h.client();
+    garbage.send(Buffer.from([0, 0, 0, 3, 1, 2, 3]));
+    await garbage.expectClosed();
+    const unknown = await h.client();
+    const w = Buffer.alloc(4 + 10);
+    w.writeInt32BE(10, 0);
+    w.writeInt16BE(999, 4);
+    w.writeInt16BE(0, 6);
+    w.writeInt32BE(1, 8);
+    w.writeInt16BE(-1, 12);
+    unknown.send(w);
+    await unknown.expectClosed();
+  });
+
+  it('answers UNSUPPORTED_VERSION: KIP-511 for ApiVersions, error bodies for known schemas; closes when the version cannot be decoded', async (t) => {
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler, metadataHandler] });
+    const c = await h.client();
+    // ApiVersions v4 (unknown to us): a v0 body with error 35 and the advertised list.
+    const raw = Buffer.alloc(4 + 8 + 2 + 1 + 2 + 1);
+    raw.writeInt32BE(raw.length - 4, 0);
+    raw.writeInt16BE(ApiKey.ApiVersions, 4);
+    raw.writeInt16BE(4, 6);
+    raw.writeInt32BE(41, 8);
+    raw.writeInt16BE(-1, 12); // client id null
+    raw.writeUInt8(0, 14); // header tagged fields
+    c.send(raw);
+    const kip511 = await c.response(ApiKey.ApiVersions, 0);
+    assert.equal(kip511.correlationId, 41);
+    assert.equal(kip511.body.errorCode, ErrorCode.UNSUPPORTED_VERSION);
+    assert.deepEqual(kip511.body.apiKeys.map((k) => k.apiKey), [ApiKey.Produce, ApiKey.Metadata, ApiKey.ApiVersions]);
+    // A known schema without a handler here: defaults plus the top-level error code.
+    const describeCluster = c.frame(ApiKey.DescribeCluster, 0, {});
+    c.send(describeCluster.bytes);
+    const dc = await c.response(ApiKey.DescribeCluster, 0);
+    assert.deepEqual([dc.correlationId, dc.body.errorCode], [describeCluster.correlationId, ErrorCode.UNSUPPORTED_VERSION]);
+    // Still usable.
+    const md = c.frame(ApiKey.Metadata, 12, { topics: null });
+    c.send(md.bytes);
+    assert.equal((await c.response(ApiKey.Metadata, 12)).body.brokers.length, 1);
+    // Metadata v13 is beyond the schema: the body cannot be read, so the connection closes.
+    const v13 = Buffer.alloc(4 + 10);
+    v13.writeInt32BE(10, 0);
+    v13.writeInt16BE(ApiKey.Metadata, 4);
+    v13.writeInt16BE(13, 6);
+    v13.writeInt32BE(5, 8);
+    v13.writeInt16BE(-1, 12);
+    c.send(v13);
+    await c.expectClosed();
+  });
+
+  it('turns a QuartetError into the error response and closes on any other exception', async (t) => {
+    let mode: 'quartet' | 'bug' = 'quartet';
+    const failing = defineHandler({
+      ...produceHandler,
+      handle() {
+        if (mode === 'quartet') throw new QuartetError('storage_error', 'disk on fire');
+        throw new TypeError('a bug');
+      },
+    });
+    const h = await harness(t, { handlers: [apiVersionsHandler, failing] });
+    const c = await h.client();
+    const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 100, topicData: [{ name: 't', partitionData: [{ index: 0, records: null }] }] });
+    c.send(p.bytes);
+    const r = await c.response(ApiKey.Produce, 9);
+    assert.equal(r.body.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    mode = 'bug';
+    c.send(c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 100, topicData: [] }).bytes);
+    await c.expectClosed();
+    const other = await h.client();
+    other.send(other.frame(ApiKey.ApiVersions, 3, apiVersionsBody).bytes);
+    assert.equal((await other.response(ApiKey.ApiVersions, 3)).body.errorCode, 0);
+  });
+
+  it('with SASL required answers only pre-auth APIs and closes on anything else', async (t) => {
+    const h = await harness(t, { settings: { saslRequired: true } });
+    const c = await h.client();
+    c.send(c.frame(ApiKey.ApiVersions, 3, apiVersionsBody).bytes);
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).body.errorCode, 0);
+    c.send(c.frame(ApiKey.Metadata, 12, { topics: null }).bytes);
+    await c.expectClosed();
+  });
+
+  it('sends nothing for acks=0 and keeps the order of what follows', async (t) => {
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler] });
+    await h.broker.createTopic('default', 'quiet', { partitions: 1 });
+    const c = await h.client();
+    const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [{ index: 0, records: null }] }] });
+    const v = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    c.send(p.bytes, v.bytes);
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, v.correlationId);
+  });
+});

@@ -1,0 +1,88 @@
+// A Kafka front-end around an in-memory Broker for the administration and SASL handler tests.
+// `call` encodes the request as a client would at the given version and decodes it (so fields the
+// version lacks take their defaults, as the connection hands them over), runs the handler, then
+// round-trips the answer through the response codec at that version (an answer the version
+// cannot carry fails the test).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Broker } from '../../../../src/core/broker.js';
+import { ManualClock } from '../../../../src/core/clock.js';
+import { silentLogger } from '../../../../src/core/logger.js';
+import type { TopicConfigValues } from '../../../../src/core/topic-config.js';
+import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
+import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
+import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
+import type { KafkaHandler, KafkaRequestContext, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
+
+/** Cheap scrypt for tests (the core's test helpers use the same). */
+export const testScryptCost = { N: 1024, r: 8, p: 1 };
+
+export interface AdminHarness {
+  broker: Broker;
+  frontend: KafkaBrokerFrontend;
+  session: KafkaSession;
+  /** A fresh, unauthenticated connection session. */
+  newSession(): KafkaSession;
+  call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, request: RequestInputOf<K>, session?: KafkaSession): Promise<ResponseOf<K>>;
+}
+
+export async function adminHarness(
+  t: { after(fn: () => Promise<void> | void): void },
+  options: { topics?: Record<string, number>; topicDefaults?: Partial<TopicConfigValues>; settings?: Partial<KafkaSettings>; users?: Record<string, string> } = {},
+): Promise<AdminHarness> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-admin-'));
+  const clock = new ManualClock(1_700_000_000_000);
+  const broker = await Broker.open({
+    dataDir,
+    memory: true,
+    clock,
+    maintenanceIntervalMs: 0,
+    scryptCost: testScryptCost,
+    rootUser: { username: 'root', password: 'root-pw' },
+    ...(options.topicDefaults ? { topicDefaults: options.topicDefaults } : {}),
+  });
+  const frontend = new KafkaBrokerFrontend({
+    broker,
+    logger: silentLogger,
+    clock,
+    scheduler: new ManualScheduler(clock),
+    clusterId: 'test-cluster-id',
+    persistGroups: false,
+    nodeId: 1,
+    advertisedAddr: { host: '127.0.0.1', port: 19092 },
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
+  t.after(async () => {
+    await frontend.close();
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  for (const [name, partitions] of Object.entries(options.topics ?? {})) await broker.createTopic('default', name, { partitions });
+  for (const [username, password] of Object.entries(options.users ?? {})) await broker.users.create({ username, password });
+  const newSession = (): KafkaSession => ({ remote: '127.0.0.1:50123', clientId: null, principal: null, sasl: null, logger: silentLogger });
+  const session = newSession();
+  let correlationId = 0;
+
+  async function call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>, on: KafkaSession = session): Promise<ResponseOf<K>> {
+    const apiKey = handler.apiKey;
+    const frame = Buffer.concat(encodeRequest(apiKey, version, ++correlationId, 'test-client', input)).subarray(4);
+    const h = decodeRequestHeader(frame);
+    if (!h.ok) throw new Error(h.reason);
+    const decoded = decodeRequest(apiKey, version, frame, h.bodyOffset);
+    if (!decoded.ok) throw new Error(decoded.reason);
+    const context: KafkaRequestContext = { frontend, session: on, header: h.header, version };
+    const answer = await handler.handle(decoded.value, context);
+    if (answer === null) throw new Error('handler sent no response');
+    const out = Buffer.concat(encodeResponse(apiKey, version, h.header.correlationId, answer)).subarray(4);
+    const response = decodeResponse(apiKey, version, out);
+    if (!response.ok) throw new Error(response.reason);
+    if (response.trailingBytes !== 0) throw new Error(`${response.trailingBytes} trailing bytes in the response`);
+    return response.body;
+  }
+
+  return { broker, frontend, session, newSession, call };
+}

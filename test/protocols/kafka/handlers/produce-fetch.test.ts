@@ -1,0 +1,230 @@
+// Produce and Fetch handlers: round trips with every compression codec, batch validation,
+// idempotent producers, acks, long-poll, sizes, read_committed, out-of-range offsets, and reading
+// batches written in another format.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
+import { readBatchHeader } from '../../../../src/protocols/kafka/codec/record-batch.js';
+import { fetchHandler } from '../../../../src/protocols/kafka/handlers/fetch.js';
+import { produceHandler } from '../../../../src/protocols/kafka/handlers/produce.js';
+import { encodeNeutralBatch } from '../../../../src/log/neutral-format.js';
+import { batchOf, dataHarness, recordsOf, type DataHarness } from './data-harness.js';
+
+function produce(h: DataHarness, topic: string, partition: number, records: Buffer | null, version = 9, acks = -1) {
+  return h.call(produceHandler, version, { transactionalId: null, acks, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+}
+
+async function produceOk(h: DataHarness, topic: string, partition: number, records: Buffer, version = 9) {
+  const r = await produce(h, topic, partition, records, version);
+  const p = r!.responses[0]!.partitionResponses[0]!;
+  assert.equal(p.errorCode, ErrorCode.NONE, `produce error ${p.errorCode} ${p.errorMessage}`);
+  return p;
+}
+
+function fetch(h: DataHarness, topic: string, partition: number, fetchOffset: number, options: { version?: number; maxWaitMs?: number; minBytes?: number; maxBytes?: number; partitionMaxBytes?: number; isolationLevel?: number } = {}) {
+  return h.ask(fetchHandler, options.version ?? 12, {
+    replicaId: -1,
+    maxWaitMs: options.maxWaitMs ?? 0,
+    minBytes: options.minBytes ?? 1,
+    maxBytes: options.maxBytes ?? 1 << 20,
+    isolationLevel: options.isolationLevel ?? 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition, fetchOffset, partitionMaxBytes: options.partitionMaxBytes ?? 1 << 20, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
+    forgottenTopicsData: [],
+    rackId: '',
+  });
+}
+
+describe('Produce', () => {
+  for (const [name, compression] of [['none', 0], ['gzip', 1], ['snappy', 2], ['lz4', 3], ['zstd', 4]] as const) {
+    it(`round-trips a ${name} batch through Fetch, stored compressed as sent`, async (t) => {
+      const h = await dataHarness(t, { topics: { orders: 2 } });
+      const records = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: `v${i}`.repeat(i + 1), headers: { h: `x${i}` } }));
+      const first = await produceOk(h, 'orders', 1, batchOf(records.slice(0, 10), { compression }));
+      const second = await produceOk(h, 'orders', 1, batchOf(records.slice(10), { compression }), 7);
+      assert.deepEqual([first.baseOffset, second.baseOffset, second.logStartOffset], [0, 10, 0]);
+      assert.equal(first.logAppendTimeMs, -1);
+      const stored = await h.broker.read({ topic: 'orders' }, 1, 0, { maxBytes: 1 << 20 });
+      assert.deepEqual(stored.map((b) => [readBatchHeader(b.payload).compression, readBatchHeader(b.payload).baseOffset, readBatchHeader(b.payload).partitionLeaderEpoch]), [
+        [compression, 0, 0],
+        [compression, 10, 0],
+      ]);
+      for (const version of [4, 11, 12]) {
+        const f = await fetch(h, 'orders', 1, 0, { version });
+        const p = f.responses[0]!.partitions[0]!;
+        assert.equal(p.errorCode, ErrorCode.NONE);
+        assert.equal(p.highWatermark, 20);
+        assert.deepEqual(
+          recordsOf(p.records).map((r) => [r.offset, r.key, r.value, r.headers.h]),
+          records.map((r, i) => [i, r.key, r.value, r.headers.h]),
+        );
+      }
+    });
+  }
+
+  it('answers v0-2 with UNSUPPORTED_VERSION on every partition', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    for (const version of [0, 1, 2]) {
+      const r = await produce(h, 'orders', 0, batchOf([{ key: 'a', value: 'b' }]), version);
+      assert.equal(r!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.UNSUPPORTED_VERSION);
+    }
+    assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 0);
+  });
+
+  it('sends no response for acks=0 and still appends', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    assert.equal(await produce(h, 'orders', 0, batchOf([{ key: 'a', value: 'b' }]), 9, 0), null);
+    const log = h.broker.partition({ topic: 'orders' }, 0);
+    const deadline = Date.now() + 5000;
+    while (log.stats().highWatermark < 1 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.equal(log.stats().highWatermark, 1);
+  });
+
+  it('refuses bad acks, unknown topics and partitions, and malformed batches per partition', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    const good = batchOf([{ key: 'a', value: 'b' }]);
+    assert.equal((await produce(h, 'orders', 0, good, 9, 2))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_REQUIRED_ACKS);
+    assert.equal((await produce(h, 'nope', 0, good))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal((await produce(h, 'orders', 5, good))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const badCrc = Buffer.from(batchOf([{ key: 'a', value: 'b' }]));
+    badCrc[badCrc.length - 1]! ^= 0xff;
+    assert.equal((await produce(h, 'orders', 0, badCrc))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.CORRUPT_MESSAGE);
+    const magic1 = Buffer.from(good);
+    magic1.writeInt8(1, 16);
+    assert.equal((await produce(h, 'orders', 0, magic1))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_RECORD);
+    const two = Buffer.concat([good, good]);
+    assert.equal((await produce(h, 'orders', 0, two))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_RECORD);
+    assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 0, 'nothing appended');
+  });
+
+  it('refuses a batch above max.message.bytes with MESSAGE_TOO_LARGE', async (t) => {
+    const h = await dataHarness(t);
+    await h.broker.createTopic('default', 'small', { partitions: 1, config: { 'max.message.bytes': 200 } });
+    const r = await produce(h, 'small', 0, batchOf([{ key: 'k', value: 'x'.repeat(500) }]));
+    assert.equal(r!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+  });
+
+  it('dedupes an idempotent retry with the original offset, refuses gaps and old epochs', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    const { producerId, epoch } = await h.broker.producers.initProducer();
+    const batch = (seq: number, n: number, producerEpoch = epoch) =>
+      batchOf(Array.from({ length: n }, (_, i) => ({ key: null, value: `s${seq + i}` })), { producerId, producerEpoch, baseSequence: seq });
+    assert.equal((await produceOk(h, 'orders', 0, batch(0, 3))).baseOffset, 0);
+    assert.equal((await produceOk(h, 'orders', 0, batch(3, 2))).baseOffset, 3);
+    // A retry of the first batch: success with its original offset, nothing appended.
+    assert.equal((await produceOk(h, 'orders', 0, batch(0, 3))).baseOffset, 0);
+    assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 5);
+    // A gap.
+    assert.equal((await produce(h, 'orders', 0, batch(9, 1)))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    // A newer epoch fences the old one.
+    const bumped = await h.broker.producers.initProducer({ producerId, epoch });
+    assert.equal((await produceOk(h, 'orders', 0, batch(0, 1, bumped.epoch))).baseOffset, 5);
+    assert.equal((await produce(h, 'orders', 0, batch(5, 1, epoch)))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
+  });
+
+  it('tells the transactions seam about transactional appends and lets it refuse them', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    const seen: Array<[number, number]> = [];
+    let refuse = 0;
+    h.frontend.transactions = {
+      checkTransactionalProduce: () => refuse,
+      onTransactionalAppend: (a) => seen.push([a.baseOffset, a.lastOffset]),
+      lastStableOffset: (topic, partition) => h.broker.partition(topic, partition).stats().highWatermark,
+      abortedTransactions: () => [],
+    };
+    const { producerId, epoch } = await h.broker.producers.initProducer();
+    const txBatch = (seq: number) => batchOf([{ key: null, value: 'a' }, { key: null, value: 'b' }], { producerId, producerEpoch: epoch, baseSequence: seq, transactional: true });
+    const r = await h.ask(produceHandler, 9, { transactionalId: 'tx', acks: -1, timeoutMs: 1000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: txBatch(0) }] }] });
+    assert.equal(r.responses[0]!.partitionResponses[0]!.errorCode, 0);
+    assert.deepEqual(seen, [[0, 1]]);
+    refuse = ErrorCode.INVALID_TXN_STATE;
+    const refused = await h.ask(produceHandler, 9, { transactionalId: 'tx', acks: -1, timeoutMs: 1000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: txBatch(2) }] }] });
+    assert.equal(refused.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_TXN_STATE);
+  });
+});
+
+describe('Fetch', () => {
+  it('answers OFFSET_OUT_OF_RANGE above the log end and below the log start', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }, { key: 'b', value: '2' }]));
+    const above = (await fetch(h, 'orders', 0, 3)).responses[0]!.partitions[0]!;
+    assert.deepEqual([above.errorCode, above.highWatermark, above.logStartOffset], [ErrorCode.OFFSET_OUT_OF_RANGE, 2, 0]);
+    const atEnd = (await fetch(h, 'orders', 0, 2)).responses[0]!.partitions[0]!;
+    assert.deepEqual([atEnd.errorCode, atEnd.records?.length ?? 0], [ErrorCode.NONE, 0]);
+    await h.broker.partition({ topic: 'orders' }, 0).deleteRecordsBefore(1);
+    const below = (await fetch(h, 'orders', 0, 0)).responses[0]!.partitions[0]!;
+    assert.deepEqual([below.errorCode, below.logStartOffset], [ErrorCode.OFFSET_OUT_OF_RANGE, 1]);
+  });
+
+  it('answers unknown topics and partitions per partition, v0-3 with UNSUPPORTED_VERSION, and a session id with FETCH_SESSION_ID_NOT_FOUND', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    assert.equal((await fetch(h, 'nope', 0, 0)).responses[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal((await fetch(h, 'orders', 3, 0)).responses[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal((await fetch(h, 'orders', 0, 0, { version: 3 })).responses[0]!.partitions[0]!.errorCode, ErrorCode.UNSUPPORTED_VERSION);
+    const withSession = await h.ask(fetchHandler, 12, { replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1000, isolationLevel: 0, sessionId: 77, sessionEpoch: 3, topics: [], forgottenTopicsData: [], rackId: '' });
+    assert.deepEqual([withSession.errorCode, withSession.sessionId], [ErrorCode.FETCH_SESSION_ID_NOT_FOUND, 0]);
+  });
+
+  it('gives read_committed an empty aborted list and the last stable offset; read_uncommitted a null list', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }]));
+    const rc = (await fetch(h, 'orders', 0, 0, { isolationLevel: 1 })).responses[0]!.partitions[0]!;
+    assert.deepEqual([rc.abortedTransactions, rc.lastStableOffset, rc.preferredReadReplica], [[], 1, -1]);
+    const ru = (await fetch(h, 'orders', 0, 0, { isolationLevel: 0, version: 11 })).responses[0]!.partitions[0]!;
+    assert.equal(ru.abortedTransactions, null);
+  });
+
+  it('long-polls until a produce wakes it (min_bytes), and answers empty at max_wait_ms', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    const started = Date.now();
+    const empty = await fetch(h, 'orders', 0, 0, { maxWaitMs: 50 });
+    assert.ok(Date.now() - started >= 45, 'waited for max_wait_ms');
+    assert.equal(empty.responses[0]!.partitions[0]!.records?.length ?? 0, 0);
+
+    const pending = fetch(h, 'orders', 0, 0, { maxWaitMs: 20_000 });
+    // Produce once the fetch is parked on the waiter.
+    const deadline = Date.now() + 5000;
+    while (h.frontend.fetchWaiters.size === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.equal(h.frontend.fetchWaiters.size, 1);
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: 'woke' }]));
+    const woken = await pending;
+    assert.ok(Date.now() - started < 10_000);
+    assert.deepEqual(recordsOf(woken.responses[0]!.partitions[0]!.records).map((r) => r.value), ['woke']);
+    assert.equal(h.frontend.fetchWaiters.size, 0);
+  });
+
+  it('returns at least one whole batch above the size limits (KIP-74) and keeps later partitions within max_bytes', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 2 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'big', value: 'x'.repeat(3000) }]));
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'next', value: 'y' }]));
+    await produceOk(h, 'orders', 1, batchOf([{ key: 'other', value: 'z'.repeat(500) }]));
+    const r = await h.ask(fetchHandler, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1000, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'orders', partitions: [0, 1].map((partition) => ({ partition, fetchOffset: 0, partitionMaxBytes: 100, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 })) }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const [p0, p1] = r.responses[0]!.partitions;
+    assert.deepEqual(recordsOf(p0!.records).map((x) => x.key), ['big'], 'one whole batch, the next one left out');
+    assert.equal(p1!.records?.length ?? 0, 0, 'the response is already over max_bytes');
+  });
+
+  it('transcodes batches written in another format to RecordBatch v2', async (t) => {
+    const h = await dataHarness(t, { topics: { mixed: 1 } });
+    await produceOk(h, 'mixed', 0, batchOf([{ key: 'kafka', value: 'first' }]));
+    await h.broker.append({ topic: 'mixed' }, 0, encodeNeutralBatch([
+      { timestamp: 1_700_000_000_500, key: Buffer.from('neutral'), value: Buffer.from('second'), headers: [{ key: 'from', value: Buffer.from('neutral') }] },
+      { timestamp: 1_700_000_000_501, key: null, value: Buffer.from('third') },
+    ]));
+    const r = await fetch(h, 'mixed', 0, 0);
+    assert.deepEqual(
+      recordsOf(r.responses[0]!.partitions[0]!.records).map((x) => [x.offset, x.key, x.value, x.headers.from ?? null]),
+      [
+        [0, 'kafka', 'first', null],
+        [1, 'neutral', 'second', 'neutral'],
+        [2, null, 'third', null],
+      ],
+    );
+  });
+});

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { main } from '../../../../src/cli/main.js';
+import { Broker } from '../../../../src/core/broker.js';
+import { silentLogger } from '../../../../src/core/logger.js';
+import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
+import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
+import { saslAuthenticateHandler } from '../../../../src/protocols/kafka/handlers/sasl-authenticate.js';
+import { saslHandshakeHandler } from '../../../../src/protocols/kafka/handlers/sasl-handshake.js';
+import type { KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
+import { ScramClient, type ScramMechanism } from '../../../../src/protocols/kafka/sasl/scram.js';
+import { adminHarness, type AdminHarness } from './admin-harness.js';
+
+const users = { alice: 'alice-secret', bob: 'bob-secret' };
+
+async function scramLogin(h: AdminHarness, mechanism: ScramMechanism, user: string, password: string, version: number, session: KafkaSession = h.session) {
+  assert.equal((await h.call(saslHandshakeHandler, 1, { mechanism }, session)).errorCode, 0);
+  const client = new ScramClient(mechanism, user, password);
+  const first = await h.call(saslAuthenticateHandler, version, { authBytes: client.firstMessage() }, session);
+  if (first.errorCode !== 0) return { first, final: null, client };
+  assert.equal(session.principal, null, 'not authenticated after the first step');
+  const final = await h.call(saslAuthenticateHandler, version, { authBytes: client.finalMessage(first.authBytes) }, session);
+  return { first, final, client };
+}
+
+describe('SaslAuthenticate', () => {
+  it('runs PLAIN in one step (v0, librdkafka 2.0.2) and sets the principal', async (t) => {
+    const h = await adminHarness(t, { users });
+    await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' });
+    const res = await h.call(saslAuthenticateHandler, 0, { authBytes: Buffer.from('\0alice\0alice-secret') });
+    assert.deepEqual(res, { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 });
+    assert.equal(h.session.principal, 'alice');
+  });
+
+  for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const) {
+    for (const version of [1, 2]) {
+      it(`runs ${mechanism} over two steps (v${version}) and proves the server knows the credentials`, async (t) => {
+        const h = await adminHarness(t, { users });
+        const { first, final, client } = await scramLogin(h, mechanism, 'bob', 'bob-secret', version);
+        assert.equal(first.errorCode, 0);
+        assert.match(first.authBytes.toString(), /^r=[^,]+,s=[^,]+,i=4096$/);
+        assert.equal(final!.errorCode, 0);
+        assert.equal(final!.sessionLifetimeMs, 0);
+        assert.ok(client.verifyServerFinal(final!.authBytes));
+        assert.equal(h.session.principal, 'bob');
+      });
+    }
+  }
+
+  it('fails a wrong password with SASL_AUTHENTICATION_FAILED and a message, then refuses more tokens', async (t) => {
+    const h = await adminHarness(t, { users });
+    await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' });
+    const res = await h.call(saslAuthenticateHandler, 1, { authBytes: Buffer.from('\0alice\0wrong') });
+    assert.deepEqual(res, { errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: 'Authentication failed: invalid credentials', authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 });
+    assert.equal(h.session.principal, null);
+    const again = await h.call(saslAuthenticateHandler, 1, { authBytes: Buffer.from('\0alice\0alice-secret') });
+    assert.equal(again.errorCode, ErrorCode.ILLEGAL_SASL_STATE);
+    assert.equal(h.session.principal, null);
+
+    const scram = await scramLogin(h, 'SCRAM-SHA-256', 'alice', 'wrong', 1, h.newSession());
+    assert.equal(scram.final!.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    const unknown = await scramLogin(h, 'SCRAM-SHA-512', 'mallory', 'x', 1, h.newSession());
+    assert.deepEqual([unknown.first.errorCode, unknown.first.errorMessage], [ErrorCode.SASL_AUTHENTICATION_FAILED, 'Authentication failed: invalid credentials']);
+  });
+
+  it('refuses inactive users over PLAIN and SCRAM', async (t) => {
+    const h = await adminHarness(t, { users });
+    await h.broker.users.update('alice', { status: 'inactive' });
+    const plain = h.newSession();
+    await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' }, plain);
+    assert.equal((await h.call(saslAuthenticateHandler, 1, { authBytes: Buffer.from('\0alice\0alice-secret') }, plain)).errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    const scram = await scramLogin(h, 'SCRAM-SHA-256', 'alice', 'alice-secret', 1, h.newSession());
+    assert.equal(scram.first.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+  });
+
+  it('answers ILLEGAL_SASL_STATE without a handshake, after a v0 handshake, and after authentication', async (t) => {
+    const h = await adminHarness(t, { users });
+    const token = { authBytes: Buffer.from('\0alice\0alice-secret') };
+    const early = await h.call(saslAuthenticateHandler, 1, token);
+    assert.deepEqual([early.errorCode, early.errorMessage], [ErrorCode.ILLEGAL_SASL_STATE, 'SaslAuthenticate request received before SaslHandshake']);
+    const raw = h.newSession();
+    await h.call(saslHandshakeHandler, 0, { mechanism: 'PLAIN' }, raw);
+    assert.equal((await h.call(saslAuthenticateHandler, 1, token, raw)).errorCode, ErrorCode.ILLEGAL_SASL_STATE);
+    await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' });
+    assert.equal((await h.call(saslAuthenticateHandler, 1, token)).errorCode, 0);
+    const late = await h.call(saslAuthenticateHandler, 1, token);
+    assert.deepEqual([late.errorCode, late.errorMessage], [ErrorCode.ILLEGAL_SASL_STATE, 'SaslAuthenticate request received after successful authentication']);
+  });
+
+  it('authenticates over SCRAM a user created with `quartet user create`', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quartet-sasl-cli-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    let err = '';
+    const io = { stdout: () => {}, stderr: (s: string) => void (err += s), readStdin: async () => '', env: { QUARTET_ROOT_PASSWORD: 'root-pw' }, cwd: dataDir };
+    assert.equal(await main(['user', 'create', 'carol', '--password', 'carol-secret', '--data-dir', dataDir], io), 0, err);
+    const broker = await Broker.open({ dataDir, maintenanceIntervalMs: 0 });
+    const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false });
+    t.after(async () => {
+      await frontend.close();
+      await broker.close();
+    });
+    for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const) {
+      const session: KafkaSession = { remote: 'x', clientId: null, principal: null, sasl: null, logger: silentLogger };
+      const context = (version: number) => ({ frontend, session, version, header: { apiKey: 0, apiVersion: version, correlationId: 1, clientId: null, headerVersion: 1 } }) as KafkaRequestContext;
+      await saslHandshakeHandler.handle({ mechanism }, context(1));
+      const client = new ScramClient(mechanism, 'carol', 'carol-secret');
+      const first = await saslAuthenticateHandler.handle({ authBytes: client.firstMessage() }, context(1));
+      const final = await saslAuthenticateHandler.handle({ authBytes: client.finalMessage(first!.authBytes as Buffer) }, context(1));
+      assert.equal(final!.errorCode, 0, mechanism);
+      assert.ok(client.verifyServerFinal(final!.authBytes as Buffer));
+      assert.equal(session.principal, 'carol');
+    }
+  });
+});
