@@ -15,6 +15,7 @@
 // Topics are named by TopicRef (see catalog.ts): a resolved Topic, or { namespace?, topic } by
 // name or numeric id, with namespace defaulting to 'default'.
 
+import { mapLimit } from './serial.js';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Catalog, defaultNamespaceName, type CatalogObserver, type Namespace, type NamespaceRef, type Topic, type TopicRef } from './catalog.js';
@@ -620,22 +621,4 @@ export class Broker implements CatalogObserver {
 function metricLabels(topic: Topic, partition: number): { topic: string; partition: string } {
   const name = topic.namespace === defaultNamespaceName ? topic.name : `${topic.namespace}/${topic.name}`;
   return { topic: name, partition: String(partition) };
-}
-
-/** Runs `work` over `items` with at most `limit` in flight; rejects with the first failure after all settle. */
-async function mapLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  let failure: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      try {
-        await work(item);
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== null) throw failure;
 }

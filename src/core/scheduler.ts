@@ -1,7 +1,6 @@
-// One-shot timers behind a seam, so that the core's timeouts (transaction timeouts, marker
-// retries; a copy of src/protocols/kafka/coordinator/scheduler.ts, which the Kafka group
-// coordinator may switch to) run on a manual scheduler in tests (no real timers, no sleeping) and
-// on setTimeout in the broker. The manual scheduler drives a ManualClock so that `clock.now()`
+// One-shot timers behind a seam, so that timeouts (transaction timeouts and marker retries, the
+// Kafka group coordinator's session, rebalance and sync timeouts) run on a manual scheduler in
+// tests (no real timers, no sleeping) and on setTimeout in the broker. The manual scheduler drives a ManualClock so that `clock.now()`
 // inside a callback is the callback's own deadline.
 
 import type { ManualClock } from './clock.js';

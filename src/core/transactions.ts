@@ -33,6 +33,7 @@
 // marker in the transaction's protocol format and appends it). The coordinator epoch written into
 // markers is a counter bumped at every open.
 
+import { mapLimit } from './serial.js';
 import assert from 'node:assert/strict';
 import type { TopicRef } from './catalog.js';
 import type { Clock } from './clock.js';
@@ -921,24 +922,6 @@ function assertOffsetCommit(c: OffsetCommit): void {
   if (!Number.isInteger(c.partition) || c.partition < 0) throw new QuartetError('invalid_request', `invalid partition ${c.partition}`);
   if (!Number.isSafeInteger(c.offset) || c.offset < 0) throw new QuartetError('invalid_request', `invalid committed offset ${c.offset}`);
   if (Buffer.byteLength(c.metadata ?? '', 'utf8') > offsetMetadataBytesMax) throw new QuartetError('invalid_request', `offset metadata is longer than ${offsetMetadataBytesMax} bytes`);
-}
-
-/** Runs `work` over `items` with at most `limit` in flight; rejects with the first failure after all settle. */
-async function mapLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  let failure: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      try {
-        await work(item);
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== null) throw failure;
 }
 
 function noop(): void {}

@@ -13,7 +13,7 @@ import { defaultFormatRegistry } from '../../log/formats.js';
 import { BatchFormat } from '../../log/types.js';
 import { kafkaBatchFormatCodec } from './codec/kafka-format.js';
 import { GroupCoordinator, type GroupCoordinatorConfig, type GroupSnapshot } from './coordinator/group-coordinator.js';
-import { systemScheduler, type Scheduler } from './coordinator/scheduler.js';
+import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { FetchWaiters, fetchWaitersMaxDefault } from './fetch-waiters.js';
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';

@@ -6,7 +6,7 @@
 // core/.../coordinator/group/GroupMetadata.scala); comments say where and why we differ.
 
 import assert from 'node:assert/strict';
-import type { TimerHandle } from './scheduler.js';
+import type { TimerHandle } from '../../../core/scheduler.js';
 import type { KafkaErrorCode } from './kafka-errors.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';

@@ -39,7 +39,7 @@ import {
   type SyncWaiter,
 } from './classic-group.js';
 import { KafkaError, type KafkaErrorCode } from './kafka-errors.js';
-import type { Scheduler } from './scheduler.js';
+import type { Scheduler } from '../../../core/scheduler.js';
 
 export type { GroupProtocol, GroupState, JoinGroupMember, JoinGroupResult, SyncGroupResult } from './classic-group.js';
 

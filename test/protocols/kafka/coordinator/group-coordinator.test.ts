@@ -10,7 +10,7 @@ import {
   type SyncGroupResult,
 } from '../../../../src/protocols/kafka/coordinator/group-coordinator.js';
 import { KafkaError } from '../../../../src/protocols/kafka/coordinator/kafka-errors.js';
-import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { ManualScheduler } from '../../../../src/core/scheduler.js';
 
 const sessionTimeoutMs = 10_000;
 const rebalanceTimeoutMs = 30_000;

@@ -14,7 +14,7 @@ import type { TopicConfigValues } from '../../../../src/core/topic-config.js';
 import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
-import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import type { KafkaHandler, KafkaRequestContext, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
 

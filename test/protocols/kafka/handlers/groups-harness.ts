@@ -14,7 +14,7 @@ import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/heade
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import type { GroupCoordinatorConfig } from '../../../../src/protocols/kafka/coordinator/group-coordinator.js';
-import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { joinGroupHandler } from '../../../../src/protocols/kafka/handlers/join-group.js';
 import { syncGroupHandler } from '../../../../src/protocols/kafka/handlers/sync-group.js';

@@ -17,7 +17,7 @@ import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/heade
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import { batchRecords, buildRecordBatch, validateRecordBatch } from '../../../../src/protocols/kafka/codec/record-batch.js';
-import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { initProducerIdHandler } from '../../../../src/protocols/kafka/handlers/init-producer-id.js';
 import type { KafkaHandler, KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';

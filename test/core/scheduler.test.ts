@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../../src/core/clock.js';
-import { ManualScheduler } from '../../../../src/protocols/kafka/coordinator/scheduler.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { ManualScheduler } from '../../src/core/scheduler.js';
 
 describe('ManualScheduler', () => {
   it('fires due timers in deadline order, with the clock at each deadline', () => {
