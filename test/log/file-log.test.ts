@@ -18,13 +18,13 @@ const freshDir = (): string => join(root.path, `p${counter++}`);
 runLogContract('FileLog (interval)', async (config, clock) => {
   const dir = freshDir();
   return { log: await openFileLog(dir, config, { clock }), reopen: () => openFileLog(dir, config, { clock }) };
-});
+}, { persistent: true });
 
 runLogContract('FileLog (always)', async (config, clock) => {
   const dir = freshDir();
   const always: LogConfig = { ...config, fsyncPolicy: 'always' };
   return { log: await openFileLog(dir, always, { clock }), reopen: () => openFileLog(dir, always, { clock }) };
-});
+}, { persistent: true });
 
 async function contents(log: PartitionLog): Promise<string[]> {
   const out: string[] = [];
