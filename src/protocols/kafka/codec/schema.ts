@@ -118,7 +118,11 @@ export type FieldValue<F> =
           : never;
 
 export type FieldInput<F> =
-  F extends PrimField<string, infer T, infer Nl>
+  // A records section may be given as the list of batch views it consists of: the writer sends
+  // them as separate chunks behind one length prefix, without joining them (Fetch responses).
+  F extends PrimField<string, 'records', infer Nl>
+    ? Nullify<Buffer | readonly Buffer[], Nl>
+    : F extends PrimField<string, infer T, infer Nl>
     ? Nullify<PrimValue<T>, Nl>
     : F extends PrimArrayField<string, infer T, infer Nl>
       ? Nullify<readonly PrimValue<T>[], Nl>
@@ -504,8 +508,13 @@ function writePrim(w: Writer, type: PrimType, value: unknown, nullable: boolean,
       else w.nullableString(s);
       return;
     }
-    case 'bytes':
-    case 'records': {
+    case 'records':
+    case 'bytes': {
+      if (Array.isArray(value)) {
+        // Only records inputs are typed to allow a chunk list (FieldInput).
+        w.bytesChunks(value as readonly Buffer[], flexible);
+        return;
+      }
       const b = value as Buffer | null;
       if (b === null && !nullable) throw new Error(`null in non-nullable bytes field ${name}`);
       if (flexible) w.compactNullableBytes(b);

@@ -234,6 +234,19 @@ export class Writer {
     return this.raw(v);
   }
 
+  /**
+   * One bytes field made of several chunks (a records section of many batches): the length prefix
+   * (int32, or the compact uvarint when `compact`) covers them all; each goes out as it is.
+   */
+  bytesChunks(chunks: readonly Buffer[], compact: boolean): this {
+    let total = 0;
+    for (const c of chunks) total += c.length;
+    if (compact) this.uvarint(total + 1);
+    else this.int32(total);
+    for (const c of chunks) this.raw(c);
+    return this;
+  }
+
   compactNullableBytes(v: Buffer | null): this {
     if (v === null) return this.uvarint(0);
     return this.compactBytes(v);

@@ -21,7 +21,7 @@
 // - Incremental fetch sessions (KIP-227) are not kept: every answer has session_id 0, which tells
 //   the client to send full fetches; a non-zero session id is FETCH_SESSION_ID_NOT_FOUND.
 // - Records are the stored RecordBatch bytes (one zero-copy view when a partition returns one
-//   batch; the codec's records field takes one buffer, so several batches are joined once).
+//   batch; the batch views go out as separate chunks behind one length prefix, never joined).
 //   Batches of other formats are transcoded to RecordBatch v2 through the format registry.
 
 import type { Topic } from '../../../core/catalog.js';
@@ -116,7 +116,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
     }
     const limit = rc ? lastStableOffset : highWatermark;
     const budget = Math.min(target.partitionMaxBytes, maxBytes - bytes);
-    let records: Buffer | null = null;
+    let records: Buffer[] | null = null;
     let errorCode: number = ErrorCode.NONE;
     if (target.fetchOffset < limit && (budget > 0 || bytes === 0)) {
       try {
@@ -127,7 +127,8 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
         failed = true;
       }
     }
-    const size = records?.length ?? 0;
+    let size = 0;
+    for (const part of records ?? []) size += part.length;
     bytes += size;
     const aborted = rc ? (txns && size > 0 ? txns.abortedTransactions(target.topic, target.partition, target.fetchOffset, target.fetchOffset + Number.MAX_SAFE_INTEGER) : []) : null;
     out[target.partitionIndex] = { ...base, errorCode, abortedTransactions: aborted, records: records ?? emptyRecords };
@@ -138,7 +139,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
 const emptyRecords = Buffer.alloc(0);
 
 /** The batches as one records section, stopping before the batch that would pass `limit` (the first always goes in). */
-function joinBatches(batches: StoredBatch[], limit: number): Buffer | null {
+function joinBatches(batches: StoredBatch[], limit: number): Buffer[] | null {
   const parts: Buffer[] = [];
   let total = 0;
   for (const batch of batches) {
@@ -149,8 +150,8 @@ function joinBatches(batches: StoredBatch[], limit: number): Buffer | null {
     parts.push(bytes);
     total += bytes.length;
   }
-  if (parts.length === 0) return null;
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+  // The views go out as separate chunks behind one length prefix: no copy (codec bytesChunks).
+  return parts.length === 0 ? null : parts;
 }
 
 export const fetchHandler = defineHandler({

@@ -289,3 +289,21 @@ describe('golden frames', () => {
     assert.deepEqual(p.divergingEpoch, { epoch: -1, endOffset: -1 });
   });
 });
+
+describe('records given as a chunk list', () => {
+  for (const version of [4, 11, 12]) {
+    it(`encode the same bytes as one joined buffer (Fetch v${version}), keeping the views as chunks`, () => {
+      const a = Buffer.alloc(5000, 1);
+      const b = Buffer.alloc(7000, 2);
+      const response = (records: Buffer | Buffer[]) => ({
+        responses: [{ topic: 't', partitions: [{ partitionIndex: 0, highWatermark: 9, records }] }],
+      });
+      const chunks = encodeResponse(ApiKey.Fetch, version, 7, response([a, b]));
+      assert.deepEqual(joinChunks(chunks), joinChunks(encodeResponse(ApiKey.Fetch, version, 7, response(Buffer.concat([a, b])))));
+      assert.ok(chunks.includes(a) && chunks.includes(b), 'the batch views are not copied');
+      const decoded = decodeResponse(ApiKey.Fetch, version, joinChunks(chunks).subarray(4));
+      assert.ok(decoded.ok);
+      assert.deepEqual(decoded.body.responses[0]!.partitions[0]!.records, Buffer.concat([a, b]));
+    });
+  }
+});
