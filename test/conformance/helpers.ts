@@ -8,6 +8,7 @@
 // requireClient() decides what a missing Debian client means: the test is SKIPPED with an install
 // hint, except in CI (QUARTET_REQUIRE_CLIENTS=1), where it FAILS.
 
+import { protocolNames } from '../../src/server/listeners.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
   const flags: Record<string, string | boolean> = {
     'data-dir': join(dataDir, 'data'),
     'http-addr': '127.0.0.1:0',
-    'kafka-addr': '127.0.0.1:0',
+    // Every protocol listener on a free loopback port: a test never collides with a running
+    // broker's default ports, or with another test.
+    ...Object.fromEntries(protocolNames.map((p) => [`${p}-addr`, '127.0.0.1:0'])),
     'kafka-enabled': options.kafka ?? true,
     ...(options.flags ?? {}),
   };
