@@ -12,6 +12,7 @@
 
 import type { Broker } from '../core/broker.js';
 import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
+import { iggyListenerFactory } from '../protocols/iggy/listener.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
@@ -62,7 +63,7 @@ export type ListenerRegistry = ReadonlyMap<ProtocolName, ListenerFactory>;
  *   ...
  *   ['kafka', kafkaListenerFactory],
  */
-export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([['kafka', kafkaListenerFactory]]);
+export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([['kafka', kafkaListenerFactory], ['iggy', iggyListenerFactory]]);
 
 /** The listeners this build can open: HTTP always, plus every registered protocol. */
 export function availableListeners(registry: ListenerRegistry = builtinListenerFactories): ReadonlySet<ListenerName> {

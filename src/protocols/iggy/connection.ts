@@ -1,0 +1,341 @@
+// One Iggy client connection: socket → IggyFramer → header rules → session gate → handler →
+// reply frame, in order. Requests of one connection run one at a time in arrival order (replies
+// to pipelined requests come back in order, and pipelined sends append in order); at most
+// `inFlightRequestsMax` framed requests wait, beyond that the socket is paused until the queue
+// drains. Nothing a peer sends can throw out of here: an unexpected exception evicts (reason 12)
+// and closes this connection only.
+//
+// Header handling (server notes §2–§5):
+// - declared size < 256 or a frame that is not a Request: close without a reply;
+// - size above the frame maximum: Eviction 6 (InvalidRequestBodySize), then close;
+// - release != 0, reserved/internal operation, bad session/request numbers: Eviction, then close;
+// - request_checksum non-zero and wrong: Reply status 4, empty body;
+// - legacy logins 38/44: Eviction 15; unknown command code: Reply status 3;
+// - before login only Ping (1) is served, anything else: Reply status 40;
+// - a registration fenced by a newer one of the same client id: Eviction 7 (SessionTooLow).
+
+import type { Socket } from 'node:net';
+import { isQuartetError } from '../../core/errors.js';
+import type { User } from '../../core/users.js';
+import type { CloseReason, ConnectionContext, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
+import {
+  CommandCode,
+  EvictionReason,
+  IggyFramer,
+  IggyErrorCode,
+  Operation,
+  commandSpec,
+  decodeLoginRegisterBody,
+  decodeRequest,
+  decodeRequestHeader,
+  encodeEviction,
+  encodeReply,
+  encodeReplyFrame,
+  encodeResultError,
+  headerBytes,
+  iggyProtocolVersion,
+  iggyProtocolVersionMin,
+  isMetadataOperation,
+  isProtocolCompatible,
+  resolveCommand,
+  validateRequestHeader,
+  verifyRequestChecksum,
+  type Frame,
+  type RequestHeader,
+  type RequestRejection,
+} from './codec/index.js';
+import { IggyFailure, iggyCodeOf } from './errors.js';
+import type { IggyFrontend, IggySession } from './frontend.js';
+import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
+
+type Answer = { body: Buffer[]; status?: number } | { evict: EvictionReason } | { close: true };
+
+export class IggyConnection implements ConnectionHandle, IggySession {
+  readonly connectionId: number;
+  readonly address: string;
+  clientId = 0n;
+  session = 0n;
+  userId: number | null = null;
+  lastActivityMs: number;
+
+  private readonly framer: IggyFramer;
+  private readonly queue: Frame[] = [];
+  private draining = false;
+  private closing = false;
+  private ended = false;
+  private paused = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly frontend: IggyFrontend,
+    private readonly socket: Socket,
+    private readonly context: ConnectionContext,
+  ) {
+    this.connectionId = context.id;
+    this.address = context.remote;
+    this.lastActivityMs = frontend.clock.now();
+    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax });
+    frontend.addConnection(this);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.maybeResume());
+    socket.once('close', () => {
+      this.ended = true;
+      this.frontend.removeConnection(this);
+      this.queue.length = 0;
+      this.wakeIdle();
+    });
+  }
+
+  // --- ConnectionHandle ------------------------------------------------------------------------
+
+  close(reason: CloseReason): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.context.logger.debug('closing iggy connection', { reason });
+    this.socket.pause();
+    this.queue.length = 0;
+    if (!this.draining) this.wakeIdle();
+  }
+
+  whenIdle(): Promise<void> {
+    if (!this.draining || this.ended) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  evict(reason: EvictionReason): void {
+    this.sendEviction(this.clientId === 0n ? 1n : this.clientId, reason);
+  }
+
+  // --- input -----------------------------------------------------------------------------------
+
+  private onData(chunk: Buffer): void {
+    if (this.closing || this.ended) return;
+    try {
+      for (const result of this.framer.push(chunk)) {
+        if (!result.ok) {
+          this.onFramingError(result.header, result.reason);
+          return;
+        }
+        this.queue.push(result.frame);
+      }
+      if (this.queue.length >= this.frontend.settings.inFlightRequestsMax && !this.paused) {
+        this.paused = true;
+        this.socket.pause();
+      }
+      if (!this.draining) void this.drain();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private onFramingError(header: Buffer, reason: string): void {
+    this.context.logger.debug('iggy framing error', { reason });
+    const h = decodeRequestHeader(header);
+    const rejection = validateRequestHeader(h, this.frontend.settings.frameBytesMax);
+    if (rejection?.action === 'evict' && h.client !== 0n) this.sendEviction(h.client, rejection.eviction);
+    else this.destroy();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0 && !this.closing && !this.ended) {
+        const frame = this.queue.shift()!;
+        const stop = await this.process(frame);
+        if (stop) break;
+        if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve));
+        this.maybeResume();
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.draining = false;
+      this.wakeIdle();
+      if (this.closing && !this.ended) this.socket.end();
+    }
+  }
+
+  private maybeResume(): void {
+    if (this.paused && this.queue.length < this.frontend.settings.inFlightRequestsMax / 2 && !this.closing) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  /** Handles one frame; true when the connection is finished (evicted or closed). */
+  private async process(frame: Frame): Promise<boolean> {
+    const h = decodeRequestHeader(frame.header);
+    const headerProblem = validateRequestHeader(h, this.frontend.settings.frameBytesMax);
+    if (headerProblem !== null && headerProblem.action !== 'status') return this.reject(h, headerProblem);
+    const resolved = headerProblem ?? resolveCommand(h);
+    const name = 'code' in resolved ? commandSpec(resolved.code).name : 'invalid';
+    const done = this.context.beginRequest(name);
+    let answer: Answer;
+    try {
+      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code) : this.rejectionAnswer(resolved);
+    } catch (error) {
+      done('error');
+      throw error;
+    }
+    done('status' in answer && answer.status ? 'error' : 'body' in answer ? 'ok' : 'error');
+    if ('evict' in answer) {
+      this.sendEviction(h.client, answer.evict);
+      return true;
+    }
+    if ('close' in answer) {
+      this.destroy();
+      return true;
+    }
+    this.write(encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 }));
+    return false;
+  }
+
+  private reject(h: RequestHeader, r: RequestRejection): boolean {
+    const a = this.rejectionAnswer(r);
+    if ('evict' in a) this.sendEviction(h.client, a.evict);
+    else this.destroy();
+    return true;
+  }
+
+  private rejectionAnswer(r: RequestRejection): Answer {
+    this.context.logger.debug('iggy request refused', { reason: r.reason, action: r.action });
+    if (r.action === 'close') return { close: true };
+    if (r.action === 'evict') return { evict: r.eviction };
+    return { body: [], status: r.status };
+  }
+
+  private async answer(h: RequestHeader, body: Buffer, code: CommandCode): Promise<Answer> {
+    if (!verifyRequestChecksum(h, body)) return { body: [], status: IggyErrorCode.invalidFormat };
+    this.lastActivityMs = this.frontend.clock.now();
+    if (h.operation === Operation.register) return this.login(h, body);
+    if (code === CommandCode.ping) return { body: [] };
+    if (this.userId === null || this.session === 0n) return { body: [], status: IggyErrorCode.unauthenticated };
+    // Session fencing: the client id must be this registration's, and still its current epoch.
+    if (h.client !== this.clientId) return { evict: EvictionReason.sessionError };
+    const current = this.frontend.currentSession(this.clientId);
+    if (current !== this.session) return { evict: EvictionReason.sessionTooLow };
+    if (h.operation !== Operation.nonReplicated && h.session !== this.session) {
+      return { evict: h.session < this.session ? EvictionReason.sessionTooLow : EvictionReason.sessionError };
+    }
+    const user = this.frontend.broker.users.get(this.userId);
+    if (user === null) {
+      this.frontend.logout(this);
+      return { evict: EvictionReason.noSession };
+    }
+    if (user.status !== 'active') return { evict: EvictionReason.userInactive };
+    if (code === CommandCode.logoutUser) {
+      this.frontend.logout(this);
+      return { body: [] };
+    }
+    const decoded = decodeRequest(code, body);
+    if (!decoded.ok) {
+      this.context.logger.debug('undecodable iggy request body', { code, reason: decoded.reason });
+      return h.operation === Operation.nonReplicated ? { body: [], status: IggyErrorCode.invalidFormat } : { evict: EvictionReason.invalidRequestBody };
+    }
+    const spec = commandSpec(code);
+    // Only metadata operations carry a strictly increasing request number; partition operations
+    // (send, store/delete offset) and reads repeat the current one ("Request numbering").
+    const dedupe = isMetadataOperation(h.operation);
+    if (dedupe) {
+      const seen = this.frontend.lookupReply(this.clientId, h.request);
+      if (seen.kind === 'cached') return { body: seen.body };
+      if (seen.kind === 'stale') return { body: [encodeResultError(IggyErrorCode.requestAlreadyApplied)] };
+    }
+    const handler = this.frontend.handlers[code] as IggyHandler<CommandCode> | undefined;
+    if (handler === undefined) return { body: [], status: IggyErrorCode.featureUnavailable };
+    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h };
+    let replyBody: Buffer[];
+    try {
+      const reply = await handler(ctx, decoded.value.request as never);
+      replyBody = encodeReply(code, reply as never);
+      if (dedupe || spec.resultFramed) this.frontend.nextCommit();
+    } catch (error) {
+      if (!(error instanceof IggyFailure) && !isQuartetError(error)) throw error;
+      const iggyCode = iggyCodeOf(error);
+      this.context.logger.debug('iggy request failed', { code, iggyCode, error });
+      if (!spec.resultFramed || (error instanceof IggyFailure && error.mode === 'status')) return { body: [], status: iggyCode };
+      replyBody = [encodeResultError(iggyCode)];
+    }
+    if (dedupe) this.frontend.rememberReply(this.clientId, h.request, replyBody);
+    return { body: replyBody };
+  }
+
+  /** LoginRegister (40) / LoginRegisterWithPat (45), operation Register (server notes §1, §5). */
+  private async login(h: RequestHeader, body: Buffer): Promise<Answer> {
+    const parsed = decodeLoginRegisterBody(body);
+    if (typeof parsed === 'string') return { evict: EvictionReason.malformedLogin };
+    if (!isProtocolCompatible(parsed.versionInfo.protocolVersion)) return { evict: EvictionReason.incompatibleProtocol };
+    const users = this.frontend.broker.users;
+    let user: User;
+    let code: CommandCode;
+    try {
+      if (parsed.password !== null) {
+        code = CommandCode.loginRegister;
+        user = await users.verifyPassword(parsed.password.username, parsed.password.password);
+      } else if (parsed.token !== null) {
+        code = CommandCode.loginRegisterWithPat;
+        user = users.verifyToken(parsed.token.token);
+      } else {
+        return { evict: EvictionReason.malformedLogin };
+      }
+    } catch (error) {
+      if (!isQuartetError(error)) throw error;
+      if (error.code === 'user_inactive') return { evict: EvictionReason.userInactive };
+      if (error.code === 'invalid_token') return { evict: EvictionReason.invalidToken };
+      if (error.code === 'invalid_credentials') return { evict: parsed.password !== null ? EvictionReason.invalidCredentials : EvictionReason.invalidToken };
+      throw error;
+    }
+    if (this.ended || this.closing) return { close: true };
+    if (this.session !== 0n) this.frontend.logout(this);
+    this.clientId = h.client;
+    const session = this.frontend.register(this, user);
+    return {
+      body: encodeReply(code, { userId: user.id, session, serverProtocolVersion: iggyProtocolVersion, serverVersion: this.frontend.serverVersion }),
+    };
+  }
+
+  // --- output ----------------------------------------------------------------------------------
+
+  private write(chunks: Buffer[]): void {
+    if (this.ended || this.socket.destroyed) return;
+    this.socket.cork();
+    for (const c of chunks) this.socket.write(c);
+    process.nextTick(() => this.socket.uncork());
+  }
+
+  private sendEviction(client: bigint, reason: EvictionReason): void {
+    if (this.ended || this.socket.destroyed) return;
+    const frame = encodeEviction({
+      client: client === 0n ? 1n : client,
+      reason,
+      ...(reason === EvictionReason.incompatibleProtocol ? { serverProtocolVersion: iggyProtocolVersion, serverProtocolVersionMin: iggyProtocolVersionMin } : {}),
+    });
+    this.closing = true;
+    this.queue.length = 0;
+    this.frontend.removeConnection(this);
+    this.socket.end(frame);
+    // A peer that never reads must not keep the socket open.
+    setTimeout(() => this.socket.destroy(), 5_000).unref();
+  }
+
+  private destroy(): void {
+    this.closing = true;
+    this.queue.length = 0;
+    this.socket.destroy();
+  }
+
+  private fail(error: unknown): void {
+    this.context.logger.error('iggy connection failed; evicting', { error });
+    this.sendEviction(this.clientId === 0n ? 1n : this.clientId, EvictionReason.sessionError);
+  }
+
+  private wakeIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** Bytes of a frame header: exported for tests that build frames by hand. */
+export const iggyHeaderBytes = headerBytes;
+export type { RequestDone };

@@ -1,0 +1,285 @@
+// The Iggy front-end's shared state, one per listener: the broker, settings, the client sessions
+// (connection registry and client-id registrations with their session epochs), the metadata
+// commit counter, the exactly-once reply cache, the consumer groups, the Iggy topic-option table
+// and the stale-member sweep. Connections (connection.ts) hand it to handlers as
+// `context.frontend`.
+
+import type { Broker } from '../../core/broker.js';
+import type { Topic } from '../../core/catalog.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
+import type { User } from '../../core/users.js';
+import { defaultFormatRegistry } from '../../log/formats.js';
+import { BatchFormat } from '../../log/types.js';
+import { quartetVersion } from '../../server/version.js';
+import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
+import { IggyGroups } from './groups.js';
+import { iggyHandlers } from './handlers/index.js';
+import type { IggyHandlerTable } from './handlers/types.js';
+import { deserializeTopicOptions, optionsFromCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
+
+// The log and the other front-ends look inside Iggy batches through this codec (transcoding to
+// Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
+if (!defaultFormatRegistry.has(BatchFormat.iggy)) defaultFormatRegistry.register(iggyFormatCodec);
+
+export interface IggySettings {
+  /** Largest frame accepted, header included (bytes). */
+  frameBytesMax: number;
+  /** Frames read and not yet answered per connection; beyond it the socket stops being read. */
+  inFlightRequestsMax: number;
+  /** [heartbeat] interval; a group member silent for 1.2 × this is evicted (StaleClient). */
+  heartbeatIntervalMs: number;
+  /** Exactly-once replies remembered per client id. */
+  replyCacheEntriesMax: number;
+  /** Client ids whose replies are remembered. */
+  replyCacheClientsMax: number;
+  /** Largest poll reply payload (bytes). */
+  pollBytesMax: number;
+  /** Messages per poll at most. */
+  pollMessagesMax: number;
+}
+
+export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
+  frameBytesMax: frameBytesMaxDefault,
+  inFlightRequestsMax: 64,
+  heartbeatIntervalMs: 30_000,
+  replyCacheEntriesMax: 64,
+  replyCacheClientsMax: 10_000,
+  pollBytesMax: 8 * 1024 * 1024,
+  pollMessagesMax: 100_000,
+});
+
+/** One client connection as handlers and the registry see it. */
+export interface IggySession {
+  /** The listener's connection id: Iggy's client_id in GetClients/GetMe. */
+  readonly connectionId: number;
+  readonly address: string;
+  /** The header client id of the registration (0 before login). */
+  clientId: bigint;
+  /** The session epoch (0 before login). */
+  session: bigint;
+  userId: number | null;
+  /** Clock ms of the last request (heartbeat). */
+  lastActivityMs: number;
+  /** Sends an Eviction with `reason` and closes the connection. */
+  evict(reason: EvictionReason): void;
+}
+
+export interface IggyFrontendOptions {
+  broker: Broker;
+  logger: Logger;
+  settings?: Partial<IggySettings>;
+  clock?: Clock;
+  scheduler?: Scheduler;
+  handlers?: IggyHandlerTable;
+  /** Advertised TCP address for ClusterMetadata; the bound one by default. */
+  advertisedAddr?: { host: string; port: number } | null;
+}
+
+interface CachedReplies {
+  /** Highest metadata request number applied. */
+  highest: bigint;
+  replies: Map<bigint, Buffer[]>;
+}
+
+export class IggyFrontend {
+  readonly broker: Broker;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly settings: IggySettings;
+  readonly handlers: IggyHandlerTable;
+  readonly groups: IggyGroups;
+  readonly serverVersion = quartetVersion;
+  readonly startedAtMs: number;
+  /** Live connections by connection id. */
+  readonly sessions = new Map<number, IggySession>();
+  /** Current session epoch per registered client id. */
+  private readonly registrations = new Map<bigint, { session: bigint; connectionId: number }>();
+  private readonly replyCache = new Map<bigint, CachedReplies>();
+  private readonly topicOptions = new Map<number, StoredTopicOptions>();
+  private readonly balanced = new Map<number, number>();
+  private metadataCommit = 0n;
+  private sweepTimer: TimerHandle | null = null;
+  private closed = false;
+  private bound: { host: string; port: number } | null = null;
+  private readonly configuredAdvertised: { host: string; port: number } | null;
+
+  constructor(options: IggyFrontendOptions) {
+    this.broker = options.broker;
+    this.logger = options.logger;
+    this.clock = options.clock ?? systemClock;
+    this.scheduler = options.scheduler ?? systemScheduler;
+    this.settings = { ...defaultIggySettings, ...options.settings };
+    this.handlers = options.handlers ?? iggyHandlers;
+    this.groups = new IggyGroups(this.broker, this.logger.child({ component: 'iggy-groups' }));
+    this.startedAtMs = this.clock.now();
+    this.configuredAdvertised = options.advertisedAddr ?? null;
+  }
+
+  /** Loads the Iggy tables (topic options, groups) and starts the stale-member sweep. */
+  async start(): Promise<void> {
+    for (const stored of await this.broker.groups.list(topicOptionsScope)) {
+      const internalId = Number(stored.groupId);
+      const parsed = deserializeTopicOptions(stored.state);
+      if (parsed === null || this.broker.catalog.topicByInternalId(internalId) === null) {
+        await this.broker.groups.delete(topicOptionsScope, stored.groupId).catch(() => undefined);
+        continue;
+      }
+      this.topicOptions.set(internalId, parsed);
+    }
+    await this.groups.load();
+    this.scheduleSweep();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.sweepTimer?.cancel();
+    this.sweepTimer = null;
+  }
+
+  setBoundAddress(address: { host: string; port: number }): void {
+    this.bound = address;
+  }
+
+  advertised(): { host: string; port: number } {
+    if (this.configuredAdvertised) return this.configuredAdvertised;
+    const b = this.bound ?? { host: '127.0.0.1', port: 8090 };
+    const wildcard = b.host === '0.0.0.0' || b.host === '::' || b.host === '';
+    return { host: wildcard ? '127.0.0.1' : b.host, port: b.port };
+  }
+
+  // --- metadata commit and sessions ------------------------------------------------------------
+
+  /** The current metadata commit (ReplyHeader.commit). */
+  get commit(): bigint {
+    return this.metadataCommit;
+  }
+
+  /** Advances the commit (a metadata operation or a Register was applied); returns the new value. */
+  nextCommit(): bigint {
+    this.metadataCommit++;
+    return this.metadataCommit;
+  }
+
+  addConnection(session: IggySession): void {
+    this.sessions.set(session.connectionId, session);
+  }
+
+  removeConnection(session: IggySession): void {
+    this.sessions.delete(session.connectionId);
+    this.groups.removeConnection(session.connectionId);
+    const reg = this.registrations.get(session.clientId);
+    if (reg && reg.connectionId === session.connectionId) this.registrations.delete(session.clientId);
+  }
+
+  /** A new registration of `clientId`: its epoch fences any older one. */
+  register(session: IggySession, user: User): bigint {
+    const epoch = this.nextCommit();
+    const previous = this.registrations.get(session.clientId);
+    if (previous && previous.connectionId !== session.connectionId) this.groups.removeConnection(previous.connectionId);
+    this.registrations.set(session.clientId, { session: epoch, connectionId: session.connectionId });
+    // A new registration starts a new request-number sequence: forget the old session's replies.
+    this.replyCache.delete(session.clientId);
+    session.session = epoch;
+    session.userId = user.id;
+    return epoch;
+  }
+
+  /** The current epoch of a client id (0n when unregistered). */
+  currentSession(clientId: bigint): bigint {
+    return this.registrations.get(clientId)?.session ?? 0n;
+  }
+
+  logout(session: IggySession): void {
+    this.groups.removeConnection(session.connectionId);
+    const reg = this.registrations.get(session.clientId);
+    if (reg && reg.connectionId === session.connectionId) this.registrations.delete(session.clientId);
+    session.session = 0n;
+    session.userId = null;
+  }
+
+  // --- exactly-once metadata replies -------------------------------------------------------------
+
+  /** 'cached' with the reply body, 'stale' (applied earlier, no longer cached), or 'new'. */
+  lookupReply(clientId: bigint, request: bigint): { kind: 'cached'; body: Buffer[] } | { kind: 'stale' } | { kind: 'new' } {
+    const entry = this.replyCache.get(clientId);
+    if (!entry) return { kind: 'new' };
+    const body = entry.replies.get(request);
+    if (body) return { kind: 'cached', body };
+    return request <= entry.highest ? { kind: 'stale' } : { kind: 'new' };
+  }
+
+  rememberReply(clientId: bigint, request: bigint, body: Buffer[]): void {
+    let entry = this.replyCache.get(clientId);
+    if (!entry) {
+      if (this.replyCache.size >= this.settings.replyCacheClientsMax) {
+        const oldest = this.replyCache.keys().next().value;
+        if (oldest !== undefined) this.replyCache.delete(oldest);
+      }
+      entry = { highest: 0n, replies: new Map() };
+      this.replyCache.set(clientId, entry);
+    }
+    entry.replies.set(request, body);
+    if (request > entry.highest) entry.highest = request;
+    while (entry.replies.size > this.settings.replyCacheEntriesMax) {
+      const oldest = entry.replies.keys().next().value;
+      if (oldest === undefined) break;
+      entry.replies.delete(oldest);
+    }
+  }
+
+  // --- Iggy topic options ----------------------------------------------------------------------
+
+  topicOptionsOf(topic: Topic): StoredTopicOptions {
+    return this.topicOptions.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
+  }
+
+  async saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {
+    await this.broker.groups.save(topicOptionsScope, String(topic.internalId), serializeTopicOptions(options));
+    this.topicOptions.set(topic.internalId, options);
+  }
+
+  async forgetTopic(topic: Topic): Promise<void> {
+    this.topicOptions.delete(topic.internalId);
+    this.balanced.delete(topic.internalId);
+    await this.broker.groups.delete(topicOptionsScope, String(topic.internalId)).catch(() => undefined);
+    await this.groups.topicDeleted(topic.internalId);
+  }
+
+  /** Balanced partitioning: round-robin per topic. */
+  nextBalancedPartition(topic: Topic): number {
+    const n = this.balanced.get(topic.internalId) ?? 0;
+    this.balanced.set(topic.internalId, (n + 1) % 0x7fff_ffff);
+    return n % topic.partitions;
+  }
+
+  // --- liveness ------------------------------------------------------------------------------------
+
+  /** A member silent for 1.2 × heartbeat interval is evicted with StaleClient (13). */
+  sweepStaleMembers(): void {
+    const limit = Math.floor(this.settings.heartbeatIntervalMs * 1.2);
+    const now = this.clock.now();
+    for (const s of [...this.sessions.values()]) {
+      if (now - s.lastActivityMs <= limit) continue;
+      if (!this.groups.isMemberAnywhere(s.connectionId)) continue;
+      this.logger.info('evicting a stale consumer-group member', { connection: s.connectionId, silentMs: now - s.lastActivityMs });
+      this.groups.removeConnection(s.connectionId);
+      s.evict(EvictionReason.staleClient);
+    }
+  }
+
+  private scheduleSweep(): void {
+    if (this.closed) return;
+    const every = Math.max(100, Math.floor(this.settings.heartbeatIntervalMs / 5));
+    this.sweepTimer = this.scheduler.schedule(every, () => {
+      try {
+        this.sweepStaleMembers();
+      } catch (error) {
+        this.logger.error('stale-member sweep failed', { error });
+      }
+      this.scheduleSweep();
+    });
+  }
+}

@@ -1,0 +1,67 @@
+// Consumer groups (600–606), on ../groups.ts. Get: missing stream 1009, missing topic 2010
+// (status), missing group → empty body. Join/Leave commit 1009, 2010, 5000 (5006 for Leave).
+
+import { CommandCode } from '../codec/index.js';
+import type { IggyGroup } from '../groups.js';
+import { findStream, requireTopic } from '../mapping.js';
+import { requireTopicPermission } from '../permissions.js';
+import type { IggyHandlerTable } from './types.js';
+
+function info(g: IggyGroup, partitions: number): { id: number; partitionsCount: number; membersCount: number; name: string } {
+  return { id: g.id, partitionsCount: partitions, membersCount: g.members.size, name: g.name };
+}
+
+export const consumerGroupHandlers: IggyHandlerTable = {
+  [CommandCode.getConsumerGroup]: (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
+    const g = ctx.frontend.groups.find(topic, req.groupId);
+    if (g === null) return null;
+    const members = [...g.members.values()].sort((a, b) => a.joinSeq - b.joinSeq).map((m) => ({ id: m.connectionId, partitions: [...m.partitions] }));
+    return { ...info(g, topic.partitions), members };
+  },
+
+  [CommandCode.getConsumerGroups]: (ctx, req) => {
+    if (findStream(ctx.frontend.broker.catalog, req.streamId) === null) return [];
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
+    return ctx.frontend.groups.list(topic).map((g) => info(g, topic.partitions));
+  },
+
+  [CommandCode.createConsumerGroup]: async (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    const g = await ctx.frontend.groups.create(topic, req.name);
+    return info(g, topic.partitions);
+  },
+
+  [CommandCode.deleteConsumerGroup]: async (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    await ctx.frontend.groups.delete(topic, ctx.frontend.groups.require(topic, req.groupId));
+    return {};
+  },
+
+  [CommandCode.joinConsumerGroup]: (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    ctx.frontend.groups.join(topic, ctx.frontend.groups.require(topic, req.groupId), ctx.session.connectionId);
+    return {};
+  },
+
+  [CommandCode.leaveConsumerGroup]: (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    ctx.frontend.groups.leave(topic, ctx.frontend.groups.require(topic, req.groupId), ctx.session.connectionId);
+    return {};
+  },
+
+  [CommandCode.syncConsumerGroup]: (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    const g = ctx.frontend.groups.find(topic, req.groupId);
+    const member = g?.members.get(ctx.session.connectionId);
+    if (!g || !member) return null;
+    return { generation: g.generation, partitions: [...member.partitions] };
+  },
+};

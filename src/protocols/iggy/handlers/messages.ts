@@ -1,0 +1,205 @@
+// Messages: SendMessages (101), PollMessages (100), FlushUnsavedBuffer (102).
+//
+// Send: the batch is validated as a whole (validateSendMessagesBatch: every frame checksum, the
+// batch checksum, reserved fields, sizes, offset deltas); a bad one is refused with a status and
+// nothing is appended. Partitioning: balanced = round-robin per topic; partition id = as given;
+// messages key = XXH32(key, seed 0) % partitions_count (the reference server's
+// calculate_partition_id_by_messages_key_hash with 0-based partition ids). The batch is stored
+// as stamped (appendRequestFromBatch) and the reply confirms the base offset.
+//
+// Poll: the five strategies (offset, timestamp, first, last, next = stored consumer offset + 1);
+// stored Iggy batches are returned as they are, or sliced (sliceBatch) when the range starts or
+// ends inside one; batches of other formats (Kafka, neutral) are transcoded batch by batch into
+// Iggy batches through the format registry; control batches (transaction markers) are skipped.
+// auto_commit stores the last returned offset.
+
+import { xxh32 } from '@node-rs/xxhash';
+import type { Topic } from '../../../core/catalog.js';
+import { defaultFormatRegistry } from '../../../log/formats.js';
+import { BatchFlags, BatchFormat, type StoredBatch } from '../../../log/types.js';
+import {
+  CommandCode,
+  ConsumerKind,
+  IggyErrorCode,
+  PollingKind,
+  appendRequestFromBatch,
+  iggyFormatCodec,
+  isBatchRejection,
+  parseBatch,
+  sliceBatch,
+  validateSendMessagesBatch,
+  type BatchRejectionCode,
+  type ParsedBatch,
+} from '../codec/index.js';
+import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
+import { IggyFailure } from '../errors.js';
+import { requirePartition, requireTopic } from '../mapping.js';
+import { requireTopicPermission } from '../permissions.js';
+import type { IggyHandlerTable, IggyRequestContext } from './types.js';
+
+const rejectionStatus: Record<BatchRejectionCode, number> = {
+  truncated: IggyErrorCode.invalidFormat,
+  bad_length: IggyErrorCode.invalidFormat,
+  reserved_field: IggyErrorCode.invalidReservedField,
+  bad_count: IggyErrorCode.invalidFormat,
+  message_checksum: IggyErrorCode.invalidMessageChecksum,
+  batch_checksum: IggyErrorCode.invalidBatchChecksum,
+  offset_delta: IggyErrorCode.invalidFormat,
+};
+
+function pickPartition(ctx: IggyRequestContext, topic: Topic, p: { kind: 'balanced' } | { kind: 'partitionId'; partitionId: number } | { kind: 'messagesKey'; key: Buffer }): number {
+  if (topic.partitions === 0) throw new IggyFailure(IggyErrorCode.partitionNotFound, 'status', 'topic has no partitions');
+  switch (p.kind) {
+    case 'balanced':
+      return ctx.frontend.nextBalancedPartition(topic);
+    case 'partitionId':
+      return requirePartition(topic, p.partitionId);
+    case 'messagesKey':
+      return xxh32(p.key, 0) % topic.partitions;
+  }
+}
+
+interface PolledPiece {
+  chunks: Buffer[];
+  count: number;
+  lastOffset: number;
+}
+
+/** The part of one stored batch in [from, toExclusive) (and not older than minUs), as Iggy bytes. */
+function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): PolledPiece | null {
+  if (batch.format === BatchFormat.iggy) {
+    const parsed = parseBatch(batch.payload, { verify: 'layout', exact: true });
+    if (isBatchRejection(parsed)) return null;
+    let first = from;
+    if (minUs !== null) first = firstFrameAtOrAfter(parsed, from, minUs);
+    const chunks = sliceBatch(parsed, BigInt(first), BigInt(toExclusive));
+    if (chunks === null) return null;
+    let count = 0;
+    let lastOffset = -1;
+    for (const f of parsed.frames) {
+      const o = Number(parsed.header.baseOffset) + f.offsetDelta;
+      if (o >= first && o < toExclusive) {
+        count++;
+        lastOffset = o;
+      }
+    }
+    return { chunks, count, lastOffset };
+  }
+  if ((batch.flags & BatchFlags.control) !== 0) return null;
+  const codec = defaultFormatRegistry.get(batch.format);
+  if (codec === undefined) return null;
+  const minMs = minUs === null ? null : Number(minUs / 1000n);
+  const records = codec.decode(batch).filter((r) => r.offset >= from && r.offset < toExclusive && (minMs === null || r.timestamp >= minMs));
+  if (records.length === 0) return null;
+  const encoded = iggyFormatCodec.encode(records, records[0]!.offset, batch);
+  // The transcoded batch spans its records only (not the template's whole range).
+  return { chunks: [encoded.payload], count: records.length, lastOffset: records[records.length - 1]!.offset };
+}
+
+function firstFrameAtOrAfter(parsed: ParsedBatch, from: number, minUs: bigint): number {
+  for (const f of parsed.frames) {
+    const o = Number(parsed.header.baseOffset) + f.offsetDelta;
+    if (o < from) continue;
+    if (parsed.header.originTimestamp + BigInt(f.timestampDelta) >= minUs) return o;
+  }
+  return Number.MAX_SAFE_INTEGER;
+}
+
+export const messageHandlers: IggyHandlerTable = {
+  [CommandCode.sendMessages]: async (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'send');
+    const parsed = validateSendMessagesBatch(req, ctx.frontend.settings.pollMessagesMax);
+    if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
+    for (const f of parsed.frames) if (f.payload.length === 0) throw new IggyFailure(IggyErrorCode.emptyMessagePayload, 'status');
+    const partition = pickPartition(ctx, topic, req.partitioning);
+    const result = await ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(parsed, { partitionId: partition }));
+    return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(result.baseOffset) }] };
+  },
+
+  [CommandCode.pollMessages]: async (ctx, req) => {
+    const { frontend } = ctx;
+    const topic = requireTopic(frontend.broker.catalog, req.streamId, req.topicId);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    const consumer = resolveConsumer(frontend, ctx.session, topic, req.consumer);
+    let partition: number;
+    if (req.consumer.kind === ConsumerKind.consumerGroup) {
+      const member = consumer.member;
+      if (member === null) throw new IggyFailure(IggyErrorCode.consumerGroupMemberNotFound, 'status');
+      if (req.partitionId !== null) {
+        if (!member.partitions.includes(req.partitionId)) throw new IggyFailure(IggyErrorCode.consumerGroupPartitionNotOwned, 'status');
+        partition = req.partitionId;
+      } else {
+        if (member.partitions.length === 0) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };
+        partition = member.partitions[member.cursor % member.partitions.length]!;
+        member.cursor = (member.cursor + 1) % member.partitions.length;
+      }
+    } else {
+      partition = requirePartition(topic, req.partitionId ?? 0);
+    }
+    const log = frontend.broker.partition(topic, partition);
+    const stats = log.stats();
+    const currentOffset = BigInt(Math.max(0, stats.highWatermark - 1));
+    const empty = { partitionId: partition, currentOffset, messagesCount: 0, batches: [] as Buffer[] };
+    const count = Math.min(req.count, frontend.settings.pollMessagesMax);
+    if (count === 0) return empty;
+
+    let start: number;
+    let minUs: bigint | null = null;
+    switch (req.strategy.kind) {
+      case PollingKind.offset:
+        start = req.strategy.value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(req.strategy.value);
+        break;
+      case PollingKind.timestamp: {
+        minUs = req.strategy.value;
+        const found = await log.offsetForTimestamp(Number(minUs / 1000n));
+        if (found === null) return empty;
+        start = found;
+        break;
+      }
+      case PollingKind.first:
+        start = stats.logStartOffset;
+        break;
+      case PollingKind.last:
+        start = Math.max(stats.logStartOffset, stats.highWatermark - count);
+        break;
+      case PollingKind.next: {
+        const stored = await storedOffset(frontend, consumer, topic, partition);
+        start = stored === null ? stats.logStartOffset : stored + 1;
+        break;
+      }
+    }
+    start = Math.max(start, stats.logStartOffset);
+    const end = Math.min(stats.highWatermark, start + count);
+    const batches: Buffer[] = [];
+    let messages = 0;
+    let bytes = 0;
+    let next = start;
+    let lastOffset = -1;
+    while (next < end && bytes < frontend.settings.pollBytesMax) {
+      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end });
+      if (stored.length === 0) break;
+      for (const b of stored) {
+        if (b.lastOffset < next) continue;
+        const piece = pieceOf(b, next, end, minUs);
+        next = b.lastOffset + 1;
+        if (piece === null || piece.count === 0) continue;
+        for (const c of piece.chunks) {
+          batches.push(c);
+          bytes += c.length;
+        }
+        messages += piece.count;
+        lastOffset = piece.lastOffset;
+        if (piece.count > 0) minUs = null;
+        if (next >= end) break;
+      }
+    }
+    if (req.autoCommit && lastOffset >= 0) await storeOffset(frontend, consumer, topic, partition, lastOffset);
+    return { partitionId: partition, currentOffset, messagesCount: messages, batches };
+  },
+
+  [CommandCode.flushUnsavedBuffer]: () => {
+    // Quartet writes every batch to the log before acknowledging: nothing is ever unsaved.
+    throw new IggyFailure(IggyErrorCode.featureUnavailable, 'status', 'flush is not available');
+  },
+};

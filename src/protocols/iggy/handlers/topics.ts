@@ -1,0 +1,88 @@
+// Topics (300–305): catalog topics of a namespace, with the Iggy option block (topic-options.ts).
+// Replies per server notes §7 "Topics and partitions".
+
+import type { Topic } from '../../../core/catalog.js';
+import { CommandCode, IggyErrorCode } from '../codec/index.js';
+import { partitionsPerRequestMax } from '../codec/commands/partitions.js';
+import { IggyFailure } from '../errors.js';
+import type { IggyFrontend } from '../frontend.js';
+import { findStream, requireStream, requireTopic } from '../mapping.js';
+import { requireCreateTopic, requireTopicPermission } from '../permissions.js';
+import { admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
+import type { IggyHandlerTable } from './types.js';
+import { partitionInfo, topicInfo } from './views.js';
+
+/** GetTopic details; `zeroed` = the CreateTopic reply (sizes, counts, segments, offsets all 0). */
+export function topicDetails(frontend: IggyFrontend, topic: Topic, zeroed = false): ReturnType<typeof topicInfo> & { partitions: ReturnType<typeof partitionInfo>[] } {
+  const partitions = [];
+  for (let p = 0; p < topic.partitions; p++) {
+    partitions.push(zeroed ? { id: p, createdAt: BigInt(topic.createdAt) * 1000n, segmentsCount: 0, currentOffset: 0n, sizeBytes: 0n, messagesCount: 0n } : partitionInfo(frontend, topic, p));
+  }
+  return { ...topicInfo(frontend, topic, zeroed), partitions };
+}
+
+export const topicHandlers: IggyHandlerTable = {
+  [CommandCode.getTopic]: (ctx, req) => {
+    const catalog = ctx.frontend.broker.catalog;
+    const ns = findStream(catalog, req.streamId);
+    if (ns === null) return null;
+    const topic = catalog.getTopic({ namespace: ns.id, topic: req.topicId.value });
+    if (topic === null) return null;
+    requireTopicPermission(ctx.user, ns.id, topic.id, 'readTopic');
+    return topicDetails(ctx.frontend, topic);
+  },
+
+  [CommandCode.getTopics]: (ctx, req) => {
+    const catalog = ctx.frontend.broker.catalog;
+    const ns = findStream(catalog, req.streamId);
+    if (ns === null) return [];
+    const topics = catalog.listTopics(ns.id);
+    for (const t of topics) requireTopicPermission(ctx.user, ns.id, t.id, 'readTopic');
+    return topics.map((t) => topicInfo(ctx.frontend, t));
+  },
+
+  [CommandCode.createTopic]: async (ctx, req) => {
+    const ns = requireStream(ctx.frontend.broker.catalog, req.streamId, 'result');
+    requireCreateTopic(ctx.user, ns.id);
+    if (req.partitionsCount > partitionsPerRequestMax) throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `at most ${partitionsPerRequestMax} partitions`);
+    const options = admitTopicOptions(req.options, req.partitionsCount);
+    const topic = await ctx.frontend.broker
+      .createTopic(ns.id, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
+      .catch(rethrowTopicName);
+    await ctx.frontend.saveTopicOptions(topic, options);
+    return topicDetails(ctx.frontend, topic, true);
+  },
+
+  [CommandCode.updateTopic]: async (ctx, req) => {
+    const catalog = ctx.frontend.broker.catalog;
+    let topic = requireTopic(catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    const options = patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options, topic.partitions);
+    if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
+    if (req.options.length > 0) {
+      topic = await ctx.frontend.broker.updateTopicConfig(topic, coreConfigFor(options.values, topic.partitions));
+      await ctx.frontend.saveTopicOptions(topic, options);
+    }
+    return {};
+  },
+
+  [CommandCode.deleteTopic]: async (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    await ctx.frontend.broker.deleteTopic(topic);
+    await ctx.frontend.forgetTopic(topic);
+    return {};
+  },
+
+  [CommandCode.purgeTopic]: async (ctx, req) => {
+    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    await ctx.frontend.broker.purgeTopic(topic);
+    return {};
+  },
+};
+
+export function rethrowTopicName(err: unknown): never {
+  if ((err as { code?: string }).code === 'invalid_name') throw new IggyFailure(IggyErrorCode.invalidTopicName, 'result', (err as Error).message);
+  throw err;
+}

@@ -1,0 +1,130 @@
+// Users (31–37) and personal access tokens (41–43). Permissions are the codec's Permissions
+// object stored as the user's opaque core `permissions` (../permissions.ts). Reading users needs
+// read_users (a user may always read itself); changing them needs manage_users (a user may change
+// its own password, giving the current one). Root (id 0) cannot be deleted (48) nor have its
+// permissions changed (49). User not found: 20 (ResourceNotFound). Tokens are the caller's own.
+
+import { QuartetError } from '../../../core/errors.js';
+import type { User } from '../../../core/users.js';
+import { CommandCode, IggyErrorCode, u64Max, type Identifier } from '../codec/index.js';
+import { UserStatus, type UserDetails, type UserInfo } from '../codec/commands/users.js';
+import { IggyFailure } from '../errors.js';
+import { permissionsOf, requireServer } from '../permissions.js';
+import type { IggyHandlerTable, IggyRequestContext } from './types.js';
+import { micros } from './views.js';
+
+function userInfo(u: User): UserInfo {
+  return { id: u.id, createdAt: micros(u.createdAt), status: u.status === 'active' ? UserStatus.active : UserStatus.inactive, username: u.username, options: [] };
+}
+
+function userDetails(u: User): UserDetails {
+  return { ...userInfo(u), permissions: permissionsOf(u) };
+}
+
+function findUser(ctx: IggyRequestContext, id: Identifier): User | null {
+  return ctx.frontend.broker.users.get(id.value);
+}
+
+function requireUser(ctx: IggyRequestContext, id: Identifier): User {
+  const u = findUser(ctx, id);
+  if (u === null) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'result', 'user not found');
+  return u;
+}
+
+function statusOf(code: number): 'active' | 'inactive' {
+  if (code === UserStatus.active) return 'active';
+  if (code === UserStatus.inactive) return 'inactive';
+  throw new IggyFailure(IggyErrorCode.invalidFormat, 'result', `user status ${code}`);
+}
+
+function usernameProblem(err: unknown): never {
+  if (err instanceof QuartetError && err.code === 'invalid_request') {
+    throw new IggyFailure(/password/i.test(err.message) ? IggyErrorCode.invalidPassword : IggyErrorCode.invalidUsername, 'result', err.message);
+  }
+  throw err;
+}
+
+export const userHandlers: IggyHandlerTable = {
+  [CommandCode.getUser]: (ctx, req) => {
+    const u = findUser(ctx, req.userId);
+    if (u === null || u.id !== ctx.user.id) requireServer(ctx.user, 'readUsers');
+    return u === null ? null : userDetails(u);
+  },
+
+  [CommandCode.getUsers]: (ctx) => {
+    requireServer(ctx.user, 'readUsers');
+    return ctx.frontend.broker.users.list().map(userInfo);
+  },
+
+  [CommandCode.createUser]: async (ctx, req) => {
+    requireServer(ctx.user, 'manageUsers');
+    if (req.options.length > 0) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', 'user options are not supported');
+    const u = await ctx.frontend.broker.users
+      .create({ username: req.username, password: req.password, status: statusOf(req.status), permissions: req.permissions })
+      .catch(usernameProblem);
+    return userDetails(u);
+  },
+
+  [CommandCode.updateUser]: async (ctx, req) => {
+    requireServer(ctx.user, 'manageUsers');
+    if (req.options.length > 0) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', 'user options are not supported');
+    const u = requireUser(ctx, req.userId);
+    await ctx.frontend.broker.users
+      .update(u.id, { ...(req.username !== null ? { username: req.username } : {}), ...(req.status !== null ? { status: statusOf(req.status) } : {}) })
+      .catch(usernameProblem);
+    return {};
+  },
+
+  [CommandCode.deleteUser]: async (ctx, req) => {
+    requireServer(ctx.user, 'manageUsers');
+    const u = requireUser(ctx, req.userId);
+    if (u.root || u.id === ctx.user.id) throw new IggyFailure(IggyErrorCode.cannotDeleteUser, 'result');
+    await ctx.frontend.broker.users.delete(u.id);
+    return {};
+  },
+
+  [CommandCode.updatePermissions]: async (ctx, req) => {
+    requireServer(ctx.user, 'manageUsers');
+    const u = requireUser(ctx, req.userId);
+    if (u.root) throw new IggyFailure(IggyErrorCode.cannotChangePermissions, 'result');
+    await ctx.frontend.broker.users.setPermissions(u.id, req.permissions);
+    return {};
+  },
+
+  [CommandCode.changePassword]: async (ctx, req) => {
+    const u = requireUser(ctx, req.userId);
+    const self = u.id === ctx.user.id;
+    if (!self) requireServer(ctx.user, 'manageUsers');
+    await ctx.frontend.broker.users.changePassword(u.id, self ? req.currentPassword : null, req.newPassword).catch(usernameProblem);
+    return {};
+  },
+
+  // --- personal access tokens -----------------------------------------------------------------
+
+  [CommandCode.getPersonalAccessTokens]: (ctx) => {
+    return ctx.frontend.broker.users.listTokens(ctx.user.id).map((t) => ({ name: t.name, expiryAt: t.expiresAt === null ? 0n : micros(t.expiresAt) }));
+  },
+
+  [CommandCode.createPersonalAccessToken]: async (ctx, req) => {
+    // expiry: µs from now; 0 (server default) and u64::MAX mean never.
+    let lifetimeMs: number | null = null;
+    if (req.expiry !== 0n && req.expiry !== u64Max) {
+      const ms = (req.expiry + 999n) / 1000n;
+      if (ms > BigInt(Number.MAX_SAFE_INTEGER)) throw new IggyFailure(IggyErrorCode.invalidPersonalAccessTokenExpiry, 'result');
+      lifetimeMs = Number(ms);
+    }
+    const { token } = await ctx.frontend.broker.users.createToken(ctx.user.id, req.name, lifetimeMs).catch((err: unknown) => {
+      if (err instanceof QuartetError && err.code === 'invalid_request') throw new IggyFailure(IggyErrorCode.invalidFormat, 'result', err.message);
+      throw err;
+    });
+    return { token };
+  },
+
+  [CommandCode.deletePersonalAccessToken]: async (ctx, req) => {
+    await ctx.frontend.broker.users.deleteToken(ctx.user.id, req.name).catch((err: unknown) => {
+      if (err instanceof QuartetError && err.code === 'invalid_token') throw new IggyFailure(IggyErrorCode.resourceNotFound, 'result', err.message);
+      throw err;
+    });
+    return {};
+  },
+};

@@ -1,0 +1,31 @@
+// The Iggy listener: a TCP listener (src/server/tcp-listener.ts) whose connections are
+// IggyConnections sharing one IggyFrontend. The frontend loads its tables (topic options,
+// consumer groups) before the socket binds and stops its timers after the connections drained.
+
+import type { ListenAddress, ListenerFactory, ProtocolListener } from '../../server/listeners.js';
+import { tcpProtocolListener } from '../../server/tcp-listener.js';
+import { IggyConnection } from './connection.js';
+import { IggyFrontend } from './frontend.js';
+
+export const iggyListenerFactory: ListenerFactory = (context) => {
+  const frontend = new IggyFrontend({
+    broker: context.broker,
+    logger: context.logger,
+    advertisedAddr: context.settings.advertisedAddr ?? null,
+  });
+  const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn))(context);
+  const listener: ProtocolListener = {
+    name: tcp.name,
+    async start(): Promise<ListenAddress> {
+      await frontend.start();
+      const address = await tcp.start();
+      frontend.setBoundAddress(address);
+      return address;
+    },
+    async stop(drainTimeoutMs: number): Promise<void> {
+      await tcp.stop(drainTimeoutMs);
+      frontend.close();
+    },
+  };
+  return Object.assign(listener, { frontend });
+};

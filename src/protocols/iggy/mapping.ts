@@ -1,0 +1,51 @@
+// Iggy names onto the catalog (docs/mapping.md):
+//   Iggy stream (id, name)            = catalog namespace (id, name); 'default' is always stream
+//                                       `default` (its id is whatever the catalog gave it, 0 on a
+//                                       fresh data directory).
+//   Iggy topic (id, name) in a stream = catalog topic (id unique within the namespace, name).
+//   Iggy partition id (0-based)       = catalog partition number.
+//   Kafka name of an Iggy topic       = src/protocols/mapping.ts (stream `default` topic `orders`
+//                                       is Kafka `orders`; stream `s` topic `t` is Kafka `s.t`,
+//                                       with escaping).
+
+import type { Catalog, Namespace, Topic, TopicRef } from '../../core/catalog.js';
+import { IggyErrorCode, type Identifier } from './codec/index.js';
+import { IggyFailure } from './errors.js';
+
+export { kafkaTopicNameFor, resolveKafkaTopicName, catalogCandidatesForKafkaName, escapeNamePart, unescapeNamePart } from '../mapping.js';
+
+/** An Iggy Identifier as a catalog namespace reference. */
+export function namespaceRef(id: Identifier): string | number {
+  return id.value;
+}
+
+export function topicRef(stream: Identifier, topic: Identifier): TopicRef {
+  return { namespace: stream.value, topic: topic.value };
+}
+
+/** The stream or null (reads answer "not found" with an empty body). */
+export function findStream(catalog: Catalog, id: Identifier): Namespace | null {
+  return catalog.getNamespace(id.value);
+}
+
+/** The stream, or status 1009 (pre-commit denial, empty body). */
+export function requireStream(catalog: Catalog, id: Identifier, mode: 'status' | 'result' = 'status'): Namespace {
+  const ns = catalog.getNamespace(id.value);
+  if (ns === null) throw new IggyFailure(id.kind === 'numeric' ? IggyErrorCode.streamIdNotFound : IggyErrorCode.streamNameNotFound, mode, 'stream not found');
+  return ns;
+}
+
+/** The topic, or 1009/2010 (1010/2011 when named by string). */
+export function requireTopic(catalog: Catalog, stream: Identifier, topic: Identifier, mode: 'status' | 'result' = 'status'): Topic {
+  const ns = requireStream(catalog, stream, mode);
+  const t = catalog.getTopic({ namespace: ns.id, topic: topic.value });
+  if (t === null) throw new IggyFailure(topic.kind === 'numeric' ? IggyErrorCode.topicIdNotFound : IggyErrorCode.topicNameNotFound, mode, 'topic not found');
+  return t;
+}
+
+export function requirePartition(topic: Topic, partitionId: number, mode: 'status' | 'result' = 'status'): number {
+  if (!Number.isInteger(partitionId) || partitionId < 0 || partitionId >= topic.partitions) {
+    throw new IggyFailure(IggyErrorCode.partitionNotFound, mode, `partition ${partitionId} not found`);
+  }
+  return partitionId;
+}

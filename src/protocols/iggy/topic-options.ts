@@ -1,0 +1,322 @@
+// The Iggy topic option catalog (server notes §8, core/server/src/responses.rs
+// topic_option_descriptors): validation, the explicit/derived split, and how each option is
+// honoured through the core topic config.
+//
+// | Iggy option                        | core topic config                                       |
+// |------------------------------------|---------------------------------------------------------|
+// | segment_size (bytes)               | segment.bytes                                           |
+// | enforce_fsync (bool)               | quartet.fsync.policy = always | interval                |
+// | message_expiry (µs; MAX = never)   | retention.ms = ceil(µs / 1000), or -1 for never         |
+// | max_topic_size (bytes; MAX = none) | retention.bytes = floor(size / partitions) (per-partition limit), or -1 |
+// | messages_required_to_save          | stored and reported; Quartet writes every batch to the  |
+// | size_of_messages_required_to_save  |   log before acknowledging, which meets any threshold   |
+// | preallocate_segments (bool)        | validated (segment_size × partitions ≤ 64 GiB), stored; |
+// |                                    |   segments are not preallocated                         |
+// | compression_algorithm (none|gzip)  | stored and reported (Iggy itself compresses nothing)    |
+//
+// Every mapped key is written explicitly into the core config on create, so Iggy's defaults
+// (never expire, unlimited size) hold whatever the broker-wide Kafka-style defaults are. The
+// Iggy view (explicit entries as sent, derived entries = defaults resolved at admission) is kept
+// in a small Iggy-owned table: the group store under scope `iggy.topic-options`, key = the
+// topic's internal id. Topics created by another protocol have no entry: their options are all
+// derived from the core config.
+
+import type { Topic } from '../../core/catalog.js';
+import type { TopicConfig } from '../../core/topic-config.js';
+import { builtinTopicDefaults } from '../../core/topic-config.js';
+import {
+  HeaderKind,
+  IggyErrorCode,
+  decodeHeaderValue,
+  encodeHeaderValue,
+  option,
+  u64Max,
+  type HeaderValue,
+  type OptionEntry,
+} from './codec/index.js';
+import type { OptionDescriptor } from './codec/commands/system.js';
+import { IggyFailure } from './errors.js';
+
+export const topicOptionsScope = 'iggy.topic-options';
+export const mib = 1024 * 1024;
+export const gib = 1024 * mib;
+/** MAX_PREALLOCATED_TOPIC_BYTES. */
+export const preallocatedTopicBytesMax = 64n * BigInt(gib);
+export const updatableTopicOptionKeys: ReadonlySet<string> = new Set(['compression_algorithm', 'message_expiry', 'max_topic_size']);
+
+export interface IggyTopicOptions {
+  compression_algorithm: 'none' | 'gzip';
+  message_expiry: bigint;
+  max_topic_size: bigint;
+  segment_size: bigint;
+  enforce_fsync: boolean;
+  messages_required_to_save: number;
+  size_of_messages_required_to_save: bigint;
+  preallocate_segments: boolean;
+}
+export type TopicOptionKey = keyof IggyTopicOptions;
+
+export const topicOptionDefaults: Readonly<IggyTopicOptions> = Object.freeze({
+  compression_algorithm: 'none',
+  message_expiry: u64Max,
+  max_topic_size: u64Max,
+  segment_size: BigInt(gib),
+  enforce_fsync: false,
+  messages_required_to_save: 1024,
+  size_of_messages_required_to_save: BigInt(mib),
+  preallocate_segments: false,
+});
+
+/** Catalog order (the order DescribeOptions serves and derived entries are written in). */
+export const topicOptionKeys: readonly TopicOptionKey[] = [
+  'compression_algorithm',
+  'message_expiry',
+  'max_topic_size',
+  'segment_size',
+  'enforce_fsync',
+  'messages_required_to_save',
+  'size_of_messages_required_to_save',
+  'preallocate_segments',
+];
+
+const descriptions: Record<TopicOptionKey, string> = {
+  compression_algorithm: 'Compression algorithm for the topic: none or gzip (stored; nothing is compressed)',
+  message_expiry: 'Message expiry in microseconds (or a duration such as "7 days"); u64::MAX = never',
+  max_topic_size: 'Maximum topic size in bytes (or "1 GiB"); u64::MAX = unlimited; at least segment_size',
+  segment_size: 'Segment size in bytes: a multiple of 512 between 1 MiB and 1 GiB',
+  enforce_fsync: 'Fsync every append before acknowledging it',
+  messages_required_to_save: 'Messages buffered before a save (1..=16777216); Quartet saves every batch',
+  size_of_messages_required_to_save: 'Bytes buffered before a save (at most 1 GiB); Quartet saves every batch',
+  preallocate_segments: 'Preallocate segment files (segment_size × partitions ≤ 64 GiB)',
+};
+
+function valueOf(key: TopicOptionKey, v: IggyTopicOptions[TopicOptionKey]): HeaderValue {
+  switch (key) {
+    case 'compression_algorithm':
+      return { kind: 'string', value: v as string };
+    case 'enforce_fsync':
+    case 'preallocate_segments':
+      return { kind: 'bool', value: v as boolean };
+    case 'messages_required_to_save':
+      return { kind: 'uint32', value: v as number };
+    default:
+      return { kind: 'uint64', value: v as bigint };
+  }
+}
+
+export function optionEntry(key: TopicOptionKey, v: IggyTopicOptions[TopicOptionKey]): OptionEntry {
+  return option(key, valueOf(key, v));
+}
+
+/** DescribeOptions scope 1 (topic). */
+export function topicOptionDescriptors(): OptionDescriptor[] {
+  return topicOptionKeys.map((key) => {
+    const v = valueOf(key, topicOptionDefaults[key]);
+    return { key, kind: v.kind === 'string' ? HeaderKind.string : HeaderKind[v.kind as 'bool'], defaultValue: encodeHeaderValue(v), description: descriptions[key] };
+  });
+}
+
+const durationUnitsUs: Record<string, bigint> = {
+  us: 1n, usec: 1n, micros: 1n, microsecond: 1n, microseconds: 1n,
+  ms: 1000n, msec: 1000n, millis: 1000n, millisecond: 1000n, milliseconds: 1000n,
+  s: 1_000_000n, sec: 1_000_000n, secs: 1_000_000n, second: 1_000_000n, seconds: 1_000_000n,
+  m: 60_000_000n, min: 60_000_000n, mins: 60_000_000n, minute: 60_000_000n, minutes: 60_000_000n,
+  h: 3_600_000_000n, hr: 3_600_000_000n, hrs: 3_600_000_000n, hour: 3_600_000_000n, hours: 3_600_000_000n,
+  d: 86_400_000_000n, day: 86_400_000_000n, days: 86_400_000_000n,
+  w: 604_800_000_000n, week: 604_800_000_000n, weeks: 604_800_000_000n,
+};
+const sizeUnits: Record<string, bigint> = {
+  b: 1n, kb: 1000n, kib: 1024n, mb: 1000n ** 2n, mib: 1024n ** 2n, gb: 1000n ** 3n, gib: 1024n ** 3n, tb: 1000n ** 4n, tib: 1024n ** 4n,
+};
+
+/** "7 days", "1h 30m", "500ms", "unlimited"/"never"/"none" (= u64::MAX), or digits (µs). */
+export function parseHumanDuration(text: string): bigint | null {
+  const s = text.trim().toLowerCase();
+  if (s === 'never' || s === 'none' || s === 'unlimited' || s === 'server_default') return u64Max;
+  if (/^\d+$/.test(s)) return BigInt(s);
+  if (!/^(\d+\s*[a-z]+\s*)+$/.test(s)) return null;
+  let total = 0n;
+  for (const part of s.matchAll(/(\d+)\s*([a-z]+)/g)) {
+    const unit = durationUnitsUs[part[2]!];
+    if (unit === undefined) return null;
+    total += BigInt(part[1]!) * unit;
+  }
+  return total;
+}
+
+/** "1 GiB", "512 MB", "1024", "unlimited". */
+export function parseHumanSize(text: string): bigint | null {
+  const s = text.trim().toLowerCase();
+  if (s === 'unlimited' || s === 'none' || s === 'never') return u64Max;
+  const m = /^(\d+)\s*([a-z]*)$/.exec(s);
+  if (!m) return null;
+  const unit = m[2] === '' ? 1n : sizeUnits[m[2]!];
+  return unit === undefined ? null : BigInt(m[1]!) * unit;
+}
+
+function bad(key: string, why: string): IggyFailure {
+  return new IggyFailure(IggyErrorCode.invalidOptionValue, 'result', `${key}: ${why}`);
+}
+
+function asUnsigned(key: string, v: HeaderValue, human: ((s: string) => bigint | null) | null): bigint {
+  switch (v.kind) {
+    case 'uint8':
+    case 'uint16':
+    case 'uint32':
+    case 'int8':
+    case 'int16':
+    case 'int32':
+      if (v.value < 0) throw bad(key, 'must not be negative');
+      return BigInt(v.value);
+    case 'uint64':
+    case 'int64':
+    case 'uint128':
+    case 'int128':
+      if (v.value < 0n || v.value > u64Max) throw bad(key, 'out of the u64 range');
+      return v.value;
+    case 'string': {
+      const parsed = human ? human(v.value) : /^\s*\d+\s*$/.test(v.value) ? BigInt(v.value.trim()) : null;
+      if (parsed === null || parsed > u64Max) throw bad(key, `cannot parse ${JSON.stringify(v.value)}`);
+      return parsed;
+    }
+    default:
+      throw bad(key, `kind ${v.kind} is not a number`);
+  }
+}
+
+function asBool(key: string, v: HeaderValue): boolean {
+  if (v.kind === 'bool') return v.value;
+  if (v.kind === 'string' && (v.value === 'true' || v.value === 'false')) return v.value === 'true';
+  throw bad(key, `kind ${v.kind} is not a bool`);
+}
+
+/** Parses one entry into its canonical value; throws 4041 (unknown key) or 4042 (bad value). */
+export function parseTopicOption(entry: OptionEntry): { key: TopicOptionKey; value: IggyTopicOptions[TopicOptionKey] } {
+  const key = entry.key as TopicOptionKey;
+  if (!topicOptionKeys.includes(key)) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', `unknown topic option '${entry.key}'`);
+  const v = decodeHeaderValue(entry.kind, entry.value);
+  if (typeof v === 'string') throw bad(key, v);
+  switch (key) {
+    case 'compression_algorithm': {
+      if (v.kind !== 'string') throw bad(key, 'must be a string');
+      const c = v.value.toLowerCase();
+      if (c !== 'none' && c !== 'gzip') throw bad(key, 'must be none or gzip');
+      return { key, value: c };
+    }
+    case 'message_expiry':
+      return { key, value: asUnsigned(key, v, parseHumanDuration) };
+    case 'max_topic_size':
+      return { key, value: asUnsigned(key, v, parseHumanSize) };
+    case 'segment_size': {
+      const n = asUnsigned(key, v, parseHumanSize);
+      if (n % 512n !== 0n || n < BigInt(mib) || n > BigInt(gib)) throw bad(key, 'must be a multiple of 512 between 1 MiB and 1 GiB');
+      return { key, value: n };
+    }
+    case 'enforce_fsync':
+    case 'preallocate_segments':
+      return { key, value: asBool(key, v) };
+    case 'messages_required_to_save': {
+      const n = asUnsigned(key, v, null);
+      if (n < 1n || n > 16_777_216n) throw bad(key, 'must be 1..=16777216');
+      return { key, value: Number(n) };
+    }
+    case 'size_of_messages_required_to_save': {
+      const n = asUnsigned(key, v, parseHumanSize);
+      if (n < 1n || n > BigInt(gib)) throw bad(key, 'must be 1..=1 GiB');
+      return { key, value: n };
+    }
+  }
+}
+
+export interface StoredTopicOptions {
+  /** Keys the client sent, canonical. */
+  explicit: TopicOptionKey[];
+  values: IggyTopicOptions;
+}
+
+/** Validates a create request's options: the resolved values and the keys that were explicit. */
+export function admitTopicOptions(entries: readonly OptionEntry[], partitions: number): StoredTopicOptions {
+  const values: IggyTopicOptions = { ...topicOptionDefaults };
+  const explicit: TopicOptionKey[] = [];
+  for (const e of entries) {
+    const { key, value } = parseTopicOption(e);
+    (values as unknown as Record<string, unknown>)[key] = value;
+    explicit.push(key);
+  }
+  checkCombination(values, partitions);
+  return { explicit, values };
+}
+
+/** Applies an update patch (only the updatable keys). */
+export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[], partitions: number): StoredTopicOptions {
+  const values: IggyTopicOptions = { ...current.values };
+  const explicit = new Set(current.explicit);
+  for (const e of entries) {
+    const { key, value } = parseTopicOption(e);
+    if (!updatableTopicOptionKeys.has(key)) throw bad(key, 'cannot be updated');
+    (values as unknown as Record<string, unknown>)[key] = value;
+    explicit.add(key);
+  }
+  checkCombination(values, partitions);
+  return { explicit: topicOptionKeys.filter((k) => explicit.has(k)), values };
+}
+
+function checkCombination(v: IggyTopicOptions, partitions: number): void {
+  if (v.max_topic_size !== u64Max && v.max_topic_size !== 0n && v.max_topic_size < v.segment_size) {
+    throw bad('max_topic_size', 'must be at least segment_size');
+  }
+  if (v.preallocate_segments && v.segment_size * BigInt(partitions) > preallocatedTopicBytesMax) {
+    throw bad('preallocate_segments', 'segment_size × partitions exceeds 64 GiB');
+  }
+}
+
+/** The core topic config that honours the options (every mapped key explicit). */
+export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicConfig {
+  const expiryNever = v.message_expiry === u64Max || v.message_expiry === 0n;
+  const sizeUnlimited = v.max_topic_size === u64Max || v.max_topic_size === 0n;
+  const retentionMs = expiryNever ? -1 : Number((v.message_expiry + 999n) / 1000n);
+  return {
+    'segment.bytes': Number(v.segment_size),
+    'quartet.fsync.policy': v.enforce_fsync ? 'always' : 'interval',
+    'retention.ms': Number.isSafeInteger(retentionMs) ? retentionMs : -1,
+    'retention.bytes': sizeUnlimited ? -1 : Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions))),
+  };
+}
+
+/** The Iggy view of a topic created by another protocol: every option derived from the core config. */
+export function optionsFromCoreConfig(topic: Topic, brokerDefaults: TopicConfig): StoredTopicOptions {
+  const c = { ...builtinTopicDefaults, ...brokerDefaults, ...topic.config };
+  const values: IggyTopicOptions = {
+    ...topicOptionDefaults,
+    message_expiry: c['retention.ms'] < 0 ? u64Max : BigInt(c['retention.ms']) * 1000n,
+    max_topic_size: c['retention.bytes'] < 0 ? u64Max : BigInt(c['retention.bytes']) * BigInt(topic.partitions),
+    segment_size: BigInt(c['segment.bytes']),
+    enforce_fsync: c['quartet.fsync.policy'] === 'always',
+  };
+  return { explicit: [], values };
+}
+
+export function explicitEntries(s: StoredTopicOptions): OptionEntry[] {
+  return s.explicit.map((k) => optionEntry(k, s.values[k]));
+}
+
+export function derivedEntries(s: StoredTopicOptions): OptionEntry[] {
+  return topicOptionKeys.filter((k) => !s.explicit.includes(k)).map((k) => optionEntry(k, s.values[k]));
+}
+
+/** JSON form for the group store (bigints as decimal strings). */
+export function serializeTopicOptions(s: StoredTopicOptions): unknown {
+  return { explicit: s.explicit, values: Object.fromEntries(Object.entries(s.values).map(([k, v]) => [k, typeof v === 'bigint' ? `${v}n` : v])) };
+}
+
+export function deserializeTopicOptions(raw: unknown): StoredTopicOptions | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const r = raw as { explicit?: unknown; values?: Record<string, unknown> };
+  if (!Array.isArray(r.explicit) || typeof r.values !== 'object' || r.values === null) return null;
+  const values = { ...topicOptionDefaults } as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(r.values)) {
+    if (!topicOptionKeys.includes(k as TopicOptionKey)) continue;
+    values[k] = typeof v === 'string' && /^\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v;
+  }
+  return { explicit: r.explicit.filter((k): k is TopicOptionKey => topicOptionKeys.includes(k as TopicOptionKey)), values: values as unknown as IggyTopicOptions };
+}

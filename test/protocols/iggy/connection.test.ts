@@ -1,0 +1,300 @@
+// IggyConnection over real loopback sockets: the header rules (status replies vs evictions vs
+// close), request checksums, PING before login, pipelining order, backpressure-safe garbage
+// handling, and that one bad connection never disturbs another.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  CommandCode,
+  EvictionReason,
+  IggyErrorCode,
+  Operation,
+  encodeRequestHeader,
+  headerBytes,
+  iggyProtocolVersion,
+  iggyProtocolVersionMin,
+  type EvictionHeader,
+} from '../../../src/protocols/iggy/codec/index.js';
+import { startIggy, type Received } from './harness.js';
+
+function evictionReason(r: Received): number {
+  assert.equal(r.kind, 'eviction', 'expected an eviction frame');
+  if (r.kind !== 'eviction') return -1;
+  assert.notEqual(typeof r.eviction, 'string', `eviction must decode: ${String(r.eviction)}`);
+  return (r.eviction as EvictionHeader).reason;
+}
+
+function pingFrame(client: bigint, request: bigint, patch?: (b: Buffer) => void): Buffer {
+  const h = encodeRequestHeader({ size: headerBytes, client, request, operation: Operation.nonReplicated, session: 0n, commandCode: CommandCode.ping });
+  patch?.(h);
+  return h;
+}
+
+describe('iggy connection: header rules', () => {
+  it('answers PING before login and refuses everything else with status 40', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.client();
+    const ping = await c.raw(CommandCode.ping, {});
+    assert.equal(ping.kind, 'reply');
+    if (ping.kind === 'reply') {
+      assert.equal(ping.header.status, 0);
+      assert.equal(ping.body.length, 0);
+      assert.equal(ping.header.client, c.clientId);
+    }
+    assert.deepEqual(await c.call(CommandCode.getStreams, {}), { status: IggyErrorCode.unauthenticated });
+    assert.deepEqual(await c.call(CommandCode.getClusterMetadata, {}), { status: IggyErrorCode.unauthenticated });
+    assert.equal(c.closed, false);
+  });
+
+  it('logs in with a result-prefixed reply whose header op is the session', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.client();
+    c.write(c.frame(CommandCode.loginRegister, { versionInfo: { protocolVersion: iggyProtocolVersion, sdkName: 'x', sdkVersion: '1' }, username: 'iggy', password: 'secret-root', context: null }, { request: 0n, session: 0n }));
+    const r = await c.next();
+    assert.equal(r.kind, 'reply');
+    if (r.kind !== 'reply') return;
+    assert.equal(r.header.status, 0);
+    assert.deepEqual([...r.body.subarray(0, 4)], [0, 0, 0, 0], 'success prefix');
+    const userId = r.body.readUInt32LE(4);
+    const session = r.body.readBigUInt64LE(8);
+    assert.equal(userId, 0);
+    assert.ok(session > 0n);
+    assert.equal(r.header.op, session);
+    assert.equal(r.body.readUInt32LE(16), iggyProtocolVersion);
+    assert.equal(r.header.operation, Operation.register);
+  });
+
+  it('echoes timestamp, request number, operation and request checksum in replies', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    c.write(c.frame(CommandCode.getStreams, {}, { request: 77n }));
+    const r = await c.next();
+    assert.equal(r.kind, 'reply');
+    if (r.kind !== 'reply') return;
+    assert.equal(r.header.request, 77n);
+    assert.equal(r.header.operation, Operation.nonReplicated);
+    assert.equal(r.header.op, c.session);
+  });
+
+  it('evicts on release != 0 (3), reserved and internal operations (4), bad register numbers (12), missing session (1)', async (t) => {
+    const h = await startIggy(t);
+    const cases: Array<[string, (b: Buffer) => void, number]> = [
+      ['release', (b) => b.writeUInt32LE(1, 56), EvictionReason.clientReleaseTooHigh],
+      ['operation 0', (b) => (b[176] = 0), EvictionReason.invalidRequestOperation],
+      ['internal operation', (b) => (b[176] = 64), EvictionReason.invalidRequestOperation],
+      ['register with session', (b) => ((b[176] = Operation.register), b.writeBigUInt64LE(5n, 184)), EvictionReason.sessionError],
+      ['replicated without session', (b) => (b[176] = Operation.createStream), EvictionReason.noSession],
+      ['unknown operation', (b) => ((b[176] = 200), b.writeBigUInt64LE(1n, 184)), EvictionReason.invalidRequestOperation],
+    ];
+    for (const [what, patch, reason] of cases) {
+      const c = await h.client();
+      c.write([pingFrame(c.clientId, 1n, patch)]);
+      const r = await c.next();
+      assert.equal(evictionReason(r), reason, what);
+      if (r.kind === 'eviction' && typeof r.eviction !== 'string') assert.equal(r.eviction.client, c.clientId);
+      await c.whenClosed();
+    }
+  });
+
+  it('closes without a reply on client 0, a non-request command byte, and a size below 256', async (t) => {
+    const h = await startIggy(t);
+    const patches: Array<(b: Buffer) => void> = [
+      (b) => b.fill(0, 128, 144),
+      (b) => (b[60] = 8),
+      (b) => b.writeUInt32LE(100, 48),
+    ];
+    for (const patch of patches) {
+      const c = await h.client();
+      c.write([pingFrame(c.clientId, 1n, patch)]);
+      await c.whenClosed();
+      assert.equal(c.received.length, 0);
+    }
+  });
+
+  it('evicts an oversized frame with reason 6 before reading its body', async (t) => {
+    const h = await startIggy(t, { settings: { frameBytesMax: 4096 } });
+    const c = await h.client();
+    c.write([pingFrame(c.clientId, 1n, (b) => b.writeUInt32LE(1_000_000, 48))]);
+    assert.equal(evictionReason(await c.next()), EvictionReason.invalidRequestBodySize);
+    await c.whenClosed();
+  });
+
+  it('answers a request checksum mismatch with status 4, and an unknown command with status 3', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const frame = c.frame(CommandCode.createStream, { name: 'checked', options: [] });
+    const header = Buffer.from(frame[0]!);
+    header.writeBigUInt64LE(header.readBigUInt64LE(144) ^ 1n, 144);
+    c.write([header, ...frame.slice(1)]);
+    const r = await c.next();
+    assert.equal(r.kind === 'reply' && r.header.status, IggyErrorCode.invalidFormat);
+    assert.equal(h.broker.catalog.getNamespace('checked'), null);
+    // a correct checksum is accepted
+    assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'checked', options: [] })));
+    c.write([pingFrame(c.clientId, ++c.requestNo, (b) => b.writeUInt32LE(9999, 196))]);
+    const unknown = await c.next();
+    assert.equal(unknown.kind === 'reply' && unknown.header.status, IggyErrorCode.invalidCommand);
+  });
+
+  it('evicts legacy logins 38/44 with reason 15', async (t) => {
+    const h = await startIggy(t);
+    for (const code of [CommandCode.loginUser, CommandCode.loginWithPersonalAccessToken]) {
+      const c = await h.client();
+      c.write([pingFrame(c.clientId, 1n, (b) => b.writeUInt32LE(code, 196))]);
+      assert.equal(evictionReason(await c.next()), EvictionReason.malformedLogin);
+      await c.whenClosed();
+    }
+  });
+
+  it('answers an undecodable read body with status 4 and evicts an undecodable replicated body (5)', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const body = Buffer.from([9, 9, 9]);
+    const nr = encodeRequestHeader({ size: headerBytes + 3, client: c.clientId, request: ++c.requestNo, operation: Operation.nonReplicated, session: c.session, commandCode: CommandCode.getStream });
+    c.write([nr, body]);
+    const r = await c.next();
+    assert.equal(r.kind === 'reply' && r.header.status, IggyErrorCode.invalidFormat);
+    const rep = encodeRequestHeader({ size: headerBytes + 3, client: c.clientId, request: ++c.requestNo, operation: Operation.createStream, session: c.session });
+    c.write([rep, body]);
+    assert.equal(evictionReason(await c.next()), EvictionReason.invalidRequestBody);
+  });
+
+  it('keeps replies of pipelined requests in order', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const frames: Buffer[] = [];
+    const n = 40;
+    for (let i = 0; i < n; i++) frames.push(...c.frame(i % 2 === 0 ? CommandCode.getStreams : CommandCode.ping, {} as never));
+    const first = c.requestNo - BigInt(n) + 1n;
+    c.write(frames);
+    for (let i = 0; i < n; i++) {
+      const r = await c.next();
+      assert.equal(r.kind, 'reply');
+      if (r.kind === 'reply') assert.equal(r.header.request, first + BigInt(i));
+    }
+  });
+
+  it('bounds the in-flight queue: a burst larger than the limit is paused, not dropped, and answered in order', async (t) => {
+    const h = await startIggy(t, { settings: { inFlightRequestsMax: 4 } });
+    const c = await h.root();
+    const n = 300;
+    const frames: Buffer[] = [];
+    for (let i = 0; i < n; i++) frames.push(...c.frame(CommandCode.getStreams, {}, { request: BigInt(1000 + i) }));
+    c.write(frames);
+    for (let i = 0; i < n; i++) {
+      const r = await c.next();
+      assert.equal(r.kind === 'reply' && r.header.request, BigInt(1000 + i));
+    }
+  });
+
+  it('survives garbage and split frames; other connections keep working', async (t) => {
+    const h = await startIggy(t);
+    const good = await h.root();
+    const bad = await h.client();
+    bad.write([Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20))]);
+    await bad.whenClosed();
+    // a frame fed one byte at a time
+    const slow = await h.client();
+    const frame = Buffer.concat(slow.frame(CommandCode.ping, {}));
+    for (const byte of frame) slow.socket.write(Buffer.from([byte]));
+    const r = await slow.next();
+    assert.equal(r.kind === 'reply' && r.header.status, 0);
+    // random bytes with a plausible size field
+    for (let i = 0; i < 5; i++) {
+      const junk = await h.client();
+      const b = Buffer.alloc(300, 0xab);
+      b.writeUInt32LE(300, 48);
+      junk.write([b]);
+      await junk.whenClosed();
+    }
+    assert.ok('value' in (await good.call(CommandCode.getStreams, {})));
+  });
+});
+
+describe('iggy connection: sessions', () => {
+  it('evicts incompatible protocol versions with the window (14) and malformed logins (15)', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.client();
+    c.write(c.frame(CommandCode.loginRegister, { versionInfo: { protocolVersion: (0 << 20) | (12 << 10), sdkName: 'x', sdkVersion: '1' }, username: 'iggy', password: 'secret-root', context: null }));
+    const r = await c.next();
+    assert.equal(evictionReason(r), EvictionReason.incompatibleProtocol);
+    if (r.kind === 'eviction' && typeof r.eviction !== 'string') {
+      assert.equal(r.eviction.serverProtocolVersion, iggyProtocolVersion);
+      assert.equal(r.eviction.serverProtocolVersionMin, iggyProtocolVersionMin);
+    }
+    // 0.11.7 is accepted
+    const ok = await h.client();
+    const accepted = await ok.call(CommandCode.loginRegister, { versionInfo: { protocolVersion: iggyProtocolVersion + 7, sdkName: 'x', sdkVersion: '1' }, username: 'iggy', password: 'secret-root', context: null });
+    assert.ok('value' in accepted);
+    const m = await h.client();
+    const header = encodeRequestHeader({ size: headerBytes + 2, client: m.clientId, request: 0n, operation: Operation.register, session: 0n });
+    m.write([header, Buffer.from([1, 2])]);
+    assert.equal(evictionReason(await m.next()), EvictionReason.malformedLogin);
+  });
+
+  it('evicts wrong passwords (9), bad tokens (10) and inactive users (11)', async (t) => {
+    const h = await startIggy(t);
+    const a = await h.client();
+    assert.deepEqual(await a.login('iggy', 'nope'), { evicted: EvictionReason.invalidCredentials });
+    const b = await h.client();
+    assert.deepEqual(await b.loginWithToken('not-a-token'), { evicted: EvictionReason.invalidToken });
+    await h.broker.users.create({ username: 'sleepy', password: 'password1', status: 'inactive' });
+    const c = await h.client();
+    assert.deepEqual(await c.login('sleepy', 'password1'), { evicted: EvictionReason.userInactive });
+  });
+
+  it('fences an older registration of the same client id (7) and logs out', async (t) => {
+    const h = await startIggy(t);
+    const first = await h.root();
+    const second = await h.client();
+    second.clientId = first.clientId;
+    await second.login('iggy', 'secret-root');
+    assert.ok(second.session > first.session);
+    assert.deepEqual(await first.call(CommandCode.getStreams, {}), { evicted: EvictionReason.sessionTooLow });
+    assert.ok('value' in (await second.call(CommandCode.getStreams, {})));
+    // logout: the connection is back to "before login"
+    const out = await second.raw(CommandCode.logoutUser, {});
+    assert.equal(out.kind === 'reply' && out.header.status, 0);
+    second.session = 0n;
+    const r = await second.call(CommandCode.getStreams, {});
+    assert.deepEqual(r, { status: IggyErrorCode.unauthenticated });
+  });
+
+  it('does not track partition operations by request number; a new registration starts afresh', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.call(CommandCode.createTopic, { streamId: { kind: 'numeric', value: h.broker.catalog.requireNamespace('default').id }, partitionsCount: 1, name: 'n', options: [] }, { request: 5n });
+    // Store/Delete offset and Send repeat the current counter (5): applied every time.
+    const ref = { consumer: { kind: 1 as const, id: { kind: 'numeric' as const, value: 1 } }, streamId: { kind: 'string' as const, value: 'default' }, topicId: { kind: 'string' as const, value: 'n' }, partitionId: 0 };
+    assert.ok('value' in (await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 3n, ack: 1 }, { request: 5n })));
+    assert.ok('value' in (await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 4n, ack: 1 }, { request: 5n })));
+    const got = await c.call(CommandCode.getConsumerOffset, ref, { request: 5n });
+    assert.ok('value' in got && got.value?.storedOffset === 4n);
+    // Same client id, new registration: request numbers start again at 1 and are new operations.
+    await c.login('iggy', 'secret-root');
+    const fresh = await c.call(CommandCode.createStream, { name: 'fresh', options: [] }, { request: 1n });
+    assert.ok('value' in fresh);
+    assert.notEqual(h.broker.catalog.getNamespace('fresh'), null);
+  });
+
+  it('serves a retried metadata request from the reply cache, applying it once', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const frame = c.frame(CommandCode.createStream, { name: 'once', options: [] }, { request: 50n });
+    c.write(frame);
+    const a = await c.next();
+    c.write(frame);
+    const b = await c.next();
+    assert.ok(a.kind === 'reply' && b.kind === 'reply');
+    if (a.kind === 'reply' && b.kind === 'reply') assert.deepEqual(b.body, a.body);
+    assert.equal(h.broker.catalog.listNamespaces().filter((n) => n.name === 'once').length, 1);
+    // a different request number is a new operation (and a duplicate name)
+    c.requestNo = 50n;
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'once', options: [] }), { rejected: IggyErrorCode.streamNameAlreadyExists });
+    // an old number no longer remembered: RequestAlreadyApplied
+    h.frontend.settings.replyCacheEntriesMax = 1;
+    c.requestNo = 60n;
+    await c.call(CommandCode.createStream, { name: 'twice', options: [] });
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'x', options: [] }, { request: 50n }), { rejected: IggyErrorCode.requestAlreadyApplied });
+  });
+});

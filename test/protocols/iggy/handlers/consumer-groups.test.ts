@@ -1,0 +1,93 @@
+// Consumer groups end to end: create/get/list/delete, join/sync/leave with server-side assignment
+// and generations, rebalance on join, leave, disconnect and partition growth, polls as a group
+// member, and StaleClient eviction of a silent member driven by a manual clock and scheduler.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from '../../../../src/core/clock.js';
+import { ManualScheduler } from '../../../../src/core/scheduler.js';
+import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind } from '../../../../src/protocols/iggy/codec/index.js';
+import { eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
+
+const ref = { streamId: sid('default'), topicId: sid('g') };
+const group = { ...ref, groupId: sid('workers') };
+
+async function sync(c: IggyTestClient) {
+  return c.ok(CommandCode.syncConsumerGroup, group);
+}
+
+describe('iggy consumer groups', () => {
+  it('assigns partitions server-side with generations and rebalances on join, leave and disconnect', async (t) => {
+    const h = await startIggy(t);
+    const a = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 4, name: 'g', options: [] });
+    const created = await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    assert.deepEqual(created, { id: 0, partitionsCount: 4, membersCount: 0, name: 'workers' });
+    assert.deepEqual(await a.call(CommandCode.createConsumerGroup, { ...ref, name: 'workers' }), { rejected: IggyErrorCode.consumerGroupNameAlreadyExists });
+    assert.deepEqual((await a.ok(CommandCode.getConsumerGroups, ref)).map((g) => g.name), ['workers']);
+    assert.equal(await a.ok(CommandCode.getConsumerGroup, { ...ref, groupId: sid(9) }), null);
+    assert.deepEqual(await a.call(CommandCode.getConsumerGroup, { ...ref, streamId: sid(999), groupId: sid(0) }), { status: IggyErrorCode.streamIdNotFound });
+    assert.equal(await a.ok(CommandCode.syncConsumerGroup, group), null, 'not a member yet');
+
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    const s1 = await sync(a);
+    assert.deepEqual(s1?.partitions, [0, 1, 2, 3]);
+    const b = await h.root();
+    await b.ok(CommandCode.joinConsumerGroup, group);
+    const sa = await sync(a);
+    const sb = await sync(b);
+    assert.ok(sa!.generation > s1!.generation);
+    assert.equal(sa!.generation, sb!.generation);
+    assert.deepEqual(sa?.partitions, [0, 2]);
+    assert.deepEqual(sb?.partitions, [1, 3]);
+    const details = await a.ok(CommandCode.getConsumerGroup, group);
+    assert.equal(details?.membersCount, 2);
+    assert.deepEqual(details?.members.map((m) => m.partitions), [[0, 2], [1, 3]]);
+    const me = await b.ok(CommandCode.getMe, {});
+    assert.deepEqual(me?.consumerGroups, [{ streamId: h.broker.catalog.requireNamespace('default').id, topicId: 0, groupId: 0 }]);
+
+    // polling as a member: only owned partitions
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['p1'], { kind: 'partitionId', partitionId: 1 }));
+    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+    const polled = await b.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    assert.equal(polled.messagesCount, 1);
+    assert.deepEqual(await a.call(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+    // group offsets are shared by the group: after a rebalance the other member resumes
+    b.destroy();
+    await eventually(() => h.frontend.groups.list(h.broker.catalog.requireTopic({ topic: 'g' }))[0]!.members.size === 1, 'b to leave on disconnect');
+    assert.deepEqual((await sync(a))?.partitions, [0, 1, 2, 3]);
+    const resumed = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    assert.equal(resumed.messagesCount, 0, 'the group offset was committed by b');
+
+    // partitions added: reassigned
+    await a.ok(CommandCode.createPartitions, { ...ref, partitionsCount: 1 });
+    assert.deepEqual((await sync(a))?.partitions, [0, 1, 2, 3, 4]);
+    await a.ok(CommandCode.leaveConsumerGroup, group);
+    assert.deepEqual(await a.call(CommandCode.leaveConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupMemberNotFound });
+    await a.ok(CommandCode.deleteConsumerGroup, group);
+    assert.deepEqual(await a.call(CommandCode.joinConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupNameNotFound });
+  });
+
+  it('evicts a member that stops pinging (StaleClient 13) and rebalances', async (t) => {
+    const clock = new ManualClock();
+    const scheduler = new ManualScheduler(clock);
+    const h = await startIggy(t, { clock, scheduler, settings: { heartbeatIntervalMs: 30_000 } });
+    const a = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
+    await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    const b = await h.root();
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    await b.ok(CommandCode.joinConsumerGroup, group);
+    const idle = await h.root(); // not a member: never evicted for silence
+    assert.deepEqual((await sync(a))?.partitions, [0]);
+    scheduler.advance(20_000);
+    await a.ok(CommandCode.ping, {});
+    scheduler.advance(30_000); // b silent for 50 s > 36 s; a for 30 s
+    const ev = await b.next();
+    assert.equal(ev.kind === 'eviction' && typeof ev.eviction !== 'string' && ev.eviction.reason, EvictionReason.staleClient);
+    await b.whenClosed();
+    assert.deepEqual((await sync(a))?.partitions, [0, 1]);
+    assert.equal(idle.closed, false);
+    assert.ok('value' in (await idle.call(CommandCode.ping, {})));
+  });
+});

@@ -1,0 +1,141 @@
+// SendMessages / PollMessages / FlushUnsavedBuffer and consumer offsets end to end: batch
+// validation (nothing appended on a bad batch), the three partitionings, the five polling
+// strategies, slicing inside a stored batch, auto-commit and Next, and the not-found statuses.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { xxh32 } from '@node-rs/xxhash';
+import { CommandCode, ConsumerKind, IggyErrorCode, PollingKind, parsePolledBatches, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
+import { batchOf, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
+
+const consumer = { kind: ConsumerKind.consumer, id: sid(1) };
+
+async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }, count: number, o: { partitionId?: number | null; autoCommit?: boolean; topic?: string } = {}) {
+  const r = await c.ok(CommandCode.pollMessages, {
+    consumer,
+    streamId: sid('default'),
+    topicId: sid(o.topic ?? 'm'),
+    partitionId: o.partitionId === undefined ? 0 : o.partitionId,
+    strategy: strategy as never,
+    count,
+    autoCommit: o.autoCommit ?? false,
+  });
+  const batches = r.batches.length === 0 ? [] : (parsePolledBatches(Buffer.concat(r.batches)) as ParsedBatch[]);
+  assert.ok(Array.isArray(batches), 'polled batches verify');
+  const payloads = batches.flatMap((b) => b.frames.map((f) => f.payload.toString()));
+  const offsets = batches.flatMap((b) => b.frames.map((f) => Number(b.header.baseOffset) + f.offsetDelta));
+  assert.equal(r.messagesCount, payloads.length);
+  return { reply: r, payloads, offsets };
+}
+
+describe('iggy messages', () => {
+  it('sends, confirms base offsets and polls with every strategy, slicing stored batches', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const first = await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
+    assert.deepEqual(first.confirmations, [{ streamId: h.broker.catalog.requireNamespace('default').id, topicId: 0, partitionId: 0, baseOffset: 0n }]);
+    const second = await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['d', 'e']));
+    assert.equal(second.confirmations[0]!.baseOffset, 3n);
+
+    const all = await poll(c, { kind: PollingKind.offset, value: 0n }, 100);
+    assert.deepEqual(all.payloads, ['a', 'b', 'c', 'd', 'e']);
+    assert.equal(all.reply.currentOffset, 4n);
+    const sliced = await poll(c, { kind: PollingKind.offset, value: 1n }, 3);
+    assert.deepEqual(sliced.payloads, ['b', 'c', 'd']);
+    assert.deepEqual(sliced.offsets, [1, 2, 3]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.first, value: 0n }, 2)).payloads, ['a', 'b']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).payloads, ['d', 'e']);
+    const byTime = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_001n }, 10);
+    assert.deepEqual(byTime.payloads, ['b', 'c', 'd', 'e']);
+    const beyond = await poll(c, { kind: PollingKind.offset, value: 99n }, 10);
+    assert.equal(beyond.reply.messagesCount, 0);
+    assert.equal(beyond.reply.batches.length, 0);
+
+    // Next: from the stored offset + 1, with auto-commit moving it
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 2, { autoCommit: true })).payloads, ['a', 'b']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 2, { autoCommit: true })).payloads, ['c', 'd']);
+    const stored = await c.ok(CommandCode.getConsumerOffset, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 });
+    assert.deepEqual(stored, { partitionId: 0, currentOffset: 4n, storedOffset: 3n });
+  });
+
+  it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const good = sendRequest(sid('default'), sid('m'), ['hello', 'world']);
+    const checksum = Buffer.from(good.batch);
+    checksum[256 + 48] ^= 0xff; // first payload byte
+    assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: checksum }), { status: IggyErrorCode.invalidMessageChecksum });
+    const reserved = Buffer.from(good.batch);
+    reserved[100] = 1;
+    assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: reserved }), { status: IggyErrorCode.invalidReservedField });
+    const batchSum = Buffer.from(good.batch);
+    batchSum[40] ^= 1;
+    assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: batchSum }), { status: IggyErrorCode.invalidBatchChecksum });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [''])), { status: IggyErrorCode.emptyMessagePayload });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.streamNameNotFound });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid(77), ['x'])), { status: IggyErrorCode.topicIdNotFound });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['x'], { kind: 'partitionId', partitionId: 5 })), { status: IggyErrorCode.partitionNotFound });
+    assert.equal(h.broker.partition({ topic: 'm' }, 0).stats().nextOffset, 0);
+    assert.ok('value' in (await c.call(CommandCode.sendMessages, good)));
+  });
+
+  it('partitions balanced (round-robin) and by messages key (XXH32 % partitions)', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 3, name: 'p', options: [] });
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) seen.push((await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('p'), ['x'], { kind: 'balanced' }))).confirmations[0]!.partitionId);
+    assert.deepEqual(seen, [0, 1, 2, 0, 1, 2]);
+    for (const key of ['user-1', 'user-2', 'order-42']) {
+      const r = await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('p'), ['x'], { kind: 'messagesKey', key: Buffer.from(key) }));
+      assert.equal(r.confirmations[0]!.partitionId, xxh32(Buffer.from(key), 0) % 3, key);
+    }
+  });
+
+  it('answers polls and offset calls on missing stream/topic/partition with 1009/2010/3007, flush with 5', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const base = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 as number | null, strategy: { kind: PollingKind.first, value: 0n } as never, count: 1, autoCommit: false };
+    assert.deepEqual(await c.call(CommandCode.pollMessages, { ...base, streamId: sid(4000) }), { status: IggyErrorCode.streamIdNotFound });
+    assert.deepEqual(await c.call(CommandCode.pollMessages, { ...base, topicId: sid(4000) }), { status: IggyErrorCode.topicIdNotFound });
+    assert.deepEqual(await c.call(CommandCode.pollMessages, { ...base, partitionId: 3 }), { status: IggyErrorCode.partitionNotFound });
+    const empty = await c.ok(CommandCode.pollMessages, base);
+    assert.deepEqual(empty, { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] });
+    assert.deepEqual(await c.call(CommandCode.getConsumerOffset, { consumer, streamId: sid(4000), topicId: sid('m'), partitionId: 0 }), { status: IggyErrorCode.streamIdNotFound });
+    assert.deepEqual(await c.call(CommandCode.flushUnsavedBuffer, { streamId: sid('default'), topicId: sid('m'), partitionId: 0, fsync: true }), { status: IggyErrorCode.featureUnavailable });
+  });
+
+  it('stores, gets and deletes consumer offsets (ack byte), per consumer', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'm', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c'], { kind: 'partitionId', partitionId: 1 }));
+    const ref = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 1 };
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, ref), null);
+    await c.ok(CommandCode.storeConsumerOffset, { ...ref, offset: 1n, ack: 1 });
+    await c.ok(CommandCode.storeConsumerOffset, { ...ref, consumer: { kind: ConsumerKind.consumer, id: sid('named') }, offset: 2n, ack: 0 });
+    assert.deepEqual(await c.ok(CommandCode.getConsumerOffset, ref), { partitionId: 1, currentOffset: 2n, storedOffset: 1n });
+    const next = await c.ok(CommandCode.pollMessages, { ...ref, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false });
+    assert.equal(next.messagesCount, 1);
+    await c.ok(CommandCode.deleteConsumerOffset, { ...ref, ack: 1 });
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, ref), null);
+    assert.deepEqual(await c.call(CommandCode.deleteConsumerOffset, { ...ref, ack: 1 }), { rejected: IggyErrorCode.consumerOffsetNotFound });
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: { kind: ConsumerKind.consumer, id: sid('named') } }))?.storedOffset, 2n);
+  });
+
+  it('keeps user headers and message ids intact through send and poll', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const headers = Buffer.from([2, 3, 0, 0, 0, 0x6b, 0x65, 0x79, 1, 2, 0, 0, 0, 0x68, 0x69]);
+    await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 1, batch: batchOf(['v'], 1n, headers) });
+    const r = await poll(c, { kind: PollingKind.first, value: 0n }, 1);
+    assert.equal(r.payloads[0], 'v');
+    const polled = parsePolledBatches(Buffer.concat(r.reply.batches)) as ParsedBatch[];
+    assert.deepEqual(polled[0]!.frames[0]!.userHeaders, headers);
+    assert.equal(polled[0]!.frames[0]!.id, 1n);
+  });
+});

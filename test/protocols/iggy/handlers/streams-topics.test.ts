@@ -1,0 +1,143 @@
+// Streams, topics, partitions and segments end to end over a socket: reply layouts (result
+// framing, empty bodies for "not found"), the topic options block (explicit/derived, validation,
+// what reaches the core config), and the committed rejection codes.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CommandCode, IggyErrorCode, option, u64Max } from '../../../../src/protocols/iggy/codec/index.js';
+import { sendRequest, sid, startIggy } from '../harness.js';
+
+describe('iggy streams', () => {
+  it('creates, gets, lists, renames, purges and deletes streams; `default` is a stream', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const created = await c.ok(CommandCode.createStream, { name: 'sensors', options: [] });
+    assert.equal(created.name, 'sensors');
+    assert.equal(created.topicsCount, 0);
+    const list = await c.ok(CommandCode.getStreams, {});
+    assert.deepEqual(list.map((s) => s.name).sort(), ['default', 'sensors']);
+    const byName = await c.ok(CommandCode.getStream, { streamId: sid('sensors') });
+    assert.equal(byName?.id, created.id);
+    assert.equal(await c.ok(CommandCode.getStream, { streamId: sid(999) }), null);
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'sensors', options: [] }), { rejected: IggyErrorCode.streamNameAlreadyExists });
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'x', options: [option('retention', { kind: 'string', value: '1' })] }), { rejected: IggyErrorCode.unsupportedOptionKey });
+    await c.ok(CommandCode.updateStream, { streamId: sid(created.id), name: 'sensors-2', options: [] });
+    assert.equal(h.broker.catalog.getNamespace(created.id)?.name, 'sensors-2');
+    await c.ok(CommandCode.createTopic, { streamId: sid(created.id), partitionsCount: 1, name: 't', options: [] });
+    assert.ok('value' in (await c.call(CommandCode.sendMessages, sendRequest(sid(created.id), sid('t'), ['a', 'b']))));
+    await c.ok(CommandCode.purgeStream, { streamId: sid(created.id) });
+    const stats = h.broker.partition({ namespace: created.id, topic: 't' }, 0).stats();
+    assert.equal(stats.highWatermark - stats.logStartOffset, 0);
+    await c.ok(CommandCode.deleteStream, { streamId: sid(created.id) });
+    assert.equal(h.broker.catalog.getNamespace(created.id), null);
+    assert.deepEqual(await c.call(CommandCode.deleteStream, { streamId: sid(created.id) }), { rejected: IggyErrorCode.streamIdNotFound });
+    assert.deepEqual(await c.call(CommandCode.deleteStream, { streamId: sid('default') }), { rejected: IggyErrorCode.invalidFormat });
+  });
+});
+
+describe('iggy topics', () => {
+  it('creates a topic with options: explicit and derived, validated, honoured in the core config', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const s = await c.ok(CommandCode.createStream, { name: 'app', options: [] });
+    const topic = await c.ok(CommandCode.createTopic, {
+      streamId: sid(s.id),
+      partitionsCount: 3,
+      name: 'events',
+      options: [
+        option('enforce_fsync', { kind: 'bool', value: true }),
+        option('segment_size', { kind: 'uint64', value: 1024n * 1024n * 4n }),
+        option('message_expiry', { kind: 'string', value: '7 days' }),
+        option('max_topic_size', { kind: 'string', value: '3 GiB' }),
+      ],
+    });
+    assert.equal(topic.partitionsCount, 3);
+    assert.equal(topic.partitions.length, 3);
+    assert.equal(topic.messageExpiry, 7n * 86_400_000_000n);
+    assert.equal(topic.maxTopicSize, 3n * 1024n ** 3n);
+    assert.deepEqual(topic.explicitOptions.map((o) => o.key), ['enforce_fsync', 'segment_size', 'message_expiry', 'max_topic_size']);
+    assert.equal(topic.explicitOptions[2]!.kind, 12, 'string values are re-encoded into their canonical kind');
+    assert.deepEqual(topic.derivedOptions.map((o) => o.key), ['compression_algorithm', 'messages_required_to_save', 'size_of_messages_required_to_save', 'preallocate_segments']);
+    const core = h.broker.catalog.requireTopic({ namespace: s.id, topic: 'events' }).config;
+    assert.equal(core['quartet.fsync.policy'], 'always');
+    assert.equal(core['segment.bytes'], 4 * 1024 * 1024);
+    assert.equal(core['retention.ms'], 7 * 86_400_000);
+    assert.equal(core['retention.bytes'], 1024 ** 3);
+    const got = await c.ok(CommandCode.getTopic, { streamId: sid('app'), topicId: sid('events') });
+    assert.equal(got?.id, topic.id);
+    assert.equal(got?.partitions[0]!.segmentsCount, 1);
+    const listed = await c.ok(CommandCode.getTopics, { streamId: sid(s.id) });
+    assert.deepEqual(listed.map((x) => x.name), ['events']);
+    assert.deepEqual(await c.ok(CommandCode.getTopics, { streamId: sid(12345) }), []);
+    assert.equal(await c.ok(CommandCode.getTopic, { streamId: sid(s.id), topicId: sid(99) }), null);
+  });
+
+  it('defaults a topic to never expire and unlimited size, whatever the broker defaults', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const topic = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'plain', options: [] });
+    assert.equal(topic.messageExpiry, u64Max);
+    assert.equal(topic.maxTopicSize, u64Max);
+    assert.equal(topic.explicitOptions.length, 0);
+    assert.equal(topic.derivedOptions.length, 8);
+    assert.equal(h.broker.catalog.requireTopic({ topic: 'plain' }).config['retention.ms'], -1);
+  });
+
+  it('rejects bad options: unknown key 4041, bad values 4042, bad partition counts 2019, duplicate names 2013', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const bad = async (opts: ReturnType<typeof option>[]) => c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: opts });
+    assert.deepEqual(await bad([option('colour', { kind: 'string', value: 'red' })]), { rejected: IggyErrorCode.unsupportedOptionKey });
+    assert.deepEqual(await bad([option('segment_size', { kind: 'uint64', value: 1000n })]), { rejected: IggyErrorCode.invalidOptionValue });
+    assert.deepEqual(await bad([option('compression_algorithm', { kind: 'string', value: 'lz4' })]), { rejected: IggyErrorCode.invalidOptionValue });
+    assert.deepEqual(await bad([option('messages_required_to_save', { kind: 'uint32', value: 0 })]), { rejected: IggyErrorCode.invalidOptionValue });
+    assert.deepEqual(await bad([option('max_topic_size', { kind: 'uint64', value: 1024n })]), { rejected: IggyErrorCode.invalidOptionValue });
+    assert.deepEqual(await bad([option('enforce_fsync', { kind: 'uint8', value: 1 })]), { rejected: IggyErrorCode.invalidOptionValue });
+    assert.deepEqual(
+      await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 65, name: 'prealloc', options: [option('preallocate_segments', { kind: 'bool', value: true })] }),
+      { rejected: IggyErrorCode.invalidOptionValue },
+      '65 × 1 GiB exceeds the 64 GiB preallocation limit',
+    );
+    assert.ok('value' in (await bad([option('preallocate_segments', { kind: 'bool', value: true })])));
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1001, name: 'many', options: [] }), { rejected: IggyErrorCode.invalidPartitionsCount });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: [] }), { rejected: IggyErrorCode.topicNameAlreadyExists });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamNameNotFound });
+  });
+
+  it('updates (rename, patch of updatable options), purges and deletes topics', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'orders', options: [] });
+    await c.ok(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders'), name: 'orders-v2', options: [option('message_expiry', { kind: 'uint64', value: 60_000_000n })] });
+    const t2 = await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
+    assert.equal(t2?.messageExpiry, 60_000_000n);
+    assert.deepEqual(t2?.explicitOptions.map((o) => o.key), ['message_expiry']);
+    assert.equal(h.broker.catalog.requireTopic({ topic: 'orders-v2' }).config['retention.ms'], 60_000);
+    assert.deepEqual(
+      await c.call(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders-v2'), name: 'orders-v2', options: [option('segment_size', { kind: 'uint64', value: 1048576n })] }),
+      { rejected: IggyErrorCode.invalidOptionValue },
+    );
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x']));
+    await c.ok(CommandCode.purgeTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
+    const after = await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
+    assert.equal(after?.messagesCount, 0n);
+    await c.ok(CommandCode.deleteTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
+    assert.equal(h.broker.catalog.getTopic({ topic: 'orders-v2' }), null);
+    assert.deepEqual(await c.call(CommandCode.deleteTopic, { streamId: sid('default'), topicId: sid(4242) }), { rejected: IggyErrorCode.topicIdNotFound });
+  });
+
+  it('adds partitions, refuses deleting them (5), and deletes segments', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'grow', options: [] });
+    await c.ok(CommandCode.createPartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 2 });
+    assert.equal(h.broker.catalog.requireTopic({ topic: 'grow' }).partitions, 3);
+    assert.deepEqual(await c.call(CommandCode.createPartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 0 }), { rejected: IggyErrorCode.invalidPartitionsCount });
+    assert.deepEqual(await c.call(CommandCode.deletePartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 1 }), { rejected: IggyErrorCode.featureUnavailable });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('grow'), ['a', 'b', 'c']));
+    await c.ok(CommandCode.deleteSegments, { streamId: sid('default'), topicId: sid('grow'), partitionId: 0, segmentsCount: 1 });
+    const s = h.broker.partition({ topic: 'grow' }, 0).stats();
+    assert.equal(s.logStartOffset, 3);
+    assert.deepEqual(await c.call(CommandCode.deleteSegments, { streamId: sid('default'), topicId: sid('grow'), partitionId: 9, segmentsCount: 1 }), { rejected: IggyErrorCode.partitionNotFound });
+  });
+});

@@ -1,0 +1,63 @@
+// System commands end to end: stats, me/client/clients, cluster metadata for this single node,
+// describe options (the topic catalog), and a snapshot that is a real ZIP.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CommandCode, IggyErrorCode } from '../../../../src/protocols/iggy/codec/index.js';
+import { topicOptionKeys } from '../../../../src/protocols/iggy/topic-options.js';
+import { readZip } from '../../../../src/protocols/iggy/zip.js';
+import { sendRequest, sid, startIggy } from '../harness.js';
+
+describe('iggy system commands', () => {
+  it('reports stats, clients and cluster metadata', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 's', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('s'), ['a', 'b']));
+    const stats = await c.ok(CommandCode.getStats, {});
+    assert.equal(stats.processId, process.pid);
+    assert.equal(stats.streamsCount, 1);
+    assert.equal(stats.topicsCount, 1);
+    assert.equal(stats.partitionsCount, 2);
+    assert.equal(stats.messagesCount, 2n);
+    assert.equal(stats.clientsCount, 1);
+    const me = await c.ok(CommandCode.getMe, {});
+    assert.equal(me?.userId, 0);
+    assert.equal(me?.transport, 1);
+    const other = await h.client();
+    const clients = await c.ok(CommandCode.getClients, {});
+    assert.equal(clients.length, 2);
+    assert.equal(clients.find((x) => x.clientId !== me?.clientId)?.userId, 0xffff_ffff, 'not logged in');
+    assert.equal((await c.ok(CommandCode.getClient, { clientId: me!.clientId }))?.clientId, me!.clientId);
+    assert.equal(await c.ok(CommandCode.getClient, { clientId: 424242 }), null);
+    other.destroy();
+    const meta = await c.ok(CommandCode.getClusterMetadata, {});
+    assert.equal(meta.nodes.length, 1);
+    assert.equal(meta.nodes[0]!.tcpPort, h.port);
+    assert.equal(meta.nodes[0]!.ip, '127.0.0.1');
+    assert.equal(meta.nodes[0]!.role, 0);
+  });
+
+  it('describes the topic option catalog in order; stream and user scopes are empty; others status 3', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const topic = await c.ok(CommandCode.describeOptions, { scope: 1 });
+    assert.deepEqual(topic.map((o) => o.key), topicOptionKeys);
+    assert.deepEqual(await c.ok(CommandCode.describeOptions, { scope: 2 }), []);
+    assert.deepEqual(await c.ok(CommandCode.describeOptions, { scope: 3 }), []);
+    assert.deepEqual(await c.call(CommandCode.describeOptions, { scope: 9 }), { status: IggyErrorCode.invalidCommand });
+  });
+
+  it('returns a snapshot ZIP with the requested types, stored or deflated', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const stored = await c.ok(CommandCode.getSnapshot, { compression: 1, snapshotTypes: [1, 4] });
+    assert.deepEqual(stored.subarray(0, 4), Buffer.from('PK\x03\x04', 'latin1'));
+    assert.deepEqual(readZip(stored).map((e) => e.name), ['filesystem_overview.txt', 'test.txt']);
+    const all = await c.ok(CommandCode.getSnapshot, { compression: 2, snapshotTypes: [100] });
+    const entries = readZip(all);
+    assert.equal(entries.length, 6);
+    assert.equal(entries.find((e) => e.name === 'test.txt')?.data.toString(), 'test\n');
+    assert.deepEqual(await c.call(CommandCode.getSnapshot, { compression: 1, snapshotTypes: [42] }), { status: IggyErrorCode.invalidCommand });
+  });
+});

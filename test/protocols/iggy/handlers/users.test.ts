@@ -1,0 +1,106 @@
+// Users, permissions and personal access tokens end to end: CRUD with the reply layouts, every
+// permission enforced with status 41, tokens with expiry, login with a token.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CommandCode, IggyErrorCode, type Permissions } from '../../../../src/protocols/iggy/codec/index.js';
+import { UserStatus } from '../../../../src/protocols/iggy/codec/commands/users.js';
+import { sendRequest, sid, startIggy } from '../harness.js';
+
+const none = {
+  manageServers: false,
+  readServers: false,
+  manageUsers: false,
+  readUsers: false,
+  manageStreams: false,
+  readStreams: false,
+  manageTopics: false,
+  readTopics: false,
+  pollMessages: false,
+  sendMessages: false,
+};
+
+describe('iggy users', () => {
+  it('creates, gets, lists, updates, changes passwords and deletes users', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const perms: Permissions = { global: { ...none, readStreams: true }, streams: [] };
+    const created = await c.ok(CommandCode.createUser, { username: 'alice', password: 'password-1', status: UserStatus.active, permissions: perms, options: [] });
+    assert.equal(created.username, 'alice');
+    assert.deepEqual(created.permissions, perms);
+    assert.deepEqual(await c.call(CommandCode.createUser, { username: 'alice', password: 'password-1', status: 1, permissions: null, options: [] }), { rejected: IggyErrorCode.userAlreadyExists });
+    const got = await c.ok(CommandCode.getUser, { userId: sid('alice') });
+    assert.equal(got?.id, created.id);
+    assert.equal(await c.ok(CommandCode.getUser, { userId: sid(999) }), null);
+    const users = await c.ok(CommandCode.getUsers, {});
+    assert.deepEqual(users.map((u) => u.username), ['iggy', 'alice']);
+    assert.equal(users[0]!.id, 0, 'root is user 0');
+    await c.ok(CommandCode.updateUser, { userId: sid(created.id), username: 'alice2', status: null, options: [] });
+    await c.ok(CommandCode.changePassword, { userId: sid('alice2'), currentPassword: '', newPassword: 'password-2' });
+    const a = await h.client();
+    assert.ok('value' in (await a.login('alice2', 'password-2')));
+    assert.deepEqual(await c.call(CommandCode.deleteUser, { userId: sid(0) }), { rejected: IggyErrorCode.cannotDeleteUser });
+    assert.deepEqual(await c.call(CommandCode.updatePermissions, { userId: sid(0), permissions: null }), { rejected: IggyErrorCode.cannotChangePermissions });
+    await c.ok(CommandCode.deleteUser, { userId: sid('alice2') });
+    assert.deepEqual(await c.call(CommandCode.deleteUser, { userId: sid('alice2') }), { rejected: IggyErrorCode.resourceNotFound });
+    // the deleted user's session is gone
+    assert.deepEqual(await a.call(CommandCode.getStreams, {}), { evicted: 1 });
+  });
+
+  it('enforces permissions with status 41', async (t) => {
+    const h = await startIggy(t);
+    const root = await h.root();
+    const s = await root.ok(CommandCode.createStream, { name: 'shop', options: [] });
+    await root.ok(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 1, name: 'orders', options: [] });
+    await root.ok(CommandCode.createUser, { username: 'reader', password: 'password-1', status: 1, permissions: { global: { ...none }, streams: [{ streamId: s.id, manageStream: false, readStream: true, manageTopics: false, readTopics: true, pollMessages: true, sendMessages: false, topics: [] }] }, options: [] });
+    await root.ok(CommandCode.createUser, { username: 'nobody', password: 'password-1', status: 1, permissions: null, options: [] });
+    const reader = await h.client();
+    await reader.login('reader', 'password-1');
+    const nobody = await h.client();
+    await nobody.login('nobody', 'password-1');
+    const denied = { status: IggyErrorCode.unauthorized };
+    // reader: reads and polls the stream, may not send, manage or see users/servers
+    assert.ok('value' in (await reader.call(CommandCode.getStream, { streamId: sid(s.id) })));
+    assert.ok('value' in (await reader.call(CommandCode.pollMessages, { consumer: { kind: 1, id: sid(1) }, streamId: sid(s.id), topicId: sid('orders'), partitionId: 0, strategy: { kind: 3, value: 0n }, count: 1, autoCommit: false })));
+    assert.deepEqual(await reader.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['x'])), denied);
+    assert.deepEqual(await reader.call(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 1, name: 'x', options: [] }), denied);
+    assert.deepEqual(await reader.call(CommandCode.deleteStream, { streamId: sid(s.id) }), denied);
+    assert.deepEqual(await reader.call(CommandCode.getUsers, {}), denied);
+    assert.deepEqual(await reader.call(CommandCode.getStats, {}), denied);
+    assert.deepEqual(await reader.call(CommandCode.createUser, { username: 'x', password: 'password-1', status: 1, permissions: null, options: [] }), denied);
+    // nobody: sees no streams, cannot read topics
+    assert.deepEqual(await nobody.ok(CommandCode.getStreams, {}), []);
+    assert.deepEqual(await nobody.call(CommandCode.getStream, { streamId: sid(s.id) }), denied);
+    assert.deepEqual(await nobody.call(CommandCode.createStream, { name: 'mine', options: [] }), denied);
+    assert.deepEqual(await nobody.call(CommandCode.getTopic, { streamId: sid(s.id), topicId: sid('orders') }), denied);
+    // granting send at the topic level
+    await root.ok(CommandCode.updatePermissions, { userId: sid('nobody'), permissions: { global: { ...none }, streams: [{ streamId: s.id, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [{ topicId: 0, manageTopic: false, readTopic: false, pollMessages: false, sendMessages: true }] }] } });
+    assert.ok('value' in (await nobody.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['y']))));
+    // a user reads itself and changes its own password without manage_users
+    assert.ok('value' in (await nobody.call(CommandCode.getUser, { userId: sid('nobody') })));
+    assert.ok('value' in (await nobody.call(CommandCode.changePassword, { userId: sid('nobody'), currentPassword: 'password-1', newPassword: 'password-9' })));
+    assert.deepEqual(await nobody.call(CommandCode.changePassword, { userId: sid('reader'), currentPassword: 'password-1', newPassword: 'password-9' }), denied);
+  });
+});
+
+describe('iggy personal access tokens', () => {
+  it('creates, lists, logs in with, and deletes tokens', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const { token } = await c.ok(CommandCode.createPersonalAccessToken, { name: 'ci', expiry: 3_600_000_000n });
+    await c.ok(CommandCode.createPersonalAccessToken, { name: 'forever', expiry: 0n });
+    assert.deepEqual(await c.call(CommandCode.createPersonalAccessToken, { name: 'ci', expiry: 0n }), { rejected: IggyErrorCode.personalAccessTokenAlreadyExists });
+    const list = await c.ok(CommandCode.getPersonalAccessTokens, {});
+    assert.deepEqual(list.map((x) => x.name).sort(), ['ci', 'forever']);
+    assert.ok(list.find((x) => x.name === 'ci')!.expiryAt > 0n);
+    assert.equal(list.find((x) => x.name === 'forever')!.expiryAt, 0n);
+    const p = await h.client();
+    const login = await p.loginWithToken(token);
+    assert.ok('value' in login && login.value.userId === 0);
+    assert.ok('value' in (await p.call(CommandCode.getStreams, {})));
+    await c.ok(CommandCode.deletePersonalAccessToken, { name: 'ci' });
+    assert.deepEqual(await c.call(CommandCode.deletePersonalAccessToken, { name: 'ci' }), { rejected: IggyErrorCode.resourceNotFound });
+    const q = await h.client();
+    assert.deepEqual(await q.loginWithToken(token), { evicted: 10 });
+  });
+});

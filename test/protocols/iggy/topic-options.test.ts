@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { IggyErrorCode, option, parseOptionsBlock, u64Max } from '../../../src/protocols/iggy/codec/index.js';
+import { IggyFailure } from '../../../src/protocols/iggy/errors.js';
+import {
+  admitTopicOptions,
+  coreConfigFor,
+  deserializeTopicOptions,
+  parseHumanDuration,
+  parseHumanSize,
+  patchTopicOptions,
+  serializeTopicOptions,
+  topicOptionDefaults,
+} from '../../../src/protocols/iggy/topic-options.js';
+
+function code(fn: () => unknown): number {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof IggyFailure) return err.code;
+    throw err;
+  }
+  return 0;
+}
+
+describe('iggy topic options', () => {
+  it('admits the golden options vector (enforce_fsync, segment_size)', () => {
+    const golden = Buffer.from('020d000000656e666f7263655f6673796e6303010000000102' + '0c000000' + Buffer.from('segment_size').toString('hex') + '0c080000000000004000000000', 'hex');
+    const entries = parseOptionsBlock(golden);
+    assert.ok(Array.isArray(entries));
+    const s = admitTopicOptions(entries, 1);
+    assert.equal(s.values.enforce_fsync, true);
+    assert.equal(s.values.segment_size, 1024n * 1024n * 1024n);
+    assert.deepEqual(s.explicit, ['enforce_fsync', 'segment_size']);
+  });
+
+  it('parses durations and sizes', () => {
+    assert.equal(parseHumanDuration('7 days'), 7n * 86_400_000_000n);
+    assert.equal(parseHumanDuration('1h 30m'), 5_400_000_000n);
+    assert.equal(parseHumanDuration('250'), 250n);
+    assert.equal(parseHumanDuration('never'), u64Max);
+    assert.equal(parseHumanDuration('soon'), null);
+    assert.equal(parseHumanSize('1 GiB'), 1024n ** 3n);
+    assert.equal(parseHumanSize('5MB'), 5_000_000n);
+    assert.equal(parseHumanSize('unlimited'), u64Max);
+    assert.equal(parseHumanSize('1 GiBs'), null);
+  });
+
+  it('validates every option and patches only the updatable ones', () => {
+    assert.equal(code(() => admitTopicOptions([option('segment_size', { kind: 'uint64', value: 2n * 1024n ** 3n })], 1)), IggyErrorCode.invalidOptionValue);
+    assert.equal(code(() => admitTopicOptions([option('size_of_messages_required_to_save', { kind: 'uint64', value: 0n })], 1)), IggyErrorCode.invalidOptionValue);
+    assert.equal(code(() => admitTopicOptions([option('nope', { kind: 'bool', value: true })], 1)), IggyErrorCode.unsupportedOptionKey);
+    assert.equal(code(() => admitTopicOptions([option('message_expiry', { kind: 'int64', value: -1n })], 1)), IggyErrorCode.invalidOptionValue);
+    const s = admitTopicOptions([], 1);
+    assert.deepEqual(s.values, topicOptionDefaults);
+    const p = patchTopicOptions(s, [option('compression_algorithm', { kind: 'string', value: 'gzip' })], 1);
+    assert.equal(p.values.compression_algorithm, 'gzip');
+    assert.equal(code(() => patchTopicOptions(s, [option('enforce_fsync', { kind: 'bool', value: true })], 1)), IggyErrorCode.invalidOptionValue);
+  });
+
+  it('maps onto the core topic config and survives serialization', () => {
+    const s = admitTopicOptions([option('max_topic_size', { kind: 'uint64', value: 4n * 1024n ** 3n }), option('message_expiry', { kind: 'uint64', value: 1500n })], 4);
+    assert.deepEqual(coreConfigFor(s.values, 4), { 'segment.bytes': 1024 ** 3, 'quartet.fsync.policy': 'interval', 'retention.ms': 2, 'retention.bytes': 1024 ** 3 });
+    assert.deepEqual(deserializeTopicOptions(JSON.parse(JSON.stringify(serializeTopicOptions(s)))), s);
+  });
+});
