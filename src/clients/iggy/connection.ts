@@ -1,0 +1,210 @@
+// One TCP (or TLS) connection to an Iggy 0.11 server: writes request frames, reads reply and
+// eviction frames with the codec's IggyFramer, and matches replies to requests in order.
+//
+// The server answers the requests of one connection in the order it received them, so replies
+// are matched FIFO; each reply's echoed `request` number and `operation` byte are checked against
+// the head of the queue (a mismatch means the stream is out of step: the connection is dropped).
+// At most `inflightRequestsMax` requests are on the wire; later ones wait here, unsent, in order.
+// A request that times out while on the wire keeps its slot (its late reply is read and dropped);
+// one that times out while waiting is removed and never sent.
+//
+// An Eviction frame (command 13) kills the session: every request fails with IggyEvictedError and
+// the socket is closed. Any other end of the socket fails what is left with IggyConnectionError
+// (retriable). The owner learns of the end once, through `onClose`.
+
+import net from 'node:net';
+import tls from 'node:tls';
+import {
+  FrameCommand,
+  IggyFramer,
+  decodeEviction,
+  decodeReplyHeader,
+  headerBytes,
+  type ReplyHeader,
+} from '../../protocols/iggy/codec/index.js';
+import { IggyConnectionError, IggyEvictedError, IggyProtocolError, type IggyClientError } from './errors.js';
+
+export interface ConnectionOptions {
+  host: string;
+  port: number;
+  /** TLS: true for the defaults (servername = host), or node:tls options. */
+  tls?: boolean | tls.ConnectionOptions;
+  connectTimeoutMs: number;
+  frameBytesMax: number;
+  inflightRequestsMax: number;
+}
+
+/** One request as the connection sees it. */
+export interface Exchange {
+  /** What was asked, for error messages ('stream.create'). */
+  name: string;
+  frame: Buffer[];
+  /** Echo checks on the reply. */
+  request: bigint;
+  operation: number;
+  onReply(header: ReplyHeader, body: Buffer): void;
+  onError(err: IggyClientError): void;
+  /** Set by the owner when the caller gave up (timeout): the reply is read and dropped. */
+  abandoned: boolean;
+}
+
+export class IggyConnection {
+  private readonly framer: IggyFramer;
+  private readonly inflight: Exchange[] = [];
+  private readonly waiting: Exchange[] = [];
+  private closed = false;
+  private closeListener: ((err: IggyClientError) => void) | null = null;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax });
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) => this.fail(new IggyConnectionError(`connection to ${this.address} failed: ${err.message}`, { cause: err })));
+    socket.on('close', () => this.fail(new IggyConnectionError(`connection to ${this.address} closed`)));
+  }
+
+  /** Opens the socket (and the TLS session); rejects with IggyConnectionError. */
+  static open(options: ConnectionOptions): Promise<IggyConnection> {
+    return new Promise((resolve, reject) => {
+      const { host, port } = options;
+      const useTls = options.tls !== undefined && options.tls !== false;
+      const tlsOptions: tls.ConnectionOptions = typeof options.tls === 'object' ? options.tls : {};
+      const socket = useTls
+        ? tls.connect({ servername: net.isIP(host) === 0 ? host : undefined, ...tlsOptions, host, port })
+        : net.connect({ host, port });
+      const readyEvent = useTls ? 'secureConnect' : 'connect';
+      const timer = setTimeout(() => done(new IggyConnectionError(`connect to ${host}:${port} timed out after ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs);
+      const onError = (err: Error): void => done(new IggyConnectionError(`connect to ${host}:${port} failed: ${err.message}`, { cause: err }));
+      const onReady = (): void => done(null);
+      function done(err: IggyConnectionError | null): void {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        socket.off(readyEvent, onReady);
+        if (err !== null) {
+          socket.destroy();
+          reject(err);
+        } else {
+          resolve(new IggyConnection(socket, options));
+        }
+      }
+      socket.once('error', onError);
+      socket.once(readyEvent, onReady);
+    });
+  }
+
+  get address(): string {
+    return `${this.options.host}:${this.options.port}`;
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** Requests sent and not answered (including abandoned ones), plus those waiting to be sent. */
+  get pendingCount(): number {
+    return this.inflight.length + this.waiting.length;
+  }
+
+  /** Called once when the connection ends, with the error that ended it. */
+  onClose(listener: (err: IggyClientError) => void): void {
+    this.closeListener = listener;
+  }
+
+  /** Queues a request; its callbacks fire exactly once (unless abandoned and then answered). */
+  send(exchange: Exchange): void {
+    if (this.closed) {
+      exchange.onError(new IggyConnectionError(`connection to ${this.address} is closed`));
+      return;
+    }
+    if (this.inflight.length >= this.options.inflightRequestsMax) {
+      this.waiting.push(exchange);
+      return;
+    }
+    this.write(exchange);
+  }
+
+  /** Drops a request that is still waiting to be sent (a timeout); false when already on the wire. */
+  withdraw(exchange: Exchange): boolean {
+    const i = this.waiting.indexOf(exchange);
+    if (i === -1) return false;
+    this.waiting.splice(i, 1);
+    return true;
+  }
+
+  /** Closes the socket; what is pending fails with `err` (default: a connection error). */
+  destroy(err?: IggyClientError): void {
+    this.fail(err ?? new IggyConnectionError(`connection to ${this.address} closed by the client`));
+  }
+
+  private write(exchange: Exchange): void {
+    this.inflight.push(exchange);
+    this.socket.cork();
+    for (const chunk of exchange.frame) this.socket.write(chunk);
+    this.socket.uncork();
+  }
+
+  private onData(chunk: Buffer): void {
+    for (const result of this.framer.push(chunk)) {
+      if (this.closed) return;
+      if (!result.ok) {
+        this.fail(new IggyProtocolError(`bad frame from ${this.address}: ${result.reason}`));
+        return;
+      }
+      const { header, body } = result.frame;
+      const command = header[60];
+      if (command === FrameCommand.eviction) {
+        this.onEviction(header);
+        return;
+      }
+      if (command !== FrameCommand.reply) {
+        this.fail(new IggyProtocolError(`unexpected frame command ${command} from ${this.address}`));
+        return;
+      }
+      this.onReply(decodeReplyHeader(header), body);
+    }
+  }
+
+  private onReply(header: ReplyHeader, body: Buffer): void {
+    const exchange = this.inflight[0];
+    if (exchange === undefined) {
+      this.fail(new IggyProtocolError(`unsolicited reply (request ${header.request}) from ${this.address}`));
+      return;
+    }
+    if (header.request !== exchange.request || header.operation !== exchange.operation) {
+      this.fail(
+        new IggyProtocolError(
+          `reply out of step: expected request ${exchange.request} operation ${exchange.operation}, got request ${header.request} operation ${header.operation}`,
+        ),
+      );
+      return;
+    }
+    this.inflight.shift();
+    const next = this.waiting.shift();
+    if (next !== undefined) this.write(next);
+    if (!exchange.abandoned) exchange.onReply(header, body.length === 0 ? body : body.subarray(0, header.size - headerBytes));
+  }
+
+  private onEviction(header: Buffer): void {
+    const name = this.inflight[0]?.name ?? 'session';
+    const e = decodeEviction(header);
+    if (typeof e === 'string') {
+      this.fail(new IggyProtocolError(`bad eviction frame from ${this.address}: ${e}`));
+      return;
+    }
+    this.fail(new IggyEvictedError(e.reason, name, e.serverProtocolVersion, e.serverProtocolVersionMin));
+  }
+
+  private fail(err: IggyClientError): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.destroy();
+    const pending = [...this.inflight, ...this.waiting];
+    this.inflight.length = 0;
+    this.waiting.length = 0;
+    for (const exchange of pending) if (!exchange.abandoned) exchange.onError(err);
+    this.closeListener?.(err);
+  }
+}

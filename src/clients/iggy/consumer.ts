@@ -1,0 +1,226 @@
+// IggyConsumer: a poll loop exposed as an async iterator of messages.
+//
+// Single-consumer mode (`consumer`): polls the given partitions (default: all of the topic's) in
+// rotation. The first poll of a partition uses `strategy` (next, first, last, an offset or a
+// timestamp); later polls continue from the last delivered offset + 1, tracked here.
+// Consumer-group mode (`group`): joins the group (creating it by name unless createGroup is
+// false), polls with strategy `next` and no partition so the server serves the member's assigned
+// partitions from the group's stored offsets, re-joins after a reconnect (a new session loses the
+// membership), and leaves the group on close().
+//
+// Commits (`autoCommit`):
+//   'poll'  (default) the poll itself stores the offset server-side (auto_commit = 1);
+//   'after' the offset of the last message of a batch is stored once the loop has yielded the
+//           whole batch, i.e. after your code handled it (at-least-once);
+//   false   nothing is stored; call commit(message) yourself.
+//
+// After an empty round the loop waits pollIntervalMs. Retriable errors (a dropped connection)
+// wait and retry; other errors end the iteration by throwing.
+
+import { IggyErrorCode } from '../../protocols/iggy/codec/index.js';
+import type { ConsumerInput, Id, IggyClient, PollStrategyInput } from './client.js';
+import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
+import type { IggyMessage } from './messages.js';
+
+export interface IggyConsumerOptions {
+  streamId: Id;
+  topicId: Id;
+  /** Single-consumer mode: the consumer's id or name (default 'quartet-consumer' unless `group`). */
+  consumer?: Id;
+  /** Consumer-group mode: the group's id or name. */
+  group?: Id;
+  /** Create the group (by name) when it does not exist; default true. */
+  createGroup?: boolean;
+  /** Single-consumer mode: which partitions (default all, from GetTopic). */
+  partitions?: number[];
+  /** Single-consumer mode: where each partition starts (default 'next'). */
+  strategy?: PollStrategyInput;
+  /** Messages per poll (default 100). */
+  batchSize?: number;
+  /** Wait after an empty round (default 100 ms). */
+  pollIntervalMs?: number;
+  autoCommit?: 'poll' | 'after' | false;
+  /** Wait before retrying after a retriable error (default 200 ms). */
+  retryBackoffMs?: number;
+}
+
+export class IggyConsumer implements AsyncIterable<IggyMessage> {
+  private readonly batchSize: number;
+  private readonly pollIntervalMs: number;
+  private readonly autoCommit: 'poll' | 'after' | false;
+  private readonly retryBackoffMs: number;
+  private readonly consumerRef: ConsumerInput;
+  private partitionList: number[] = [];
+  private cursor = 0;
+  private readonly nextOffsets = new Map<number, bigint>();
+  private joined = false;
+  private needsJoin = true;
+  private started: Promise<void> | null = null;
+  private closed = false;
+  private wake: (() => void) | null = null;
+  private readonly onConnect = (): void => {
+    this.needsJoin = true;
+  };
+
+  constructor(
+    readonly client: IggyClient,
+    readonly options: IggyConsumerOptions,
+  ) {
+    if (options.group !== undefined && options.consumer !== undefined) throw new RangeError('set either consumer or group, not both');
+    this.batchSize = options.batchSize ?? 100;
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.autoCommit = options.autoCommit ?? 'poll';
+    this.retryBackoffMs = options.retryBackoffMs ?? 200;
+    this.consumerRef = options.group !== undefined ? { group: options.group } : { consumer: options.consumer ?? 'quartet-consumer' };
+    if (options.group !== undefined) client.on('connect', this.onConnect);
+  }
+
+  get isGroup(): boolean {
+    return this.options.group !== undefined;
+  }
+
+  /** Joins the group or resolves the partitions; the iterator calls it for you. */
+  start(): Promise<void> {
+    this.started ??= this.isGroup ? this.join() : this.loadPartitions();
+    return this.started;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<IggyMessage> {
+    return this.messages();
+  }
+
+  /** The poll loop. Ending the iteration early (break) closes the consumer. */
+  async *messages(): AsyncGenerator<IggyMessage, void, undefined> {
+    try {
+      await this.start();
+      while (!this.closed) {
+        let batch: IggyMessage[];
+        try {
+          batch = await this.poll();
+        } catch (err) {
+          if (this.closed || err instanceof IggyClosedError) return;
+          if (isIggyClientError(err) && err.retriable) {
+            await this.sleep(this.retryBackoffMs);
+            continue;
+          }
+          throw err;
+        }
+        if (batch.length === 0) {
+          await this.sleep(this.pollIntervalMs);
+          continue;
+        }
+        for (const m of batch) {
+          yield m;
+          if (this.closed) return;
+        }
+        if (this.autoCommit === 'after') await this.commitLast(batch);
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  /**
+   * One poll: in group mode the server picks the partition; in single mode the partitions are
+   * tried in rotation until one has messages or a whole round came back empty.
+   */
+  async poll(): Promise<IggyMessage[]> {
+    if (this.closed) throw new IggyClosedError('the consumer is closed');
+    await this.start();
+    const { streamId, topicId } = this.options;
+    const autoCommit = this.autoCommit === 'poll';
+    if (this.isGroup) {
+      if (this.needsJoin) await this.join();
+      try {
+        const r = await this.client.pollMessages({ streamId, topicId, consumer: this.consumerRef, partitionId: null, strategy: 'next', count: this.batchSize, autoCommit });
+        return r.messages;
+      } catch (err) {
+        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupMemberNotFound) this.needsJoin = true;
+        throw err;
+      }
+    }
+    for (let tried = 0; tried < this.partitionList.length; tried++) {
+      const partitionId = this.partitionList[this.cursor % this.partitionList.length]!;
+      this.cursor = (this.cursor + 1) % this.partitionList.length;
+      const next = this.nextOffsets.get(partitionId);
+      const strategy: PollStrategyInput = next === undefined ? (this.options.strategy ?? 'next') : { offset: next };
+      const r = await this.client.pollMessages({ streamId, topicId, consumer: this.consumerRef, partitionId, strategy, count: this.batchSize, autoCommit });
+      if (r.messages.length > 0) {
+        this.nextOffsets.set(partitionId, r.messages[r.messages.length - 1]!.offset + 1n);
+        return r.messages;
+      }
+    }
+    return [];
+  }
+
+  /** Stores `message.offset` as this consumer's (or group's) offset for its partition. */
+  async commit(message: Pick<IggyMessage, 'partitionId' | 'offset'>): Promise<void> {
+    await this.client.storeConsumerOffset({
+      consumer: this.consumerRef,
+      streamId: this.options.streamId,
+      topicId: this.options.topicId,
+      partitionId: message.partitionId,
+      offset: message.offset,
+    });
+  }
+
+  /** Stops the loop; in group mode leaves the group (best effort). The client stays open. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.wake?.();
+    this.client.off('connect', this.onConnect);
+    if (this.isGroup && this.joined && this.client.state === 'ready') {
+      this.joined = false;
+      await this.client.leaveConsumerGroup(this.options.streamId, this.options.topicId, this.options.group!).catch(() => {});
+    }
+  }
+
+  private async commitLast(batch: readonly IggyMessage[]): Promise<void> {
+    const last = new Map<number, IggyMessage>();
+    for (const m of batch) last.set(m.partitionId, m);
+    for (const m of last.values()) await this.commit(m);
+  }
+
+  private async loadPartitions(): Promise<void> {
+    if (this.options.partitions !== undefined) {
+      this.partitionList = [...this.options.partitions];
+    } else {
+      const topic = await this.client.getTopic(this.options.streamId, this.options.topicId);
+      if (topic === null) throw new IggyError(IggyErrorCode.topicIdNotFound, 'consumer');
+      this.partitionList = topic.partitions.length > 0 ? topic.partitions.map((p) => p.id) : [...Array(topic.partitionsCount).keys()];
+    }
+    if (this.partitionList.length === 0) throw new IggyError(IggyErrorCode.partitionNotFound, 'consumer', 'consumer: no partitions to poll');
+  }
+
+  private async join(): Promise<void> {
+    const { streamId, topicId, group } = this.options;
+    this.needsJoin = false;
+    try {
+      await this.client.joinConsumerGroup(streamId, topicId, group!);
+    } catch (err) {
+      const missing = err instanceof IggyError && (err.code === IggyErrorCode.consumerGroupIdNotFound || err.code === IggyErrorCode.consumerGroupNameNotFound);
+      if (!missing || this.options.createGroup === false || typeof group !== 'string') {
+        this.needsJoin = true;
+        throw err;
+      }
+      await this.client.createConsumerGroup(streamId, topicId, group).catch((e: unknown) => {
+        if (!(e instanceof IggyError && e.code === IggyErrorCode.consumerGroupNameAlreadyExists)) throw e;
+      });
+      await this.client.joinConsumerGroup(streamId, topicId, group);
+    }
+    this.joined = true;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+}

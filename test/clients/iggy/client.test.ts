@@ -1,0 +1,374 @@
+// IggyClient against the fake server: framing, request numbering, pipelining, errors, evictions,
+// timeouts, reconnect + re-login, the login prefix.
+
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import {
+  CommandCode,
+  EvictionReason,
+  Operation,
+  encodeReply,
+  requestBodyChecksum,
+} from '../../../src/protocols/iggy/codec/index.js';
+import {
+  IggyClient,
+  IggyClosedError,
+  IggyConnectionError,
+  IggyError,
+  IggyEvictedError,
+  IggyTimeoutError,
+  isIggyClientError,
+  type IggyClientOptions,
+} from '../../../src/clients/iggy/index.js';
+import { quartetVersion } from '../../../src/server/version.js';
+import { FakeIggyServer, type FakeRequest } from './fake-server.js';
+
+let server: FakeIggyServer;
+const clients: IggyClient[] = [];
+
+function client(options: IggyClientOptions = {}): IggyClient {
+  const c = new IggyClient({
+    addr: server.addr,
+    credentials: { username: 'root', password: 'secret' },
+    pingIntervalMs: 0,
+    requestTimeoutMs: 2_000,
+    reconnect: { attemptsMax: 5, backoffMinMs: 5, backoffMaxMs: 20 },
+    random: () => 0.5,
+    ...options,
+  });
+  clients.push(c);
+  return c;
+}
+
+before(async () => {
+  server = await FakeIggyServer.start();
+});
+after(async () => {
+  await server.close();
+});
+beforeEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+  server.requests.length = 0;
+  server.handler = () => undefined;
+  server.trickle = false;
+});
+
+function afterLogin(): FakeRequest[] {
+  return server.requests.filter((r) => r.header.operation !== Operation.register);
+}
+
+describe('login-register', () => {
+  test('sends operation Register, session 0, request 0, a fresh client id and the ClientVersionInfo prefix', async () => {
+    const c = client();
+    const login = await c.connect();
+    assert.ok(login);
+    const [req] = server.requests;
+    assert.equal(req!.header.operation, Operation.register);
+    assert.equal(req!.header.session, 0n);
+    assert.equal(req!.header.request, 0n);
+    assert.notEqual(req!.header.client, 0n);
+    assert.equal(req!.header.client, login.clientId);
+    const body = req!.login;
+    assert.ok(body && typeof body !== 'string');
+    assert.deepEqual(body.versionInfo, { protocolVersion: 11264, sdkName: 'quartet-ts', sdkVersion: quartetVersion });
+    assert.deepEqual(body.password, { username: 'root', password: 'secret', context: null });
+    // The login reply is result-framed: 00000000 + payload; the client strips the prefix.
+    assert.equal(login.session, 1n);
+    assert.equal(login.userId, 0);
+    assert.equal(login.serverVersion, 'fake-0.11');
+    assert.equal(c.state, 'ready');
+  });
+
+  test('a login reply without the result prefix is a protocol error, not a mis-read', async () => {
+    server.handler = (r) =>
+      r.header.operation === Operation.register
+        ? { reply: [Buffer.from('0300000001000000000000000000000000', 'hex')] } // 17 bytes: not 00000000 + payload
+        : undefined;
+    const c = client({ reconnect: false });
+    await assert.rejects(c.connect(), (e: unknown) => isIggyClientError(e) && e.kind === 'protocol');
+  });
+
+  test('personal access token login uses code 45 with the token body', async () => {
+    const c = client({ credentials: { token: 'tok-1' } });
+    await c.connect();
+    assert.equal(server.requests[0]!.code, CommandCode.loginRegisterWithPat);
+    const body = server.requests[0]!.login;
+    assert.ok(body && typeof body !== 'string');
+    assert.equal(body.token?.token, 'tok-1');
+  });
+
+  test('bad credentials: Eviction 9 becomes IggyEvictedError code 42, terminal (no retry)', async () => {
+    const c = client({ credentials: { username: 'root', password: 'nope' } });
+    await assert.rejects(c.connect(), (e: unknown) => {
+      assert.ok(e instanceof IggyEvictedError);
+      assert.equal(e.reason, EvictionReason.invalidCredentials);
+      assert.equal(e.code, 42);
+      assert.equal(e.codeName, 'invalidCredentials');
+      assert.equal(e.retriable, false);
+      return true;
+    });
+    assert.equal(server.requests.length, 1);
+    await assert.rejects(c.ping(), IggyEvictedError);
+  });
+
+  test('IncompatibleProtocol carries the server version window', async () => {
+    const c = client({ protocolVersion: (0 << 20) | (12 << 10) });
+    await assert.rejects(c.connect(), (e: unknown) => {
+      assert.ok(e instanceof IggyEvictedError);
+      assert.equal(e.reason, EvictionReason.incompatibleProtocol);
+      assert.equal(e.code, 14003);
+      assert.deepEqual(e.serverProtocolWindow, { min: '0.11.0', max: '0.11.0' });
+      assert.match(e.message, /0\.11\.0/);
+      return true;
+    });
+  });
+
+  test('TransientNotCommitted (57) on login is replayed with a new client id', async () => {
+    let first = true;
+    server.handler = (r) => {
+      if (r.header.operation === Operation.register && first) {
+        first = false;
+        return { rejected: 57 };
+      }
+      return undefined;
+    };
+    const c = client();
+    const login = await c.connect();
+    assert.equal(server.requests.length, 2);
+    assert.notEqual(server.requests[0]!.header.client, server.requests[1]!.header.client);
+    assert.equal(login?.clientId, server.requests[1]!.header.client);
+  });
+
+  test('logout sends code 39 on operation Logout, and the session is dropped', async () => {
+    const c = client();
+    await c.connect();
+    await c.logout();
+    const req = afterLogin()[0]!;
+    assert.equal(req.code, CommandCode.logoutUser);
+    assert.equal(req.header.operation, Operation.logout);
+    assert.equal(c.loginInfo, null);
+  });
+});
+
+describe('request numbering', () => {
+  test('metadata requests advance the counter; others send the current value; session echoed', async () => {
+    const c = client();
+    const login = await c.connect();
+    await c.createStream('a');
+    await c.getStreams();
+    await c.createStream('b');
+    await c.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: ['x'] });
+    await c.ping();
+    const reqs = afterLogin();
+    assert.deepEqual(
+      reqs.map((r) => [r.code, r.header.request]),
+      [
+        [CommandCode.createStream, 1n],
+        [CommandCode.getStreams, 2n],
+        [CommandCode.createStream, 2n],
+        [CommandCode.sendMessages, 3n],
+        [CommandCode.ping, 3n],
+      ],
+    );
+    for (const r of reqs) {
+      assert.equal(r.header.session, login!.session);
+      assert.equal(r.header.client, login!.clientId);
+    }
+    // Metadata bodies are stamped with XXH3-64(body); the rest carry 0. NonReplicated carries the code.
+    assert.equal(reqs[0]!.header.requestChecksum, requestBodyChecksum(reqs[0]!.body));
+    assert.equal(reqs[1]!.header.requestChecksum, 0n);
+    assert.equal(reqs[1]!.header.operation, Operation.nonReplicated);
+    assert.equal(reqs[1]!.header.commandCode, CommandCode.getStreams);
+    assert.equal(reqs[3]!.header.operation, Operation.sendMessages);
+  });
+
+  test('ping works before login (session 0)', async () => {
+    const c = client({ credentials: undefined });
+    assert.equal(await c.connect(), null);
+    await c.ping();
+    assert.equal(server.requests[0]!.header.session, 0n);
+    await assert.rejects(c.getStreams(), (e: unknown) => e instanceof IggyError && e.code === 40 && e.codeName === 'unauthenticated');
+    await c.login('root', 'secret');
+    await c.getStreams();
+  });
+});
+
+describe('pipelining and framing', () => {
+  test('requests are pipelined and replies matched in order', async () => {
+    const held: FakeRequest[] = [];
+    server.handler = (r) => {
+      if (r.code !== CommandCode.createStream) return undefined;
+      held.push(r);
+      if (held.length < 5) return { hold: true };
+      // All five are on the wire before the first reply: answer them in one write, in order.
+      for (const h of held) {
+        const name = (h.decoded as { request: { name: string } }).request.name;
+        h.conn.reply(h, encodeReply(CommandCode.createStream, { id: Number(name), createdAt: 0n, topicsCount: 0, sizeBytes: 0n, messagesCount: 0n, name, options: [] }));
+      }
+      return { hold: true };
+    };
+    const c = client();
+    await c.connect();
+    const results = await Promise.all(['1', '2', '3', '4', '5'].map((n) => c.createStream(n)));
+    assert.deepEqual(results.map((s) => s.id), [1, 2, 3, 4, 5]);
+    assert.deepEqual(afterLogin().map((r) => r.header.request), [1n, 2n, 3n, 4n, 5n]);
+  });
+
+  test('replies that arrive one byte at a time are reassembled', async () => {
+    server.trickle = true;
+    const c = client();
+    await c.connect();
+    const [a, b] = await Promise.all([c.createStream('x'), c.ping()]);
+    assert.equal(a.name, 'x');
+    assert.equal(b, undefined);
+  });
+
+  test('inflightRequestsMax bounds what is on the wire; the rest wait in order', async () => {
+    let onWire = 0;
+    let maxOnWire = 0;
+    const held: FakeRequest[] = [];
+    server.handler = (r) => {
+      if (r.code !== CommandCode.ping) return undefined;
+      onWire++;
+      maxOnWire = Math.max(maxOnWire, onWire);
+      held.push(r);
+      setImmediate(() => {
+        onWire--;
+        r.conn.reply(r, []);
+      });
+      return { hold: true };
+    };
+    const c = client({ inflightRequestsMax: 2 });
+    await c.connect();
+    await Promise.all([...Array(6)].map(() => c.ping()));
+    assert.equal(held.length, 6);
+    assert.ok(maxOnWire <= 2, `max on wire ${maxOnWire}`);
+  });
+});
+
+describe('errors', () => {
+  test('a non-zero status becomes IggyError with code and name', async () => {
+    server.handler = (r) => (r.code === CommandCode.getStreams ? { status: 1009 } : undefined);
+    const c = client();
+    await assert.rejects(c.getStreams(), (e: unknown) => {
+      assert.ok(e instanceof IggyError);
+      assert.equal(e.code, 1009);
+      assert.equal(e.codeName, 'streamIdNotFound');
+      assert.equal(e.command, 'stream.list');
+      assert.equal(e.kind, 'server');
+      return true;
+    });
+  });
+
+  test('a committed rejection in the result section becomes IggyError', async () => {
+    server.handler = (r) => (r.code === CommandCode.createStream ? { rejected: 1012 } : undefined);
+    const c = client();
+    await assert.rejects(c.createStream('dup'), (e: unknown) => e instanceof IggyError && e.code === 1012 && e.codeName === 'streamNameAlreadyExists');
+  });
+
+  test('an eviction after login fails the in-flight requests with IggyEvictedError, then the client re-registers', async () => {
+    let evicted = false;
+    server.handler = (r) => {
+      if (r.code === CommandCode.getStreams && !evicted) {
+        evicted = true;
+        return { evict: EvictionReason.staleClient };
+      }
+      return undefined;
+    };
+    const c = client();
+    const first = await c.connect();
+    await assert.rejects(c.getStreams(), (e: unknown) => e instanceof IggyEvictedError && e.code === 30 && e.retriable);
+    await c.getStreams();
+    assert.notEqual(c.loginInfo!.clientId, first!.clientId);
+  });
+
+  test('timeouts: the request fails, its late reply is dropped, the next request gets its own reply', async () => {
+    let held: FakeRequest | null = null;
+    server.handler = (r) => {
+      if (r.code === CommandCode.createStream && held === null) {
+        held = r;
+        return { hold: true };
+      }
+      if (r.code === CommandCode.getStreams && held !== null) {
+        // Answer the timed-out request first, then this one: order is preserved.
+        held.conn.reply(held, encodeReply(CommandCode.createStream, { id: 1, createdAt: 0n, topicsCount: 0, sizeBytes: 0n, messagesCount: 0n, name: 'late', options: [] }));
+      }
+      return undefined;
+    };
+    const c = client();
+    await c.connect();
+    await assert.rejects(c.createStream('slow', { timeoutMs: 50 }), (e: unknown) => e instanceof IggyTimeoutError && e.retriable && e.timeoutMs === 50);
+    assert.deepEqual(await c.getStreams(), []);
+  });
+
+  test('close() fails pending requests with IggyClosedError', async () => {
+    server.handler = (r) => (r.code === CommandCode.getStreams ? { hold: true } : undefined);
+    const c = client();
+    await c.connect();
+    const pending = c.getStreams();
+    await new Promise((r) => setTimeout(r, 20));
+    await c.close();
+    await assert.rejects(pending, IggyClosedError);
+    await assert.rejects(c.ping(), IggyClosedError);
+    assert.equal(c.state, 'closed');
+  });
+});
+
+describe('reconnect', () => {
+  test('a dropped connection fails in-flight requests (retriable) and the client reconnects and logs in again', async () => {
+    let dropped = false;
+    server.handler = (r) => {
+      if (r.code === CommandCode.getStreams && !dropped) {
+        dropped = true;
+        return { drop: true };
+      }
+      return undefined;
+    };
+    const c = client();
+    const first = await c.connect();
+    const reconnected = new Promise((resolve) => c.once('connect', resolve));
+    await assert.rejects(c.getStreams(), (e: unknown) => e instanceof IggyConnectionError && e.retriable);
+    await reconnected;
+    assert.deepEqual(await c.getStreams(), []);
+    const logins = server.requests.filter((r) => r.header.operation === Operation.register);
+    assert.equal(logins.length, 2);
+    const second = logins[1]!.login;
+    assert.ok(second && typeof second !== 'string');
+    assert.deepEqual(second.password, { username: 'root', password: 'secret', context: null });
+    assert.notEqual(c.loginInfo!.clientId, first!.clientId);
+    // The numbering restarts with the new session.
+    const last = server.requests[server.requests.length - 1]!;
+    assert.equal(last.header.session, c.loginInfo!.session);
+  });
+
+  test('requests made while reconnecting wait for the new session', async () => {
+    const c = client();
+    await c.connect();
+    const disconnected = new Promise((resolve) => c.once('disconnect', resolve));
+    server.dropAll();
+    await disconnected;
+    assert.equal(c.state, 'reconnecting');
+    await c.ping();
+    assert.equal(c.state, 'ready');
+  });
+
+  test('with reconnect off, a dropped connection stays down until connect()', async () => {
+    const c = client({ reconnect: false });
+    await c.connect();
+    const disconnected = new Promise((resolve) => c.once('disconnect', resolve));
+    server.dropAll();
+    await disconnected;
+    await assert.rejects(c.ping(), IggyConnectionError);
+    await c.connect();
+    await c.ping();
+  });
+
+  test('connection refused: bounded attempts with backoff, then IggyConnectionError', async () => {
+    const c = new IggyClient({ addr: '127.0.0.1:1', pingIntervalMs: 0, reconnect: { attemptsMax: 3, backoffMinMs: 1, backoffMaxMs: 2 }, connectTimeoutMs: 500 });
+    clients.push(c);
+    const attempts: number[] = [];
+    c.on('reconnect', (n: number) => attempts.push(n));
+    await assert.rejects(c.connect(), IggyConnectionError);
+    assert.deepEqual(attempts, [1, 2]);
+  });
+});
