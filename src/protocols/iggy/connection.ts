@@ -143,7 +143,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
         const frame = this.queue.shift()!;
         const stop = await this.process(frame);
         if (stop) break;
-        if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve));
+        if (this.socket.writableNeedDrain) await this.drained();
         this.maybeResume();
       }
     } catch (error) {
@@ -153,6 +153,17 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       this.wakeIdle();
       if (this.closing && !this.ended) this.socket.end();
     }
+  }
+
+  /** Resolves on 'drain' or 'close', whichever comes first, removing the other listener. */
+  private drained(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done).off('close', done);
+        resolve();
+      };
+      this.socket.once('drain', done).once('close', done);
+    });
   }
 
   private maybeResume(): void {
