@@ -8,6 +8,12 @@ export interface CliIo {
   readStdin(maxBytes: number): Promise<string>;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** Stdin as a stream, for commands that read it line by line (absent: readStdin is used). */
+  stdinStream?(): AsyncIterable<Buffer | string>;
+  /** Whether stderr is a terminal (progress lines are then redrawn in place with \r). */
+  stderrIsTTY?: boolean;
+  /** Calls `listener` on SIGINT/SIGTERM until the returned function is called (absent: never). */
+  onInterrupt?(listener: () => void): () => void;
 }
 
 export function processIo(): CliIo {
@@ -17,6 +23,16 @@ export function processIo(): CliIo {
     readStdin: (maxBytes) => readStream(process.stdin, maxBytes),
     env: process.env,
     cwd: process.cwd(),
+    stdinStream: () => process.stdin,
+    stderrIsTTY: process.stderr.isTTY === true,
+    onInterrupt: (listener) => {
+      process.on('SIGINT', listener);
+      process.on('SIGTERM', listener);
+      return () => {
+        process.off('SIGINT', listener);
+        process.off('SIGTERM', listener);
+      };
+    },
   };
 }
 

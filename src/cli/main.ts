@@ -6,6 +6,7 @@
 import { ConfigError } from '../server/config.js';
 import { quartetVersion } from '../server/version.js';
 import { UsageError } from './args.js';
+import { iggyCommand, iggyUsage } from './iggy-commands.js';
 import { processIo, type CliIo } from './io.js';
 import { logCommand } from './log-commands.js';
 import { serveCommand } from './serve.js';
@@ -25,6 +26,8 @@ Commands:
   user create NAME [--password PW | --password-stdin] [--data-dir DIR]
   user list [--json] [--data-dir DIR]
   user delete NAME [--data-dir DIR]    manage users offline (the broker must be stopped)
+  iggy <subcommand> [--addr HOST:PORT] talk to a running broker's Iggy listener: ping, stream,
+                                       topic, send, poll (quartet iggy --help)
   version                              print the version
   help [command]                       print this help, or a command's
 
@@ -54,6 +57,7 @@ Changes users in a stopped broker's data directory (refused while a broker holds
 Without a password, create generates one and prints it once. --password-stdin reads one line.
 The data directory comes from --data-dir, else the configuration (QUARTET_DATA_DIR, ./data).
 `,
+  iggy: iggyUsage,
   version: 'Usage: quartet version\n',
   help: 'Usage: quartet help [command]\n',
 };
@@ -80,6 +84,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         return await logCommand(rest, io);
       case 'user':
         return await userCommand(rest, io);
+      case 'iggy':
+        return await iggyCommand(rest, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -51,6 +51,8 @@ export interface StartedBroker {
   /** The in-process broker (null for a child process). */
   broker: Broker | null;
   server: QuartetServer | null;
+  /** "127.0.0.1:<port>" of the Iggy listener, when it is enabled (in-process brokers only). */
+  iggyAddress?: string;
   /** Stops the server and removes the data directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -129,7 +131,8 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
   }
   const host = '127.0.0.1';
   const port = address?.port ?? 0;
-  return { bootstrap: `${host}:${port}`, host, port, dataDir, broker: server.broker(), server, stop };
+  const iggy = server.listenerAddresses().get('iggy');
+  return { bootstrap: `${host}:${port}`, host, port, dataDir, broker: server.broker(), server, stop, ...(iggy ? { iggyAddress: `${host}:${iggy.port}` } : {}) };
 }
 
 async function startChild(dataDir: string, flags: Record<string, string | boolean>, env: Record<string, string>, logLevel: LogLevel): Promise<StartedBroker> {
