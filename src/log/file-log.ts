@@ -48,8 +48,18 @@ import type {
 
 /** Appends per writev: two iovecs each, inside Linux's IOV_MAX of 1024. */
 const appendsPerWriteMax = 512;
-/** Bytes per writev round; bounds how long one round holds the queue. */
-const bytesPerWriteMax = 16 * 1024 * 1024;
+/**
+ * Bytes per writev round under 'always': every round ends with one fsync, so a round takes as much
+ * as is queued, up to this bound on how long it holds the queue.
+ */
+const bytesPerSyncedWriteMax = 16 * 1024 * 1024;
+/**
+ * Bytes per writev round under 'interval'. Kept small so that writing overlaps with the work of
+ * the appends behind it: while one round is in the kernel, appenders whose batches completed in the
+ * previous round checksum and queue the next ones. One huge round would instead alternate between
+ * all the CPU work and all the I/O.
+ */
+const bytesPerWriteMax = 1024 * 1024;
 /** Bytes of rewritten batches compaction buffers before one writev. */
 const compactionWriteBytes = 1024 * 1024;
 /** Present only between a clean close and the next open: the indexes on disk are complete. */
@@ -341,11 +351,12 @@ export class FileLog implements PartitionLog {
   }
 
   private takeRound(): PendingAppend[] {
+    const bytesLimit = this.config.fsyncPolicy === 'always' ? bytesPerSyncedWriteMax : bytesPerWriteMax;
     let count = 0;
     let bytes = 0;
     while (count < this.queue.length && count < appendsPerWriteMax) {
       const entry = this.queue[count]!;
-      if (count > 0 && (entry.rollBefore || bytes + entry.bytes > bytesPerWriteMax)) break;
+      if (count > 0 && (entry.rollBefore || bytes + entry.bytes > bytesLimit)) break;
       bytes += entry.bytes;
       count++;
     }
