@@ -1,16 +1,20 @@
-// Kafka topic names and their place in the catalog. A Kafka topic `orders` is the topic `orders`
-// of the namespace 'default' (shared/DESIGN.md "Catalog"): the same log as Iggy stream `default` /
-// topic `orders`. Topics of other namespaces are not visible to Kafka clients.
+// Kafka topic names and their place in the catalog (docs/mapping.md, src/protocols/mapping.ts).
+// A Kafka topic `orders` is the topic `orders` of the namespace 'default' (shared/DESIGN.md
+// "Catalog"): the same log as Iggy stream `default` / topic `orders`. A topic `t` of another
+// namespace `n` (an Iggy stream) is the Kafka topic `esc(n).esc(t)`; a default-namespace topic
+// literally named so shadows it. Kafka clients create topics in 'default' only.
 //
 // Kafka's rules (org.apache.kafka.common.internals.Topic.validate): 1..249 characters from
 // [a-zA-Z0-9._-], and not "." or "..". The catalog's own rules are looser (any 255 UTF-8 bytes),
 // so a topic created through another protocol may have a name Kafka cannot express; such topics
-// are left out of Metadata's "all topics" answer.
+// are left out of Metadata's "all topics" answer. Responses name a resolved topic through
+// kafkaNameOf, never topic.name.
 
-import { defaultNamespaceName, type Topic, type TopicRef } from '../../core/catalog.js';
+import type { Topic } from '../../core/catalog.js';
 import type { Broker } from '../../core/broker.js';
 import type { PartitionLog } from '../../log/types.js';
 import { ErrorCode } from './codec/errors.js';
+import { kafkaTopicNameFor, kafkaVisibleTopics, resolveKafkaTopicName } from '../mapping.js';
 
 export const kafkaTopicNameCharsMax = 249;
 const legalChars = /^[a-zA-Z0-9._-]+$/;
@@ -24,26 +28,38 @@ export function kafkaTopicNameProblem(name: string): string | null {
   return null;
 }
 
-/** The catalog reference of a Kafka topic name. */
-export function kafkaTopicRef(name: string): TopicRef {
-  return { namespace: defaultNamespaceName, topic: name };
-}
-
-/** The Kafka-visible topic of that name, or null (unknown, or not in the default namespace). */
+/**
+ * The topic a Kafka name resolves to, or null: the default namespace's topic of that name first,
+ * then (a name `a.b` whose halves decode) topic `unesc(b)` of namespace `unesc(a)`.
+ */
 export function findKafkaTopic(broker: Broker, name: string): Topic | null {
-  return broker.catalog.getTopic(kafkaTopicRef(name));
+  return resolveKafkaTopicName(name, (n) => broker.catalog.getTopic({ namespace: n.namespace, topic: n.topic }));
 }
 
-/** Every topic a Kafka client can see: the default namespace's topics with legal Kafka names. */
+/**
+ * The name Kafka clients know a topic by: its mapped name (kafkaTopicNameFor). A topic Kafka
+ * cannot name is never listed; should one be reached anyway (a default-namespace topic looked up
+ * by its exact name), its catalog name is used as is.
+ */
+export function kafkaNameOf(topic: Topic): string {
+  return kafkaTopicNameFor(topic.namespace, topic.name) ?? topic.name;
+}
+
+/** Every topic a Kafka client can see, of every namespace, minus unnameable and shadowed ones. */
 export function listKafkaTopics(broker: Broker): Topic[] {
-  if (broker.catalog.getNamespace(defaultNamespaceName) === null) return [];
-  return broker.catalog.listTopics(defaultNamespaceName).filter((t) => kafkaTopicNameProblem(t.name) === null);
+  return kafkaVisibleTopics(broker.catalog.listTopics()).map((v) => v.topic);
 }
 
-/** The Kafka topic of a topic id (Metadata v10+, Fetch v13+), or null. */
+/** Whether Kafka clients can name this topic and its mapped name resolves back to it (not shadowed). */
+export function isKafkaVisible(broker: Broker, topic: Topic): boolean {
+  const name = kafkaTopicNameFor(topic.namespace, topic.name);
+  return name !== null && findKafkaTopic(broker, name)?.internalId === topic.internalId;
+}
+
+/** The Kafka topic of a topic id (Metadata v10+, DeleteTopics v6+), or null. */
 export function findKafkaTopicById(broker: Broker, uuid: Buffer): Topic | null {
   const topic = broker.catalog.topicByUuid(uuid);
-  return topic && topic.namespace === defaultNamespaceName ? topic : null;
+  return topic && isKafkaVisible(broker, topic) ? topic : null;
 }
 
 export type PartitionLookup =

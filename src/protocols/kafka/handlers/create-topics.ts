@@ -5,13 +5,16 @@
 //   a name given twice in one request        → INVALID_REQUEST "Duplicate topic name." (one result)
 //   not a legal Kafka name, or colliding with an existing topic once '.' and '_' are equated
 //                                            → INVALID_TOPIC_EXCEPTION (17)
-//   the topic exists                         → TOPIC_ALREADY_EXISTS (36)
+//   the topic exists                         → TOPIC_ALREADY_EXISTS (36); the name is resolved as
+//                                              everywhere (../topics.ts), so `s.t` naming Iggy
+//                                              stream `s` / topic `t` exists
 //   a config refused (../topic-configs.ts)   → INVALID_CONFIG (40), or INVALID_REQUEST for a null value
 //   manual assignments with num_partitions or replication_factor not -1 → INVALID_REQUEST (42)
 //   manual assignments naming another broker, a duplicate or empty replica list, or partitions
 //   that are not 0..n-1                      → INVALID_REPLICA_ASSIGNMENT (39)
 //   replication_factor 0 or < -1, or > 1 (one broker) → INVALID_REPLICATION_FACTOR (38)
 //   num_partitions 0 or < -1, or above the core's limit → INVALID_PARTITIONS (37)
+// Topics are always created in the default namespace (a Kafka client cannot create an Iggy stream).
 // num_partitions -1 takes the listener's default partition count, replication_factor -1 is 1.
 // validate_only runs every check and creates nothing; the result then carries the all-zero topic
 // id (as the ZooKeeper-era broker did). v5+ results carry num_partitions, replication_factor and
@@ -26,7 +29,7 @@ import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import { zeroUuid } from '../codec/reader.js';
 import { kafkaCodeOf } from '../errors.js';
 import { checkTopicConfigValue, describeTopicConfigs, isConfigRefusal } from '../topic-configs.js';
-import { findKafkaTopic, kafkaTopicNameProblem, listKafkaTopics } from '../topics.js';
+import { findKafkaTopic, kafkaNameOf, kafkaTopicNameProblem, listKafkaTopics } from '../topics.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
 type CreateTopicsRequest = RequestOf<typeof ApiKey.CreateTopics>;
@@ -41,7 +44,8 @@ function failure(name: string, errorCode: number, errorMessage: string | null): 
 function collisionOf(frontend: KafkaFrontend, name: string): string | null {
   const folded = name.replaceAll('.', '_');
   for (const topic of listKafkaTopics(frontend.broker)) {
-    if (topic.name !== name && topic.name.replaceAll('.', '_') === folded) return topic.name;
+    const existing = kafkaNameOf(topic);
+    if (existing !== name && existing.replaceAll('.', '_') === folded) return existing;
   }
   return null;
 }

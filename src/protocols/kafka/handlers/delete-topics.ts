@@ -14,7 +14,7 @@ import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import { zeroUuid } from '../codec/reader.js';
 import { kafkaCodeOf } from '../errors.js';
-import { findKafkaTopic, findKafkaTopicById } from '../topics.js';
+import { findKafkaTopic, findKafkaTopicById, kafkaNameOf } from '../topics.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
 type DeleteTopicsRequest = RequestOf<typeof ApiKey.DeleteTopics>;
@@ -46,12 +46,13 @@ async function deleteOne(frontend: KafkaFrontend, target: Target): Promise<Topic
     topic = findKafkaTopic(frontend.broker, target.name!);
     if (topic === null) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
   }
+  const name = kafkaNameOf(topic);
   try {
     await frontend.broker.deleteTopic(topic);
-    frontend.logger.info('deleted topic', { topic: topic.name });
-    return { name: topic.name, topicId: topic.uuid, errorCode: 0, errorMessage: null };
+    frontend.logger.info('deleted topic', { topic: name, namespace: topic.namespace });
+    return { name, topicId: topic.uuid, errorCode: 0, errorMessage: null };
   } catch (err) {
-    return { name: topic.name, topicId: topic.uuid, errorCode: kafkaCodeOf(err), errorMessage: err instanceof Error ? err.message : String(err) };
+    return { name, topicId: topic.uuid, errorCode: kafkaCodeOf(err), errorMessage: err instanceof Error ? err.message : String(err) };
   }
 }
 

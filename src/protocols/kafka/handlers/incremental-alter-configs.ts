@@ -22,7 +22,7 @@ import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import { kafkaCodeOf } from '../errors.js';
 import { ConfigResourceType, ConfigType, checkTopicConfigValue, isConfigRefusal, kafkaTopicKey } from '../topic-configs.js';
-import { findKafkaTopic } from '../topics.js';
+import { findKafkaTopic, kafkaNameOf } from '../topics.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
 type AlterResource = RequestOf<typeof ApiKey.IncrementalAlterConfigs>['resources'][number];
@@ -88,7 +88,7 @@ async function alterTopic(frontend: KafkaFrontend, resource: AlterResource, vali
     mergeTopicConfig(topic.config, changes);
     if (validateOnly || Object.keys(changes).length === 0) return ok;
     await frontend.broker.updateTopicConfig(topic, changes);
-    frontend.logger.info('altered topic config', { topic: topic.name, changes });
+    frontend.logger.info('altered topic config', { topic: kafkaNameOf(topic), changes });
     return ok;
   } catch (err) {
     return { errorCode: kafkaCodeOf(err), errorMessage: err instanceof Error ? err.message : String(err) };

@@ -13,6 +13,11 @@
 // always allowed below v4, as Kafka does), with the default partition count; kcat and most
 // librdkafka-based tools rely on that. A freshly created topic is described at once (Kafka
 // answers LEADER_NOT_AVAILABLE until the leader is elected; there is nothing to wait for here).
+//
+// Topics of every namespace are listed under their Kafka name (../topics.ts, docs/mapping.md):
+// Iggy stream `s` / topic `t` is `s.t`. A requested name is resolved before auto-creation, so
+// asking for `s.t` never creates a default-namespace topic `s.t` next to the stream's topic;
+// auto-creation, like CreateTopics, only ever creates in the default namespace.
 
 import { isQuartetError } from '../../../core/errors.js';
 import type { Topic } from '../../../core/catalog.js';
@@ -22,7 +27,7 @@ import { ErrorCode } from '../codec/errors.js';
 import type { MetadataResponseInput } from '../codec/messages/metadata.js';
 import { zeroUuid } from '../codec/reader.js';
 import { kafkaCodeOf } from '../errors.js';
-import { findKafkaTopic, findKafkaTopicById, kafkaTopicNameProblem, listKafkaTopics } from '../topics.js';
+import { findKafkaTopic, findKafkaTopicById, kafkaNameOf, kafkaTopicNameProblem, listKafkaTopics } from '../topics.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
 type TopicOut = NonNullable<MetadataResponseInput['topics']>[number];
@@ -36,7 +41,7 @@ function describeTopic(frontend: KafkaFrontend, topic: Topic): TopicOut {
   for (let p = 0; p < topic.partitions; p++) {
     partitions[p] = { errorCode: ErrorCode.NONE, partitionIndex: p, leaderId: node, leaderEpoch: 0, replicaNodes: [node], isrNodes: [node], offlineReplicas: [] };
   }
-  return { errorCode: ErrorCode.NONE, name: topic.name, topicId: topic.uuid, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperationsOmitted };
+  return { errorCode: ErrorCode.NONE, name: kafkaNameOf(topic), topicId: topic.uuid, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperationsOmitted };
 }
 
 function topicError(name: string | null, errorCode: number, topicId: Buffer = zeroUuid): TopicOut {

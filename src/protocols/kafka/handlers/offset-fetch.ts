@@ -16,7 +16,7 @@ import type { Broker } from '../../../core/broker.js';
 import type { CommittedOffset } from '../../../core/offsets.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
-import { findKafkaTopic } from '../topics.js';
+import { findKafkaTopic, isKafkaVisible, kafkaNameOf } from '../topics.js';
 import { kafkaOffsetScope, offsetStoreFailureCode } from './offset-commit.js';
 import { defineHandler, type KafkaRequestContext } from './types.js';
 
@@ -67,10 +67,11 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
     const topics: FetchedTopic[] = [];
     for (const [internalId, partitions] of byTopic) {
       const topic = broker.catalog.topicByInternalId(internalId);
-      // Offsets of a deleted topic, or of a topic Kafka clients cannot see, are not listed.
-      if (topic === null || findKafkaTopic(broker, topic.name)?.internalId !== internalId) continue;
+      // Offsets of a deleted topic, or of a topic Kafka clients cannot see (unnameable or
+      // shadowed), are not listed; the others under their Kafka name (`<stream>.<topic>`).
+      if (topic === null || !isKafkaVisible(broker, topic)) continue;
       const sorted = [...partitions.values()].sort((a, b) => a.partition - b.partition);
-      topics.push({ name: topic.name, partitions: sorted.map(toPartition) });
+      topics.push({ name: kafkaNameOf(topic), partitions: sorted.map(toPartition) });
     }
     return { errorCode: ErrorCode.NONE, topics };
   }
