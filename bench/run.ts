@@ -1,10 +1,14 @@
 // npm run bench: every benchmark, each printing its figures next to a baseline from the same run.
 // `npm run bench -- log` runs only the named ones.
 import { cpus, totalmem } from 'node:os';
+import { runIggyBench } from './iggy.js';
+import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
 
 const benches: Record<string, () => Promise<void>> = {
   log: runLogBench,
+  kafka: runKafkaBench,
+  iggy: runIggyBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,623 @@
+// Iggy benchmark (iggy-bench-like): Quartet's Iggy 0.11 listener driven through the SDK in this
+// process, each figure printed next to the raw loopback-TCP limit measured in the same run.
+//
+// Setup: the broker runs in a child process (`node bin/quartet.js serve`, Iggy listener on
+// 127.0.0.1:0, Kafka off), the SDK clients here, one IggyClient (one connection) per producer and
+// per consumer. The raw baseline has the same shape: a child-process Node TCP server, and this
+// process writing or reading 1 MiB chunks (about one batch frame) on the same number of sockets.
+//
+// 1. Ingest: a stream with a topic of 4 partitions; 4 producers, each sending `batches` batches of
+//    1,000 messages x 1,000 B to its own partition with IggyClient.sendMessages, one batch in
+//    flight each (as iggy-bench's pinned producers); per-batch latency = call -> confirmation.
+//    Baseline: 1 MiB writes client -> server-process sink (1 and 4 sockets; the faster counts).
+//    Target: >= 25% of it.
+// 2. Read-back: 4 consumers, each polling its partition from offset 0 (strategy offset) in polls
+//    of 1,000 messages until it has read every message; per-poll latency.
+//    Baseline: server-process source -> client, 1 MiB writes (1 and 4 sockets). Target: >= 50%.
+// 3. Latency: p50/p99/p99.9 of send and poll, next to a raw 1 MiB write -> 8 B ack (and an 8 B
+//    request -> 1 MiB reply) round trip on 4 sockets at once. Target: send p99 < 10 ms.
+//
+// 4. Context: raw TCP with 1 vs 4 sockets; CPU of the broker and of this process per batch in each
+//    phase; and the SDK's own CPU per batch measured alone in this process (send: prepareMessage x
+//    1,000 + encodeBatch + concat, as IggyClient.sendMessages; poll: decodePolledRecords, as
+//    pollMessages) next to the floor the protocol imposes (one XXH3-64 per message + one copy).
+//
+// MB/s counts message payload (1,000 B per message); each message also carries a 48-byte frame
+// header on the wire, so the wire rate is ~4.9% higher (printed as well).
+//
+// Environment: QUARTET_BENCH_QUICK=1 (a short validation run: 25 batches per producer, 1 trial,
+// 0.5 s baselines), QUARTET_BENCH_IGGY_BATCHES (batches per producer, default 250),
+// QUARTET_BENCH_IGGY_TRIALS (default 3), QUARTET_BENCH_CPU_PROF=<dir> (run the broker under
+// `node --cpu-prof`, profiles in <dir>).
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { xxh3 } from '@node-rs/xxhash';
+import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
+import { decodePolledRecords } from '../src/clients/iggy/messages.js';
+import { encodeBatch } from '../src/protocols/iggy/codec/index.js';
+import { benchDir, fmt, percentile, printTable, removeDir, type Row } from './harness.js';
+
+const repoRoot = new URL('..', import.meta.url).pathname;
+const envInt = (name: string, fallback: number): number => {
+  const v = Number(process.env[name]);
+  return Number.isInteger(v) && v > 0 ? v : fallback;
+};
+
+const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
+/** Producers, consumers and partitions (one partition per producer and per consumer). */
+const clients = 4;
+const messagesPerBatch = 1000;
+const messageBytes = 1000;
+/** Per-message frame header on the wire (codec frameHeaderBytes). */
+const messageFrameBytes = 48;
+const batchesPerProducer = envInt('QUARTET_BENCH_IGGY_BATCHES', quick ? 25 : 250);
+const trials = envInt('QUARTET_BENCH_IGGY_TRIALS', quick ? 1 : 3);
+/** Batches each producer sends to a separate topic before the timed run (JIT, allocations). */
+const warmupBatches = quick ? 3 : 10;
+/** Time bounds of the Quartet phases and of each raw baseline measurement. */
+const phaseSecondsMax = 120;
+const rawSeconds = quick ? 0.5 : 2;
+const rawBytesMax = 16 * 2 ** 30;
+const chunkBytes = 2 ** 20;
+const credentials = { username: 'root', password: 'bench-root-password' } satisfies IggyCredentials;
+const stream = 'bench';
+const topic = 'bench';
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: tracked, stopped at the end, killed if this process exits first.
+
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Spawns `node args` and waits (30 s at most) for a line of its output matching `ready`. */
+async function spawnNode(name: string, args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let output = '';
+  try {
+    const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s: ${output.slice(-2000)}`)), 30_000);
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        const m = output.match(ready);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m);
+        }
+        if (output.length > 1_000_000) output = output.slice(-100_000);
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited with ${code ?? signal}: ${output.slice(-2000)}`));
+      });
+    });
+    child.stdout!.removeAllListeners('data');
+    child.stderr!.removeAllListeners('data');
+    child.stdout!.resume();
+    child.stderr!.resume();
+    return { child, match };
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+}
+
+/** Linux: CPU seconds (user + system, all threads) of a process; NaN without /proc. */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+const selfCpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Raw loopback TCP: a Node server in a child process. The first byte of a connection picks the
+// mode: S = sink (counts bytes; on end replies with the u64 count), O = source (writes 1 MiB
+// chunks as fast as the socket takes them), A = ack (8 B ack per 1 MiB received), F = fetch
+// (1 MiB reply per 8 B request).
+
+const rawServerSource = `
+const net = require('node:net');
+const CHUNK = ${chunkBytes};
+const BLOCK = Buffer.alloc(CHUNK, 0x71);
+const ACK = Buffer.alloc(8, 0x61);
+const server = net.createServer((s) => {
+  s.setNoDelay(true);
+  s.on('error', () => {});
+  let mode = null;
+  let count = 0;
+  const pump = () => { while (!s.destroyed && s.writable && s.write(BLOCK)) {} };
+  s.on('drain', () => { if (mode === 'O') pump(); });
+  s.on('data', (d) => {
+    let n = d.length;
+    if (mode === null) { mode = String.fromCharCode(d[0]); n -= 1; if (mode === 'O') pump(); }
+    count += n;
+    if (mode === 'A') while (count >= CHUNK) { count -= CHUNK; s.write(ACK); }
+    else if (mode === 'F') while (count >= 8) { count -= 8; s.write(BLOCK); }
+  });
+  s.on('end', () => {
+    if (mode === 'S') { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(count)); s.end(b); } else s.end();
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log('raw-tcp port ' + server.address().port));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+/** Counts the bytes a socket receives; `until(n)` resolves once n bytes in total arrived. */
+class ByteCounter {
+  received = 0;
+  private waiter: { n: number; resolve: () => void } | null = null;
+  constructor(socket: Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.received += d.length;
+      if (this.waiter !== null && this.received >= this.waiter.n) {
+        const w = this.waiter;
+        this.waiter = null;
+        w.resolve();
+      }
+    });
+  }
+  until(n: number): Promise<void> {
+    if (this.received >= n) return Promise.resolve();
+    return new Promise((resolve) => (this.waiter = { n, resolve }));
+  }
+}
+
+function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F'): Promise<{ socket: Socket; counter: ByteCounter }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setNoDelay(true);
+    const counter = new ByteCounter(socket);
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.write(mode);
+      resolve({ socket, counter });
+    });
+  });
+}
+
+const drained = (s: Socket): Promise<void> => new Promise((resolve) => s.once('drain', resolve));
+
+interface RawRate {
+  bytes: number;
+  seconds: number;
+}
+const mbOf = (r: RawRate): number => r.bytes / r.seconds / 1e6;
+
+/** Client -> server: `sockets` writers of 1 MiB chunks for rawSeconds; ends when the sink counted it all. */
+async function rawIngest(port: number, sockets: number): Promise<RawRate> {
+  const conns = await Promise.all(Array.from({ length: sockets }, () => openRaw(port, 'S')));
+  const block = Buffer.alloc(chunkBytes, 0x70);
+  const start = performance.now();
+  const deadline = start + rawSeconds * 1000;
+  const counts = await Promise.all(
+    conns.map(async ({ socket, counter }) => {
+      let written = 0;
+      while (performance.now() < deadline && written < rawBytesMax / sockets) {
+        written += chunkBytes;
+        if (!socket.write(block)) await drained(socket);
+      }
+      const reply: Buffer[] = [];
+      socket.on('data', (d: Buffer) => reply.push(d));
+      socket.end();
+      await counter.until(8);
+      socket.destroy();
+      const counted = Number(Buffer.concat(reply).readBigUInt64LE(0));
+      if (counted !== written) throw new Error(`raw sink counted ${counted} of ${written} bytes`);
+      return counted;
+    }),
+  );
+  return { bytes: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - start) / 1000 };
+}
+
+/** Server -> client: `sockets` readers of the source for rawSeconds. */
+async function rawRead(port: number, sockets: number): Promise<RawRate> {
+  const conns = await Promise.all(Array.from({ length: sockets }, () => openRaw(port, 'O')));
+  const start = performance.now();
+  const base = conns.map((c) => c.counter.received);
+  await new Promise((r) => setTimeout(r, rawSeconds * 1000));
+  const bytes = conns.reduce((sum, c, i) => sum + c.counter.received - base[i]!, 0);
+  const seconds = (performance.now() - start) / 1000;
+  for (const c of conns) c.socket.destroy();
+  return { bytes, seconds };
+}
+
+/** Round trips on `sockets` connections at once for rawSeconds: A = 1 MiB up, 8 B ack; F = 8 B up, 1 MiB back. */
+async function rawRoundTrips(port: number, mode: 'A' | 'F', sockets: number): Promise<number[]> {
+  const conns = await Promise.all(Array.from({ length: sockets }, () => openRaw(port, mode)));
+  const up = mode === 'A' ? Buffer.alloc(chunkBytes, 0x70) : Buffer.alloc(8, 0x66);
+  const down = mode === 'A' ? 8 : chunkBytes;
+  const samples: number[] = [];
+  const deadline = performance.now() + rawSeconds * 1000;
+  await Promise.all(
+    conns.map(async ({ socket, counter }) => {
+      let expected = 0;
+      for (let i = 0; i < 100_000 && performance.now() < deadline; i++) {
+        const t0 = performance.now();
+        expected += down;
+        socket.write(up);
+        await counter.until(expected);
+        samples.push(performance.now() - t0);
+      }
+      socket.destroy();
+    }),
+  );
+  return samples;
+}
+
+interface RawBaseline {
+  ingest1: RawRate;
+  ingest4: RawRate;
+  read1: RawRate;
+  read4: RawRate;
+  ackRtt: number[];
+  fetchRtt: number[];
+}
+
+async function rawBaseline(port: number): Promise<RawBaseline> {
+  return {
+    ingest1: await rawIngest(port, 1),
+    ingest4: await rawIngest(port, clients),
+    read1: await rawRead(port, 1),
+    read4: await rawRead(port, clients),
+    ackRtt: await rawRoundTrips(port, 'A', clients),
+    fetchRtt: await rawRoundTrips(port, 'F', clients),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quartet
+
+interface Broker {
+  addr: string;
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+async function startBroker(): Promise<Broker> {
+  const dir = benchDir('iggy-');
+  const nodeArgs: string[] = [];
+  const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
+  if (profDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profDir}`);
+  const args = [
+    ...nodeArgs,
+    join(repoRoot, 'bin/quartet.js'),
+    'serve',
+    '--data-dir',
+    join(dir, 'data'),
+    '--iggy-addr',
+    '127.0.0.1:0',
+    '--kafka-enabled=false',
+    '--cursus-enabled=false',
+    '--felix-enabled=false',
+    '--http-addr',
+    '127.0.0.1:0',
+    '--log-level',
+    'info',
+  ];
+  const env = { QUARTET_ROOT_USERNAME: credentials.username, QUARTET_ROOT_PASSWORD: credentials.password };
+  let started: { child: ChildProcess; match: RegExpMatchArray };
+  try {
+    started = await spawnNode('quartet', args, /"msg":"listening","listener":"iggy","address":"([^"]+)"/, env);
+  } catch (err) {
+    removeDir(dir);
+    throw err;
+  }
+  const { child, match } = started;
+  let stopped: Promise<void> | null = null;
+  return {
+    addr: match[1]!,
+    cpuSeconds: () => cpuSecondsOf(child.pid),
+    stop: () => (stopped ??= stopChild(child).finally(() => removeDir(dir))),
+  };
+}
+
+function newClient(addr: string): IggyClient {
+  return new IggyClient({ addr, credentials, pingIntervalMs: 0, reconnect: false, requestTimeoutMs: 60_000 });
+}
+
+/** 1,000 payloads of 1,000 B; bytes 0..3 hold the message's index in its batch (checked on read-back). */
+const payloads = Array.from({ length: messagesPerBatch }, (_, i) => {
+  const b = Buffer.alloc(messageBytes, 0x61 + (i % 26));
+  b.writeUInt32LE(i, 0);
+  return b;
+});
+
+interface Phase {
+  messages: number;
+  /** Messages per partition (ingest: confirmed; read-back: read). */
+  perPartition: number[];
+  seconds: number;
+  latencies: number[];
+  brokerCpu: number;
+  benchCpu: number;
+}
+
+/** Resolves every caller once `n` callers arrived: the clients start their timed loops together. */
+function barrier(n: number): { arrive(): Promise<number> } {
+  let waiting = 0;
+  let release: (t: number) => void = () => {};
+  const all = new Promise<number>((r) => (release = r));
+  return {
+    arrive(): Promise<number> {
+      if (++waiting === n) release(performance.now());
+      return all;
+    },
+  };
+}
+
+async function produce(broker: Broker): Promise<Phase> {
+  const admin = newClient(broker.addr);
+  await admin.connect();
+  await admin.createStream(stream);
+  await admin.createTopic({ streamId: stream, name: topic, partitionsCount: clients });
+  await admin.createTopic({ streamId: stream, name: 'warmup', partitionsCount: clients });
+  await admin.close();
+
+  const gate = barrier(clients);
+  const latencies: number[] = [];
+  let cpu0 = { broker: 0, bench: 0 };
+  const ends = await Promise.all(
+    Array.from({ length: clients }, async (_, p) => {
+      const c = newClient(broker.addr);
+      await c.connect();
+      try {
+        for (let i = 0; i < warmupBatches; i++) await c.sendMessages({ streamId: stream, topicId: 'warmup', partitioning: { partitionId: p }, messages: payloads });
+        const start = await gate.arrive();
+        if (p === 0) cpu0 = { broker: broker.cpuSeconds(), bench: selfCpuSeconds() };
+        const deadline = start + phaseSecondsMax * 1000;
+        let sent = 0;
+        for (let b = 0; b < batchesPerProducer && performance.now() < deadline; b++) {
+          const t0 = performance.now();
+          const r = await c.sendMessages({ streamId: stream, topicId: topic, partitioning: { partitionId: p }, messages: payloads });
+          latencies.push(performance.now() - t0);
+          if (r.partitionId !== p || r.baseOffset !== BigInt(b * messagesPerBatch)) {
+            throw new Error(`batch ${b} of producer ${p}: confirmed partition ${r.partitionId} offset ${r.baseOffset}`);
+          }
+          sent++;
+        }
+        return { start, end: performance.now(), count: sent * messagesPerBatch };
+      } finally {
+        await c.close();
+      }
+    }),
+  );
+  const seconds = (Math.max(...ends.map((e) => e.end)) - ends[0]!.start) / 1000;
+  return { messages: latencies.length * messagesPerBatch, perPartition: ends.map((e) => e.count), seconds, latencies, brokerCpu: broker.cpuSeconds() - cpu0.broker, benchCpu: selfCpuSeconds() - cpu0.bench };
+}
+
+/** Consumer p reads partition p from offset 0 up to `expected[p]` messages. */
+async function consume(broker: Broker, expected: number[]): Promise<Phase> {
+  const gate = barrier(clients);
+  const latencies: number[] = [];
+  let cpu0 = { broker: 0, bench: 0 };
+  let messages = 0;
+  const ends = await Promise.all(
+    Array.from({ length: clients }, async (_, p) => {
+      const c = newClient(broker.addr);
+      await c.connect();
+      try {
+        const start = await gate.arrive();
+        if (p === 0) cpu0 = { broker: broker.cpuSeconds(), bench: selfCpuSeconds() };
+        const deadline = start + phaseSecondsMax * 1000;
+        const perPartition = expected[p]!;
+        let offset = 0;
+        for (let polls = 0; offset < perPartition && polls < perPartition && performance.now() < deadline; polls++) {
+          const t0 = performance.now();
+          const r = await c.pollMessages({ streamId: stream, topicId: topic, partitionId: p, consumer: { consumer: p + 1 }, strategy: { offset }, count: messagesPerBatch });
+          latencies.push(performance.now() - t0);
+          const first = r.messages[0];
+          if (first === undefined || first.offset !== BigInt(offset) || first.payload.length !== messageBytes || first.payload.readUInt32LE(0) !== offset % messagesPerBatch) {
+            throw new Error(`partition ${p} poll at offset ${offset}: unexpected reply (${r.messages.length} messages, first offset ${first?.offset})`);
+          }
+          offset += r.messages.length;
+          messages += r.messages.length;
+        }
+        if (offset < perPartition) throw new Error(`partition ${p}: read ${offset} of ${perPartition} messages within ${phaseSecondsMax} s`);
+        return { start, end: performance.now(), count: offset };
+      } finally {
+        await c.close();
+      }
+    }),
+  );
+  const seconds = (Math.max(...ends.map((e) => e.end)) - ends[0]!.start) / 1000;
+  return { messages, perPartition: ends.map((e) => e.count), seconds, latencies, brokerCpu: broker.cpuSeconds() - cpu0.broker, benchCpu: selfCpuSeconds() - cpu0.bench };
+}
+
+async function quartetTrial(): Promise<{ ingest: Phase; read: Phase }> {
+  spawnSync('sync');
+  const broker = await startBroker();
+  try {
+    const ingest = await produce(broker);
+    const read = await consume(broker, ingest.perPartition);
+    return { ingest, read };
+  } finally {
+    await broker.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SDK CPU per batch, alone in this process (no I/O)
+
+/** CPU ms per call of `f`, after 3 warm-up calls; bounded to `runs` calls and 3 s. */
+function cpuMsPerCall(runs: number, f: () => unknown): number {
+  for (let i = 0; i < 3; i++) f();
+  const c0 = process.cpuUsage();
+  const deadline = performance.now() + 3000;
+  let n = 0;
+  while (n < runs && performance.now() < deadline) {
+    f();
+    n++;
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000 / n;
+}
+
+interface SdkCpu {
+  encode: number;
+  decode: number;
+  floor: number;
+}
+
+function sdkCpu(): SdkCpu {
+  const runs = quick ? 20 : 100;
+  const now = BigInt(Date.now()) * 1000n;
+  // As IggyClient.sendMessages: prepare every message, encode the batch, join it into one buffer.
+  const encode = cpuMsPerCall(runs, () => Buffer.concat(encodeBatch(payloads.map((m) => prepareMessage(m, now).input))));
+  const stored = Buffer.concat(encodeBatch(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now }));
+  // As IggyClient.pollMessages: verify and decode the batch records of a reply.
+  const decode = cpuMsPerCall(runs, () => decodePolledRecords(0, [stored]));
+  // The protocol's floor: one XXH3-64 per message over its bytes, and one copy of the batch.
+  const floor = cpuMsPerCall(runs, () => {
+    for (const p of payloads) xxh3.xxh64(p);
+    return Buffer.concat(payloads);
+  });
+  return { encode, decode, floor };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+const mbS = (n: number): string => `${fmt(n)} MB/s`;
+const median = (xs: number[]): number => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!;
+};
+const verdict = (met: boolean): string => (met ? 'met' : 'MISSED');
+const payloadMb = (p: Phase): number => (p.messages * messageBytes) / p.seconds / 1e6;
+const wireMb = (p: Phase): number => (p.messages * (messageBytes + messageFrameBytes)) / p.seconds / 1e6;
+const rate = (p: Phase): number => p.messages / p.seconds;
+const pcts = [50, 99, 99.9];
+const pctText = (sorted: number[]): string => pcts.map((q) => fmt(percentile(sorted, q), 2)).join(' / ') + ' ms';
+const pctRatio = (a: number[], b: number[]): string => pcts.map((q) => `${fmt(percentile(a, q) / percentile(b, q), 1)}x`).join(' / ');
+
+export async function runIggyBench(): Promise<void> {
+  const total = clients * batchesPerProducer * messagesPerBatch;
+  console.log(
+    `\n# Iggy (${clients} producers x ${batchesPerProducer} batches x ${messagesPerBatch} messages x ${messageBytes} B = ${int(total)} messages, ` +
+      `${fmt((total * messageBytes) / 1e9, 2)} GB per trial, then ${clients} consumers; ${trials} trial${trials === 1 ? '' : 's'}${quick ? '; QUARTET_BENCH_QUICK' : ''})`,
+  );
+  const raw = await spawnNode('raw tcp server', ['-e', rawServerSource], /raw-tcp port (\d+)/);
+  const port = Number(raw.match[1]);
+  const bases: RawBaseline[] = [];
+  const runs: Array<{ ingest: Phase; read: Phase }> = [];
+  try {
+    for (let t = 0; t < trials; t++) {
+      const base = await rawBaseline(port);
+      bases.push(base);
+      const run = await quartetTrial();
+      runs.push(run);
+      console.log(
+        `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}; ` +
+          `ingest ${mbS(payloadMb(run.ingest))} in ${fmt(run.ingest.seconds, 2)} s, read-back ${mbS(payloadMb(run.read))} in ${fmt(run.read.seconds, 2)} s`,
+      );
+    }
+  } finally {
+    await stopChild(raw.child);
+  }
+  const cpu = sdkCpu();
+
+  const up1 = median(bases.map((b) => mbOf(b.ingest1)));
+  const up4 = median(bases.map((b) => mbOf(b.ingest4)));
+  const down1 = median(bases.map((b) => mbOf(b.read1)));
+  const down4 = median(bases.map((b) => mbOf(b.read4)));
+  const upLimit = Math.max(up1, up4);
+  const downLimit = Math.max(down1, down4);
+  const ingestMb = median(runs.map((r) => payloadMb(r.ingest)));
+  const readMb = median(runs.map((r) => payloadMb(r.read)));
+  const sendLat = runs.flatMap((r) => r.ingest.latencies).sort((a, b) => a - b);
+  const pollLat = runs.flatMap((r) => r.read.latencies).sort((a, b) => a - b);
+  const ackRtt = bases.flatMap((b) => b.ackRtt).sort((a, b) => a - b);
+  const fetchRtt = bases.flatMap((b) => b.fetchRtt).sort((a, b) => a - b);
+  const sendP99 = percentile(sendLat, 99);
+
+  printTable(`Iggy through the SDK vs raw loopback TCP (median of ${trials}; MB/s of payload; baseline = the faster of 1 and ${clients} raw sockets, 1 MiB writes; ratio = Quartet / raw)`, [
+    {
+      case: `ingest: ${clients} producers, batches of ${messagesPerBatch} x ${messageBytes} B, 1 in flight each (baseline: client -> server-process sink)`,
+      value: `${mbS(ingestMb)}, ${int(median(runs.map((r) => rate(r.ingest))))} msg/s (wire ${mbS(median(runs.map((r) => wireMb(r.ingest))))})`,
+      baseline: mbS(upLimit),
+      ratio: `${fmt((ingestMb / upLimit) * 100, 0)}%`,
+      target: `>= 25%: ${verdict(ingestMb / upLimit >= 0.25)}`,
+    },
+    {
+      case: `read-back: ${clients} consumers, polls of ${messagesPerBatch} from offset (baseline: server-process source -> client)`,
+      value: `${mbS(readMb)}, ${int(median(runs.map((r) => rate(r.read))))} msg/s (wire ${mbS(median(runs.map((r) => wireMb(r.read))))})`,
+      baseline: mbS(downLimit),
+      ratio: `${fmt((readMb / downLimit) * 100, 0)}%`,
+      target: `>= 50%: ${verdict(readMb / downLimit >= 0.5)}`,
+    },
+  ]);
+
+  printTable(`Iggy batch latency p50 / p99 / p99.9 (all trials pooled; baseline = raw round trip on ${clients} sockets at once; ratio per percentile)`, [
+    {
+      case: `send 1 batch (${int(sendLat.length)} sends) vs raw 1 MiB write -> 8 B ack (${int(ackRtt.length)})`,
+      value: pctText(sendLat),
+      baseline: pctText(ackRtt),
+      ratio: pctRatio(sendLat, ackRtt),
+      target: `p99 < 10 ms: ${verdict(sendP99 < 10)}`,
+    },
+    {
+      case: `poll ${messagesPerBatch} messages (${int(pollLat.length)} polls) vs raw 8 B request -> 1 MiB reply (${int(fetchRtt.length)})`,
+      value: pctText(pollLat),
+      baseline: pctText(fetchRtt),
+      ratio: pctRatio(pollLat, fetchRtt),
+    },
+  ]);
+
+  const cpuRow = (name: string, phase: (r: { ingest: Phase; read: Phase }) => Phase): Row => {
+    const batches = (p: Phase): number => p.messages / messagesPerBatch;
+    const seconds = median(runs.map((r) => phase(r).seconds));
+    const broker = median(runs.map((r) => (phase(r).brokerCpu * 1000) / batches(phase(r))));
+    const bench = median(runs.map((r) => (phase(r).benchCpu * 1000) / batches(phase(r))));
+    const busy = median(runs.map((r) => (phase(r).brokerCpu + phase(r).benchCpu) / phase(r).seconds));
+    return {
+      case: `${name}: CPU ms per batch, broker process + this process (SDK clients), over ${fmt(seconds, 2)} s`,
+      value: `${fmt(broker, 2)} + ${fmt(bench, 2)} ms`,
+      baseline: `floor ${fmt(cpu.floor, 2)} ms`,
+      ratio: `${fmt(busy, 2)} of 2 cores busy`,
+    };
+  };
+  printTable('Iggy context: raw TCP with 1 socket, and CPU per 1,000-message batch (floor = 1,000 x XXH3-64 of 1,000 B + one copy of the batch, in this process)', [
+    { case: 'raw client -> server, 1 socket', value: mbS(up1), baseline: `${clients} sockets: ${mbS(up4)}`, ratio: `${fmt((up1 / up4) * 100, 0)}%` },
+    { case: 'raw server -> client, 1 socket', value: mbS(down1), baseline: `${clients} sockets: ${mbS(down4)}`, ratio: `${fmt((down1 / down4) * 100, 0)}%` },
+    cpuRow('ingest', (r) => r.ingest),
+    cpuRow('read-back', (r) => r.read),
+    { case: 'SDK send path alone: prepareMessage x 1,000 + encodeBatch + concat', value: `${fmt(cpu.encode, 2)} ms`, baseline: `${fmt(cpu.floor, 2)} ms`, ratio: `${fmt(cpu.encode / cpu.floor, 1)}x` },
+    { case: 'SDK poll path alone: decodePolledRecords (verify + decode 1,000 messages)', value: `${fmt(cpu.decode, 2)} ms`, baseline: `${fmt(cpu.floor, 2)} ms`, ratio: `${fmt(cpu.decode / cpu.floor, 1)}x` },
+  ]);
+}
