@@ -108,13 +108,20 @@ function keyOf(key: Buffer): string {
   return key.toString('latin1');
 }
 
-/** The offset of the last record of each key, over the batches compaction may rewrite. */
+/**
+ * The offset of the last record of each key, over the batches compaction may rewrite; and the
+ * base offset of the last data batch of each producer id over the compacted range, so that
+ * compaction keeps that batch as it is (see compactBatch).
+ */
 export class CompactionKeyMap {
   private readonly lastOffsetByKey = new Map<string, number>();
+  private readonly lastBatchByProducer = new Map<number, number>();
 
   constructor(private readonly formats: FormatRegistry) {}
 
+  /** Batches must be added in offset order. */
   add(batch: StoredBatch): void {
+    if (isProducerData(batch)) this.lastBatchByProducer.set(batch.producerId, batch.baseOffset);
     if (isOpaque(batch, this.formats)) return;
     for (const record of this.formats.get(batch.format)!.decode(batch)) {
       if (record.key !== null) this.lastOffsetByKey.set(keyOf(record.key), record.offset);
@@ -123,6 +130,11 @@ export class CompactionKeyMap {
 
   get size(): number {
     return this.lastOffsetByKey.size;
+  }
+
+  /** Whether `batch` is the last data batch of its producer id (>= 0) among the batches added. */
+  isLastOfProducer(batch: StoredBatch): boolean {
+    return isProducerData(batch) && this.lastBatchByProducer.get(batch.producerId) === batch.baseOffset;
   }
 
   /** Whether compaction keeps `record`; `tombstoneDeadline` is now - deleteRetentionMs. */
@@ -138,9 +150,20 @@ export type CompactionOutcome =
   | { kind: 'drop'; recordsRemoved: number }
   | { kind: 'rewrite'; request: AppendRequest; recordsRemoved: number };
 
-/** What compaction does with one batch. A batch whose records all survive is kept verbatim. */
+/** A data batch of an idempotent or transactional producer (markers are not data). */
+function isProducerData(batch: StoredBatch): boolean {
+  return batch.producerId >= 0 && (batch.flags & BatchFlags.control) === 0;
+}
+
+/**
+ * What compaction does with one batch. A batch whose records all survive is kept verbatim. So is
+ * the last data batch of each producer id in the compacted range, whatever its records (Kafka's
+ * cleaner does the same): producer state is rebuilt after a crash by replaying batch headers, and
+ * must find the same last sequence and epoch per producer as before compaction, or it would reject
+ * the producer's next batch or accept a retry of its last one a second time.
+ */
 export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats: FormatRegistry, tombstoneDeadline: number): CompactionOutcome {
-  if (isOpaque(batch, formats)) return { kind: 'keep' };
+  if (isOpaque(batch, formats) || keys.isLastOfProducer(batch)) return { kind: 'keep' };
   const codec = formats.get(batch.format)!;
   const records = codec.decode(batch);
   const kept = records.filter((r) => keys.keeps(r, tombstoneDeadline));
@@ -171,4 +194,20 @@ export function rewrittenBatch(template: StoredBatch, request: AppendRequest): S
 
 export function tombstoneDeadline(config: LogConfig & LogConfigExtras, now: number): number {
   return now - (config.deleteRetentionMs ?? deleteRetentionMsDefault);
+}
+
+/** Rejects a DeleteSegments count that is not a non-negative integer. */
+export function checkSegmentCount(count: number): void {
+  if (!Number.isSafeInteger(count) || count < 0) throw new QuartetError('invalid_request', `invalid segment count ${count}`);
+}
+
+/**
+ * How many of the oldest segments DeleteSegments removes: at most `count`, never the active
+ * (last) one, and none from the first segment whose end (exclusive) is above `before`.
+ */
+export function oldestSegmentsToDelete(ends: readonly number[], count: number, before: number | undefined): number {
+  const sealed = Math.max(0, ends.length - 1);
+  let n = 0;
+  while (n < Math.min(count, sealed) && (before === undefined || ends[n]! <= before)) n++;
+  return n;
 }

@@ -9,8 +9,9 @@
 //
 // Concurrency: `io` serialises everything that touches the active segment (write rounds, syncs,
 // rolls, compaction installs); `maintenance` serialises the slow whole-log passes (retention,
-// compaction, deleteRecordsBefore, truncateAll) against each other. Readers pin the segments they
-// read, so retention and compaction never close a file under a read.
+// compaction, deleteRecordsBefore, truncateAll) against each other. A reader pins every segment
+// it may read, all at once before its first await, so retention and compaction never close a file
+// under a read; retention moves the log start before it unlinks anything.
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -21,9 +22,11 @@ import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import {
   assertValidConfig,
   checkAppendRequest,
+  checkSegmentCount,
   closedError,
   CompactionKeyMap,
   compactBatch,
+  oldestSegmentsToDelete,
   outOfRange,
   ReadSelector,
   segmentOffsetSpanMax,
@@ -39,6 +42,7 @@ import type {
   AppendRequest,
   AppendResult,
   CleanupResult,
+  DeleteSegmentsOptions,
   LogConfig,
   LogStats,
   PartitionLog,
@@ -140,6 +144,7 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
     const { segment } = await Segment.open(fsys, dir, bases[i]!, config.indexIntervalBytes, trust, logger);
     segments.push(segment);
   }
+  await repairOverlaps(fsys, dir, segments, config, clean, logger);
   const checkpoint = await readCheckpoint(fsys, dir);
   if (typeof checkpoint === 'string') logger.warn('ignoring a damaged log-start checkpoint', { problem: checkpoint });
   let logStartOffset = Math.max(typeof checkpoint === 'number' ? checkpoint : 0, segments[0]?.baseOffset ?? 0);
@@ -152,17 +157,53 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
   if (segments.length === 0) segments.push(await Segment.create(fsys, dir, logStartOffset, config.indexIntervalBytes));
   while (segments.length > 1 && segments[1]!.baseOffset <= logStartOffset) await segments.shift()!.delete();
   logStartOffset = Math.max(logStartOffset, segments[0]!.baseOffset);
-  for (let i = 1; i < segments.length; i++) {
-    if (segments[i - 1]!.nextOffset > segments[i]!.baseOffset) {
-      logger.error('segments overlap', { segment: segments[i]!.baseOffset, previousEnd: segments[i - 1]!.nextOffset });
-    }
-  }
   if (clean) {
     // Gone before any new write: a later crash must not look like a clean shutdown.
     await fsys.unlink(join(dir, cleanShutdownFileName));
     await fsys.fsyncDir(dir);
   }
   return { segments, logStartOffset };
+}
+
+/**
+ * Segments must not overlap: each starts at or after the end of the one before. An empty segment
+ * that starts below its predecessor's end holds nothing and is what a roll that failed after
+ * creating `<base>.log` leaves behind (the old segment then took later appends): it is removed,
+ * or as the last segment it would become the active one, hide that data and reuse its offsets.
+ * Overlapping segments that both hold data cannot be told apart (which copy of those offsets is
+ * right?): the open fails rather than serve or overwrite either.
+ */
+async function repairOverlaps(fsys: LogFileSystem, dir: string, segments: Segment[], config: LogConfig, clean: boolean, logger: Logger): Promise<void> {
+  let activeRemoved = false;
+  for (let i = 1; i < segments.length; ) {
+    const previous = segments[i - 1]!;
+    const segment = segments[i]!;
+    if (segment.baseOffset >= previous.nextOffset) {
+      i++;
+      continue;
+    }
+    if (!segment.isEmpty) {
+      for (const s of segments) await s.retire().catch(() => undefined);
+      throw new QuartetError(
+        'storage_error',
+        `segments overlap in ${dir}: ${segment.paths.log} starts at ${segment.baseOffset}, below ${previous.nextOffset}, the end of ${previous.paths.log}`,
+      );
+    }
+    logger.warn('removing an empty segment that overlaps the previous one (left by a failed roll)', {
+      file: segment.paths.log,
+      previousEnd: previous.nextOffset,
+    });
+    activeRemoved ||= i === segments.length - 1;
+    segments.splice(i, 1);
+    await segment.delete();
+  }
+  if (activeRemoved && !clean) {
+    // The new last segment was opened as a sealed one, trusting its indexes; after an unclean
+    // stop the active segment is rescanned from position 0 instead.
+    const last = segments.pop()!;
+    await last.retire();
+    segments.push((await Segment.open(fsys, dir, last.baseOffset, config.indexIntervalBytes, false, logger)).segment);
+  }
 }
 
 /** Removes compaction and checkpoint temp files, and index files whose log is gone. */
@@ -330,6 +371,9 @@ export class FileLog implements PartitionLog {
       total += entry.bytes;
     }
     let waiters: Waiter[] = [];
+    // Acknowledged appends of earlier rounds not yet synced ('interval'): a failed fsync covers them too.
+    const unsyncedBefore = this.dirty;
+    let syncing = false;
     try {
       await segment.append(
         taken.map((e) => e.meta),
@@ -339,12 +383,16 @@ export class FileLog implements PartitionLog {
       segment.firstAppendTime ??= taken[0]!.appendTime;
       if (this.config.fsyncPolicy === 'always' || this.syncWaiters.length > 0) {
         waiters = this.syncWaiters.splice(0);
+        syncing = true;
         await segment.sync();
         this.dirty = false;
       } else {
         this.dirty = true;
       }
     } catch (error) {
+      // The kernel may have dropped the dirty pages of those earlier appends, and a later fsync
+      // would succeed without them: stop accepting writes, as the timer's sync does.
+      if (syncing && unsyncedBefore) this.goReadOnly(error);
       return this.failRound(segment, before, taken, waiters, error);
     }
     this.completeRound(taken, waiters);
@@ -416,11 +464,22 @@ export class FileLog implements PartitionLog {
     this.readOnlyCause = cause;
   }
 
+  /**
+   * Seals the active segment and starts a new one at `baseOffset`. A failed seal turns the log
+   * read-only: its fsyncs covered acknowledged data (under 'interval', possibly never synced) and a
+   * retry could succeed after the kernel dropped those pages. A failed create leaves the old
+   * segment active (Segment.create removes what it made) and the log writable.
+   */
   private async rollActive(baseOffset: number): Promise<void> {
     const old = this.active();
     if (old.isEmpty) return;
     assert.ok(baseOffset >= old.nextOffset, 'a new segment starts at or after the old end');
-    await old.seal();
+    try {
+      await old.seal();
+    } catch (error) {
+      this.goReadOnly(error);
+      throw error;
+    }
     this.dirty = false;
     const segment = await Segment.create(this.fsys, this.dir, baseOffset, this.config.indexIntervalBytes);
     this.segments = [...this.segments, segment];
@@ -511,12 +570,16 @@ export class FileLog implements PartitionLog {
     if (offset >= this.highWatermark) return [];
     const endOffset = Math.min(this.highWatermark, options.maxOffset ?? Infinity);
     const selector = new ReadSelector(offset, endOffset, options.maxBytes);
-    const segments = this.segments;
-    for (let i = this.segmentIndexFor(offset, segments); i < segments.length && !selector.done; i++) {
-      const segment = segments[i]!;
-      if (segment.nextOffset <= offset) continue;
-      await this.pinned(segment, () => this.readSegment(segment, offset, selector, options.maxBytes));
-    }
+    const segments = this.segments.slice(this.segmentIndexFor(offset, this.segments));
+    // Every segment the read may reach is pinned now, before the first await: retention or
+    // compaction may retire one while an earlier one is being read.
+    await this.pinnedAll(segments, async () => {
+      for (const segment of segments) {
+        if (selector.done) break;
+        if (segment.nextOffset <= offset) continue;
+        await this.readSegment(segment, offset, selector, options.maxBytes);
+      }
+    });
     return selector.batches;
   }
 
@@ -537,13 +600,33 @@ export class FileLog implements PartitionLog {
     return found;
   }
 
-  private async pinned<T>(segment: Segment, task: () => Promise<T>): Promise<T> {
-    segment.acquire();
+  private pinned<T>(segment: Segment, task: () => Promise<T>): Promise<T> {
+    return this.pinnedAll([segment], task);
+  }
+
+  /**
+   * Runs `task` with every one of `segments` pinned. The pins are taken synchronously, so a
+   * caller that passes a copy of `this.segments` taken in the same tick holds them all before
+   * anything can retire one; their files stay open (unlinked or replaced, at worst) until released.
+   */
+  private async pinnedAll<T>(segments: readonly Segment[], task: () => Promise<T>): Promise<T> {
+    const held: Segment[] = [];
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      return await task();
-    } finally {
-      await segment.release();
+      for (const segment of segments) {
+        segment.acquire();
+        held.push(segment);
+      }
+      outcome = { ok: true, value: await task() };
+    } catch (error) {
+      outcome = { ok: false, error };
     }
+    // Every pin is released even if closing one retired segment's files fails.
+    const released = await Promise.allSettled(held.map((s) => s.release()));
+    if (!outcome.ok) throw outcome.error;
+    const failed = released.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return outcome.value;
   }
 
   /**
@@ -593,47 +676,49 @@ export class FileLog implements PartitionLog {
 
   async offsetForTimestamp(timestamp: number): Promise<number | null> {
     if (this.closed) throw closedError();
-    for (const segment of this.segments) {
-      if (segment.maxTimestamp === null || segment.maxTimestamp < timestamp || segment.nextOffset <= this.logStartOffset) continue;
-      const from = Math.max(segment.timeIndex.scanStart(timestamp), this.logStartOffset);
-      const found = await this.pinned(segment, async () => {
+    const segments = this.segments;
+    // Pinned together before the first await, like a read (see pinnedAll).
+    return this.pinnedAll(segments, async () => {
+      for (const segment of segments) {
+        if (segment.maxTimestamp === null || segment.maxTimestamp < timestamp || segment.nextOffset <= this.logStartOffset) continue;
+        const from = Math.max(segment.timeIndex.scanStart(timestamp), this.logStartOffset);
         for await (const { header } of this.segmentEnvelopes(segment, from)) {
           if (header.baseOffset >= this.highWatermark) return null;
           const lastOffset = header.baseOffset + header.recordCount - 1;
           if (lastOffset >= this.logStartOffset && header.maxTimestamp >= timestamp) return Math.max(header.baseOffset, this.logStartOffset);
         }
-        return null;
-      });
-      if (found !== null) return found;
-    }
-    return null;
+      }
+      return null;
+    });
   }
 
   async maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
     if (this.closed) throw closedError();
-    let best: { offset: number; timestamp: number } | null = null;
-    for (const segment of this.segments) {
-      if (segment.maxTimestamp === null || segment.nextOffset <= this.logStartOffset) continue;
-      if (best !== null && segment.maxTimestamp <= best.timestamp) continue;
-      const exact = segment.baseOffset >= this.logStartOffset && segment.offsetOfMaxTimestamp < this.highWatermark;
-      const candidate = exact ? { offset: segment.offsetOfMaxTimestamp, timestamp: segment.maxTimestamp } : await this.scanMaxTimestamp(segment);
-      if (candidate !== null && (best === null || candidate.timestamp > best.timestamp)) best = candidate;
-    }
-    return best;
-  }
-
-  /** The max timestamp among a segment's readable batches at or after the log start. */
-  private scanMaxTimestamp(segment: Segment): Promise<{ offset: number; timestamp: number } | null> {
-    return this.pinned(segment, async () => {
+    const segments = this.segments;
+    // Pinned together before the first await, like a read (see pinnedAll).
+    return this.pinnedAll(segments, async () => {
       let best: { offset: number; timestamp: number } | null = null;
-      for await (const { header } of this.segmentEnvelopes(segment, this.logStartOffset)) {
-        if (header.baseOffset >= this.highWatermark) break;
-        const lastOffset = header.baseOffset + header.recordCount - 1;
-        if (lastOffset < this.logStartOffset) continue;
-        if (best === null || header.maxTimestamp > best.timestamp) best = { offset: lastOffset, timestamp: header.maxTimestamp };
+      for (const segment of segments) {
+        if (segment.maxTimestamp === null || segment.nextOffset <= this.logStartOffset) continue;
+        if (best !== null && segment.maxTimestamp <= best.timestamp) continue;
+        const exact = segment.baseOffset >= this.logStartOffset && segment.offsetOfMaxTimestamp < this.highWatermark;
+        const candidate = exact ? { offset: segment.offsetOfMaxTimestamp, timestamp: segment.maxTimestamp } : await this.scanMaxTimestamp(segment);
+        if (candidate !== null && (best === null || candidate.timestamp > best.timestamp)) best = candidate;
       }
       return best;
     });
+  }
+
+  /** The max timestamp among a (pinned) segment's readable batches at or after the log start. */
+  private async scanMaxTimestamp(segment: Segment): Promise<{ offset: number; timestamp: number } | null> {
+    let best: { offset: number; timestamp: number } | null = null;
+    for await (const { header } of this.segmentEnvelopes(segment, this.logStartOffset)) {
+      if (header.baseOffset >= this.highWatermark) break;
+      const lastOffset = header.baseOffset + header.recordCount - 1;
+      if (lastOffset < this.logStartOffset) continue;
+      if (best === null || header.maxTimestamp > best.timestamp) best = { offset: lastOffset, timestamp: header.maxTimestamp };
+    }
+    return best;
   }
 
   // ---- Deletion, retention, compaction ---------------------------------------------------------
@@ -657,19 +742,58 @@ export class FileLog implements PartitionLog {
     });
   }
 
-  /** Moves the log start (checkpointed first, so a crash cannot resurrect records), then drops segments below it. */
+  /**
+   * Iggy DeleteSegments: the oldest `count` sealed segments go, never the active one (see
+   * PartitionLog). The new start is the base of the first segment kept; it is checkpointed before
+   * any file is deleted, like every advance of the log start.
+   */
+  deleteOldestSegments(count: number, options: DeleteSegmentsOptions = {}): Promise<CleanupResult> {
+    if (this.closed) return Promise.reject(closedError());
+    try {
+      checkSegmentCount(count);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.maintenance.run(async () => {
+      const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
+      const n = oldestSegmentsToDelete(this.segments.map((s) => s.nextOffset), count, options.before);
+      if (n === 0) return result;
+      const doomed = this.segments.slice(0, n);
+      // Sealed segments were written (and synced when sealed) before the next one began, so the
+      // base of the first kept segment is at or below the high watermark.
+      const target = Math.min(this.segments[n]!.baseOffset, this.highWatermark);
+      for (const segment of doomed) {
+        result.bytesDeleted += segment.size;
+        result.recordsRemoved += Math.max(0, segment.nextOffset - Math.max(segment.baseOffset, this.logStartOffset));
+      }
+      if (target > this.logStartOffset) await this.advanceLogStart(target);
+      result.segmentsDeleted = doomed.filter((s) => !this.segments.includes(s)).length;
+      return result;
+    });
+  }
+
+  /**
+   * Moves the log start, then drops segments below it. The checkpoint is written first and the
+   * new start is taken in memory only once it is durable: a crash cannot resurrect records, and a
+   * failed write leaves the start where it was, so the call rejects and a retry writes it again
+   * (instead of finding the start already moved and reporting success).
+   */
   private async advanceLogStart(offset: number): Promise<void> {
     assert.ok(offset > this.logStartOffset && offset <= this.highWatermark, 'the log start only advances, up to the high watermark');
-    this.logStartOffset = offset;
     try {
       await writeCheckpoint(this.fsys, this.dir, offset);
     } catch (error) {
       throw storageError('cannot write the log start checkpoint', error);
     }
+    this.logStartOffset = Math.max(this.logStartOffset, offset);
     await this.io.run(async () => {
       const active = this.active();
       if (!active.isEmpty && active.nextOffset <= offset) {
-        await this.rollActive(active.nextOffset);
+        try {
+          await this.rollActive(active.nextOffset);
+        } catch (error) {
+          throw storageError('segment roll failed', error);
+        }
         this.resetAssignment();
       }
     });
@@ -681,10 +805,13 @@ export class FileLog implements PartitionLog {
     const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
     while (howMany(this.segments) > 0 && this.segments.length > 1) {
       const [oldest, ...rest] = this.segments;
-      this.segments = rest;
       result.segmentsDeleted += 1;
       result.bytesDeleted += oldest!.size;
       result.recordsRemoved += oldest!.nextOffset - Math.max(oldest!.baseOffset, Math.min(this.logStartOffset, oldest!.nextOffset));
+      // In the same tick as the segment leaves the list, before its files go: a read of one of
+      // its offsets from now on is out of range (not answered with the batches after them).
+      this.segments = rest;
+      this.logStartOffset = Math.max(this.logStartOffset, rest[0]!.baseOffset);
       try {
         await oldest!.delete();
       } catch (error) {

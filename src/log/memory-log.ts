@@ -8,9 +8,11 @@ import { systemClock, type Clock } from '../core/clock.js';
 import {
   assertValidConfig,
   checkAppendRequest,
+  checkSegmentCount,
   closedError,
   CompactionKeyMap,
   compactBatch,
+  oldestSegmentsToDelete,
   outOfRange,
   ReadSelector,
   rewrittenBatch,
@@ -23,6 +25,7 @@ import type {
   AppendRequest,
   AppendResult,
   CleanupResult,
+  DeleteSegmentsOptions,
   LogConfig,
   LogStats,
   PartitionLog,
@@ -145,6 +148,24 @@ export class MemoryLog implements PartitionLog {
     return Promise.resolve();
   }
 
+  deleteOldestSegments(count: number, options: DeleteSegmentsOptions = {}): Promise<CleanupResult> {
+    if (this.closed) return Promise.reject(closedError());
+    try {
+      checkSegmentCount(count);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
+    const n = oldestSegmentsToDelete(this.segments.map(segmentEnd), count, options.before);
+    for (const gone of this.segments.splice(0, n)) {
+      result.segmentsDeleted += 1;
+      result.bytesDeleted += gone.sizeBytes;
+      result.recordsRemoved += Math.max(0, segmentEnd(gone) - Math.max(gone.baseOffset, this.logStartOffset));
+    }
+    this.logStartOffset = Math.max(this.logStartOffset, this.segments[0]!.baseOffset);
+    return Promise.resolve(result);
+  }
+
   applyRetention(now: number): Promise<CleanupResult> {
     if (this.closed) return Promise.reject(closedError());
     const active = this.active();
@@ -255,6 +276,12 @@ export class MemoryLog implements PartitionLog {
   private notify(highWatermark: number): void {
     for (const listener of this.listeners) listener(highWatermark);
   }
+}
+
+/** One past the segment's last offset (its base while empty), like the file log's Segment.nextOffset. */
+function segmentEnd(segment: MemorySegment): number {
+  const last = segment.batches.at(-1);
+  return last ? last.lastOffset + 1 : segment.baseOffset;
 }
 
 function emptySegment(baseOffset: number): MemorySegment {

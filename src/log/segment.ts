@@ -109,11 +109,24 @@ export class Segment {
     return this.size === 0;
   }
 
-  /** Creates an empty segment (truncating any leftover files of the same name). */
+  /**
+   * Creates an empty segment (truncating any leftover files of the same name). On failure the
+   * files it created are unlinked again (best effort): an empty `<base>.log` left behind by a
+   * failed roll would otherwise look, at the next open, like an active segment starting below
+   * data the old segment goes on to receive. Recovery removes such a file if it survives anyway.
+   */
   static async create(fsys: LogFileSystem, dir: string, baseOffset: number, indexIntervalBytes: number, suffix = ''): Promise<Segment> {
     const paths = segmentPaths(dir, baseOffset, suffix);
-    const fds = await openAll(fsys, [paths.log, paths.index, paths.timeIndex], 'w+');
-    await fsys.fsyncDir(dir);
+    const files = [paths.log, paths.index, paths.timeIndex];
+    const fds: number[] = [];
+    try {
+      for (const path of files) fds.push(await fsys.open(path, 'w+'));
+      await fsys.fsyncDir(dir);
+    } catch (error) {
+      await Promise.allSettled(fds.map((fd) => fsys.close(fd)));
+      await unlinkQuietly(fsys, dir, files);
+      throw error;
+    }
     const segment = new Segment(fsys, dir, baseOffset, fds[0]!, fds[1]!, fds[2]!, indexIntervalBytes);
     segment.suffix = suffix;
     return segment;
@@ -429,15 +442,16 @@ export class Segment {
   }
 }
 
-async function openAll(fsys: LogFileSystem, paths: string[], mode: 'w+' | 'r+'): Promise<number[]> {
-  const fds: number[] = [];
-  try {
-    for (const path of paths) fds.push(await fsys.open(path, mode));
-  } catch (error) {
-    await Promise.all(fds.map((fd) => fsys.close(fd)));
-    throw error;
+/** Unlinks whichever of `paths` exist, then syncs the directory; errors are ignored. */
+async function unlinkQuietly(fsys: LogFileSystem, dir: string, paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    try {
+      if (await fsys.exists(path)) await fsys.unlink(path);
+    } catch {
+      // Best effort: recovery removes an empty segment that overlaps its predecessor.
+    }
   }
-  return fds;
+  await fsys.fsyncDir(dir).catch(() => undefined);
 }
 
 async function readWhole(fsys: LogFileSystem, path: string): Promise<Buffer | null> {

@@ -162,6 +162,11 @@ export interface CleanupResult {
   recordsRemoved: number;
 }
 
+export interface DeleteSegmentsOptions {
+  /** Keep every segment that holds an offset >= this (a consumer barrier). */
+  before?: number;
+}
+
 export interface LogStats {
   logStartOffset: number;
   /** Next offset to be assigned (log end offset). */
@@ -192,6 +197,15 @@ export interface PartitionLog {
   deleteRecordsBefore(offset: number): Promise<number>;
   /** Removes every record (Iggy purge topic); offsets keep increasing from nextOffset. */
   truncateAll(): Promise<void>;
+  /**
+   * Deletes the `count` oldest sealed segments (Iggy DeleteSegments) and advances the log start
+   * to the base of the first segment kept, durably. The active segment is never deleted, so at
+   * least it remains (possibly empty) and offsets are unchanged: `nextOffset` stays where it was.
+   * Fewer segments go when fewer are sealed, or when `options.before` is given and a segment
+   * holds an offset at or above it (deletion stops at the first such segment). `count` 0 is a
+   * no-op. The result counts the segments, their bytes and the readable offsets removed.
+   */
+  deleteOldestSegments(count: number, options?: DeleteSegmentsOptions): Promise<CleanupResult>;
   /** Applies retention (age, size) to sealed segments; rolls an aged active segment first. */
   applyRetention(now: number): Promise<CleanupResult>;
   /** Compacts sealed segments by key using the registered format codecs. */

@@ -238,6 +238,77 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.deepEqual(values(await log.read(30, { maxBytes: 100 })), ['after-0']);
       }));
 
+    it('deletes the oldest sealed segments, never the active one; offsets are unchanged', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
+        for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1));
+        const before = log.stats();
+        assert.ok(before.segmentCount >= 4, `expected several segments, got ${before.segmentCount}`);
+        assert.deepEqual(await log.deleteOldestSegments(0), { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 });
+        await rejectsWith(log.deleteOldestSegments(-1), 'invalid_request');
+        await rejectsWith(log.deleteOldestSegments(1.5), 'invalid_request');
+
+        const one = await log.deleteOldestSegments(1);
+        const afterOne = log.stats();
+        assert.equal(one.segmentsDeleted, 1);
+        assert.ok(one.bytesDeleted > 0);
+        assert.equal(afterOne.segmentCount, before.segmentCount - 1);
+        assert.equal(afterOne.sizeBytes, before.sizeBytes - one.bytesDeleted);
+        assert.ok(afterOne.logStartOffset > 0, 'the start moves to the first kept segment');
+        assert.equal(one.recordsRemoved, afterOne.logStartOffset);
+        assert.equal(afterOne.nextOffset, 40);
+        await rejectsWith(log.read(afterOne.logStartOffset - 1, { maxBytes: 100 }), 'offset_out_of_range');
+        assert.deepEqual((await log.read(afterOne.logStartOffset, { maxBytes: 1 })).map((b) => b.baseOffset), [afterOne.logStartOffset]);
+        assert.equal(await log.offsetForTimestamp(0), afterOne.logStartOffset);
+
+        const two = await log.deleteOldestSegments(2);
+        assert.equal(two.segmentsDeleted, 2);
+        assert.equal(log.stats().segmentCount, before.segmentCount - 3);
+        assert.ok(log.stats().logStartOffset > afterOne.logStartOffset);
+
+        // More than are sealed: every sealed segment goes, the active one stays with its records.
+        const all = await log.deleteOldestSegments(1_000);
+        const left = log.stats();
+        assert.equal(all.segmentsDeleted, before.segmentCount - 4);
+        assert.equal(left.segmentCount, 1);
+        assert.ok(left.logStartOffset < 40, 'the active segment keeps its records');
+        assert.equal(left.nextOffset, 40);
+        const rest = await readAll(log, left.logStartOffset);
+        assert.equal(rest[0]!.baseOffset, left.logStartOffset);
+        assert.equal(rest.at(-1)!.lastOffset, 39);
+        assert.equal((await log.deleteOldestSegments(5)).segmentsDeleted, 0);
+        assert.equal((await log.append(batch('next'))).baseOffset, 40);
+      }));
+
+    it('deleting every sealed segment before an empty active segment empties the log; offsets keep increasing', () =>
+      withLog(makeLog, testConfig({ segmentMs: 1_000 }), async ({ log }, clock) => {
+        await log.append(batch('old', 5, clock.now()));
+        clock.advance(5_000);
+        await log.applyRetention(clock.now()); // rolls the aged active segment; retention is off
+        assert.equal(log.stats().segmentCount, 2);
+        const result = await log.deleteOldestSegments(3);
+        assert.equal(result.segmentsDeleted, 1);
+        assert.equal(result.recordsRemoved, 5);
+        assert.deepEqual({ ...log.stats(), sizeBytes: 0 }, { logStartOffset: 5, nextOffset: 5, highWatermark: 5, sizeBytes: 0, segmentCount: 1 });
+        assert.deepEqual(await log.read(5, { maxBytes: 100 }), []);
+        await rejectsWith(log.read(0, { maxBytes: 100 }), 'offset_out_of_range');
+        assert.equal((await log.append(batch('new'))).baseOffset, 5);
+      }));
+
+    it('keeps, under a barrier, every segment holding an offset at or above it', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
+        for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1));
+        const before = log.stats();
+        assert.equal((await log.deleteOldestSegments(100, { before: 1 })).segmentsDeleted, 0);
+        const result = await log.deleteOldestSegments(100, { before: 25 });
+        const after = log.stats();
+        assert.ok(result.segmentsDeleted > 0 && result.segmentsDeleted < before.segmentCount - 1);
+        assert.ok(after.logStartOffset > 0 && after.logStartOffset <= 25, `logStart ${after.logStartOffset}`);
+        assert.equal(result.recordsRemoved, after.logStartOffset);
+        assert.equal((await log.deleteOldestSegments(100, { before: 25 })).segmentsDeleted, 0);
+        assert.ok((await log.deleteOldestSegments(100, { before: 40 })).segmentsDeleted > 0);
+        assert.equal(log.stats().segmentCount, 1);
+      }));
+
     it('compacts sealed segments to the last record per key', () =>
       withLog(makeLog, testConfig({ segmentBytes: 1024, cleanupPolicy: 'compact' }), async ({ log }, clock) => {
         const now = clock.now();
@@ -272,6 +343,40 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.equal(log.stats().nextOffset, 76);
       }));
 
+    it('keeps the last batch of each producer id verbatim through compaction', () =>
+      withLog(makeLog, testConfig({ segmentBytes: 1024, cleanupPolicy: 'compact' }), async ({ log }, clock) => {
+        const now = clock.now();
+        const idem = (producerId: number, baseSequence: number, records: Array<{ key: string; value: string }>) =>
+          encodeNeutralBatch(records, { timestamp: now, producerId, producerEpoch: 0, baseSequence });
+        await log.append(idem(7, 0, [{ key: 'x', value: 'p7-0' }])); // superseded, not its producer's last: goes
+        const last7 = idem(7, 1, [{ key: 'x', value: 'p7-1' }]); // superseded, but producer 7's last: stays
+        const at7 = (await log.append(last7)).baseOffset;
+        const last8 = idem(8, 0, [{ key: 'y', value: 'p8-y' }, { key: 'z', value: 'p8-z' }]); // 'y' superseded: not rewritten
+        const at8 = (await log.append(last8)).baseOffset;
+        await log.append(encodeNeutralBatch([{ key: 'x', value: 'other' }, { key: 'y', value: 'other' }], { timestamp: now }));
+        for (let i = 0; i < 15; i++) await log.append(batch(`filler${i}`, 1, now));
+        assert.ok(log.stats().segmentCount >= 2);
+        const result = await log.compact(now);
+        assert.equal(result.recordsRemoved, 1, 'only producer 7\'s first batch goes');
+        const stored = await readAll(log, 0);
+        const producers = stored.filter((b) => b.producerId >= 0);
+        assert.deepEqual(
+          producers.map((b) => [b.producerId, b.baseSequence, b.baseOffset, b.recordCount]),
+          [
+            [7, 1, at7, 1],
+            [8, 0, at8, 2],
+          ],
+        );
+        assert.deepEqual(producers[0]!.payload, last7.payload, 'kept verbatim');
+        assert.deepEqual(producers[1]!.payload, last8.payload, 'kept verbatim');
+        // A later batch of producer 7, once compacted too, frees the one before it.
+        await log.append(idem(7, 2, [{ key: 'x', value: 'p7-2' }]));
+        for (let i = 0; i < 15; i++) await log.append(batch(`more${i}`, 1, now));
+        await log.compact(now);
+        const after = (await readAll(log, 0)).filter((b) => b.producerId === 7).map((b) => b.baseSequence);
+        assert.deepEqual(after, [2]);
+      }));
+
     it('does not compact under cleanupPolicy delete', () =>
       withLog(makeLog, testConfig({ segmentBytes: 1024 }), async ({ log }) => {
         for (let i = 0; i < 30; i++) await log.append(encodeNeutralBatch([{ key: 'same', value: `v${i}` }]));
@@ -289,6 +394,25 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
       await rejectsWith(log.read(0, { maxBytes: 10 }), 'storage_error');
       await rejectsWith(log.close(), 'storage_error');
       await log.destroy();
+    });
+
+    if (options.persistent) it('keeps the start set by deleteOldestSegments across a reopen', async () => {
+      const clock = new ManualClock();
+      const made = await makeLog(testConfig({ segmentBytes: 1024 }), clock);
+      assert.ok(made.reopen, 'a persistent log must offer reopen');
+      for (let i = 0; i < 40; i++) await made.log.append(batch(`b${i}`, 1));
+      await made.log.deleteOldestSegments(2);
+      const before = made.log.stats();
+      assert.ok(before.logStartOffset > 0);
+      await made.log.close();
+      const log = await made.reopen();
+      try {
+        assert.deepEqual(log.stats(), before);
+        await rejectsWith(log.read(before.logStartOffset - 1, { maxBytes: 10 }), 'offset_out_of_range');
+        assert.equal(values(await readAll(log, before.logStartOffset)).length, 40 - before.logStartOffset);
+      } finally {
+        await log.destroy();
+      }
     });
 
     if (options.persistent) it('keeps data, offsets and the log start across a reopen', async () => {

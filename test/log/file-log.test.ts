@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { ManualClock } from '../../src/core/clock.js';
 import { openFileLog } from '../../src/log/file-log.js';
-import { FaultyFileSystem } from '../../src/log/fs.js';
-import { decodeNeutralBatch } from '../../src/log/neutral-format.js';
+import { FaultyFileSystem, fsError, type OpenMode } from '../../src/log/fs.js';
+import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
 import { runLogContract } from './contract.js';
@@ -35,6 +36,60 @@ async function contents(log: PartitionLog): Promise<string[]> {
     for (const b of got) out.push(...decodeNeutralBatch(b).map((r) => `${r.offset}:${r.value!.toString()}`));
     offset = got.at(-1)!.lastOffset + 1;
   }
+}
+
+/**
+ * A FaultyFileSystem whose reads and unlinks can be held at a gate (a read or unlink that starts
+ * while the gate is set waits for it), and whose opens can be made to fail.
+ */
+class GatedFs extends FaultyFileSystem {
+  readGate: Promise<void> | null = null;
+  readsAtGate = 0;
+  unlinkGate: Promise<void> | null = null;
+  unlinksAtGate = 0;
+  failOpen: ((path: string) => boolean) | null = null;
+
+  override async read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+    if (this.readGate) {
+      this.readsAtGate++;
+      await this.readGate;
+    }
+    return super.read(fd, buffer, offset, length, position);
+  }
+
+  override async unlink(path: string): Promise<void> {
+    if (this.unlinkGate) {
+      this.unlinksAtGate++;
+      await this.unlinkGate;
+    }
+    return super.unlink(path);
+  }
+
+  override async open(path: string, mode: OpenMode): Promise<number> {
+    if (this.failOpen?.(path)) {
+      this.failOpen = null;
+      throw fsError('EMFILE', `injected open failure for ${path}`);
+    }
+    return super.open(path, mode);
+  }
+}
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Settles a promise into a value or the error, so a test can start it now and look later. */
+function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }
 
 describe('FileLog files and recovery', () => {
@@ -198,6 +253,122 @@ describe('FileLog fault injection', () => {
     await reopened.close();
   });
 
+  it('a deleteRecordsBefore whose checkpoint write failed leaves the start, and a retry writes it', async () => {
+    const dir = freshDir();
+    const fs = new FaultyFileSystem();
+    const config = testConfig();
+    const log = await openFileLog(dir, config, { fs });
+    for (let i = 0; i < 10; i++) await log.append(batch(`v${i}`));
+    fs.failNextWrite(); // the checkpoint temp file
+    await rejectsWith(log.deleteRecordsBefore(5), 'storage_error');
+    assert.equal(log.stats().logStartOffset, 0, 'the start moves only once the checkpoint is durable');
+    assert.equal((await contents(log))[0], '0:v0-0');
+    // The client retries (Kafka DeleteRecords is retried on a storage error): the retry must
+    // write the checkpoint, not find the start already moved and report success.
+    assert.equal(await log.deleteRecordsBefore(5), 5);
+    await log.close();
+    const reopened = await openFileLog(dir, config);
+    assert.equal(reopened.stats().logStartOffset, 5, 'records deleted by an acknowledged DeleteRecords came back');
+    await rejectsWith(reopened.read(4, { maxBytes: 100 }), 'offset_out_of_range');
+    await reopened.close();
+  });
+
+  it('a truncateAll whose checkpoint write failed leaves the start, and a retry writes it', async () => {
+    const dir = freshDir();
+    const fs = new FaultyFileSystem();
+    const config = testConfig({ segmentBytes: 1024 });
+    const log = await openFileLog(dir, config, { fs });
+    for (let i = 0; i < 20; i++) await log.append(batch(`v${i}`));
+    const segments = log.stats().segmentCount;
+    fs.failNextWrite();
+    await rejectsWith(log.truncateAll(), 'storage_error');
+    assert.equal(log.stats().logStartOffset, 0);
+    assert.equal(log.stats().segmentCount, segments, 'nothing deleted');
+    assert.equal((await contents(log)).length, 20);
+    await log.truncateAll();
+    assert.equal(log.stats().logStartOffset, 20);
+    await log.close();
+    const reopened = await openFileLog(dir, config);
+    assert.equal(reopened.stats().logStartOffset, 20);
+    assert.deepEqual(await contents(reopened), []);
+    await reopened.close();
+  });
+
+  it('goes read-only when an fsync in a write round fails over acknowledged unsynced appends (interval)', async () => {
+    const dir = freshDir();
+    const fs = new FaultyFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000 });
+    const log = await openFileLog(dir, config, { fs });
+    await log.append(batch('acked')); // acknowledged, in the page cache only (dirty)
+    fs.failNextFsync();
+    const b = log.append(batch('b'));
+    const f = log.flush(); // queued with b: b's write round syncs, and that fsync fails
+    await rejectsWith(b, 'storage_error');
+    await rejectsWith(f, 'storage_error');
+    // The failed fsync covered 'acked' too and the kernel may have dropped its pages: a later
+    // flush must not report it durable, and no append may be acknowledged after it.
+    await rejectsWith(log.flush(), 'storage_error');
+    await rejectsWith(log.append(batch('later')), 'storage_error');
+    assert.deepEqual(await contents(log), ['0:acked-0'], 'reads keep working');
+    await log.close().catch(() => undefined);
+  });
+
+  it('carries on when a round\'s fsync fails with nothing unsynced before the round (interval)', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000 }), { fs });
+    await log.append(batch('a'));
+    await log.flush(); // nothing dirty from here on
+    fs.failNextFsync();
+    const b = log.append(batch('b'));
+    const f = log.flush();
+    await rejectsWith(b, 'storage_error');
+    await rejectsWith(f, 'storage_error');
+    // Only the rejected round's bytes were at stake, and they were cut off again.
+    assert.equal((await log.append(batch('c'))).baseOffset, 1);
+    await log.flush();
+    assert.deepEqual(await contents(log), ['0:a-0', '1:c-0']);
+    await log.close();
+  });
+
+  it('goes read-only when sealing a segment fails (interval)', async () => {
+    const dir = freshDir();
+    const fs = new FaultyFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 300 });
+    const log = await openFileLog(dir, config, { fs });
+    await log.append(batch('a'.repeat(100)));
+    fs.failNextFsync();
+    await rejectsWith(log.append(batch('b'.repeat(150))), 'storage_error'); // the roll's seal fails
+    // The segment's acknowledged data went through a failed fsync; a retried seal would "succeed".
+    await rejectsWith(log.append(batch('c'.repeat(150))), 'storage_error');
+    await rejectsWith(log.flush(), 'storage_error');
+    assert.equal(log.stats().segmentCount, 1);
+    await log.close().catch(() => undefined);
+  });
+
+  it('a roll that fails after creating the new .log leaves no segment that hides acknowledged data', async () => {
+    const dir = freshDir();
+    const fs = new GatedFs();
+    const config = testConfig({ segmentBytes: 1024 });
+    const log = await openFileLog(dir, config, { fs });
+    await log.append(batch('x'.repeat(700)));
+    // The next append overflows the segment: the roll creates <1>.log, then opening <1>.index fails.
+    fs.failOpen = (p) => p.endsWith('00000000000000000001.index');
+    await rejectsWith(log.append(batch('y'.repeat(700))), 'storage_error');
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('00000000000000000001')), [], 'the failed create removed its files');
+    // A small batch still fits in the old segment: it goes there and is acknowledged.
+    assert.equal((await log.append(batch('small'))).baseOffset, 1);
+    const before = await contents(log);
+    await log.close();
+    const reopened = await openFileLog(dir, config);
+    try {
+      assert.deepEqual(await contents(reopened), before, 'acknowledged data hidden after reopen');
+      assert.equal(reopened.stats().nextOffset, 2, 'offset 1 would be assigned twice');
+    } finally {
+      await reopened.close();
+    }
+    assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
+  });
+
   it('recovers a write cut by a crash to the last whole batch', async () => {
     const dir = freshDir();
     const fs = new FaultyFileSystem();
@@ -216,3 +387,98 @@ describe('FileLog fault injection', () => {
   });
 });
 
+describe('FileLog readers vs retention and compaction', () => {
+  async function sealedSegments(config: LogConfig, fs: GatedFs, clock: ManualClock) {
+    const log = await openFileLog(freshDir(), config, { fs, clock });
+    for (let i = 0; i < 30; i++) await log.append(batch(`v${i}`, 1, clock.now()));
+    assert.ok(log.stats().segmentCount >= 4);
+    return log;
+  }
+
+  /** Starts `op` and holds it at its first pread, with every segment still in place. */
+  async function heldAtRead<T>(fs: GatedFs, op: () => Promise<T>) {
+    const g = gate();
+    fs.readGate = g.promise;
+    const result = settled(op());
+    await until(() => fs.readsAtGate > 0);
+    fs.readGate = null; // later reads (compaction's) pass
+    return { result, release: g.open };
+  }
+
+  it('a read spanning segments completes while retention deletes the ones it has yet to reach', async () => {
+    const fs = new GatedFs();
+    const clock = new ManualClock();
+    const log = await sealedSegments(testConfig({ segmentBytes: 512, retentionMs: 1000 }), fs, clock);
+    const expected = await contents(log);
+    const { result, release } = await heldAtRead(fs, () => log.read(0, { maxBytes: 1 << 20 }));
+    clock.advance(10_000);
+    const removed = await log.applyRetention(clock.now());
+    assert.ok(removed.segmentsDeleted >= 3);
+    release();
+    const got = await result;
+    // Pinned at the start, the read sees the segments as they were (their files unlinked since).
+    assert.ok(got.ok, `read failed: ${got.ok ? '' : String(got.error)}`);
+    assert.deepEqual(got.value.flatMap((b) => decodeNeutralBatch(b).map((r) => `${r.offset}:${r.value!.toString()}`)), expected);
+    await rejectsWith(log.read(0, { maxBytes: 100 }), 'offset_out_of_range');
+    await log.close();
+  });
+
+  it('a read spanning segments completes while compaction replaces the ones it has yet to reach', async () => {
+    const fs = new GatedFs();
+    const clock = new ManualClock();
+    const config = testConfig({ segmentBytes: 512, cleanupPolicy: 'compact' });
+    const log = await openFileLog(freshDir(), config, { fs, clock });
+    for (let i = 0; i < 30; i++) await log.append(encodeNeutralBatch([{ key: `k${i % 3}`, value: `v${i}` }], { timestamp: clock.now() }));
+    assert.ok(log.stats().segmentCount >= 4);
+    const { result, release } = await heldAtRead(fs, () => log.read(0, { maxBytes: 1 << 20 }));
+    assert.ok((await log.compact(clock.now())).recordsRemoved > 0);
+    release();
+    const got = await result;
+    assert.ok(got.ok, `read failed: ${got.ok ? '' : String(got.error)}`);
+    assert.equal(got.value.at(-1)!.lastOffset, 29);
+    await log.close();
+  });
+
+  it('offsetForTimestamp and maxTimestampOffset complete while compaction replaces segments', async () => {
+    const high = 1_000_000;
+    for (const op of ['offsetForTimestamp', 'maxTimestampOffset'] as const) {
+      const fs = new GatedFs();
+      const clock = new ManualClock();
+      const log = await openFileLog(freshDir(), testConfig({ segmentBytes: 512, cleanupPolicy: 'compact' }), { fs, clock });
+      const keyed = (key: string, timestamp: number) => encodeNeutralBatch([{ key, value: key }], { timestamp });
+      // Segment 0: a batch at a high timestamp (then put below the log start), then low ones, so
+      // both calls pread segment 0 and offsetForTimestamp goes on to segment 1. Later segments:
+      // high timestamps and two keys over and over, so compaction rewrites them.
+      await log.append(keyed('first', high));
+      for (let i = 0; log.stats().segmentCount === 1; i++) await log.append(keyed(`low${i}`, 1_000));
+      for (let i = 0; i < 20; i++) await log.append(keyed(`k${i % 2}`, high + i));
+      await log.deleteRecordsBefore(1);
+      assert.ok(log.stats().segmentCount >= 4);
+      const { result, release } = await heldAtRead<unknown>(fs, () => (op === 'offsetForTimestamp' ? log.offsetForTimestamp(high) : log.maxTimestampOffset()));
+      assert.ok((await log.compact(clock.now())).recordsRemoved > 0);
+      release();
+      const got = await result;
+      assert.ok(got.ok, `${op} failed: ${got.ok ? '' : String(got.error)}`);
+      assert.ok(got.value !== null, `${op} found nothing`);
+      await log.close();
+    }
+  });
+
+  it('retention moves the log start before it unlinks: a read of a removed offset is out of range', async () => {
+    const fs = new GatedFs();
+    const clock = new ManualClock();
+    const log = await sealedSegments(testConfig({ segmentBytes: 512, retentionMs: 1000 }), fs, clock);
+    const g = gate();
+    fs.unlinkGate = g.promise;
+    clock.advance(10_000);
+    const retention = log.applyRetention(clock.now());
+    await until(() => fs.unlinksAtGate > 0); // the first segment is going
+    // Not the batches after the removed segment, silently: the offset is gone.
+    await rejectsWith(log.read(0, { maxBytes: 100 }), 'offset_out_of_range');
+    assert.ok(log.stats().logStartOffset > 0);
+    fs.unlinkGate = null;
+    g.open();
+    await retention;
+    await log.close();
+  });
+});

@@ -3,7 +3,7 @@
 // damage is intact, nothing after it survives, verify is clean and appends continue.
 
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -11,7 +11,7 @@ import { cleanShutdownFileName, openFileLog } from '../../src/log/file-log.js';
 import { encodeNeutralBatch, decodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { PartitionLog } from '../../src/log/types.js';
 import { dumpPartitionDir, verifyPartitionDir } from '../../src/log/verify.js';
-import { tempDir, testConfig } from './helpers.js';
+import { batch, rejectsWith, tempDir, testConfig } from './helpers.js';
 
 const root = tempDir('quartet-recovery-');
 after(() => root.remove());
@@ -84,5 +84,51 @@ describe('recovery', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('recovery of overlapping segments', () => {
+  // What a roll that failed after creating `<base>.log` leaves if the file could not be removed
+  // (or the process died first): an empty segment starting below data the old segment then took.
+  for (const clean of [true, false]) {
+    it(`removes an empty segment that starts below its predecessor's end (${clean ? 'clean' : 'unclean'} stop)`, async () => {
+      const dir = join(root.path, `o${counter++}`);
+      const config = testConfig({ segmentBytes: 1024 });
+      const log = await openFileLog(dir, config);
+      await log.append(batch('x'.repeat(700)));
+      await log.append(batch('small'));
+      await log.append(batch('more', 2));
+      const before = await allValues(log);
+      await log.close();
+      if (!clean) rmSync(join(dir, cleanShutdownFileName));
+      writeFileSync(join(dir, '00000000000000000001.log'), Buffer.alloc(0));
+      const reopened = await openFileLog(dir, config);
+      try {
+        assert.deepEqual(await allValues(reopened), before, 'the empty segment hid acknowledged data');
+        assert.deepEqual(reopened.stats(), { ...reopened.stats(), logStartOffset: 0, nextOffset: 4, segmentCount: 1 });
+        assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('00000000000000000001')), []);
+        assert.equal((await reopened.append(batch('next'))).baseOffset, 4, 'offsets are not reused');
+      } finally {
+        await reopened.close();
+      }
+      assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
+    });
+  }
+
+  it('refuses to open segments that overlap with data in both', async () => {
+    const config = testConfig({ segmentBytes: 1024 });
+    // A segment at base 1 holding offset 1, written by another log.
+    const other = join(root.path, `o${counter++}`);
+    const donor = await openFileLog(other, config);
+    await donor.append(batch('a'));
+    await donor.truncateAll();
+    await donor.append(batch('b'));
+    await donor.close();
+    const dir = join(root.path, `o${counter++}`);
+    const log = await openFileLog(dir, config);
+    for (let i = 0; i < 3; i++) await log.append(batch(`v${i}`));
+    await log.close();
+    copyFileSync(join(other, '00000000000000000001.log'), join(dir, '00000000000000000001.log'));
+    await rejectsWith(openFileLog(dir, config), 'storage_error');
   });
 });
