@@ -217,6 +217,8 @@ export class Broker implements CatalogObserver {
   /**
    * Appends one batch. Idempotent batches (producerId >= 0) pass the producer checks first: a
    * retry of a batch already in the log resolves with the original offsets and appends nothing.
+   * A retry of a batch still being written waits for it: it resolves when the original does
+   * (under fsyncPolicy 'always', after its fsync) and rejects with the original's error.
    */
   append(topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
     let handle: PartitionHandle;
@@ -233,36 +235,63 @@ export class Broker implements CatalogObserver {
       return Promise.reject(err);
     }
     if (verdict?.kind === 'duplicate') {
-      const { baseOffset, lastOffset, appendTime } = verdict;
-      return Promise.resolve({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
+      const { baseOffset, lastOffset, appendTime, written } = verdict;
+      const log = handle.log;
+      const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: log.stats().logStartOffset });
+      return written ? written.then(answer) : Promise.resolve(answer());
     }
     const observed = this.observeTransactional(handle, request);
-    const appended = verdict ? this.appendIdempotent(handle, observed) : handle.log.append(observed);
-    return appended.then((result) => this.countAppend(handle, request, result));
+    const appended = verdict ? this.appendIdempotent(handle, observed.request) : handle.log.append(observed.request);
+    return appended.then(
+      (result) => this.countAppend(handle, request, result),
+      (err: unknown) => {
+        observed.undo?.();
+        throw err;
+      },
+    );
   }
 
   private appendIdempotent(handle: PartitionHandle, request: AppendRequest): Promise<AppendResult> {
     // The log assigns the offset and calls stamp synchronously inside append(); recording the
     // batch there means the next pipelined batch of the same producer (checked right after this
-    // call returns) already sees it, with no await in between.
+    // call returns) already sees it, with no await in between. The window entry holds `written`
+    // until the append settles, so that a retry arriving meanwhile is answered only once the
+    // original is written (and fails if it fails), never before.
     let recordedBase: number | null = null;
+    let settle!: { resolve: () => void; reject: (err: unknown) => void };
+    const written = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    written.catch(() => undefined); // only retries wait on it; they get the rejection themselves
     const outer = request.stamp;
     const stamped: AppendRequest = {
       ...request,
       stamp: (payload, baseOffset, appendTime) => {
         outer?.(payload, baseOffset, appendTime);
-        this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime });
+        this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime }, written);
         recordedBase = baseOffset;
       },
     };
-    return handle.log.append(stamped).then(
+    let appended: Promise<AppendResult>;
+    try {
+      appended = handle.log.append(stamped);
+    } catch (err) {
+      if (recordedBase !== null) this.producers.forgetAppend(handle.key, request.producerId, recordedBase);
+      settle.reject(err);
+      throw err;
+    }
+    return appended.then(
       (result) => {
         if (recordedBase === null) this.producers.recordAppend(handle.key, request, result);
+        else this.producers.appendWritten(handle.key, request.producerId, recordedBase);
+        settle.resolve();
         return result;
       },
       (err: unknown) => {
-        // The log drops a failed batch (and all queued behind it): so must the producer window.
+        // The log drops a failed batch (and all queued behind it): so must the producer window,
+        // and a retry that waited for it fails with it.
         if (recordedBase !== null) this.producers.forgetAppend(handle.key, request.producerId, recordedBase);
+        settle.reject(err);
         throw err;
       },
     );
@@ -275,19 +304,25 @@ export class Broker implements CatalogObserver {
     }
   }
 
-  /** Wraps the stamp hook of transactional and control batches to show them to the coordinator. */
-  private observeTransactional(handle: PartitionHandle, request: AppendRequest): AppendRequest {
-    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return request;
+  /**
+   * Wraps the stamp hook of transactional and control batches to show them to the coordinator.
+   * `undo` (set once the offset is assigned) takes the observation back if the write fails: the
+   * log drops the batch and reuses its offsets, so neither may the index keep it.
+   */
+  private observeTransactional(handle: PartitionHandle, request: AppendRequest): { request: AppendRequest; undo: (() => void) | null } {
+    const observed: { request: AppendRequest; undo: (() => void) | null } = { request, undo: null };
+    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return observed;
     const outer = request.stamp;
-    return {
+    observed.request = {
       ...request,
       stamp: (payload, baseOffset, appendTime) => {
         outer?.(payload, baseOffset, appendTime);
         const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence } = request;
         const lastOffset = baseOffset + recordCount - 1;
-        this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
+        observed.undo = this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
       },
     };
+    return observed;
   }
 
   private countAppend(handle: PartitionHandle, request: AppendRequest, result: AppendResult): AppendResult {
@@ -324,6 +359,15 @@ export class Broker implements CatalogObserver {
   /** Grows the topic to `newCount` partitions. */
   addPartitions(topic: TopicRef, newCount: number): Promise<Topic> {
     return this.catalog.addPartitions(topic, newCount);
+  }
+
+  /**
+   * Shrinks the topic to `newCount` partitions (an Iggy-side operation: Kafka never shrinks a
+   * topic). Partitions newCount..n-1 lose their logs (directories included), every protocol's
+   * committed offsets, producer state and transaction index. 0 is allowed.
+   */
+  removePartitions(topic: TopicRef, newCount: number): Promise<Topic> {
+    return this.catalog.removePartitions(topic, newCount);
   }
 
   /** Changes topic config (null removes a key; replace=true drops the keys not given). */
@@ -379,7 +423,30 @@ export class Broker implements CatalogObserver {
   async partitionsAdded(topic: Topic, previousCount: number): Promise<void> {
     const handles = this.logs.get(topic.internalId);
     if (!handles || handles.length !== previousCount) throw new Error(`topic ${topic.internalId} has ${handles?.length} open partitions, expected ${previousCount}`);
+    // A partition number may have existed before (removed by Iggy DeletePartitions): a removal
+    // interrupted by a crash may have left its offsets or its directory; the new one starts empty.
+    await this.offsets.deletePartitionsFrom(topic.internalId, previousCount);
+    if (!this.options.memory) {
+      for (let p = previousCount; p < topic.partitions; p++) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
+    }
     handles.push(...(await this.openPartitions(topic, previousCount, topic.partitions)));
+  }
+
+  /** @internal CatalogObserver */
+  async partitionsRemoved(topic: Topic, previousCount: number): Promise<void> {
+    const handles = this.logs.get(topic.internalId);
+    if (!handles || handles.length !== previousCount) throw new Error(`topic ${topic.internalId} has ${handles?.length} open partitions, expected ${previousCount}`);
+    // Out of the map first, so no new append or read finds them while the logs close.
+    const removed = handles.splice(topic.partitions);
+    await mapLimit(removed, logOpenConcurrencyMax, (h) => h.log.destroy());
+    if (!this.options.memory) {
+      for (let p = topic.partitions; p < previousCount; p++) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
+    }
+    await this.offsets.deletePartitionsFrom(topic.internalId, topic.partitions);
+    const keys = removed.map((h) => h.key);
+    await this.producers.dropPartitions(keys);
+    await this.transactions.dropPartitions(keys);
+    this.logger.info('removed partitions', { namespace: topic.namespace, topic: topic.name, from: topic.partitions, to: previousCount - 1 });
   }
 
   /** @internal CatalogObserver */
@@ -482,6 +549,10 @@ export class Broker implements CatalogObserver {
     return join(this.dataDir, 'logs', String(internalId));
   }
 
+  private partitionDir(internalId: number, partition: number): string {
+    return join(this.topicDir(internalId), String(partition));
+  }
+
   private async openAllLogs(): Promise<void> {
     for (const topic of this.catalog.listTopics()) this.logs.set(topic.internalId, await this.openPartitions(topic, 0, topic.partitions));
   }
@@ -507,7 +578,7 @@ export class Broker implements CatalogObserver {
   private openLog(topic: Topic, partition: number, config: LogConfig): Promise<PartitionLog> {
     const formats = this.options.formats ? { formats: this.options.formats } : {};
     if (this.options.memory) return Promise.resolve(new MemoryLog(config, { clock: this.clock, ...formats }));
-    const dir = join(this.topicDir(topic.internalId), String(partition));
+    const dir = this.partitionDir(topic.internalId, partition);
     return openFileLog(dir, config, {
       clock: this.clock,
       logger: this.logger.child({ topic: topic.name, partition }),
@@ -572,7 +643,12 @@ export class Broker implements CatalogObserver {
     };
   }
 
-  /** Encodes a marker in the transaction's protocol format and appends it. */
+  /**
+   * Encodes a marker in the transaction's protocol format, appends it and flushes its partition:
+   * the coordinator records Complete* once every marker resolved, and under fsyncPolicy
+   * 'interval' an append alone only reaches the page cache. A power loss must not keep Complete*
+   * (SQLite, durable) and lose the marker, leaving a transaction open in the log forever.
+   */
   private writeMarker(marker: MarkerRequest): Promise<number> {
     const topic = this.catalog.topicByInternalId(marker.topicInternalId);
     if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
@@ -585,12 +661,18 @@ export class Broker implements CatalogObserver {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.append(topic, marker.partition, request).then((r) => r.baseOffset);
+    return this.append(topic, marker.partition, request).then(async (r) => {
+      // Under 'always' the append was acknowledged after its fsync: nothing left to flush.
+      const log = this.partition(topic, marker.partition);
+      if (log.config.fsyncPolicy !== 'always') await log.flush();
+      return r.baseOffset;
+    });
   }
 
+  /** Snapshots cover the high watermark: offsets above it are assigned but not (yet) written. */
   private snapshotProducers(): Promise<void> {
     const partitions: Array<{ key: string; nextOffset: number }> = [];
-    for (const handles of this.logs.values()) for (const h of handles) partitions.push({ key: h.key, nextOffset: h.log.stats().nextOffset });
+    for (const handles of this.logs.values()) for (const h of handles) partitions.push({ key: h.key, nextOffset: h.log.stats().highWatermark });
     return this.producers.snapshot(partitions);
   }
 

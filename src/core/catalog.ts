@@ -65,6 +65,8 @@ export interface CatalogObserver {
   topicCreated(topic: Topic): Promise<void>;
   topicDeleted(topic: Topic): Promise<void>;
   partitionsAdded(topic: Topic, previousCount: number): Promise<void>;
+  /** Partitions topic.partitions .. previousCount-1 are gone: close and destroy their logs. */
+  partitionsRemoved(topic: Topic, previousCount: number): Promise<void>;
   topicConfigChanged(topic: Topic): Promise<void>;
   topicRenamed(topic: Topic): void;
 }
@@ -263,7 +265,7 @@ export class Catalog {
     });
   }
 
-  /** Grows the topic to `newCount` partitions (partitions are never removed). */
+  /** Grows the topic to `newCount` partitions. */
   addPartitions(ref: TopicRef, newCount: number): Promise<Topic> {
     return this.mutations.run(async () => {
       const topic = this.requireTopic(ref);
@@ -273,6 +275,24 @@ export class Catalog {
       }
       const updated = await this.replaceTopic(topic, { partitions: newCount });
       await this.observer?.partitionsAdded(updated, topic.partitions);
+      return updated;
+    });
+  }
+
+  /**
+   * Shrinks the topic to `newCount` partitions (Iggy DeletePartitions): the last ones go. Zero is
+   * allowed (an Iggy topic may have no partitions). The new count is stored first, so a restart
+   * never reopens a removed partition; then the observer destroys the removed logs.
+   */
+  removePartitions(ref: TopicRef, newCount: number): Promise<Topic> {
+    return this.mutations.run(async () => {
+      const topic = this.requireTopic(ref);
+      assertPartitionCount(newCount);
+      if (newCount >= topic.partitions) {
+        throw new QuartetError('invalid_partitions', `topic '${topic.name}' has ${topic.partitions} partitions; the new count ${newCount} must be smaller`);
+      }
+      const updated = await this.replaceTopic(topic, { partitions: newCount });
+      await this.observer?.partitionsRemoved(updated, topic.partitions);
       return updated;
     });
   }

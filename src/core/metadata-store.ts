@@ -148,6 +148,8 @@ export interface MetadataStore {
   /** Returns the number of offsets deleted. */
   deleteGroupOffsets(scope: string, group: string): Promise<number>;
   deleteTopicOffsets(topicInternalId: number): Promise<number>;
+  /** Deletes every scope's offsets of the topic's partitions >= fromPartition; returns how many. */
+  deletePartitionOffsets(topicInternalId: number, fromPartition: number): Promise<number>;
 
   putGroup(record: GroupRecord): Promise<void>;
   getGroup(scope: string, groupId: string): Promise<GroupRecord | null>;
@@ -419,6 +421,10 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => this.stmts.deleteTopicOffsets.run(topicInternalId).changes);
   }
 
+  deletePartitionOffsets(topicInternalId: number, fromPartition: number): Promise<number> {
+    return this.run(() => this.stmts.deletePartitionOffsets.run(topicInternalId, fromPartition).changes);
+  }
+
   // --- groups ---------------------------------------------------------------------------------
 
   putGroup(record: GroupRecord): Promise<void> {
@@ -560,6 +566,7 @@ function prepareStatements(db: Database.Database) {
     listOffsetGroups: db.prepare('SELECT DISTINCT group_id FROM offsets WHERE scope = ? ORDER BY group_id'),
     deleteGroupOffsets: db.prepare('DELETE FROM offsets WHERE scope = ? AND group_id = ?'),
     deleteTopicOffsets: db.prepare('DELETE FROM offsets WHERE topic_internal_id = ?'),
+    deletePartitionOffsets: db.prepare('DELETE FROM offsets WHERE topic_internal_id = ? AND partition >= ?'),
     putGroup: db.prepare(
       `INSERT INTO groups (scope, group_id, state, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (scope, group_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,

@@ -78,6 +78,11 @@ export class OffsetStore {
   deleteTopic(topicInternalId: number): Promise<number> {
     return this.store.deleteTopicOffsets(topicInternalId);
   }
+
+  /** Called when partitions are removed: every scope and group loses its offsets for them. */
+  deletePartitionsFrom(topicInternalId: number, fromPartition: number): Promise<number> {
+    return this.store.deletePartitionOffsets(topicInternalId, fromPartition);
+  }
 }
 
 function toRecord(scope: string, group: string, c: OffsetCommit, commitTime: number): OffsetRecord {

@@ -53,7 +53,12 @@ export interface AppendedOffsets {
   appendTime: number;
 }
 
-export type ProducerCheck = { kind: 'append' } | ({ kind: 'duplicate' } & AppendedOffsets);
+/**
+ * A duplicate carries `written` while the original batch is still being written (its offset is
+ * assigned, its write or fsync not yet done): the retry must be answered only when it resolves,
+ * and must fail if it rejects (the original is then not in the log). Absent once it is written.
+ */
+export type ProducerCheck = { kind: 'append' } | ({ kind: 'duplicate'; written?: Promise<void> } & AppendedOffsets);
 
 interface BatchMeta {
   firstSeq: number;
@@ -61,6 +66,8 @@ interface BatchMeta {
   baseOffset: number;
   lastOffset: number;
   timestamp: number;
+  /** Set while the batch's append is in flight (memory only, never in a snapshot). */
+  written?: Promise<void> | undefined;
 }
 
 interface ProducerEntry {
@@ -151,6 +158,18 @@ export class ProducerStateManager {
    * id with epoch 0 once the epoch would pass int16 max, as Kafka does.
    */
   async initProducer(previous?: { producerId: number; epoch: number }): Promise<{ producerId: number; epoch: number }> {
+    const next = await this.proposeInit(previous);
+    this.raiseEpoch(next.producerId, next.epoch);
+    return next;
+  }
+
+  /**
+   * initProducer() for a caller that must persist the answer first (the transaction coordinator):
+   * the same checks and answer, but a bump of the same id is not applied: the caller applies it
+   * with raiseEpoch() once its own record is durable, so a failed write fences nobody. (A new id
+   * is allocated for real: an unused id costs nothing.)
+   */
+  async proposeInit(previous?: { producerId: number; epoch: number }): Promise<{ producerId: number; epoch: number }> {
     if (previous === undefined) return this.allocate();
     const { producerId, epoch } = previous;
     if (!this.isAllocated(producerId)) throw new QuartetError('unknown_producer', `producer id ${producerId} was never allocated`);
@@ -158,8 +177,12 @@ export class ProducerStateManager {
     if (epoch < known) throw new QuartetError('producer_fenced', `producer ${producerId} epoch ${epoch} is older than ${known}`);
     const next = Math.max(known, epoch) + 1;
     if (next > producerEpochMax) return this.allocate();
-    this.setEpoch(producerId, next);
     return { producerId, epoch: next };
+  }
+
+  /** Makes `epoch` the producer's newest known epoch unless a newer one is known: older epochs are fenced. */
+  raiseEpoch(producerId: number, epoch: number): void {
+    if (epoch > (this.epochs.get(producerId) ?? -1)) this.setEpoch(producerId, epoch);
   }
 
   private async allocate(): Promise<{ producerId: number; epoch: number }> {
@@ -198,7 +221,10 @@ export class ProducerStateManager {
     }
     const lastSeq = lastSequenceOf(batch.baseSequence, batch.recordCount);
     const duplicate = entry.batches.find((m) => m.firstSeq === batch.baseSequence && m.lastSeq === lastSeq);
-    if (duplicate) return { kind: 'duplicate', baseOffset: duplicate.baseOffset, lastOffset: duplicate.lastOffset, appendTime: duplicate.timestamp };
+    if (duplicate) {
+      const offsets = { baseOffset: duplicate.baseOffset, lastOffset: duplicate.lastOffset, appendTime: duplicate.timestamp };
+      return duplicate.written ? { kind: 'duplicate', ...offsets, written: duplicate.written } : { kind: 'duplicate', ...offsets };
+    }
     const expectedAfter = entry.batches.length > 0 ? entry.batches[entry.batches.length - 1]!.lastSeq : -1;
     if (!inSequence(expectedAfter, batch.baseSequence)) {
       throw new QuartetError('out_of_order_sequence', `producer ${batch.producerId}: expected sequence ${expectedAfter === sequenceMax ? 0 : expectedAfter + 1}, got ${batch.baseSequence}`);
@@ -206,9 +232,19 @@ export class ProducerStateManager {
     return appendVerdict;
   }
 
-  /** Records a batch the log has accepted (called when its offset is assigned). */
-  recordAppend(key: string, batch: ProducerBatch, offsets: AppendedOffsets): void {
-    this.apply(key, batch, offsets, offsets.appendTime);
+  /**
+   * Records a batch the log has accepted (called when its offset is assigned). `written`, while
+   * the write is in flight, settles with it: a retry arriving before then waits for it (check()
+   * hands it out). Call appendWritten() once it resolved, forgetAppend() if it rejected.
+   */
+  recordAppend(key: string, batch: ProducerBatch, offsets: AppendedOffsets, written?: Promise<void>): void {
+    this.apply(key, batch, offsets, offsets.appendTime, written);
+  }
+
+  /** The batch recorded at `baseOffset` is written: retries are answered at once from now on. */
+  appendWritten(key: string, producerId: number, baseOffset: number): void {
+    const meta = this.entries.get(entryKey(key, producerId))?.batches.find((m) => m.baseOffset === baseOffset);
+    if (meta) meta.written = undefined;
   }
 
   /** Undoes recordAppend for a batch whose write failed (the log drops it and all behind it). */
@@ -220,7 +256,7 @@ export class ProducerStateManager {
     if (entry.batches.length === 0) this.entries.delete(k);
   }
 
-  private apply(key: string, batch: ProducerBatch, offsets: AppendedOffsets, usedAt: number): void {
+  private apply(key: string, batch: ProducerBatch, offsets: AppendedOffsets, usedAt: number, written?: Promise<void>): void {
     assert.equal(offsets.lastOffset - offsets.baseOffset + 1, batch.recordCount, 'offsets must span the record count');
     const k = entryKey(key, batch.producerId);
     let entry = this.entries.get(k);
@@ -242,6 +278,7 @@ export class ProducerStateManager {
       baseOffset: offsets.baseOffset,
       lastOffset: offsets.lastOffset,
       timestamp: offsets.appendTime,
+      written,
     });
     if (entry.batches.length > producerWindowBatches) entry.batches.shift();
     entry.lastUsedMs = Math.max(entry.lastUsedMs, usedAt);
@@ -291,18 +328,28 @@ export class ProducerStateManager {
   }
 
   /**
-   * Writes one snapshot row per given partition (its entries and the log end offset they cover)
-   * plus the producer epochs, in one transaction. Partitions with no producers are written too, so
+   * Writes one snapshot row per given partition (its entries and the log offset they cover) plus
+   * the producer epochs, in one transaction. Partitions with no producers are written too, so
    * that the next open replays only their tail.
+   *
+   * `nextOffset` must be the partition's high watermark, not its log end: batches at or above it
+   * have an offset but are not written yet (queued, or awaiting their fsync) and may still fail,
+   * and the log then reuses their offsets. So window batches at or above it are left out (an
+   * entry left with none is left out whole); the replay after the next open finds them in the log
+   * if they were written.
    */
   async snapshot(partitions: ReadonlyArray<{ key: string; nextOffset: number }>): Promise<void> {
     const takenAt = this.clock.now();
-    const byPartition = new Map<string, SnapshotEntry[]>();
-    for (const p of partitions) byPartition.set(p.key, []);
+    const byPartition = new Map<string, { nextOffset: number; entries: SnapshotEntry[] }>();
+    for (const p of partitions) byPartition.set(p.key, { nextOffset: p.nextOffset, entries: [] });
     for (const e of this.entries.values()) {
-      byPartition.get(e.partitionKey)?.push([e.producerId, e.epoch, e.lastUsedMs, e.batches.map((m) => [m.firstSeq, m.lastSeq, m.baseOffset, m.lastOffset, m.timestamp])]);
+      const row = byPartition.get(e.partitionKey);
+      if (!row) continue;
+      const batches = e.batches.filter((m) => m.lastOffset < row.nextOffset);
+      if (batches.length === 0) continue;
+      row.entries.push([e.producerId, e.epoch, e.lastUsedMs, batches.map((m) => [m.firstSeq, m.lastSeq, m.baseOffset, m.lastOffset, m.timestamp])]);
     }
-    const records: ProducerSnapshotRecord[] = partitions.map((p) => ({ partitionKey: p.key, nextOffset: p.nextOffset, entries: byPartition.get(p.key)!, takenAt }));
+    const records: ProducerSnapshotRecord[] = partitions.map((p) => ({ partitionKey: p.key, nextOffset: p.nextOffset, entries: byPartition.get(p.key)!.entries, takenAt }));
     records.push({ partitionKey: epochsSnapshotKey, nextOffset: 0, entries: [...this.epochs], takenAt });
     await this.store.putProducerSnapshots(records);
   }

@@ -23,6 +23,9 @@
 //    (epoch bumped, abort markers written with the new epoch, which is then returned): the old
 //    producer is fenced and the new one needs no retry. Kafka instead bumps, answers
 //    CONCURRENT_TRANSACTIONS and bumps again on the retry.
+//  - Complete* is persisted only once every marker is durable (the MarkerWriter flushes its
+//    partition): under fsyncPolicy 'interval' a power loss must not keep Complete* and lose a
+//    marker. start() rewrites markers that were lost anyway (repairHangingTransactions).
 //  - endTxn answers once the decision is durable and the markers are written. If a marker write
 //    fails it still answers (state Prepare*, as Kafka answers after the Prepare* log append) and
 //    the markers are retried in the background.
@@ -102,7 +105,10 @@ export interface MarkerRequest extends TxnPartition {
   coordinatorEpoch: number;
 }
 
-/** Appends one marker (a control batch) and resolves with its offset. */
+/**
+ * Appends one marker (a control batch) and resolves with its offset once it is durable (flushed
+ * to disk): the coordinator persists Complete* as soon as every marker resolved.
+ */
 export type MarkerWriter = (marker: MarkerRequest) => Promise<number>;
 
 /** A partition as the coordinator needs it. */
@@ -295,21 +301,74 @@ export class TransactionCoordinator {
       }
     }
     await Promise.all(work);
-    this.warnHangingTransactions();
+    await this.repairHangingTransactions();
   }
 
   /**
    * A transaction open in a partition log whose producer has no live transaction here holds the
-   * LSO back until an operator aborts it (Kafka's "hanging transaction"). Reported, not repaired.
+   * LSO back forever (Kafka's "hanging transaction"). When the producer's transactional id is
+   * Complete* at the epoch of the open transaction's first batch, the coordinator finished it and
+   * its marker here was lost, so the recorded outcome is written again.
+   *
+   * Since markers are flushed before Complete* is recorded (MarkerWriter), a power loss can no
+   * longer cause this: Complete* durable implies every marker durable, and a transaction whose
+   * Complete* was lost is still Prepare* and finished by start(). What remains is a log written
+   * before that (when Complete* could reach SQLite while the markers sat in the page cache) and a
+   * transactional batch that raced in after its marker. The outcome written is the coordinator's
+   * last one for that epoch: the open transaction's own when it is the last one at that epoch (the
+   * usual case: a lost marker loses the partition's whole tail after it, including later
+   * transactions' batches there), a best guess if a later transaction of the same epoch completed
+   * without touching this partition. Anything else is reported, not repaired: an operator must
+   * abort it.
    */
-  private warnHangingTransactions(): void {
+  private async repairHangingTransactions(): Promise<void> {
     const live = new Set<number>();
-    for (const e of this.entries.values()) if (e.state === TxnState.Ongoing || isPrepare(e.state)) live.add(e.producerId);
+    const completed = new Map<number, TxnEntry>();
+    for (const e of this.entries.values()) {
+      if (e.state === TxnState.Ongoing || isPrepare(e.state)) live.add(e.producerId);
+      else if (e.state === TxnState.CompleteCommit || e.state === TxnState.CompleteAbort) completed.set(e.producerId, e);
+    }
     for (const p of this.partitions.list()) {
       for (const open of this.index.openTransactions(p.key)) {
-        if (!live.has(open.producerId)) this.logger.warn('hanging transaction: open in the log, unknown to the coordinator', { partition: p.key, ...open });
+        if (live.has(open.producerId)) continue;
+        const entry = completed.get(open.producerId);
+        if (entry && (await this.rewriteLostMarker(entry, p, open))) continue;
+        this.logger.warn('hanging transaction: open in the log, unknown to the coordinator', { partition: p.key, ...open });
       }
     }
+  }
+
+  /** Writes the Complete* entry's marker into `p` if `open` began at the entry's epoch. */
+  private async rewriteLostMarker(entry: TxnEntry, p: TxnPartitionHandle, open: OpenTxn): Promise<boolean> {
+    let first: StoredBatch | undefined;
+    try {
+      first = (await p.log.read(open.firstOffset, { maxBytes: 1 }))[0];
+    } catch {
+      return false; // gone with retention: nothing to tell the epoch by
+    }
+    if (!first || first.baseOffset !== open.firstOffset || first.producerId !== entry.producerId || first.producerEpoch !== entry.producerEpoch) return false;
+    return this.exclusive(entry, async () => {
+      const commit = entry.state === TxnState.CompleteCommit;
+      if ((!commit && entry.state !== TxnState.CompleteAbort) || first.producerEpoch !== entry.producerEpoch) return false;
+      this.logger.warn('rewriting the lost marker of a completed transaction', { scope: entry.scope, transactionalId: entry.transactionalId, partition: p.key, ...open, commit });
+      try {
+        const offset = await this.writeMarker({
+          topicInternalId: p.topicInternalId,
+          partition: p.partition,
+          scope: entry.scope,
+          transactionalId: entry.transactionalId,
+          producerId: entry.producerId,
+          producerEpoch: entry.producerEpoch,
+          commit,
+          coordinatorEpoch: this.coordinatorEpochValue,
+        });
+        this.index.observeMarker(p.key, entry.producerId, offset, commit ? 'commit' : 'abort');
+        return true;
+      } catch (err) {
+        this.logger.warn('could not rewrite a lost marker', { transactionalId: entry.transactionalId, partition: p.key, error: err });
+        return false;
+      }
+    });
   }
 
   /** The epoch written into markers; grows at every open. */
@@ -478,9 +537,12 @@ export class TransactionCoordinator {
 
   // --- the data path: LSO, aborted transactions, read_committed --------------------------------
 
-  /** Called by the broker for every appended transactional or control batch, at offset assignment. */
-  observeAppend(partitionKey: string, batch: StoredBatch): void {
-    this.index.observe(partitionKey, batch);
+  /**
+   * Called by the broker for every appended transactional or control batch, at offset assignment.
+   * Returns what undoes it if the batch's write then fails (null: nothing to undo).
+   */
+  observeAppend(partitionKey: string, batch: StoredBatch): (() => void) | null {
+    return this.index.observe(partitionKey, batch);
   }
 
   /** min(first offset of the open transactions, high watermark): the end of a read_committed read. */
@@ -539,10 +601,13 @@ export class TransactionCoordinator {
     return expired;
   }
 
-  /** Writes the index checkpoint of every partition (the broker calls it with its snapshots). */
+  /**
+   * Writes the index checkpoint of every partition (the broker calls it with its snapshots), as
+   * of each high watermark: offsets above it are assigned but not written (TxnIndex.checkpoints).
+   */
   checkpoint(): Promise<void> {
     const handles = this.partitions.list();
-    return this.store.putTxnCheckpoints(this.index.checkpoints(handles.map((h) => ({ key: h.key, nextOffset: h.log.stats().nextOffset })), this.clock.now()));
+    return this.store.putTxnCheckpoints(this.index.checkpoints(handles.map((h) => ({ key: h.key, nextOffset: h.log.stats().highWatermark })), this.clock.now()));
   }
 
   /** Forgets partitions whose log was deleted or emptied. */
@@ -602,7 +667,9 @@ export class TransactionCoordinator {
     } else if (expected && expected.producerId === entry.producerId && expected.epoch !== entry.producerEpoch) {
       throw new QuartetError('producer_fenced', `producer ${expected.producerId} epoch ${expected.epoch} is not the current epoch ${entry.producerEpoch}`);
     }
-    const next = await this.producers.initProducer({ producerId: entry.producerId, epoch: entry.producerEpoch });
+    // The bump is persisted before the producer state fences the old epoch: if the write fails,
+    // nothing changed and the client's retry of InitProducerId goes through.
+    const next = await this.producers.proposeInit({ producerId: entry.producerId, epoch: entry.producerEpoch });
     await this.transition(entry, {
       state: TxnState.Empty,
       producerId: next.producerId,
@@ -611,6 +678,7 @@ export class TransactionCoordinator {
       lastProducerEpoch: entry.producerEpoch,
       timeoutMs: request.transactionTimeoutMs,
     });
+    this.producers.raiseEpoch(next.producerId, next.epoch);
     return next;
   }
 
@@ -715,12 +783,16 @@ export class TransactionCoordinator {
     this.cancelTimeout(entry);
     let epoch = entry.producerEpoch;
     if (epoch < producerEpochMax) {
-      const bumped = await this.producers.initProducer({ producerId: entry.producerId, epoch });
+      // Applied to the producer state only once PrepareAbort (with the new epoch) is durable: a
+      // failed write must not leave the producer fenced by an epoch the record does not have, or
+      // the markers (written with the record's epoch) would be refused forever.
+      const bumped = await this.producers.proposeInit({ producerId: entry.producerId, epoch });
       assert.equal(bumped.producerId, entry.producerId, 'an epoch bump below the maximum keeps the producer id');
       epoch = bumped.epoch;
     }
     this.logger.info('aborting a transaction', { scope: entry.scope, transactionalId: entry.transactionalId, reason, producerId: entry.producerId, epoch });
     await this.transition(entry, { state: TxnState.PrepareAbort, producerEpoch: epoch, lastProducerId: -1, lastProducerEpoch: -1 });
+    this.producers.raiseEpoch(entry.producerId, epoch);
     await this.complete(entry);
   }
 

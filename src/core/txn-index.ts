@@ -10,8 +10,9 @@
 //    { producerId, firstOffset, lastOffset = the marker's offset }.
 //  - LSO = min(first offset of the open transactions, high watermark).
 //
-// Durability: a checkpoint per partition (the open and aborted lists, and the log end offset they
-// cover) is written with the producer snapshots (every maintenance pass and on close). At open a
+// Durability: a checkpoint per partition (the open and aborted lists, and the high watermark they
+// cover: see checkpoints()) is written with the producer snapshots (every maintenance pass and on
+// close). At open a
 // partition loads its checkpoint and scans only the log after it, reading batch envelopes and, for
 // control batches, the marker type; with no usable checkpoint it scans from the log start. So
 // start-up reads at most the data appended since the last maintenance pass (5 minutes by default)
@@ -139,6 +140,8 @@ interface PartitionTxnState {
   open: Map<number, number>;
   /** Ascending by lastOffset (marker offsets only grow). */
   aborted: AbortedTxn[];
+  /** The offset of the newest marker that closed a transaction here (-1: none); see checkpoints(). */
+  lastMarkerOffset: number;
 }
 
 /** Checkpoint form: { open: [[producerId, firstOffset]...], aborted: [[producerId, firstOffset, lastOffset]...] }. */
@@ -161,34 +164,54 @@ export class TxnIndex {
     assert.ok(abortedMax >= 1, 'abortedMax must be >= 1');
   }
 
-  /** Observes any appended batch: only transactional data and transaction markers matter. */
-  observe(key: string, batch: StoredBatch): void {
-    if (batch.producerId < 0) return;
+  /**
+   * Observes any appended batch: only transactional data and transaction markers matter. Returns
+   * what undoes the change if the batch's write fails (the log then drops it and reuses its
+   * offsets), or null when nothing changed. Undos of batches failing together may run in any order.
+   */
+  observe(key: string, batch: StoredBatch): (() => void) | null {
+    if (batch.producerId < 0) return null;
     if ((batch.flags & BatchFlags.control) !== 0) {
       const kind = this.markerKind(batch);
-      if (kind !== null) this.observeMarker(key, batch.producerId, batch.baseOffset, kind);
-    } else if ((batch.flags & BatchFlags.transactional) !== 0) {
-      this.observeData(key, batch.producerId, batch.baseOffset);
+      return kind === null ? null : this.observeMarker(key, batch.producerId, batch.baseOffset, kind);
     }
+    if ((batch.flags & BatchFlags.transactional) !== 0) return this.observeData(key, batch.producerId, batch.baseOffset);
+    return null;
   }
 
-  /** A transactional data batch of `producerId` at `baseOffset`. */
-  observeData(key: string, producerId: number, baseOffset: number): void {
+  /** A transactional data batch of `producerId` at `baseOffset`. Returns its undo when it opened a transaction. */
+  observeData(key: string, producerId: number, baseOffset: number): (() => void) | null {
     const state = this.state(key);
-    if (!state.open.has(producerId)) state.open.set(producerId, baseOffset);
+    if (state.open.has(producerId)) return null;
+    state.open.set(producerId, baseOffset);
+    return () => {
+      if (this.partitions.get(key) === state && state.open.get(producerId) === baseOffset) state.open.delete(producerId);
+    };
   }
 
   /**
    * A marker of `producerId` at `offset`. Idempotent: a marker for a transaction already closed
    * (the coordinator's own observation after the broker's, a rewritten marker after a restart),
-   * or one that precedes the open transaction's first offset, changes nothing.
+   * or one that precedes the open transaction's first offset, changes nothing. Returns the undo
+   * of the change (see observe()), or null when nothing changed.
    */
-  observeMarker(key: string, producerId: number, offset: number, kind: MarkerKind): void {
+  observeMarker(key: string, producerId: number, offset: number, kind: MarkerKind): (() => void) | null {
     const state = this.partitions.get(key);
     const firstOffset = state?.open.get(producerId);
-    if (!state || firstOffset === undefined || firstOffset > offset) return;
+    if (!state || firstOffset === undefined || firstOffset > offset) return null;
     state.open.delete(producerId);
+    if (offset > state.lastMarkerOffset) state.lastMarkerOffset = offset;
     if (kind === 'abort') this.addAborted(key, state, { producerId, firstOffset, lastOffset: offset });
+    return () => {
+      if (this.partitions.get(key) !== state) return;
+      if (kind === 'abort') {
+        const i = state.aborted.findIndex((a) => a.producerId === producerId && a.lastOffset === offset);
+        if (i >= 0) state.aborted.splice(i, 1);
+      }
+      // A transaction opened after the marker failed with it (or will): the one it closed is open again.
+      const now = state.open.get(producerId);
+      if (now === undefined || now > offset) state.open.set(producerId, firstOffset);
+    };
   }
 
   /** The first offset of the oldest open transaction, or null when none is open. */
@@ -277,16 +300,27 @@ export class TxnIndex {
     return observed;
   }
 
-  /** Checkpoint records for the given partitions (their state now, and the log end they cover). */
+  /**
+   * Checkpoint records for the given partitions: their state as of `nextOffset`, which must be the
+   * high watermark. The index observes batches when their offset is assigned, before they are
+   * written; a batch at or above the high watermark may still fail, and the log then reuses its
+   * offset. So transactions opened at or above it are left out (the scan after the next open finds
+   * them if they were written), and a partition where a marker at or above it closed a transaction
+   * gets no record this time (its state before that marker is not kept; its previous checkpoint
+   * stays, and is only older).
+   */
   checkpoints(partitions: ReadonlyArray<{ key: string; nextOffset: number }>, takenAt: number): TxnCheckpointRecord[] {
-    return partitions.map((p) => {
+    const records: TxnCheckpointRecord[] = [];
+    for (const p of partitions) {
       const state = this.partitions.get(p.key);
+      if (state && state.lastMarkerOffset >= p.nextOffset) continue;
       const body: CheckpointState = {
-        open: state ? [...state.open] : [],
+        open: state ? [...state.open].filter(([, firstOffset]) => firstOffset < p.nextOffset) : [],
         aborted: state ? state.aborted.map((a) => [a.producerId, a.firstOffset, a.lastOffset]) : [],
       };
-      return { partitionKey: p.key, nextOffset: p.nextOffset, state: body, takenAt };
-    });
+      records.push({ partitionKey: p.key, nextOffset: p.nextOffset, state: body, takenAt });
+    }
+    return records;
   }
 
   // --- internals -----------------------------------------------------------------------------
@@ -294,7 +328,7 @@ export class TxnIndex {
   private state(key: string): PartitionTxnState {
     let state = this.partitions.get(key);
     if (!state) {
-      state = { open: new Map(), aborted: [] };
+      state = { open: new Map(), aborted: [], lastMarkerOffset: -1 };
       this.partitions.set(key, state);
     }
     return state;

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
 import { decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
 import { FaultyFileSystem } from '../../src/log/fs.js';
-import { tempDir, testScryptCost } from './helpers.js';
+import { HeldFileSystem, tempDir, testScryptCost } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
@@ -125,6 +125,61 @@ test('deleteTopic removes its directory, offsets and producer state; orphans are
   await broker.close();
 });
 
+test('removePartitions destroys the last partitions: logs, directories, offsets, producer state', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  let broker = await Broker.open(options(dir, clock));
+  const topic = await broker.createTopic('default', 'shrink', { partitions: 3 });
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const producer = (baseSequence: number) => ({ producerId, producerEpoch: epoch, baseSequence });
+  await broker.append(topic, 0, batch(clock, ['p0']));
+  await broker.append(topic, 2, batch(clock, ['a'], producer(0)));
+  await broker.append(topic, 2, batch(clock, ['b'], producer(1)));
+  const commits = [0, 1, 2].map((partition) => ({ topicInternalId: topic.internalId, partition, offset: 1 }));
+  await broker.offsets.commit('kafka', 'g', commits);
+  await broker.offsets.commit('iggy', 'c:n:1', commits);
+  const partitionDir = (p: number) => join(dir, 'logs', String(topic.internalId), String(p));
+  await assert.rejects(broker.removePartitions(topic, 3), code('invalid_partitions'));
+
+  const shrunk = await broker.removePartitions({ topic: 'shrink' }, 1);
+  assert.equal(shrunk.partitions, 1);
+  assert.equal(existsSync(partitionDir(1)), false);
+  assert.equal(existsSync(partitionDir(2)), false);
+  assert.ok(existsSync(partitionDir(0)));
+  assert.throws(() => broker.partition(shrunk, 1), code('unknown_partition'));
+  await assert.rejects(broker.append(shrunk, 2, batch(clock, ['late'])), code('unknown_partition'));
+  assert.deepEqual((await broker.offsets.fetchGroup('kafka', 'g')).map((o) => o.partition), [0]);
+  assert.deepEqual((await broker.offsets.fetchGroup('iggy', 'c:n:1')).map((o) => o.partition), [0]);
+  assert.deepEqual(values(await broker.read(shrunk, 0, 0, { maxBytes: 1 << 20 })), ['p0']);
+  await broker.close();
+
+  // The count persists; partitions added again start empty, with no producer state.
+  broker = await Broker.open(options(dir, clock));
+  assert.equal(broker.catalog.requireTopic({ topic: 'shrink' }).partitions, 1);
+  assert.equal(existsSync(partitionDir(2)), false);
+  const regrown = await broker.addPartitions({ topic: 'shrink' }, 3);
+  assert.equal(broker.partition(regrown, 2).stats().nextOffset, 0);
+  const again = await broker.append(regrown, 2, batch(clock, ['a'], producer(0)));
+  assert.equal(again.baseOffset, 0);
+  assert.equal(broker.partition(regrown, 2).stats().nextOffset, 1, 'appended, not taken for a duplicate');
+  // Down to zero partitions (Iggy allows it).
+  assert.equal((await broker.removePartitions(regrown, 0)).partitions, 0);
+  assert.deepEqual(readdirSync(join(dir, 'logs', String(topic.internalId))), []);
+  await broker.close();
+});
+
+test('removePartitions with memory logs', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock, { memory: true }));
+  t.after(() => broker.close());
+  const topic = await broker.createTopic('default', 'm', { partitions: 2 });
+  await broker.append(topic, 1, batch(clock, ['x']));
+  const shrunk = await broker.removePartitions(topic, 1);
+  assert.throws(() => broker.partition(shrunk, 1), code('unknown_partition'));
+  const regrown = await broker.addPartitions(shrunk, 2);
+  assert.equal(broker.partition(regrown, 1).stats().nextOffset, 0);
+});
+
 test('namespaces, partitions and config changes reach the logs', async (t) => {
   const clock = new ManualClock();
   const broker = await Broker.open(options(tempDir(t), clock, { memory: true, topicDefaults: { 'retention.ms': 1000 } }));
@@ -196,6 +251,82 @@ test('a failed write leaves no producer state behind: the retry is appended, not
   assert.equal(retry.baseOffset, broker.partition(topic, 0).stats().nextOffset - 1);
   assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['a']);
   await broker.close();
+});
+
+test('a retry of an in-flight idempotent batch is not acknowledged before the original is written', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new FaultyFileSystem();
+  const broker = await Broker.open(options(dir, clock, { logFs: fs }));
+  t.after(() => broker.close().catch(() => undefined));
+  const topic = await broker.createTopic('default', 'dup');
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const p = { producerId, producerEpoch: epoch, baseSequence: 0 };
+  fs.failNextWrite(); // the original's write will fail
+  const settle = (r: Promise<unknown>) => r.then((): boolean => true, (): boolean => false);
+  const original = settle(broker.append(topic, 0, batch(clock, ['a'], p)));
+  // The client's retry (request timeout, reconnect...) arrives while the original is queued.
+  const retry = settle(broker.append(topic, 0, batch(clock, ['a'], p)));
+  assert.equal(await original, false, 'the original write failed');
+  assert.equal(await retry, false, 'the retry fails with it: acknowledging it would lose the record');
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), []);
+  // The failed batch is forgotten: the next retry is appended.
+  assert.equal((await broker.append(topic, 0, batch(clock, ['a'], p))).baseOffset, 0);
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['a']);
+});
+
+test("under fsyncPolicy 'always' a retry of an in-flight batch is acknowledged only after the original's fsync", async (t) => {
+  const clock = new ManualClock();
+  const fs = new HeldFileSystem();
+  const broker = await Broker.open(options(tempDir(t), clock, { logFs: fs }));
+  t.after(() => broker.close().catch(() => undefined));
+  const topic = await broker.createTopic('default', 'synced', { config: { 'quartet.fsync.policy': 'always' } });
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const p = { producerId, producerEpoch: epoch, baseSequence: 0 };
+  const order: string[] = [];
+  const sync = fs.holdNextSync();
+  const original = broker.append(topic, 0, batch(clock, ['a'], p)).then((r) => (order.push('original'), r));
+  await sync.reached; // written, its fsync held
+  const retry = broker.append(topic, 0, batch(clock, ['a'], p)).then((r) => (order.push('retry'), r));
+  await new Promise((resolve) => setImmediate(resolve));
+  const early = [...order];
+  sync.open();
+  assert.deepEqual(early, [], 'nothing is acknowledged before the fsync');
+  const [o, r] = await Promise.all([original, retry]);
+  assert.deepEqual(order.sort(), ['original', 'retry']);
+  assert.deepEqual([r.baseOffset, r.lastOffset, r.appendTime], [o.baseOffset, o.lastOffset, o.appendTime], 'the retry gets the original offsets');
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['a'], 'appended once');
+  // Once written, a retry is answered at once from the window.
+  assert.equal((await broker.append(topic, 0, batch(clock, ['a'], p))).baseOffset, o.baseOffset);
+});
+
+test('a producer snapshot covers the high watermark: a batch in flight then failed is not remembered after a crash', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new HeldFileSystem();
+  const crashed = await Broker.open(options(dir, clock, { logFs: fs }));
+  // Compaction (no sealed segment yet) does not wait for the held write, retention would.
+  const topic = await crashed.createTopic('default', 'snap', { config: { 'cleanup.policy': 'compact' } });
+  const { producerId, epoch } = await crashed.producers.initProducer();
+  const p = { producerId, producerEpoch: epoch, baseSequence: 0 };
+  const write = fs.holdNextWrite();
+  const original = crashed.append(topic, 0, batch(clock, ['a'], p)).then(
+    () => true,
+    () => false,
+  );
+  await write.reached; // offset 0 assigned, not written
+  await crashed.runMaintenance(); // snapshots producer state now
+  write.fail();
+  assert.equal(await original, false);
+  // Another writer gets offset 0; then the process dies (no close, so no newer snapshot).
+  assert.equal((await crashed.append(topic, 0, batch(clock, ['other']))).baseOffset, 0);
+
+  const broker = await Broker.open(options(dir, clock));
+  t.after(() => broker.close().catch(() => undefined));
+  t.after(() => crashed.close().catch(() => undefined));
+  const retry = await broker.append(topic, 0, batch(clock, ['a'], p));
+  assert.equal(retry.baseOffset, 1, 'the retry is appended, not answered with the offset of another record');
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['other', 'a']);
 });
 
 test('after a crash (no close, no snapshot) producer state is rebuilt from the logs', async (t) => {

@@ -99,6 +99,7 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
     topicCreated: async (t: Topic) => void events.push(`created ${t.name}`),
     topicDeleted: async (t: Topic) => void events.push(`deleted ${t.name}`),
     partitionsAdded: async (t: Topic, prev: number) => void events.push(`partitions ${t.name} ${prev}->${t.partitions}`),
+    partitionsRemoved: async (t: Topic, prev: number) => void events.push(`removed ${t.name} ${prev}->${t.partitions}`),
     topicConfigChanged: async (t: Topic) => void events.push(`config ${t.name}`),
     topicRenamed: (t: Topic) => void events.push(`renamed ${t.namespace}/${t.name}`),
   };
@@ -109,16 +110,31 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
   await catalog.renameTopic(t, 'b');
   assert.equal(catalog.getTopic({ namespace: 'ns', topic: 'a' }), null);
   assert.equal(catalog.getTopic(t)?.name, 'b');
-  await catalog.addPartitions({ namespace: 'ns', topic: 'b' }, 2);
+  await catalog.addPartitions({ namespace: 'ns', topic: 'b' }, 3);
+  await catalog.removePartitions({ namespace: 'ns', topic: 'b' }, 2);
   await catalog.updateTopicConfig({ namespace: 'ns', topic: 'b' }, { 'retention.ms': 1 });
   await catalog.renameNamespace('ns', 'ns2');
   await catalog.deleteNamespace('ns2');
-  assert.deepEqual(events, ['created a', 'renamed ns/b', 'partitions b 1->2', 'config b', 'renamed ns2/b', 'deleted b']);
+  assert.deepEqual(events, ['created a', 'renamed ns/b', 'partitions b 1->3', 'removed b 3->2', 'config b', 'renamed ns2/b', 'deleted b']);
   assert.equal(catalog.getNamespace('ns2'), null);
   assert.equal(catalog.listTopics().length, 0);
   await assert.rejects(catalog.deleteNamespace('default'), code('invalid_request'));
   await assert.rejects(catalog.renameNamespace('default', 'x'), code('invalid_request'));
   await assert.rejects(catalog.deleteTopic({ topic: 'b' }), code('unknown_topic'));
+});
+
+test('removes partitions: the last ones go, down to zero; the count persists', async () => {
+  const store = memoryStore();
+  const catalog = await Catalog.open(store, new ManualClock());
+  const t = await catalog.createTopic('default', 'shrink', { partitions: 4 });
+  await assert.rejects(catalog.removePartitions(t, 4), code('invalid_partitions'));
+  await assert.rejects(catalog.removePartitions(t, 5), code('invalid_partitions'));
+  await assert.rejects(catalog.removePartitions(t, -1), code('invalid_partitions'));
+  assert.equal((await catalog.removePartitions(t, 1)).partitions, 1);
+  assert.equal((await catalog.removePartitions({ topic: 'shrink' }, 0)).partitions, 0);
+  const reopened = await Catalog.open(store, new ManualClock());
+  assert.equal(reopened.requireTopic({ topic: 'shrink' }).partitions, 0);
+  assert.equal((await reopened.addPartitions({ topic: 'shrink' }, 2)).partitions, 2);
 });
 
 test('a topic whose logs cannot be opened is rolled back', async () => {
@@ -129,6 +145,7 @@ test('a topic whose logs cannot be opened is rolled back', async () => {
     },
     topicDeleted: async () => undefined,
     partitionsAdded: async () => undefined,
+    partitionsRemoved: async () => undefined,
     topicConfigChanged: async () => undefined,
     topicRenamed: () => undefined,
   });

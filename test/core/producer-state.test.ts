@@ -13,8 +13,8 @@ import {
   sequenceMax,
   type ProducerBatch,
 } from '../../src/core/producer-state.js';
-import { defaultLogConfig, encodeNeutralBatch, MemoryLog } from '../../src/log/index.js';
-import { memoryStore } from './helpers.js';
+import { defaultLogConfig, encodeNeutralBatch, MemoryLog, openFileLog, type PartitionLog } from '../../src/log/index.js';
+import { memoryStore, tempDir } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
@@ -120,6 +120,42 @@ test('a failed write is forgotten so the retry is not taken for a duplicate', as
   assert.equal(manager.check(P0, batch).kind, 'append');
 });
 
+test('a batch still being written is a duplicate that carries its write: retries wait for it', async () => {
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  const batch = { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 };
+  const written = Promise.resolve();
+  manager.recordAppend(P0, batch, { baseOffset: 0, lastOffset: 0, appendTime: 1 }, written);
+  const pending = manager.check(P0, batch);
+  assert.equal(pending.kind === 'duplicate' && pending.written, written, 'a retry now must wait for the original');
+  manager.appendWritten(P0, producerId, 0);
+  assert.deepEqual(manager.check(P0, batch), { kind: 'duplicate', baseOffset: 0, lastOffset: 0, appendTime: 1 });
+});
+
+test('a snapshot leaves out window batches at or above the offset it covers (the high watermark)', async () => {
+  const store = memoryStore();
+  const clock = new ManualClock(5_000);
+  const manager = await open(store, clock);
+  const { producerId } = await manager.initProducer();
+  const { producerId: other } = await manager.initProducer();
+  const b = (id: number, s: number): ProducerBatch => ({ producerId: id, producerEpoch: 0, baseSequence: s, recordCount: 1 });
+  manager.recordAppend(P0, b(producerId, 0), { baseOffset: 0, lastOffset: 0, appendTime: 1 });
+  manager.recordAppend(P0, b(producerId, 1), { baseOffset: 1, lastOffset: 1, appendTime: 1 }); // not written yet
+  manager.recordAppend(P0, b(other, 0), { baseOffset: 2, lastOffset: 2, appendTime: 1 }); // not written yet
+  await manager.snapshot([{ key: P0, nextOffset: 1 }]);
+  const [row] = (await store.listProducerSnapshots()).filter((s) => s.partitionKey === P0);
+  assert.deepEqual(row!.entries, [[producerId, 0, 1, [[0, 0, 0, 0, 1]]]]);
+  // Those writes fail; other batches take offsets 1 and 2. After a reopen the retries are appended.
+  const log = new MemoryLog(defaultLogConfig, { clock });
+  await log.append(encodeNeutralBatch([{ value: 'v0' }], { timestamp: 5_000, producerId, producerEpoch: 0, baseSequence: 0 }));
+  for (let i = 1; i < 3; i++) await log.append(encodeNeutralBatch([{ value: `v${i}` }], { timestamp: 5_000 }));
+  const reopened = await open(store, clock);
+  await reopened.recover(P0, log);
+  assert.equal(reopened.check(P0, b(producerId, 0)).kind, 'duplicate');
+  assert.equal(reopened.check(P0, b(producerId, 1)).kind, 'append');
+  assert.equal(reopened.check(P0, b(other, 0)).kind, 'append');
+});
+
 test('entries are bounded (LRU) and expire when idle', async () => {
   const clock = new ManualClock(0);
   const manager = await open(memoryStore(), clock, { entriesMax: 2, idleExpiryMs: 1000 });
@@ -203,3 +239,42 @@ test('dropPartitions forgets producers and their snapshots', async () => {
   assert.equal(manager.size, 0);
   assert.deepEqual((await store.listProducerSnapshots()).map((s) => s.partitionKey), ['@epochs']);
 });
+
+// Compaction keeps the last batch of each producer (src/log/common.ts compactBatch), so that the
+// state replayed from the log after a crash is the state the live process had.
+for (const kind of ['memory', 'file'] as const) {
+  test(`producer state replayed after compaction matches the live state: no legit batch rejected, no duplicate accepted (${kind} log)`, async (t) => {
+    const clock = new ManualClock();
+    const store = memoryStore();
+    t.after(() => store.close());
+    const config = { ...defaultLogConfig, segmentBytes: 400, segmentMs: 0, retentionMs: -1, cleanupPolicy: 'compact' as const, indexIntervalBytes: 128 };
+    const log: PartitionLog = kind === 'memory' ? new MemoryLog(config, { clock }) : await openFileLog(`${tempDir(t)}/p0`, config, { clock });
+    t.after(() => log.close().catch(() => undefined));
+    const live = await open(store, clock);
+    const { producerId, epoch } = await live.initProducer();
+    const send = async (seq: number, key: string, value: string) => {
+      const request = encodeNeutralBatch([{ key, value }], { timestamp: clock.now(), producerId, producerEpoch: epoch, baseSequence: seq });
+      assert.equal(live.check(P0, request).kind, 'append');
+      live.recordAppend(P0, request, await log.append(request));
+    };
+    await send(0, 'x', 'first'); // superseded below, and not the producer's last batch: compacted away
+    await send(1, 'x', 'second'); // superseded below too, but the producer's last batch: kept
+    // Another (non-idempotent) writer overwrites key x; then fill so that all of it is sealed.
+    await log.append(encodeNeutralBatch([{ key: 'x', value: 'other' }], { timestamp: clock.now() }));
+    for (let i = 0; i < 6; i++) await log.append(encodeNeutralBatch([{ key: `f${i}`, value: 'f'.repeat(60) }], { timestamp: clock.now() }));
+    assert.ok(log.stats().segmentCount >= 2);
+    const compacted = await log.compact(clock.now());
+    assert.equal(compacted.recordsRemoved, 1, 'compaction removed sequence 0 and kept sequence 1');
+
+    // Crash: no producer snapshot was written since. A new process replays the log.
+    const replayed = await open(store, clock);
+    await replayed.recover(P0, log);
+    const next = encodeNeutralBatch([{ key: 'y', value: 'third' }], { timestamp: clock.now(), producerId, producerEpoch: epoch, baseSequence: 2 });
+    assert.equal(live.check(P0, next).kind, 'append', 'the live state accepts sequence 2');
+    assert.equal(replayed.check(P0, next).kind, 'append', 'so does the replayed state');
+    // The retry of sequence 1 (in the log before compaction) must not be appended a second time.
+    const retry1 = encodeNeutralBatch([{ key: 'x', value: 'second' }], { timestamp: clock.now(), producerId, producerEpoch: epoch, baseSequence: 1 });
+    assert.equal(live.check(P0, retry1).kind, 'duplicate');
+    assert.equal(replayed.check(P0, retry1).kind, 'duplicate', 'a retry of sequence 1 would be appended a second time');
+  });
+}

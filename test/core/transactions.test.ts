@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { Broker, type BrokerOptions } from '../../src/core/broker.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
-import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { SqliteMetadataStore, type MetadataStore } from '../../src/core/metadata-store.js';
 import { ManualScheduler } from '../../src/core/scheduler.js';
 import { TxnState, type TxnIdentity } from '../../src/core/transactions.js';
-import { encodeNeutralMarker, neutralMarkerKind, visibleCommitted } from '../../src/core/txn-index.js';
+import { TxnIndex, encodeNeutralMarker, neutralMarkerKind, visibleCommitted } from '../../src/core/txn-index.js';
 import { BatchFlags, BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
-import { memoryStore, tempDir, testScryptCost } from './helpers.js';
+import { FaultyFileSystem } from '../../src/log/fs.js';
+import { HeldFileSystem, memoryStore, tempDir, testScryptCost } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
@@ -438,4 +440,166 @@ test('neutral markers round-trip; visibleCommitted drops controls and aborted ra
     visible.map((b) => b.baseOffset),
     [1, 2, 4],
   );
+});
+
+test("under fsyncPolicy 'interval' Complete* is recorded only once the markers are flushed", async (t) => {
+  const dir = tempDir(t);
+  const h = harness();
+  const fs = new FaultyFileSystem();
+  const broker = await Broker.open(options(dir, h, { logFs: fs, transactions: { markerRetryBackoffMs: 500 } }));
+  // flush.ms at its maximum: only an explicit flush fsyncs during the test.
+  const topic = await broker.createTopic('default', 'out', { partitions: 1, config: { 'flush.ms': String(2 ** 31 - 1) } });
+  const tx = broker.transactions;
+  const id = await begin(broker, 'tx-f');
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']));
+  let syncs = fs.fsyncCalls;
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  assert.ok(fs.fsyncCalls > syncs, 'the marker partition was flushed before CompleteCommit');
+
+  // The flush fails: the marker is not known durable, so CompleteCommit must not be recorded.
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 1, ['b']));
+  syncs = fs.fsyncCalls;
+  fs.failNextFsync();
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.PrepareCommit });
+  assert.ok(fs.fsyncCalls > syncs);
+  await broker.close().catch(() => undefined); // the log went read-only after the fsync error
+
+  // A restart finishes the transaction from PrepareCommit.
+  const reopened = await Broker.open(options(dir, h));
+  assert.equal(reopened.transactions.describe('kafka', 'tx-f')?.state, TxnState.CompleteCommit);
+  assert.equal(reopened.transactions.lastStableOffset(topic, 0), hw(reopened, 'out', 0));
+  assert.deepEqual(valuesOf((await reopened.transactions.readCommitted(topic, 0, 0, { maxBytes: 1 << 20 })).batches), ['a', 'b']);
+  await reopened.close();
+});
+
+test('open() rewrites the marker a Complete* transaction lost, at the same epoch only', async (t) => {
+  const dir = tempDir(t);
+  const h = harness();
+  let broker = await Broker.open(options(dir, h));
+  const topic = await broker.createTopic('default', 'out', { partitions: 3 });
+  const ids: TxnIdentity[] = [];
+  for (const [i, name] of ['tx-c', 'tx-a', 'tx-old'].entries()) {
+    const id = await begin(broker, name);
+    await broker.transactions.addPartitions(id, [{ topic, partition: i }]);
+    await broker.append(topic, i, txnBatch(h.clock, id, 0, [name]));
+    ids.push(id);
+  }
+  await broker.close();
+  // As if the coordinator had recorded Complete* and a power loss had lost the markers
+  // (possible before markers were flushed first). 'tx-old' is Complete* at a later epoch: the
+  // open transaction is not the one it completed, so it is left alone.
+  const store = SqliteMetadataStore.openInDataDir(dir);
+  const completed = { 'tx-c': ['CompleteCommit', 0], 'tx-a': ['CompleteAbort', 0], 'tx-old': ['CompleteCommit', 1] } as const;
+  for (const record of await store.listTransactions()) {
+    const [state, bump] = completed[record.transactionalId as keyof typeof completed];
+    const old = record.state as { producerEpoch: number };
+    await store.putTransaction({ ...record, state: { ...old, state, producerEpoch: old.producerEpoch + bump, partitions: [], groups: [], startedAt: -1 } });
+  }
+  await store.close();
+
+  broker = await Broker.open(options(dir, h));
+  const tx = broker.transactions;
+  const batches = await readAll(broker, 'out', 0);
+  assert.equal(neutralMarkerKind(batches.at(-1)!), 'commit');
+  assert.equal(tx.lastStableOffset(topic, 0), 2);
+  assert.deepEqual(valuesOf((await tx.readCommitted(topic, 0, 0, { maxBytes: 1 << 20 })).batches), ['tx-c']);
+  assert.equal(neutralMarkerKind((await readAll(broker, 'out', 1)).at(-1)!), 'abort');
+  assert.equal(tx.lastStableOffset(topic, 1), 2);
+  assert.deepEqual(tx.abortedTransactions(topic, 1, 0, 2), [{ producerId: ids[1]!.producerId, firstOffset: 0, lastOffset: 1 }]);
+  assert.equal((await readAll(broker, 'out', 2)).length, 1, 'no marker for a transaction of another epoch');
+  assert.equal(tx.lastStableOffset(topic, 2), 0);
+  await broker.close();
+});
+
+test('the index checkpoint covers the high watermark; a failed transactional write leaves no open transaction behind', async (t) => {
+  const dir = tempDir(t);
+  const h = harness();
+  const fs = new HeldFileSystem();
+  const crashed = await Broker.open(options(dir, h, { logFs: fs }));
+  // Compaction (no sealed segment yet) does not wait for the held write, retention would.
+  const topic = await crashed.createTopic('default', 'out', { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+  const id = await begin(crashed, 'tx-h');
+  await crashed.transactions.addPartitions(id, [{ topic, partition: 0 }]);
+  const write = fs.holdNextWrite();
+  const failed = crashed.append(topic, 0, txnBatch(h.clock, id, 0, ['lost'])).then(
+    () => true,
+    () => false,
+  );
+  await write.reached; // offset 0 assigned (and shown to the index), not written
+  await crashed.runMaintenance(); // checkpoints the index now
+  write.fail();
+  assert.equal(await failed, false);
+  assert.equal(crashed.transactions.lastStableOffset(topic, 0), 0);
+  assert.equal((await crashed.append(topic, 0, plain(h.clock, ['other']))).baseOffset, 0, 'the offset is reused');
+  assert.deepEqual(crashed.transactions.openTransactions(topic, 0), [], 'the failed batch opened nothing');
+  assert.equal(crashed.transactions.lastStableOffset(topic, 0), 1);
+
+  // The process dies (no close: no newer checkpoint); the next open must not find it open either.
+  const broker = await Broker.open(options(dir, h));
+  t.after(() => broker.close().catch(() => undefined));
+  t.after(() => crashed.close().catch(() => undefined));
+  assert.deepEqual(broker.transactions.openTransactions(topic, 0), []);
+  assert.equal(broker.transactions.lastStableOffset(topic, 0), 1);
+});
+
+test('TxnIndex: checkpoints leave out what lies at or above the high watermark; undo of failed observations', () => {
+  const index = new TxnIndex(neutralMarkerKind, silentLogger);
+  const k = '1:0';
+  index.observeData(k, 7, 0);
+  assert.equal(index.observeData(k, 7, 1), null, 'already open: nothing to undo');
+  const undoOpen8 = index.observeData(k, 8, 2)!;
+  assert.deepEqual(index.checkpoints([{ key: k, nextOffset: 2 }], 1)[0]!.state, { open: [[7, 0]], aborted: [] }, 'opened at 2: not written yet');
+  const undoAbort7 = index.observeMarker(k, 7, 3, 'abort')!;
+  assert.deepEqual(index.checkpoints([{ key: k, nextOffset: 3 }], 1), [], 'a marker at or above it closed a transaction: no checkpoint this time');
+  assert.deepEqual(index.checkpoints([{ key: k, nextOffset: 4 }], 1)[0]!.state, { open: [[8, 2]], aborted: [[7, 0, 3]] });
+  // The writes at 2 and 3 fail (in either order): the index is as before them.
+  undoAbort7();
+  undoOpen8();
+  assert.deepEqual(index.openTransactions(k), [{ producerId: 7, firstOffset: 0 }]);
+  assert.deepEqual(index.abortedTransactions(k, 0, 10), []);
+  // A marker failing together with a transaction opened after it: the closed one is open again.
+  const undoCommit = index.observeMarker(k, 7, 4, 'commit')!;
+  const undoReopen = index.observeData(k, 7, 5)!;
+  undoCommit();
+  undoReopen();
+  assert.deepEqual(index.openTransactions(k), [{ producerId: 7, firstOffset: 0 }]);
+});
+
+test('InitProducerId: a failed metadata write fences nobody, and the retry goes through', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const topic = await broker.createTopic('default', 'out', { partitions: 1 });
+  const store = (broker as unknown as { store: MetadataStore }).store;
+  const put = store.putTransaction.bind(store);
+  let failures = 0;
+  store.putTransaction = (record) => (failures-- > 0 ? Promise.reject(new Error('disk full')) : put(record));
+
+  // Re-init of an idle transactional id.
+  const id = await begin(broker, 'tx-w');
+  failures = 1;
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-w', transactionTimeoutMs: 60_000 }), /disk full/);
+  // Nothing changed: the current producer still works...
+  await tx.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']));
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  // ...and the retried InitProducerId bumps the epoch once.
+  const bumped = await begin(broker, 'tx-w');
+  assert.deepEqual([bumped.producerId, bumped.producerEpoch], [id.producerId, id.producerEpoch + 1]);
+
+  // Re-init with an Ongoing transaction: the fencing abort's PrepareAbort write fails.
+  await tx.addPartitions(bumped, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(h.clock, bumped, 0, ['b']));
+  failures = 1;
+  await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-w', transactionTimeoutMs: 60_000 }), /disk full/);
+  assert.equal(tx.describe('kafka', 'tx-w')?.state, TxnState.Ongoing);
+  const again = await begin(broker, 'tx-w');
+  assert.deepEqual([again.producerId, again.producerEpoch], [id.producerId, id.producerEpoch + 2]);
+  assert.equal(tx.describe('kafka', 'tx-w')?.state, TxnState.Empty);
+  assert.equal(neutralMarkerKind((await readAll(broker, 'out', 0)).at(-1)!), 'abort');
+  assert.equal(tx.lastStableOffset(topic, 0), hw(broker, 'out', 0));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, bumped, 1, ['zombie'])), code('producer_fenced'));
 });
