@@ -57,3 +57,18 @@ export async function storeOffset(frontend: IggyFrontend, c: ResolvedConsumer, t
 export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, topic: Topic, partition: number): Promise<boolean> {
   return (await frontend.broker.offsets.deleteGroup(iggyOffsetScope, offsetKey(c, topic, partition))) > 0;
 }
+
+/**
+ * The lowest offset any Iggy consumer or consumer group has stored for the partition, or null.
+ * DeleteSegments never deletes past it (the reference server's consumer barrier).
+ */
+export async function lowestStoredOffset(frontend: IggyFrontend, topic: Topic, partition: number): Promise<number | null> {
+  const suffix = `|${topic.internalId}|${partition}`;
+  const keys = (await frontend.broker.offsets.listGroups(iggyOffsetScope)).filter((k) => k.endsWith(suffix));
+  let lowest: number | null = null;
+  for (const key of keys) {
+    const rec = await frontend.broker.offsets.fetch(iggyOffsetScope, key, topic.internalId, partition);
+    if (rec !== null && (lowest === null || rec.offset < lowest)) lowest = rec.offset;
+  }
+  return lowest;
+}

@@ -1,17 +1,21 @@
-// Partitions (402, 403) and segments (503).
+// Partitions (402, 403) and segments (503), following the reference server (apache/iggy core):
 //
 // CreatePartitions grows the topic (catalog addPartitions); the consumer groups of the topic are
 // rebalanced and a max_topic_size is re-spread over the partitions.
-// DeletePartitions is refused with FeatureUnavailable (5): Quartet partitions are never removed,
-// because the same log is a Kafka topic whose partitions cannot shrink and whose offsets must stay
-// valid (docs/iggy.md).
-// DeleteSegments removes the oldest records of one partition: the log start advances and whole
-// sealed segments below it are deleted. The log does not expose segment boundaries, so the new
-// start is the log start plus segmentsCount/segmentCount of the readable records (all of them when
-// segmentsCount covers every segment).
+// DeletePartitions removes the LAST `partitions_count` partitions (core/metadata stm/stream.rs
+// truncates the partition list), down to zero. Their logs, directories, committed offsets (every
+// protocol's) and producer state are destroyed; a partition added later under the same number
+// starts empty at offset 0. The groups rebalance. A count of 0 or above the partition count is
+// InvalidPartitionsCount (2019). Kafka clients simply see fewer partitions (docs/mapping.md).
+// DeleteSegments deletes the `segments_count` oldest SEALED segments of one partition, never the
+// active one (core/partitions nth_oldest_sealed_end_offset + remove_sealed_segments_up_to), and
+// never past the consumer barrier: the lowest offset any Iggy consumer or group has stored for
+// the partition. Offsets are unchanged; the partition's first offset becomes the base of the first
+// segment kept. Nothing to delete is still a success.
 
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
 import { partitionsPerRequestMax } from '../codec/commands/partitions.js';
+import { lowestStoredOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
 import { requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
@@ -34,23 +38,29 @@ export const partitionHandlers: IggyHandlerTable = {
     return {};
   },
 
-  [CommandCode.deletePartitions]: (ctx, req) => {
+  [CommandCode.deletePartitions]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    throw new IggyFailure(IggyErrorCode.featureUnavailable, 'result', 'partitions are never removed in Quartet');
+    if (req.partitionsCount < 1 || req.partitionsCount > topic.partitions) {
+      throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `partitions_count must be 1..${topic.partitions}`);
+    }
+    let updated = await ctx.frontend.broker.removePartitions(topic, topic.partitions - req.partitionsCount);
+    const options = ctx.frontend.topicOptionsOf(updated);
+    if (options.explicit.includes('max_topic_size') && updated.partitions > 0) {
+      updated = await ctx.frontend.broker.updateTopicConfig(updated, { 'retention.bytes': coreConfigFor(options.values, updated.partitions)['retention.bytes'] });
+    }
+    ctx.frontend.groups.partitionsChanged(updated);
+    return {};
   },
 
   [CommandCode.deleteSegments]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    requirePartition(topic, req.partitionId, 'result');
-    const log = ctx.frontend.broker.partition(topic, req.partitionId);
-    const stats = log.stats();
-    if (req.segmentsCount === 0 || stats.highWatermark <= stats.logStartOffset) return {};
-    const all = req.segmentsCount >= stats.segmentCount;
-    const readable = stats.highWatermark - stats.logStartOffset;
-    const target = all ? stats.highWatermark : stats.logStartOffset + Math.floor((readable * req.segmentsCount) / Math.max(1, stats.segmentCount));
-    if (target > stats.logStartOffset) await log.deleteRecordsBefore(target);
+    const partition = requirePartition(topic, req.partitionId, 'result');
+    if (req.segmentsCount === 0) return {};
+    const barrier = await lowestStoredOffset(ctx.frontend, topic, partition);
+    const log = ctx.frontend.broker.partition(topic, partition);
+    await log.deleteOldestSegments(req.segmentsCount, barrier === null ? {} : { before: barrier + 1 });
     return {};
   },
 };
