@@ -51,7 +51,7 @@ import {
   type Permissions,
   type PollingStrategy,
   type ReplyOf,
-  encodeBatch,
+  encodeBatchBytes,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
 import { quartetVersion } from '../../server/version.js';
@@ -767,7 +767,7 @@ export class IggyClient extends EventEmitter {
   /** Sends messages already prepared with prepareMessage (the producer's path). */
   async sendPrepared(streamId: Id, topicId: Id, partitioning: Partitioning, messages: readonly PreparedMessage[], options?: RequestOptions): Promise<SendResult> {
     if (messages.length === 0) throw new RangeError('sendMessages needs at least one message');
-    const batch = Buffer.concat(encodeBatchChunks(messages));
+    const batch = encodeBatchBytes(messages.map((m) => m.input));
     const reply = await this.call(
       CommandCode.sendMessages,
       { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount: messages.length, batch },
@@ -889,10 +889,6 @@ function userIdNumber(id: Id): number | null {
   if (typeof id === 'number') return id;
   if (typeof id === 'object' && id.kind === 'numeric') return id.value;
   return null;
-}
-
-function encodeBatchChunks(messages: readonly PreparedMessage[]): Buffer[] {
-  return encodeBatch(messages.map((m) => m.input));
 }
 
 export function splitAddr(addr: string): [string, number] {

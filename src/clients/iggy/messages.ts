@@ -3,12 +3,16 @@
 
 import { randomBytes } from 'node:crypto';
 import {
+  batchHeaderBytes,
   decodeUserHeaders,
   encodeUserHeaders,
-  parsePolledBatches,
+  frameHeaderBytes,
+  readU128,
+  validateBatch,
   type HeaderValue,
   type MessageInput,
   type UserHeader,
+  type ValidatedBatch,
 } from '../../protocols/iggy/codec/index.js';
 import { IggyProtocolError } from './errors.js';
 
@@ -47,11 +51,31 @@ export interface PolledMessages {
 
 /** A UUIDv7-shaped u128: 48-bit ms timestamp, version 7, variant 10, 74 random bits. Never 0. */
 export function newMessageId(nowMs = Date.now()): bigint {
-  const b = randomBytes(16);
-  b.writeUIntBE(nowMs, 0, 6);
-  b[6] = (b[6]! & 0x0f) | 0x70;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  return b.readBigUInt64BE(0) * (1n << 64n) + b.readBigUInt64BE(8);
+  if (!(nowMs >= 0 && nowMs < 2 ** 48)) throw new RangeError(`message id time ${nowMs} is outside 0..2^48 ms`);
+  const at = takeRandom16();
+  const b = idPool;
+  // Big-endian layout: bytes 0..5 the time, 6..7 version 7 + 12 random bits, 8..15 variant 10 +
+  // 62 random bits.
+  const hi = (BigInt(Math.trunc(nowMs)) << 16n) | BigInt(0x7000 | (b.readUInt16BE(at + 6) & 0x0fff));
+  const lo = (BigInt(((b.readUInt32BE(at + 8) & 0x3fff_ffff) | 0x8000_0000) >>> 0) << 32n) | BigInt(b.readUInt32BE(at + 12));
+  return (hi << 64n) | lo;
+}
+
+// Random bits for ids come from a pool refilled 1,024 ids at a time (one randomBytes call per
+// ~1,000 messages instead of one per message).
+const idPoolBytes = 16 * 1024;
+let idPool = Buffer.alloc(0);
+let idPoolAt = 0;
+
+/** The offset of 16 fresh random bytes in idPool. */
+function takeRandom16(): number {
+  if (idPoolAt + 16 > idPool.length) {
+    idPool = randomBytes(idPoolBytes);
+    idPoolAt = 0;
+  }
+  const at = idPoolAt;
+  idPoolAt += 16;
+  return at;
 }
 
 export function nowMicros(): bigint {
@@ -97,32 +121,61 @@ export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros
   return { input, bytes: 48 + payload.length + userHeaders.length };
 }
 
-/** Decodes the batch records of a poll reply, verifying every checksum. */
+/**
+ * Decodes the batch records of a poll reply, verifying every checksum first (validateBatch, the
+ * same checks and reasons as parsePolledBatches 'full'), then building one message per frame.
+ */
 export function decodePolledRecords(partitionId: number, records: readonly Buffer[]): IggyMessage[] {
   const out: IggyMessage[] = [];
   for (const region of records) {
-    const batches = parsePolledBatches(region, 'full');
-    if ('code' in batches) throw new IggyProtocolError(`poll reply: ${batches.reason}`);
-    for (const batch of batches) {
-      const h = batch.header;
-      for (const f of batch.frames) {
-        const headers = f.userHeaders.length === 0 ? [] : decodeUserHeaders(f.userHeaders);
-        if (typeof headers === 'string') throw new IggyProtocolError(`poll reply: ${headers}`);
-        out.push({
-          partitionId,
-          offset: h.baseOffset + BigInt(f.offsetDelta),
-          id: f.id,
-          timestamp: h.baseTimestamp,
-          originTimestamp: h.originTimestamp + BigInt(f.timestampDelta),
-          checksum: f.checksum,
-          payload: f.payload,
-          headers,
-        });
-      }
+    const batches: ValidatedBatch[] = [];
+    let pos = 0;
+    while (pos < region.length) {
+      const batch = validateBatch(pos === 0 ? region : region.subarray(pos));
+      if ('code' in batch) throw new IggyProtocolError(`poll reply: record ${batches.length}: ${batch.reason}`);
+      batches.push(batch);
+      pos += batch.bytes.length;
     }
+    for (const batch of batches) decodeFrames(partitionId, batch, out);
   }
   return out;
 }
+
+/** Appends the messages of a verified batch to `out`. */
+function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessage[]): void {
+  const { bytes, header: h } = batch;
+  const timestamp = h.baseTimestamp;
+  const origin = h.originTimestamp;
+  // Offsets as number + delta while exact (always, for offsets below 2^53 - 2^32).
+  const baseNumber = h.baseOffset <= maxSafeBase ? Number(h.baseOffset) : -1;
+  let pos = batchHeaderBytes;
+  while (pos < bytes.length) {
+    const offsetDelta = bytes.readUInt32LE(pos + 24);
+    const timestampDelta = bytes.readUInt32LE(pos + 28);
+    const userHeadersLength = bytes.readUInt32LE(pos + 32);
+    const body = pos + frameHeaderBytes;
+    const end = body + bytes.readUInt32LE(pos + 36) + userHeadersLength;
+    let headers: UserHeader[] = [];
+    if (userHeadersLength > 0) {
+      const decoded = decodeUserHeaders(bytes.subarray(end - userHeadersLength, end));
+      if (typeof decoded === 'string') throw new IggyProtocolError(`poll reply: ${decoded}`);
+      headers = decoded;
+    }
+    out.push({
+      partitionId,
+      offset: baseNumber >= 0 ? BigInt(baseNumber + offsetDelta) : h.baseOffset + BigInt(offsetDelta),
+      id: readU128(bytes, pos + 8),
+      timestamp,
+      originTimestamp: timestampDelta === 0 ? origin : origin + BigInt(timestampDelta),
+      checksum: bytes.readBigUInt64LE(pos),
+      payload: bytes.subarray(body, end - userHeadersLength),
+      headers,
+    });
+    pos = end;
+  }
+}
+
+const maxSafeBase = BigInt(Number.MAX_SAFE_INTEGER - 0xffff_ffff);
 
 /** The value of a string-keyed user header, or undefined. */
 export function headerValue(message: Pick<IggyMessage, 'headers'>, key: string): HeaderValue | undefined {

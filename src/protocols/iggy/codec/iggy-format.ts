@@ -39,14 +39,17 @@ import {
   type HeaderValue,
 } from './primitives.js';
 import {
-  encodeBatch,
+  encodeBatchBytes,
   frameStarts,
   isBatchRejection,
   parseBatch,
   stampBatch,
+  stampValidatedBatch,
   timestampDeltaMicrosMax,
+  type BatchHeader,
   type MessageInput,
   type ParsedBatch,
+  type ValidatedBatch,
 } from './message-batch.js';
 
 /** The user header that carries a record key (see the mapping above). */
@@ -90,9 +93,9 @@ function parseStored(payload: Buffer): ParsedBatch {
   return parsed;
 }
 
-function recordTimeMicros(batch: ParsedBatch, timestampDelta: number): bigint {
-  const origin = batch.header.originTimestamp;
-  return origin === 0n ? batch.header.baseTimestamp : origin + BigInt(timestampDelta);
+function recordTimeMicros(header: BatchHeader, timestampDelta: number): bigint {
+  const origin = header.originTimestamp;
+  return origin === 0n ? header.baseTimestamp : origin + BigInt(timestampDelta);
 }
 
 /** The messages of a stored Iggy batch with absolute offsets. Throws corrupt_batch. */
@@ -166,7 +169,7 @@ export function decodeIggyBatch(stored: StoredBatch): NeutralRecord[] {
     const { key, headers } = neutralKeyAndHeaders(f.userHeaders);
     return {
       offset: Number(base + BigInt(f.offsetDelta)),
-      timestamp: microsToMillis(recordTimeMicros(batch, f.timestampDelta)),
+      timestamp: microsToMillis(recordTimeMicros(batch.header, f.timestampDelta)),
       key,
       value: Buffer.from(f.payload),
       headers,
@@ -224,7 +227,7 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
   }
   const maxMicros = (origin ?? 0n) + BigInt(timestampDeltaMicrosMax);
   for (const m of inputs) if (m.originTimestamp > maxMicros) m.originTimestamp = maxMicros;
-  const payload = Buffer.concat(encodeBatch(inputs, { partitionId, baseOffset: BigInt(baseOffset), baseTimestamp }));
+  const payload = encodeBatchBytes(inputs, { partitionId, baseOffset: BigInt(baseOffset), baseTimestamp });
   const lastOffset = Math.max(template.lastOffset, records.at(-1)?.offset ?? baseOffset);
   const times = inputs.map((m) => microsToMillis(m.originTimestamp));
   return {
@@ -266,19 +269,16 @@ export interface AppendFromBatchOptions {
  * The payload is the batch bytes themselves; `stamp` writes partition_id, base_offset and
  * base_timestamp (appendTime ms → µs) in place and recomputes batch_checksum.
  */
-export function appendRequestFromBatch(batch: ParsedBatch, options: AppendFromBatchOptions): AppendRequest {
-  let first = 0;
-  let max = 0;
-  batch.frames.forEach((f, i) => {
-    const ms = microsToMillis(recordTimeMicros(batch, f.timestampDelta));
-    if (i === 0) first = ms;
-    if (ms > max) max = ms;
-  });
-  const frames = batch.frames;
+export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFromBatchOptions): AppendRequest {
+  const h = batch.header;
+  const count = h.messageCount;
+  // Producer time grows with timestamp_delta, so the newest frame is the one with the largest.
+  const first = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.firstTimestampDelta));
+  const max = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.maxTimestampDelta));
   const partitionId = BigInt(options.partitionId);
   return {
     format: BatchFormat.iggy,
-    recordCount: batch.header.messageCount,
+    recordCount: count,
     firstTimestamp: first,
     maxTimestamp: max,
     producerId: -1,
@@ -287,7 +287,7 @@ export function appendRequestFromBatch(batch: ParsedBatch, options: AppendFromBa
     flags: 0,
     payload: batch.bytes,
     stamp: (payload: Buffer, baseOffset: number, appendTime: number) => {
-      stampBatch(payload, frames, {
+      stampValidatedBatch(payload, batch, {
         partitionId,
         baseOffset: BigInt(baseOffset),
         baseTimestamp: BigInt(Math.max(0, Math.floor(appendTime * 1000))),
@@ -295,4 +295,3 @@ export function appendRequestFromBatch(batch: ParsedBatch, options: AppendFromBa
     },
   };
 }
-

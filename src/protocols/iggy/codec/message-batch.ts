@@ -190,7 +190,99 @@ export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): Pars
   return { header, frames, bytes: bytes.subarray(0, length) };
 }
 
-export function isBatchRejection(v: ParsedBatch | BatchRejection): v is BatchRejection {
+/**
+ * A batch that passed validateBatch: the header, the bytes, and what the broker needs from the
+ * frames, gathered in one walk without a per-frame object.
+ */
+export interface ValidatedBatch {
+  header: BatchHeader;
+  /** The batch bytes (exactly batch_length). */
+  bytes: Buffer;
+  /** Index of the first frame with an empty payload, or -1. */
+  firstEmptyPayload: number;
+  /** timestamp_delta of the first frame (0 for an empty batch). */
+  firstTimestampDelta: number;
+  /** Largest timestamp_delta (0 for an empty batch). */
+  maxTimestampDelta: number;
+  /**
+   * The batch checksum input (computeBatchChecksum's layout: 44 header bytes, then each frame's
+   * checksum field), reused by stampValidatedBatch.
+   */
+  checksumInput: Buffer;
+}
+
+/**
+ * parseBatch with `verify: 'full'` without building frames: the same checks in the same order
+ * with the same rejections (codes and reasons), every frame checksum and the batch checksum
+ * verified. Never throws; allocates 8 bytes per claimed frame only after the claim fits.
+ */
+export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'verify'> = {}): ValidatedBatch | BatchRejection {
+  if (bytes.length < batchHeaderBytes) return reject('truncated', `batch shorter than its ${batchHeaderBytes}-byte header`);
+  const header = readBatchHeader(bytes);
+  if (header.batchLength < BigInt(batchHeaderBytes)) return reject('bad_length', `batch_length ${header.batchLength} does not cover the header`);
+  if (header.batchLength > BigInt(bytes.length)) {
+    return reject('truncated', `batch_length ${header.batchLength} exceeds the ${bytes.length} bytes present`);
+  }
+  const length = Number(header.batchLength);
+  if (options.exact === true && length !== bytes.length) return reject('bad_length', `${bytes.length - length} bytes follow the batch`);
+  for (let i = 52; i < batchHeaderBytes; i++) {
+    if (bytes[i] !== 0) return reject('reserved_field', `batch header reserved byte ${i} is not zero`);
+  }
+  const count = header.messageCount;
+  const messagesMax = options.messagesMax ?? batchMessagesMax;
+  if (count > messagesMax) return reject('bad_count', `message_count ${count} exceeds ${messagesMax}`);
+  if (count * frameHeaderBytes > length - batchHeaderBytes) {
+    return reject('bad_count', `message_count ${count} cannot fit in batch_length ${length}`);
+  }
+  const sequential = options.requireSequentialDeltas === true;
+  const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
+  let firstEmptyPayload = -1;
+  let firstTimestampDelta = 0;
+  let maxTimestampDelta = 0;
+  let k = 0;
+  let pos = batchHeaderBytes;
+  while (pos < length) {
+    if (length - pos < frameHeaderBytes) return reject('bad_length', `frame ${k} header is truncated`);
+    if (bytes.readUInt32LE(pos + 40) !== 0 || bytes.readUInt32LE(pos + 44) !== 0) return reject('reserved_field', `frame ${k} reserved field is not zero`);
+    const userHeadersLength = bytes.readUInt32LE(pos + 32);
+    const payloadLength = bytes.readUInt32LE(pos + 36);
+    const end = pos + frameHeaderBytes + payloadLength + userHeadersLength;
+    if (end > length) return reject('bad_length', `frame ${k} runs past batch_length`);
+    if (k >= count) return reject('bad_count', `more frames than message_count ${count}`);
+    const offsetDelta = bytes.readUInt32LE(pos + 24);
+    if (sequential && offsetDelta !== k) return reject('offset_delta', `frame ${k} offset_delta is ${offsetDelta}`);
+    const checksum = bytes.readBigUInt64LE(pos);
+    if (xxh3.xxh64(bytes.subarray(pos + 8, end)) !== checksum) return reject('message_checksum', `frame ${k} checksum mismatch`);
+    const timestampDelta = bytes.readUInt32LE(pos + 28);
+    if (k === 0) firstTimestampDelta = timestampDelta;
+    if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
+    if (payloadLength === 0 && firstEmptyPayload < 0) firstEmptyPayload = k;
+    copy8(bytes, pos, checksumInput, 44 + 8 * k);
+    k++;
+    pos = end;
+  }
+  if (k !== count) return reject('bad_count', `message_count ${count} but ${k} frames`);
+  writeChecksumInputHeader(checksumInput, header);
+  if (xxh3.xxh64(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
+  return { header, bytes: bytes.subarray(0, length), firstEmptyPayload, firstTimestampDelta, maxTimestampDelta, checksumInput };
+}
+
+/**
+ * stampBatch for a batch validated by validateBatch (frames unchanged since): writes the three
+ * fields into `bytes` and the batch checksum recomputed from the kept checksum input.
+ */
+export function stampValidatedBatch(bytes: Buffer, batch: ValidatedBatch, stamp: BatchStamp): void {
+  const input = batch.checksumInput;
+  input.writeBigUInt64LE(stamp.partitionId, 0);
+  input.writeBigUInt64LE(stamp.baseOffset, 8);
+  input.writeBigUInt64LE(stamp.baseTimestamp, 16);
+  bytes.writeBigUInt64LE(stamp.partitionId, 0);
+  bytes.writeBigUInt64LE(stamp.baseOffset, 8);
+  bytes.writeBigUInt64LE(stamp.baseTimestamp, 16);
+  bytes.writeBigUInt64LE(xxh3.xxh64(input), batchChecksumOffset);
+}
+
+export function isBatchRejection<T extends object>(v: T | BatchRejection): v is BatchRejection {
   return 'code' in v;
 }
 
@@ -201,12 +293,7 @@ function reject(code: BatchRejectionCode, reason: string): BatchRejection {
 /** The batch checksum for header fields `h` over the frames' checksum fields in `bytes`. */
 export function computeBatchChecksum(bytes: Buffer, h: BatchHeader, frames: readonly Pick<BatchFrame, 'start'>[]): bigint {
   const input = Buffer.allocUnsafe(44 + 8 * frames.length);
-  input.writeBigUInt64LE(h.partitionId, 0);
-  input.writeBigUInt64LE(h.baseOffset, 8);
-  input.writeBigUInt64LE(h.baseTimestamp, 16);
-  input.writeBigUInt64LE(h.originTimestamp, 24);
-  input.writeBigUInt64LE(h.batchLength, 32);
-  input.writeUInt32LE(h.messageCount, 40);
+  writeChecksumInputHeader(input, h);
   let at = 44;
   for (const f of frames) {
     bytes.copy(input, at, f.start, f.start + 8);
@@ -281,6 +368,97 @@ export function sliceBatch(batch: ParsedBatch, fromOffset: bigint, toOffsetExclu
   return [header, batch.bytes.subarray(blobStart, blobEnd)];
 }
 
+/** The part of a stored batch a poll returns (sliceStoredBatch). */
+export interface StoredSlice {
+  /** The whole batch (the same bytes), or a new 256-byte header and a view of the kept frames. */
+  chunks: Buffer[];
+  /** Frames with offsets in the range. */
+  count: number;
+  /** Offset of the last frame in the range. */
+  lastOffset: number;
+}
+
+/**
+ * What a poll takes from one stored batch, without a per-frame object: the frames with offsets
+ * in [fromOffset, toOffsetExclusive), or with `minTimestampMicros`, from the first frame at or
+ * after `fromOffset` whose producer time (origin_timestamp + timestamp_delta) is not older. The
+ * result is exactly what parseBatch('layout', exact) + sliceBatch give; null when the batch fails
+ * that layout check or no frame is in the range.
+ */
+export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, minTimestampMicros: bigint | null = null): StoredSlice | null {
+  const starts = layoutFrameStarts(bytes);
+  if (starts === null) return null;
+  const base = Number(bytes.readBigUInt64LE(8));
+  let first = fromOffset;
+  if (minTimestampMicros !== null) {
+    first = Number.MAX_SAFE_INTEGER;
+    const need = minTimestampMicros - bytes.readBigUInt64LE(24);
+    // Frames qualify when timestamp_delta >= need (a u32): all when need <= 0, none above u32.
+    const threshold = need <= 0n ? 0 : need > BigInt(timestampDeltaMicrosMax) ? -1 : Number(need);
+    if (threshold >= 0) {
+      for (const at of starts) {
+        const o = base + bytes.readUInt32LE(at + 24);
+        if (o >= fromOffset && bytes.readUInt32LE(at + 28) >= threshold) {
+          first = o;
+          break;
+        }
+      }
+    }
+  }
+  let firstIndex = -1;
+  let lastIndex = -1;
+  let count = 0;
+  let lastOffset = -1;
+  for (let i = 0; i < starts.length; i++) {
+    const o = base + bytes.readUInt32LE(starts[i]! + 24);
+    if (o >= first && o < toOffsetExclusive) {
+      if (firstIndex < 0) firstIndex = i;
+      lastIndex = i;
+      count++;
+      lastOffset = o;
+    }
+  }
+  if (firstIndex < 0) return null;
+  if (firstIndex === 0 && lastIndex === starts.length - 1) return { chunks: [bytes], count, lastOffset };
+  const kept = lastIndex - firstIndex + 1;
+  const blobStart = starts[firstIndex]!;
+  const blobEnd = lastIndex + 1 < starts.length ? starts[lastIndex + 1]! : bytes.length;
+  const header = Buffer.from(bytes.subarray(0, batchHeaderBytes));
+  const batchLength = batchHeaderBytes + blobEnd - blobStart;
+  header.writeBigUInt64LE(BigInt(batchLength), 32);
+  header.writeUInt32LE(kept, batchMessageCountOffset);
+  const input = Buffer.allocUnsafe(44 + 8 * kept);
+  header.copy(input, 0, 0, 40);
+  input.writeUInt32LE(kept, 40);
+  for (let i = 0; i < kept; i++) copy8(bytes, starts[firstIndex + i]!, input, 44 + 8 * i);
+  header.writeBigUInt64LE(xxh3.xxh64(input), batchChecksumOffset);
+  return { chunks: [header, bytes.subarray(blobStart, blobEnd)], count, lastOffset };
+}
+
+/**
+ * Frame start positions of a batch filling `bytes` exactly, after the checks parseBatch makes with
+ * `verify: 'layout', exact: true` (sizes, counts, reserved fields); null when one fails.
+ */
+function layoutFrameStarts(bytes: Buffer): number[] | null {
+  if (bytes.length < batchHeaderBytes) return null;
+  if (bytes.readBigUInt64LE(32) !== BigInt(bytes.length)) return null;
+  const length = bytes.length;
+  for (let i = 52; i < batchHeaderBytes; i++) if (bytes[i] !== 0) return null;
+  const count = bytes.readUInt32LE(batchMessageCountOffset);
+  if (count > batchMessagesMax || count * frameHeaderBytes > length - batchHeaderBytes) return null;
+  const starts: number[] = [];
+  let pos = batchHeaderBytes;
+  while (pos < length) {
+    if (length - pos < frameHeaderBytes) return null;
+    if (bytes.readUInt32LE(pos + 40) !== 0 || bytes.readUInt32LE(pos + 44) !== 0) return null;
+    const end = pos + frameHeaderBytes + bytes.readUInt32LE(pos + 36) + bytes.readUInt32LE(pos + 32);
+    if (end > length || starts.length >= count) return null;
+    starts.push(pos);
+    pos = end;
+  }
+  return starts.length === count ? starts : null;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Building batches (the SDK's SendMessages, and transcoding into the Iggy format)
 
@@ -296,59 +474,88 @@ export interface MessageInput {
 }
 
 /**
- * Encodes a batch with frame checksums and batch checksum computed, as a chunk list
- * (header, then per frame: frame header, payload, user headers). partition_id, base_offset and
- * base_timestamp are zero unless `stamp` is given. Deltas beyond u32 µs throw (programmer error:
- * callers split or clamp first).
+ * Encodes a batch with frame checksums and batch checksum computed, as a chunk list of one
+ * buffer (see encodeBatchBytes). Kept for callers that join chunks.
  */
 export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer[] {
-  let origin = messages.length > 0 ? messages[0]!.originTimestamp : 0n;
-  for (const m of messages) if (m.originTimestamp < origin) origin = m.originTimestamp;
-  const chunks: Buffer[] = [];
-  const header = Buffer.alloc(batchHeaderBytes);
-  chunks.push(header);
-  const checksumInput = Buffer.allocUnsafe(44 + 8 * messages.length);
-  let blobBytes = 0;
-  messages.forEach((m, i) => {
-    const delta = m.originTimestamp - origin;
-    if (delta > BigInt(timestampDeltaMicrosMax)) throw new RangeError(`message ${i} is more than u32 µs after the batch origin`);
-    const userHeaders = m.userHeaders ?? emptyBytes;
-    const fh = Buffer.alloc(frameHeaderBytes);
-    writeU128(fh, m.id, 8);
-    fh.writeUInt32LE(m.offsetDelta ?? i, 24);
-    fh.writeUInt32LE(Number(delta), 28);
-    fh.writeUInt32LE(userHeaders.length, 32);
-    fh.writeUInt32LE(m.payload.length, 36);
-    const hasher = xxh3.Xxh3.withSeed(0n);
-    hasher.update(fh.subarray(8));
-    hasher.update(m.payload);
-    hasher.update(userHeaders);
-    const checksum = hasher.digest();
-    fh.writeBigUInt64LE(checksum, 0);
-    fh.copy(checksumInput, 44 + 8 * i, 0, 8);
-    chunks.push(fh);
-    if (m.payload.length > 0) chunks.push(m.payload);
-    if (userHeaders.length > 0) chunks.push(userHeaders);
-    blobBytes += frameHeaderBytes + m.payload.length + userHeaders.length;
-  });
+  return [encodeBatchBytes(messages, stamp)];
+}
+
+/**
+ * Encodes a batch into one buffer: header, then per frame: frame header, payload, user headers,
+ * with frame checksums (one XXH3-64 over each frame's contiguous bytes 8..end) and the batch
+ * checksum computed. partition_id, base_offset and base_timestamp are zero unless `stamp` is
+ * given. Deltas beyond u32 µs throw (programmer error: callers split or clamp first).
+ */
+export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer {
+  const n = messages.length;
+  let origin = n > 0 ? messages[0]!.originTimestamp : 0n;
+  let total = batchHeaderBytes;
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    if (m.originTimestamp < origin) origin = m.originTimestamp;
+    total += frameHeaderBytes + m.payload.length + (m.userHeaders?.length ?? 0);
+  }
+  const out = Buffer.allocUnsafe(total);
+  const checksumInput = Buffer.allocUnsafe(44 + 8 * n);
+  let pos = batchHeaderBytes;
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    let delta = 0;
+    if (m.originTimestamp !== origin) {
+      const d = m.originTimestamp - origin;
+      if (d > timestampDeltaMicrosMaxBig) throw new RangeError(`message ${i} is more than u32 µs after the batch origin`);
+      delta = Number(d);
+    }
+    const payloadLength = m.payload.length;
+    const userHeadersLength = m.userHeaders?.length ?? 0;
+    writeU128(out, m.id, pos + 8);
+    out.writeUInt32LE(m.offsetDelta ?? i, pos + 24);
+    out.writeUInt32LE(delta, pos + 28);
+    out.writeUInt32LE(userHeadersLength, pos + 32);
+    out.writeUInt32LE(payloadLength, pos + 36);
+    out.writeUInt32LE(0, pos + 40);
+    out.writeUInt32LE(0, pos + 44);
+    const body = pos + frameHeaderBytes;
+    if (payloadLength > 0) out.set(m.payload, body);
+    if (userHeadersLength > 0) out.set(m.userHeaders!, body + payloadLength);
+    const end = body + payloadLength + userHeadersLength;
+    const checksum = xxh3.xxh64(out.subarray(pos + 8, end));
+    out.writeBigUInt64LE(checksum, pos);
+    copy8(out, pos, checksumInput, 44 + 8 * i);
+    pos = end;
+  }
   const h: BatchHeader = {
     partitionId: stamp?.partitionId ?? 0n,
     baseOffset: stamp?.baseOffset ?? 0n,
     baseTimestamp: stamp?.baseTimestamp ?? 0n,
     originTimestamp: origin,
-    batchLength: BigInt(batchHeaderBytes + blobBytes),
+    batchLength: BigInt(total),
     batchChecksum: 0n,
-    messageCount: messages.length,
+    messageCount: n,
   };
-  checksumInput.writeBigUInt64LE(h.partitionId, 0);
-  checksumInput.writeBigUInt64LE(h.baseOffset, 8);
-  checksumInput.writeBigUInt64LE(h.baseTimestamp, 16);
-  checksumInput.writeBigUInt64LE(h.originTimestamp, 24);
-  checksumInput.writeBigUInt64LE(h.batchLength, 32);
-  checksumInput.writeUInt32LE(h.messageCount, 40);
+  writeChecksumInputHeader(checksumInput, h);
   h.batchChecksum = xxh3.xxh64(checksumInput);
-  writeBatchHeader(header, h);
-  return chunks;
+  writeBatchHeader(out, h);
+  return out;
+}
+
+const timestampDeltaMicrosMaxBig = BigInt(timestampDeltaMicrosMax);
+
+/** Copies 8 bytes (cheaper than Buffer#copy or a BigInt round trip for one u64). */
+function copy8(from: Buffer, at: number, to: Buffer, toAt: number): void {
+  to.writeUInt32LE(from.readUInt32LE(at), toAt);
+  to.writeUInt32LE(from.readUInt32LE(at + 4), toAt + 4);
+}
+
+/** The 44 header bytes of the batch checksum input (computeBatchChecksum's layout). */
+function writeChecksumInputHeader(input: Buffer, h: BatchHeader): void {
+  input.writeBigUInt64LE(h.partitionId, 0);
+  input.writeBigUInt64LE(h.baseOffset, 8);
+  input.writeBigUInt64LE(h.baseTimestamp, 16);
+  input.writeBigUInt64LE(h.originTimestamp, 24);
+  input.writeBigUInt64LE(h.batchLength, 32);
+  input.writeUInt32LE(h.messageCount, 40);
 }
 
 export function writeBatchHeader(b: Buffer, h: BatchHeader): void {

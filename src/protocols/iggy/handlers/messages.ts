@@ -8,10 +8,11 @@
 // as stamped (appendRequestFromBatch) and the reply confirms the base offset.
 //
 // Poll: the five strategies (offset, timestamp, first, last, next = stored consumer offset + 1);
-// stored Iggy batches are returned as they are, or sliced (sliceBatch) when the range starts or
-// ends inside one; batches of other formats (Kafka, neutral) are transcoded batch by batch into
-// Iggy batches through the format registry; control batches (transaction markers) are skipped.
-// auto_commit stores the last returned offset.
+// stored Iggy batches are returned as they are (decided from the header when the whole batch is in
+// range), or sliced (sliceStoredBatch) when the range starts or ends inside one; batches of other
+// formats (Kafka, neutral) are transcoded batch by batch into Iggy batches through the format
+// registry; control batches (transaction markers) are skipped. auto_commit stores the last
+// returned offset.
 
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
@@ -24,12 +25,12 @@ import {
   PollingKind,
   appendRequestFromBatch,
   iggyFormatCodec,
+  batchHeaderBytes,
+  batchMessageCountOffset,
   isBatchRejection,
-  parseBatch,
-  sliceBatch,
+  sliceStoredBatch,
   validateSendMessagesBatch,
   type BatchRejectionCode,
-  type ParsedBatch,
 } from '../codec/index.js';
 import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
@@ -68,22 +69,11 @@ interface PolledPiece {
 /** The part of one stored batch in [from, toExclusive) (and not older than minUs), as Iggy bytes. */
 function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): PolledPiece | null {
   if (batch.format === BatchFormat.iggy) {
-    const parsed = parseBatch(batch.payload, { verify: 'layout', exact: true });
-    if (isBatchRejection(parsed)) return null;
-    let first = from;
-    if (minUs !== null) first = firstFrameAtOrAfter(parsed, from, minUs);
-    const chunks = sliceBatch(parsed, BigInt(first), BigInt(toExclusive));
-    if (chunks === null) return null;
-    let count = 0;
-    let lastOffset = -1;
-    for (const f of parsed.frames) {
-      const o = Number(parsed.header.baseOffset) + f.offsetDelta;
-      if (o >= first && o < toExclusive) {
-        count++;
-        lastOffset = o;
-      }
+    if (minUs === null && batch.baseOffset >= from && batch.lastOffset < toExclusive && isWholeDenseIggyBatch(batch)) {
+      // Every frame is in range: the stored bytes as they are, from the header alone.
+      return { chunks: [batch.payload], count: batch.recordCount, lastOffset: batch.lastOffset };
     }
-    return { chunks, count, lastOffset };
+    return sliceStoredBatch(batch.payload, from, toExclusive, minUs);
   }
   if ((batch.flags & BatchFlags.control) !== 0) return null;
   const codec = defaultFormatRegistry.get(batch.format);
@@ -96,13 +86,23 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
   return { chunks: [encoded.payload], count: records.length, lastOffset: records[records.length - 1]!.offset };
 }
 
-function firstFrameAtOrAfter(parsed: ParsedBatch, from: number, minUs: bigint): number {
-  for (const f of parsed.frames) {
-    const o = Number(parsed.header.baseOffset) + f.offsetDelta;
-    if (o < from) continue;
-    if (parsed.header.originTimestamp + BigInt(f.timestampDelta) >= minUs) return o;
-  }
-  return Number.MAX_SAFE_INTEGER;
+/**
+ * A stored Iggy batch whose header agrees with the log's record of it and holds one frame per
+ * offset (message_count = the batch's offset span). Every Iggy batch writer (SendMessages, with
+ * offset_delta = index; encodeIggyBatch, with ascending deltas) then stores deltas 0..n-1, so the
+ * frames are base..last. The frame layout was checked at admission and the log checks its
+ * bytes; batches with gaps (compaction rewrites) take the frame walk.
+ */
+function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
+  const b = batch.payload;
+  return (
+    b.length >= batchHeaderBytes &&
+    b.readUInt32LE(32) === b.length &&
+    b.readUInt32LE(36) === 0 &&
+    b.readUInt32LE(batchMessageCountOffset) === batch.recordCount &&
+    b.readUInt32LE(8) === batch.baseOffset % 0x1_0000_0000 &&
+    b.readUInt32LE(12) === Math.floor(batch.baseOffset / 0x1_0000_0000)
+  );
 }
 
 export const messageHandlers: IggyHandlerTable = {
@@ -111,7 +111,7 @@ export const messageHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'send');
     const parsed = validateSendMessagesBatch(req, ctx.frontend.settings.pollMessagesMax);
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
-    for (const f of parsed.frames) if (f.payload.length === 0) throw new IggyFailure(IggyErrorCode.emptyMessagePayload, 'status');
+    if (parsed.firstEmptyPayload >= 0) throw new IggyFailure(IggyErrorCode.emptyMessagePayload, 'status');
     const partition = pickPartition(ctx, topic, req.partitioning);
     const result = await ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(parsed, { partitionId: partition }));
     return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(result.baseOffset) }] };

@@ -11,6 +11,7 @@ import {
   isBatchRejection,
   parseBatch,
   userHeader,
+  validateBatch,
 } from '../../../../src/protocols/iggy/codec/index.js';
 import { vector } from './vectors.js';
 
@@ -48,9 +49,9 @@ describe('iggy batch format codec', () => {
 
   it('builds the AppendRequest and stamps exactly the stored layout', () => {
     const body = Buffer.from(vector('send_messages_batch'));
-    const parsed = parseBatch(body, { verify: 'full', exact: true });
-    assert.ok(!isBatchRejection(parsed));
-    const req = appendRequestFromBatch(parsed, { partitionId: 3 });
+    const validated = validateBatch(body, { exact: true });
+    assert.ok(!isBatchRejection(validated));
+    const req = appendRequestFromBatch(validated, { partitionId: 3 });
     assert.deepEqual(
       [req.format, req.recordCount, req.firstTimestamp, req.maxTimestamp, req.producerId, req.flags],
       [BatchFormat.iggy, 2, 1, 1, -1, 0],

@@ -138,4 +138,29 @@ describe('iggy messages', () => {
     assert.deepEqual(polled[0]!.frames[0]!.userHeaders, headers);
     assert.equal(polled[0]!.frames[0]!.id, 1n);
   });
+
+  it('serves whole stored batches as stored and slices at every window edge', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const sizes = [1, 3, 2, 4];
+    const stored: Buffer[] = [];
+    let n = 0;
+    for (const size of sizes) {
+      const payloads = Array.from({ length: size }, () => `m${n++}`);
+      await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads));
+      stored.push(Buffer.from((await poll(c, { kind: PollingKind.offset, value: BigInt(n - size) }, size)).reply.batches[0]!));
+    }
+    // Whole batches: exactly the stored bytes.
+    const all = await poll(c, { kind: PollingKind.offset, value: 0n }, n);
+    assert.deepEqual(Buffer.concat(all.reply.batches), Buffer.concat(stored));
+    for (let from = 0; from <= n; from++) {
+      for (let count = 1; count <= n + 1; count++) {
+        const r = await poll(c, { kind: PollingKind.offset, value: BigInt(from) }, count);
+        const expected = Array.from({ length: Math.max(0, Math.min(n, from + count) - from) }, (_, i) => from + i);
+        assert.deepEqual(r.offsets, expected, `from ${from} count ${count}`);
+        assert.deepEqual(r.payloads, expected.map((o) => `m${o}`));
+      }
+    }
+  });
 });

@@ -35,7 +35,15 @@ import {
   type Partitioning,
   type PollingStrategy,
 } from '../primitives.js';
-import { batchHeaderBytes, batchMessageCountOffset, parseBatch, type BatchRejection, type ParsedBatch } from '../message-batch.js';
+import {
+  batchHeaderBytes,
+  batchMessageCountOffset,
+  parseBatch,
+  validateBatch,
+  type BatchRejection,
+  type ParsedBatch,
+  type ValidatedBatch,
+} from '../message-batch.js';
 
 export interface PollMessagesRequest {
   consumer: Consumer;
@@ -148,20 +156,20 @@ export function writeSendMessagesRequest(w: Writer, v: SendMessagesRequest): voi
  * Admission check of a SendMessages batch: exactly one batch filling the rest of the body, every
  * frame and the batch checksum verified, reserved fields zero, message_count >= 1 and equal to
  * the metadata count, and offset_delta = frame index (Quartet needs offsets base..base+n-1; the
- * reference encoders always write the index).
+ * reference encoders always write the index). One walk without per-frame objects (validateBatch:
+ * the same rejections as parseBatch with `verify: 'full'`).
  */
-export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?: number): ParsedBatch | BatchRejection {
+export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?: number): ValidatedBatch | BatchRejection {
   if (req.batch.length < batchHeaderBytes) return { code: 'truncated', reason: 'no batch after the send metadata' };
-  const parsed = parseBatch(req.batch, {
-    verify: 'full',
+  const batch = validateBatch(req.batch, {
     exact: true,
     requireSequentialDeltas: true,
     ...(messagesMax !== undefined ? { messagesMax } : {}),
   });
-  if ('code' in parsed) return parsed;
-  if (parsed.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
-  if (parsed.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
-  return parsed;
+  if ('code' in batch) return batch;
+  if (batch.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
+  if (batch.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
+  return batch;
 }
 
 export interface SendConfirmation {

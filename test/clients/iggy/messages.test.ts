@@ -1,0 +1,118 @@
+// The SDK's message helpers: decodePolledRecords (one walk, no frame objects) against the
+// parsePolledBatches-based decoder it replaced, over valid and corrupted poll regions; and the
+// UUIDv7-shaped ids drawn from the pooled random bytes.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
+import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
+import { decodePolledRecords, newMessageId, type IggyMessage } from '../../../src/clients/iggy/messages.js';
+
+/** decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame. */
+function reference(partitionId: number, records: readonly Buffer[]): IggyMessage[] {
+  const out: IggyMessage[] = [];
+  for (const region of records) {
+    const batches = parsePolledBatches(region, 'full');
+    if ('code' in batches) throw new IggyProtocolError(`poll reply: ${batches.reason}`);
+    for (const batch of batches) {
+      const h = batch.header;
+      for (const f of batch.frames) {
+        const headers = f.userHeaders.length === 0 ? [] : decodeUserHeaders(f.userHeaders);
+        if (typeof headers === 'string') throw new IggyProtocolError(`poll reply: ${headers}`);
+        out.push({
+          partitionId,
+          offset: h.baseOffset + BigInt(f.offsetDelta),
+          id: f.id,
+          timestamp: h.baseTimestamp,
+          originTimestamp: h.originTimestamp + BigInt(f.timestampDelta),
+          checksum: f.checksum,
+          payload: f.payload,
+          headers,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function outcome(f: () => IggyMessage[]): IggyMessage[] | string {
+  try {
+    return f();
+  } catch (e) {
+    assert.ok(e instanceof IggyProtocolError);
+    return e.message;
+  }
+}
+
+const headersArb = fc.oneof(
+  fc.constant(Buffer.alloc(0)),
+  fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 6 }), fc.oneof(fc.string({ minLength: 1, maxLength: 6 }), fc.integer())), { minLength: 1, maxLength: 3 }).map((hs) =>
+    encodeUserHeaders(hs.map(([k, v]) => userHeader(k, typeof v === 'string' ? { kind: 'string', value: v } : { kind: 'int32', value: v | 0 }))),
+  ),
+  fc.uint8Array({ minLength: 1, maxLength: 8 }).map((a) => Buffer.from(a)), // not a TLV block
+);
+
+const batchArb = fc.record({
+  base: fc.oneof(fc.bigInt({ min: 0n, max: 1_000_000n }), fc.bigInt({ min: 1n << 53n, max: (1n << 64n) - (1n << 33n) })),
+  baseTimestamp: fc.bigInt({ min: 0n, max: 1n << 60n }),
+  messages: fc.array(
+    fc.record({
+      id: fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }),
+      time: fc.nat(100_000),
+      payload: fc.uint8Array({ maxLength: 24 }).map((a) => Buffer.from(a)),
+      userHeaders: headersArb,
+    }),
+    { minLength: 1, maxLength: 5 },
+  ),
+});
+
+describe('iggy SDK messages', () => {
+  it('decodePolledRecords decodes and rejects exactly as the frame-object decoder did (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(batchArb, { minLength: 1, maxLength: 3 }), { maxLength: 2 }),
+        fc.option(fc.tuple(fc.nat(), fc.nat(7)), { nil: null }),
+        (regions, flip) => {
+          const records = regions.map((batches) =>
+            Buffer.concat(
+              batches.map((b) =>
+                encodeBatchBytes(
+                  b.messages.map((m) => ({ id: m.id, originTimestamp: 1_700_000_000_000_000n + BigInt(m.time), payload: m.payload, userHeaders: m.userHeaders })),
+                  { partitionId: 3n, baseOffset: b.base, baseTimestamp: b.baseTimestamp },
+                ),
+              ),
+            ),
+          );
+          if (flip !== null && records.length > 0) {
+            const r = records[flip[0] % records.length]!;
+            r[flip[0] % r.length]! ^= 1 << flip[1];
+          }
+          assert.deepEqual(
+            outcome(() => decodePolledRecords(3, records)),
+            outcome(() => reference(3, records)),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('mints UUIDv7-shaped ids: time, version 7, variant 10, random and unique across pool refills', () => {
+    const now = 1_750_000_000_123;
+    const ids = new Set<bigint>();
+    for (let i = 0; i < 5000; i++) {
+      const id = newMessageId(now);
+      assert.equal(id >> 80n, BigInt(now));
+      assert.equal((id >> 76n) & 0xfn, 7n);
+      assert.equal((id >> 62n) & 0x3n, 2n);
+      ids.add(id);
+    }
+    assert.equal(ids.size, 5000);
+    assert.ok(newMessageId() > 0n);
+    assert.equal(newMessageId(0) >> 80n, 0n);
+    assert.equal(newMessageId(2 ** 48 - 1) >> 80n, (1n << 48n) - 1n);
+    assert.throws(() => newMessageId(2 ** 48), RangeError);
+    assert.throws(() => newMessageId(-1), RangeError);
+  });
+});

@@ -1,0 +1,314 @@
+// The allocation-free batch paths against the frame-object ones they replace: validateBatch and
+// validateSendMessagesBatch against parseBatch('full') (same rejections, codes and reasons, over
+// valid and corrupted batches), stampValidatedBatch against stampBatch, encodeBatchBytes against
+// the per-frame streaming encoder it replaced, and sliceStoredBatch against parseBatch('layout')
+// + sliceBatch as PollMessages used them.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { xxh3 } from '@node-rs/xxhash';
+import {
+  batchHeaderBytes,
+  encodeBatchBytes,
+  isBatchRejection,
+  numericId,
+  parseBatch,
+  sliceBatch,
+  sliceStoredBatch,
+  stampBatch,
+  stampValidatedBatch,
+  validateBatch,
+  validateSendMessagesBatch,
+  writeBatchHeader,
+  writeU128,
+  type BatchRejection,
+  type BatchStamp,
+  type MessageInput,
+  type ParseBatchOptions,
+  type ParsedBatch,
+} from '../../../../src/protocols/iggy/codec/index.js';
+import type { SendMessagesRequest } from '../../../../src/protocols/iggy/codec/commands/messages.js';
+import { vector } from './vectors.js';
+
+const messageArb = fc.record({
+  id: fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }),
+  originTimestamp: fc.bigInt({ min: 1_000_000n, max: 1_000_100_000n }),
+  payload: fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a)),
+  userHeaders: fc.uint8Array({ maxLength: 12 }).map((a) => Buffer.from(a)),
+});
+
+const u64Arb = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
+
+/** The encoder encodeBatchBytes replaced: chunk per part, one streaming XXH3 per frame. */
+function referenceEncode(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer {
+  let origin = messages.length > 0 ? messages[0]!.originTimestamp : 0n;
+  for (const m of messages) if (m.originTimestamp < origin) origin = m.originTimestamp;
+  const chunks: Buffer[] = [];
+  const header = Buffer.alloc(batchHeaderBytes);
+  chunks.push(header);
+  const checksumInput = Buffer.allocUnsafe(44 + 8 * messages.length);
+  let blobBytes = 0;
+  messages.forEach((m, i) => {
+    const userHeaders = m.userHeaders ?? Buffer.alloc(0);
+    const fh = Buffer.alloc(48);
+    writeU128(fh, m.id, 8);
+    fh.writeUInt32LE(m.offsetDelta ?? i, 24);
+    fh.writeUInt32LE(Number(m.originTimestamp - origin), 28);
+    fh.writeUInt32LE(userHeaders.length, 32);
+    fh.writeUInt32LE(m.payload.length, 36);
+    const hasher = xxh3.Xxh3.withSeed(0n);
+    hasher.update(fh.subarray(8));
+    hasher.update(m.payload);
+    hasher.update(userHeaders);
+    fh.writeBigUInt64LE(hasher.digest(), 0);
+    fh.copy(checksumInput, 44 + 8 * i, 0, 8);
+    chunks.push(fh, m.payload, userHeaders);
+    blobBytes += 48 + m.payload.length + userHeaders.length;
+  });
+  const h = {
+    partitionId: stamp?.partitionId ?? 0n,
+    baseOffset: stamp?.baseOffset ?? 0n,
+    baseTimestamp: stamp?.baseTimestamp ?? 0n,
+    originTimestamp: origin,
+    batchLength: BigInt(batchHeaderBytes + blobBytes),
+    batchChecksum: 0n,
+    messageCount: messages.length,
+  };
+  checksumInput.writeBigUInt64LE(h.partitionId, 0);
+  checksumInput.writeBigUInt64LE(h.baseOffset, 8);
+  checksumInput.writeBigUInt64LE(h.baseTimestamp, 16);
+  checksumInput.writeBigUInt64LE(h.originTimestamp, 24);
+  checksumInput.writeBigUInt64LE(h.batchLength, 32);
+  checksumInput.writeUInt32LE(h.messageCount, 40);
+  h.batchChecksum = xxh3.xxh64(checksumInput);
+  writeBatchHeader(header, h);
+  return Buffer.concat(chunks);
+}
+
+/** validateSendMessagesBatch as it was, on frame objects. */
+function referenceValidateSend(req: SendMessagesRequest, messagesMax?: number): ParsedBatch | BatchRejection {
+  if (req.batch.length < batchHeaderBytes) return { code: 'truncated', reason: 'no batch after the send metadata' };
+  const parsed = parseBatch(req.batch, { verify: 'full', exact: true, requireSequentialDeltas: true, ...(messagesMax !== undefined ? { messagesMax } : {}) });
+  if ('code' in parsed) return parsed;
+  if (parsed.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
+  if (parsed.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
+  return parsed;
+}
+
+/** A corruption of a batch: byte flips, field writes where the checks look, truncation, growth. */
+const mutationArb = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.nat(7) }),
+  fc.record({
+    kind: fc.constant('frameField' as const),
+    frame: fc.nat(),
+    field: fc.constantFrom(0, 24, 28, 32, 36, 40, 44),
+    value: fc.oneof(fc.nat(60), fc.constant(0xffff_ffff), fc.nat()),
+  }),
+  fc.record({ kind: fc.constant('headerField' as const), field: fc.constantFrom(32, 36, 48, 52, 100, 255), value: fc.oneof(fc.nat(2000), fc.constant(0xffff_ffff)) }),
+  fc.record({ kind: fc.constant('truncate' as const), by: fc.integer({ min: 1, max: 300 }) }),
+  fc.record({ kind: fc.constant('append' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 60 }) }),
+);
+type Mutation = typeof mutationArb extends fc.Arbitrary<infer T> ? T : never;
+
+function mutate(bytes: Buffer, mutations: readonly Mutation[]): Buffer {
+  let b = Buffer.from(bytes);
+  for (const m of mutations) {
+    switch (m.kind) {
+      case 'flip':
+        if (b.length > 0) b[m.at % b.length]! ^= 1 << m.bit;
+        break;
+      case 'frameField': {
+        // Walk to frame (m.frame mod frames) by the lengths as they currently are.
+        const starts: number[] = [];
+        let pos = batchHeaderBytes;
+        while (pos + 48 <= b.length && starts.length < 64) {
+          starts.push(pos);
+          pos += 48 + b.readUInt32LE(pos + 32) + b.readUInt32LE(pos + 36);
+        }
+        if (starts.length > 0) b.writeUInt32LE(m.value >>> 0, starts[m.frame % starts.length]! + m.field);
+        break;
+      }
+      case 'headerField':
+        if (b.length >= m.field + 1) {
+          if (m.field + 4 <= b.length && m.field < 52) b.writeUInt32LE(m.value >>> 0, m.field);
+          else b[m.field] = m.value & 0xff;
+        }
+        break;
+      case 'truncate':
+        b = b.subarray(0, Math.max(0, b.length - m.by));
+        break;
+      case 'append':
+        b = Buffer.concat([b, Buffer.from(m.bytes)]);
+        break;
+    }
+  }
+  return b;
+}
+
+function sameOutcome(fast: ReturnType<typeof validateBatch>, slow: ParsedBatch | BatchRejection): void {
+  if (isBatchRejection(slow) || isBatchRejection(fast)) {
+    assert.deepEqual(fast, slow);
+    return;
+  }
+  assert.deepEqual(fast.header, slow.header);
+  assert.ok(fast.bytes.equals(slow.bytes) && fast.bytes.buffer === slow.bytes.buffer && fast.bytes.byteOffset === slow.bytes.byteOffset);
+  assert.equal(fast.firstEmptyPayload, slow.frames.findIndex((f) => f.payload.length === 0));
+  assert.equal(fast.firstTimestampDelta, slow.frames[0]?.timestampDelta ?? 0);
+  assert.equal(fast.maxTimestampDelta, Math.max(0, ...slow.frames.map((f) => f.timestampDelta)));
+  // Stamping through the kept checksum input writes what stampBatch writes.
+  const stamp = { partitionId: 7n, baseOffset: 1234n, baseTimestamp: 99n };
+  const a = Buffer.from(slow.bytes);
+  const b = Buffer.from(fast.bytes);
+  stampBatch(a, slow.frames, stamp);
+  stampValidatedBatch(b, fast, stamp);
+  assert.deepEqual(b, a);
+}
+
+describe('message batch fast paths', () => {
+  it('encodeBatchBytes writes exactly what the streaming per-frame encoder wrote (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(messageArb, { maxLength: 8 }),
+        fc.option(fc.record({ partitionId: u64Arb, baseOffset: u64Arb, baseTimestamp: u64Arb }), { nil: undefined }),
+        fc.boolean(),
+        (messages, stamp, gaps) => {
+          const inputs: MessageInput[] = messages.map((m, i) => ({ ...m, ...(gaps ? { offsetDelta: i * 3 + 1 } : {}) }));
+          assert.deepEqual(encodeBatchBytes(inputs, stamp), referenceEncode(inputs, stamp));
+        },
+      ),
+      { numRuns: 300 },
+    );
+    const vectorBatch = vector('send_messages_batch');
+    assert.deepEqual(
+      encodeBatchBytes([
+        { id: 7n, originTimestamp: 1000n, payload: Buffer.from('first-payload') },
+        { id: 8n, originTimestamp: 1050n, payload: Buffer.from('second-payload'), userHeaders: Buffer.from('user-header-bytes') },
+      ]),
+      vectorBatch,
+    );
+    assert.throws(() => encodeBatchBytes([
+      { id: 1n, originTimestamp: 0n, payload: Buffer.from('a') },
+      { id: 2n, originTimestamp: 1n << 32n, payload: Buffer.from('b') },
+    ]), RangeError);
+  });
+
+  it('validateBatch rejects exactly what parseBatch("full") rejects, with the same reasons (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(messageArb, { maxLength: 6 }),
+        fc.array(mutationArb, { maxLength: 3 }),
+        fc.record({ exact: fc.boolean(), requireSequentialDeltas: fc.boolean(), messagesMax: fc.option(fc.nat(8), { nil: undefined }) }),
+        (messages, mutations, o) => {
+          const bytes = mutate(encodeBatchBytes(messages), mutations);
+          const options: ParseBatchOptions = { exact: o.exact, requireSequentialDeltas: o.requireSequentialDeltas, ...(o.messagesMax !== undefined ? { messagesMax: o.messagesMax } : {}) };
+          sameOutcome(validateBatch(bytes, options), parseBatch(bytes, { ...options, verify: 'full' }));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // Arbitrary bytes, too.
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 600 }), (raw) => {
+        const bytes = Buffer.from(raw);
+        sameOutcome(validateBatch(bytes), parseBatch(bytes, { verify: 'full' }));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('validateSendMessagesBatch admits and refuses exactly what the frame-object validator did (fast-check)', () => {
+    const codes = new Set<string>();
+    fc.assert(
+      fc.property(
+        fc.array(messageArb, { maxLength: 6 }),
+        fc.array(mutationArb, { maxLength: 2 }),
+        fc.integer({ min: -1, max: 1 }),
+        fc.option(fc.nat(8), { nil: undefined }),
+        (messages, mutations, countSkew, messagesMax) => {
+          const batch = mutate(encodeBatchBytes(messages), mutations);
+          const req: SendMessagesRequest = { streamId: numericId(1), topicId: numericId(1), partitioning: { kind: 'balanced' }, messagesCount: messages.length + countSkew, batch };
+          const slow = referenceValidateSend(req, messagesMax);
+          const fast = validateSendMessagesBatch(req, messagesMax);
+          codes.add(isBatchRejection(slow) ? slow.code : 'ok');
+          sameOutcome(fast, slow);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    for (const code of ['ok', 'truncated', 'bad_length', 'reserved_field', 'bad_count', 'message_checksum', 'batch_checksum', 'offset_delta']) {
+      assert.ok(codes.has(code), `the generator reached ${code}`);
+    }
+    const good = vector('send_messages_batch');
+    const ok = validateSendMessagesBatch({ streamId: numericId(1), topicId: numericId(1), partitioning: { kind: 'balanced' }, messagesCount: 2, batch: good });
+    assert.ok(!isBatchRejection(ok));
+    assert.equal(ok.firstEmptyPayload, -1);
+  });
+
+  it('sliceStoredBatch returns what parseBatch("layout") + sliceBatch returned for a poll (fast-check)', () => {
+    /** PollMessages' stored-batch path as it was. */
+    function reference(payload: Buffer, from: number, to: number, minUs: bigint | null): { chunks: Buffer[]; count: number; lastOffset: number } | null {
+      const parsed = parseBatch(payload, { verify: 'layout', exact: true });
+      if (isBatchRejection(parsed)) return null;
+      const base = Number(parsed.header.baseOffset);
+      let first = from;
+      if (minUs !== null) {
+        first = Number.MAX_SAFE_INTEGER;
+        for (const f of parsed.frames) {
+          const o = base + f.offsetDelta;
+          if (o >= from && parsed.header.originTimestamp + BigInt(f.timestampDelta) >= minUs) {
+            first = o;
+            break;
+          }
+        }
+      }
+      const chunks = sliceBatch(parsed, BigInt(first), BigInt(to));
+      if (chunks === null) return null;
+      let count = 0;
+      let lastOffset = -1;
+      for (const f of parsed.frames) {
+        const o = base + f.offsetDelta;
+        if (o >= first && o < to) {
+          count++;
+          lastOffset = o;
+        }
+      }
+      return { chunks, count, lastOffset };
+    }
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ payload: fc.uint8Array({ maxLength: 20 }), gap: fc.nat(2), time: fc.nat(5000) }), { minLength: 1, maxLength: 8 }),
+        fc.nat(1_000_000),
+        fc.array(mutationArb, { maxLength: 1 }),
+        fc.integer({ min: -2, max: 30 }),
+        fc.nat(30),
+        fc.option(fc.bigInt({ min: 999_000n, max: 1_006_000n }), { nil: null }),
+        (frames, base, mutations, fromRel, span, minUs) => {
+          let delta = -1;
+          const inputs: MessageInput[] = frames.map((f, i) => {
+            delta += 1 + f.gap;
+            return { id: BigInt(i + 1), originTimestamp: 1_000_000n + BigInt(f.time), payload: Buffer.from(f.payload), offsetDelta: delta };
+          });
+          const payload = mutate(encodeBatchBytes(inputs, { partitionId: 2n, baseOffset: BigInt(base), baseTimestamp: 5n }), mutations);
+          const from = base + fromRel;
+          const to = from + span;
+          const fast = sliceStoredBatch(payload, from, to, minUs);
+          const slow = reference(payload, from, to, minUs);
+          seen.add(slow === null ? 'null' : slow.chunks.length === 1 ? 'whole' : minUs === null ? 'partial' : 'partial by time');
+          if (slow === null || fast === null) {
+            assert.equal(fast, slow);
+            return;
+          }
+          assert.equal(fast.count, slow.count);
+          assert.equal(fast.lastOffset, slow.lastOffset);
+          assert.equal(fast.chunks.length, slow.chunks.length);
+          if (slow.chunks.length === 1) assert.equal(fast.chunks[0], payload);
+          assert.deepEqual(Buffer.concat(fast.chunks), Buffer.concat(slow.chunks));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    assert.deepEqual([...seen].sort(), ['null', 'partial', 'partial by time', 'whole']);
+  });
+});
