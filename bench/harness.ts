@@ -1,7 +1,8 @@
 // Shared benchmark plumbing: timing, bounded loops, temporary directories and the printed table.
 // Every figure is printed next to a baseline measured in the same run, as a ratio.
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface Measurement {
@@ -68,3 +69,69 @@ export function printTable(title: string, rows: Row[]): void {
 }
 
 export const fmt = (n: number, digits = 1): string => n.toFixed(digits);
+
+/** SIGTERM, then SIGKILL after `timeoutMs`; resolves once the child has exited. */
+export function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Waits (30 s at most) until the child's stdout or stderr matches `ready`; rejects if it exits
+ * first. Afterwards its output keeps being drained, so it never blocks on a full pipe.
+ */
+export async function waitForOutput(child: ChildProcess, name: string, ready: RegExp): Promise<RegExpMatchArray> {
+  let output = '';
+  const onData = (chunk: Buffer): void => {
+    output += chunk.toString();
+    if (output.length > 1_000_000) output = output.slice(-100_000);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  try {
+    return await new Promise<RegExpMatchArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s: ${output.slice(-2000)}`)), 30_000);
+      const check = (): void => {
+        const m = output.match(ready);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m);
+        }
+      };
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited with ${code ?? signal}: ${output.slice(-2000)}`));
+      });
+    });
+  } finally {
+    child.stdout!.removeAllListeners('data');
+    child.stderr!.removeAllListeners('data');
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
+}
+
+/** Linux: utime + stime of a process from /proc/<pid>/stat, in seconds (USER_HZ 100); NaN elsewhere. */
+export function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}

@@ -31,7 +31,6 @@
 // `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,7 +38,7 @@ import { xxh3 } from '@node-rs/xxhash';
 import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
 import { decodePolledRecords } from '../src/clients/iggy/messages.js';
 import { encodeBatchBytes } from '../src/protocols/iggy/codec/message-batch.js';
-import { benchDir, fmt, percentile, printTable, removeDir, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -75,67 +74,17 @@ process.once('exit', () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 /** Spawns `node args` and waits (30 s at most) for a line of its output matching `ready`. */
 async function spawnNode(name: string, args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
   children.add(child);
   child.once('exit', () => children.delete(child));
-  let output = '';
   try {
-    const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s: ${output.slice(-2000)}`)), 30_000);
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const m = output.match(ready);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m);
-        }
-        if (output.length > 1_000_000) output = output.slice(-100_000);
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`${name} exited with ${code ?? signal}: ${output.slice(-2000)}`));
-      });
-    });
-    child.stdout!.removeAllListeners('data');
-    child.stderr!.removeAllListeners('data');
-    child.stdout!.resume();
-    child.stderr!.resume();
-    return { child, match };
+    return { child, match: await waitForOutput(child, name, ready) };
   } catch (err) {
     await stopChild(child);
     throw err;
-  }
-}
-
-/** Linux: CPU seconds (user + system, all threads) of a process; NaN without /proc. */
-function cpuSecondsOf(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
   }
 }
 

@@ -22,12 +22,12 @@
 // QUARTET_BENCH_CPU_PROF=<dir> (run the Quartet broker under `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, createWriteStream, openSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchDir, fmt, percentile, printTable, removeDir, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -85,17 +85,6 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
-function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 /** Whether `cmd args` runs and exits 0. */
 function available(cmd: string, args: string[]): boolean {
@@ -123,51 +112,14 @@ interface Service {
   stop(): Promise<void>;
 }
 
-/** Linux: utime + stime of a process from /proc/<pid>/stat, in seconds (USER_HZ is 100 on Linux). */
-function cpuSecondsOf(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 /** Spawns a server and waits (bounded) until a line of its output matches `ready`. */
 async function startService(name: string, cmd: string, args: string[], ready: RegExp, dir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray; stop(): Promise<void> }> {
   const child = track(spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: dir }));
-  let output = '';
-  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s: ${output.slice(-2000)}`)), 30_000);
-    const onData = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const m = output.match(ready);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-      if (output.length > 1_000_000) output = output.slice(-100_000);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${code ?? signal}: ${output.slice(-2000)}`));
-    });
-  }).catch(async (err: unknown) => {
+  const match = await waitForOutput(child, name, ready).catch(async (err: unknown) => {
     await stopChild(child);
     removeDir(dir);
     throw err;
   });
-  // Keep draining its output so the child never blocks on a full pipe.
-  child.stdout!.resume();
-  child.stderr!.resume();
   let stopped: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopped ??= stopChild(child).finally(() => removeDir(dir));
