@@ -512,6 +512,22 @@ export class TransactionCoordinator {
     }
   }
 
+  /**
+   * Whether an unfinished transaction of `scope` (Ongoing, PrepareCommit, PrepareAbort) has staged
+   * an offset for the group's partition that is not committed yet. Kafka OffsetFetch with
+   * require_stable answers UNSTABLE_OFFSET_COMMIT for such a partition. Linear in the number of
+   * transactional ids held (bounded by transactionalIdsMax).
+   */
+  hasPendingOffset(scope: string, groupId: string, topicInternalId: number, partition: number): boolean {
+    const key = partKey({ topicInternalId, partition });
+    for (const entry of this.entries.values()) {
+      if (entry.scope !== scope) continue;
+      if (entry.state !== TxnState.Ongoing && entry.state !== TxnState.PrepareCommit && entry.state !== TxnState.PrepareAbort) continue;
+      if (entry.groups.get(groupId)?.has(key) === true) return true;
+    }
+    return false;
+  }
+
   /** The transactional id's state, or null when unknown. */
   describe(scope: string, transactionalId: string): TxnDescription | null {
     const entry = this.entries.get(txnKey(scope, transactionalId));

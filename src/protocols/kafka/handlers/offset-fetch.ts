@@ -8,9 +8,9 @@
 // - a group-level failure is the top-level error in v2-7 (with no topics), the group's error in
 //   v8+, and in v0-1, which have no such field, the error of every requested partition
 //   (OffsetFetchRequest.getErrorResponse);
-// - v8 batches groups; v7+ require_stable asks for UNSTABLE_OFFSET_COMMIT while a transaction
-//   holds uncommitted offsets for the group. Transactional offset commits are not wired into
-//   this handler yet, so no group ever has such pending offsets and the flag changes nothing.
+// - v8 batches groups; v7+ require_stable: a partition for which an unfinished transaction has
+//   staged an offset (TxnOffsetCommit, not yet committed by EndTxn) answers offset -1 with
+//   UNSTABLE_OFFSET_COMMIT (88, retriable), as GroupMetadataManager.getOffsets does.
 
 import type { Broker } from '../../../core/broker.js';
 import type { CommittedOffset } from '../../../core/offsets.js';
@@ -49,7 +49,9 @@ function toPartition(o: CommittedOffset): FetchedPartition {
 }
 
 /** The answer for one group: requested partitions, or (topics null) all its committed offsets. */
-async function fetchGroupOffsets(broker: Broker, groupId: string, requested: RequestedTopics, context: KafkaRequestContext): Promise<GroupOffsets> {
+async function fetchGroupOffsets(broker: Broker, groupId: string, requested: RequestedTopics, requireStable: boolean, context: KafkaRequestContext): Promise<GroupOffsets> {
+  const unstable = (topicInternalId: number, partition: number): boolean =>
+    requireStable && broker.transactions.hasPendingOffset(kafkaOffsetScope, groupId, topicInternalId, partition);
   let committed: CommittedOffset[];
   try {
     committed = await broker.offsets.fetchGroup(kafkaOffsetScope, groupId);
@@ -71,7 +73,10 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
       // shadowed), are not listed; the others under their Kafka name (`<stream>.<topic>`).
       if (topic === null || !isKafkaVisible(broker, topic)) continue;
       const sorted = [...partitions.values()].sort((a, b) => a.partition - b.partition);
-      topics.push({ name: kafkaNameOf(topic), partitions: sorted.map(toPartition) });
+      topics.push({
+        name: kafkaNameOf(topic),
+        partitions: sorted.map((o) => (unstable(internalId, o.partition) ? noOffset(o.partition, ErrorCode.UNSTABLE_OFFSET_COMMIT) : toPartition(o))),
+      });
     }
     return { errorCode: ErrorCode.NONE, topics };
   }
@@ -83,6 +88,7 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
       return {
         name: t.name,
         partitions: t.partitionIndexes.map((p) => {
+          if (topic !== null && unstable(topic.internalId, p)) return noOffset(p, ErrorCode.UNSTABLE_OFFSET_COMMIT);
           const o = partitions?.get(p);
           return o === undefined ? noOffset(p) : toPartition(o);
         }),
@@ -106,13 +112,13 @@ export const offsetFetchHandler = defineHandler({
     if (version >= 8) {
       const groups = [];
       for (const g of request.groups) {
-        const result = await fetchGroupOffsets(broker, g.groupId, g.topics, context);
+        const result = await fetchGroupOffsets(broker, g.groupId, g.topics, request.requireStable, context);
         groups.push({ groupId: g.groupId, errorCode: result.errorCode, topics: result.topics });
       }
       return { throttleTimeMs: 0, groups };
     }
     // v0-1 cannot express null topics; the codec only decodes null from v2.
-    const result = await fetchGroupOffsets(broker, request.groupId, request.topics, context);
+    const result = await fetchGroupOffsets(broker, request.groupId, request.topics, version >= 7 && request.requireStable, context);
     if (result.errorCode !== ErrorCode.NONE && version < 2) {
       const topics = (request.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => noOffset(p, result.errorCode)) }));
       return { throttleTimeMs: 0, topics };

@@ -5,6 +5,7 @@ import { addOffsetsToTxnHandler } from '../../../../src/protocols/kafka/handlers
 import { endTxnHandler } from '../../../../src/protocols/kafka/handlers/end-txn.js';
 import { initProducerIdHandler } from '../../../../src/protocols/kafka/handlers/init-producer-id.js';
 import { joinGroupHandler } from '../../../../src/protocols/kafka/handlers/join-group.js';
+import { offsetFetchHandler } from '../../../../src/protocols/kafka/handlers/offset-fetch.js';
 import { txnOffsetCommitHandler } from '../../../../src/protocols/kafka/handlers/txn-offset-commit.js';
 import { txnHarness, type TxnHarness } from './transactions-harness.js';
 
@@ -120,4 +121,24 @@ test('v3 member fields are checked by the group coordinator; without them a grou
   // No member fields (v2, or v3 with defaults): Kafka's isTransactional exemption.
   assert.deepEqual(codes(await h.call(txnOffsetCommitHandler, 2, body)), ['in/0:0']);
   assert.deepEqual(codes(await h.call(txnOffsetCommitHandler, 3, body)), ['in/0:0']);
+});
+
+test('OffsetFetch require_stable answers UNSTABLE_OFFSET_COMMIT while a transaction holds a staged offset', async (t) => {
+  const h = await txnHarness(t, { topics: { in: 2 } });
+  const id = await withGroup(h, 'tx-stable', 'gs');
+  await h.call(txnOffsetCommitHandler, 3, { ...id, groupId: 'gs', topics: [{ name: 'in', partitions: [partition(0, 7)] }] });
+  const fetch = (version: number, requireStable: boolean) =>
+    h.call(offsetFetchHandler, version, version >= 8
+      ? { groups: [{ groupId: 'gs', topics: [{ name: 'in', partitionIndexes: [0, 1] }] }], requireStable }
+      : { groupId: 'gs', topics: [{ name: 'in', partitionIndexes: [0, 1] }], requireStable });
+  // The decoded response has every field of the schema; v8 answers per group.
+  const parts = (r: { topics?: Answer['topics']; groups?: Array<{ topics: Answer['topics'] }> }, version: number) =>
+    (version >= 8 ? r.groups![0]!.topics : r.topics!)[0]!.partitions.map((p) => [p.partitionIndex, (p as { committedOffset?: number }).committedOffset, p.errorCode]);
+  for (const version of [7, 8]) {
+    // Only the partition with a staged offset is unstable; without the flag nothing changes.
+    assert.deepEqual(parts(await fetch(version, true), version), [[0, -1, ErrorCode.UNSTABLE_OFFSET_COMMIT], [1, -1, 0]], `v${version}`);
+    assert.deepEqual(parts(await fetch(version, false), version), [[0, -1, 0], [1, -1, 0]], `v${version} without require_stable`);
+  }
+  assert.equal((await h.call(endTxnHandler, 3, { ...id, committed: true })).errorCode, 0);
+  assert.deepEqual(parts(await fetch(7, true), 7), [[0, 7, 0], [1, -1, 0]], 'committed: stable again');
 });
