@@ -45,6 +45,15 @@ export interface KafkaFrontendConfig {
   fetchWaitMsMax: number;
 }
 
+/** Iggy front-end limits (src/protocols/iggy/frontend.ts IggySettings; docs/iggy.md). */
+export interface IggyFrontendConfig {
+  frameBytesMax: number;
+  inFlightRequestsMax: number;
+  heartbeatIntervalMs: number;
+  pollBytesMax: number;
+  pollMessagesMax: number;
+}
+
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */
 export type TopicDefaults = TopicConfig;
 
@@ -57,6 +66,8 @@ export interface QuartetConfig {
   defaultPartitions: number;
   /** Kafka front-end settings; absent means the front-end's defaults. */
   kafka?: KafkaFrontendConfig;
+  /** Iggy front-end limits; absent means the front-end's defaults. */
+  iggy?: IggyFrontendConfig;
   maintenanceIntervalMs: number;
   /** Hard limit on a graceful stop; past it the process exits with code 1. */
   shutdownTimeoutMs: number;
@@ -237,6 +248,13 @@ function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
   return c.kafka;
 }
 
+const IGGY_FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
+
+function iggySection(c: QuartetConfig): IggyFrontendConfig {
+  c.iggy ??= { frameBytesMax: IGGY_FRAME_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, heartbeatIntervalMs: 30_000, pollBytesMax: 8 * 1024 * 1024, pollMessagesMax: 100_000 };
+  return c.iggy;
+}
+
 function protocolSettings(name: ProtocolName): Setting[] {
   const upper = name.toUpperCase();
   const label = name === 'felix' ? 'Felix (QUIC, UDP)' : name[0]!.toUpperCase() + name.slice(1);
@@ -339,6 +357,55 @@ function protocolSettings(name: ProtocolName): Setting[] {
         default: 30_000,
         doc: 'Upper bound (ms) on the max_wait_ms a Kafka Fetch may long-poll for.',
         set: (c, v) => void (kafkaSection(c).fetchWaitMsMax = v),
+      }),
+    );
+  }
+  if (name === 'iggy') {
+    rows.push(
+      define({
+        key: 'iggy.frameBytesMax',
+        flag: 'iggy-frame-bytes-max',
+        env: 'QUARTET_IGGY_FRAME_BYTES_MAX',
+        kind: intKind(64 * 1024, 1024 * 1024 * 1024),
+        default: IGGY_FRAME_BYTES_MAX_DEFAULT,
+        doc: 'Largest Iggy frame accepted (bytes, the 256-byte header included); a larger declared size evicts that connection (InvalidRequestBodySize).',
+        set: (c, v) => void (iggySection(c).frameBytesMax = v),
+      }),
+      define({
+        key: 'iggy.inFlightRequestsMax',
+        flag: 'iggy-in-flight-requests-max',
+        env: 'QUARTET_IGGY_IN_FLIGHT_REQUESTS_MAX',
+        kind: intKind(1, 10_000),
+        default: 64,
+        doc: 'Requests one Iggy connection may have between read and answered; beyond it the connection stops reading until replies drain.',
+        set: (c, v) => void (iggySection(c).inFlightRequestsMax = v),
+      }),
+      define({
+        key: 'iggy.heartbeatIntervalMs',
+        flag: 'iggy-heartbeat-interval-ms',
+        env: 'QUARTET_IGGY_HEARTBEAT_INTERVAL_MS',
+        kind: intKind(1_000, 3_600_000),
+        default: 30_000,
+        doc: 'Iggy [heartbeat] interval (ms): a consumer-group member silent for 1.2 × this is evicted with StaleClient.',
+        set: (c, v) => void (iggySection(c).heartbeatIntervalMs = v),
+      }),
+      define({
+        key: 'iggy.pollBytesMax',
+        flag: 'iggy-poll-bytes-max',
+        env: 'QUARTET_IGGY_POLL_BYTES_MAX',
+        kind: intKind(64 * 1024, 1024 * 1024 * 1024),
+        default: 8 * 1024 * 1024,
+        doc: 'Largest PollMessages reply payload (bytes); at least one stored batch is always returned.',
+        set: (c, v) => void (iggySection(c).pollBytesMax = v),
+      }),
+      define({
+        key: 'iggy.pollMessagesMax',
+        flag: 'iggy-poll-messages-max',
+        env: 'QUARTET_IGGY_POLL_MESSAGES_MAX',
+        kind: intKind(1, 10_000_000),
+        default: 100_000,
+        doc: 'Most messages in one PollMessages reply (a larger count is capped) and in one SendMessages batch (a larger one is refused).',
+        set: (c, v) => void (iggySection(c).pollMessagesMax = v),
       }),
     );
   }

@@ -12,6 +12,8 @@ export const iggyListenerFactory: ListenerFactory = (context) => {
     broker: context.broker,
     logger: context.logger,
     advertisedAddr: context.settings.advertisedAddr ?? null,
+    // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
+    ...(context.config.iggy ? { settings: { ...context.config.iggy } } : {}),
   });
   const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn))(context);
   const listener: ProtocolListener = {
