@@ -36,6 +36,7 @@ import {
 import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
 import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
+import type { ReadLease } from './read-pool.js';
 import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
 import type {
@@ -577,7 +578,7 @@ export class FileLog implements PartitionLog {
       for (const segment of segments) {
         if (selector.done) break;
         if (segment.nextOffset <= offset) continue;
-        await this.readSegment(segment, offset, selector, options.maxBytes);
+        await this.readSegment(segment, offset, selector, options.maxBytes, options.lease);
       }
     });
     return selector.batches;
@@ -635,13 +636,13 @@ export class FileLog implements PartitionLog {
    * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
    * does it read again from where it stopped.
    */
-  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number): Promise<void> {
+  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number, lease?: ReadLease): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
     const limit = segment.size;
     // The wanted batch usually starts within indexIntervalBytes of the indexed position.
     const window = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
     while (position < limit && !selector.done) {
-      const buf = await segment.readRange(position, Math.min(limit - position, window));
+      const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
       let at = 0;
       while (at < buf.length) {
         const header = decodeEnvelopeHeader(buf, at);
@@ -657,7 +658,7 @@ export class FileLog implements PartitionLog {
         // rollback shrank the segment under this read: nothing more is readable here.
         const header = decodeEnvelopeHeader(buf, 0);
         if (typeof header === 'string') return;
-        const whole = await segment.readRange(position, envelopeBytes(header));
+        const whole = await segment.readRange(position, envelopeBytes(header), lease);
         if (whole.length < envelopeBytes(header)) return;
         if (!selector.offer(storedBatchOf(header, whole, 0))) return;
         at = whole.length;

@@ -9,6 +9,7 @@ import type { Logger } from '../core/logger.js';
 import { decodeEnvelopeHeader, envelopeHeaderBytes, type EnvelopeHeader } from './envelope.js';
 import type { LogFileSystem } from './fs.js';
 import { OffsetIndex, offsetIndexEntryBytes } from './offset-index.js';
+import type { ReadLease } from './read-pool.js';
 import { readFully, scanEnvelopes, type ScanStop } from './scan.js';
 import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
 
@@ -401,11 +402,11 @@ export class Segment {
     await this.fsys.fdatasync(this.timeIndexFd);
   }
 
-  /** Reads `length` bytes at `position` with one pread into a fresh buffer. */
-  async readRange(position: number, length: number): Promise<Buffer> {
+  /** Reads `length` bytes at `position` with one pread into a fresh buffer, or one of `lease`'s. */
+  async readRange(position: number, length: number, lease?: ReadLease): Promise<Buffer> {
     // Not checked against `size`: a concurrent rollback may shrink it; callers handle short reads.
     assert.ok(position >= 0 && length >= 0, 'read range must be non-negative');
-    const buf = Buffer.allocUnsafe(length);
+    const buf = lease ? lease.buffer(length) : Buffer.allocUnsafe(length);
     const n = await readFully(this.fsys, this.logFd, buf, position);
     return n === length ? buf : buf.subarray(0, n);
   }

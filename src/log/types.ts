@@ -6,6 +6,8 @@
 // Offsets and timestamps are JS numbers: offsets stay far below 2^53 for any log this process can
 // hold, and milliseconds since the epoch fit easily. Protocol codecs convert to int64 at the wire.
 
+import type { ReadLease } from './read-pool.js';
+
 /** The protocol a stored batch was written in. Stored in the envelope; never changes. */
 export const BatchFormat = {
   /** Kafka RecordBatch v2, verbatim (baseOffset and partitionLeaderEpoch patched). */
@@ -91,6 +93,12 @@ export interface ReadOptions {
   maxBytes: number;
   /** Do not return batches starting at or beyond this offset (e.g. the last stable offset). */
   maxOffset?: number;
+  /**
+   * Read into reusable buffers owned by this lease (see read-pool.ts); the caller must call
+   * `lease.release()` only once no payload view of the returned batches is referenced any more.
+   * Logs that do not read into buffers (MemoryLog) ignore it.
+   */
+  lease?: ReadLease;
 }
 
 export type FsyncPolicy =

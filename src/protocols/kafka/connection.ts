@@ -63,6 +63,8 @@ interface Slot {
   /** Close the connection once this slot's response is written. */
   closeAfter: boolean;
   done: RequestDone;
+  /** Run once the response is written (see KafkaRequestContext.afterResponseWritten). */
+  afterWrite: (() => void)[];
 }
 
 class Session implements KafkaSession {
@@ -171,7 +173,7 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private openSlot(operation: string): Slot {
-    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation) };
+    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation), afterWrite: [] };
     this.slots.push(slot);
     return slot;
   }
@@ -197,7 +199,13 @@ export class KafkaConnection implements ConnectionHandle {
     session.clientId = header.clientId;
     const slot = this.openSlot(apiKeyName(header.apiKey));
     if (unauthenticated || serialApis.has(header.apiKey)) this.barrier = slot;
-    const context: KafkaRequestContext = { frontend: this.frontend, session, header, version: header.apiVersion };
+    const context: KafkaRequestContext = {
+      frontend: this.frontend,
+      session,
+      header,
+      version: header.apiVersion,
+      afterResponseWritten: (fn) => slot.afterWrite.push(fn),
+    };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {
       this.answerUnsupported(slot, context, handler, frame, decoded.bodyOffset);
       return;
@@ -332,7 +340,15 @@ export class KafkaConnection implements ConnectionHandle {
           this.socket.cork();
           corked = true;
         }
-        for (const c of chunks) this.socket.write(c);
+        // The last chunk's callback runs once every chunk of the response has been written out
+        // (or failed and been dropped): only then may its buffers be reused.
+        const after = slot.afterWrite;
+        const last = chunks.length - 1;
+        for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
+        if (after.length > 0) this.socket.write(chunks[last]!, () => runAll(after));
+        else this.socket.write(chunks[last]!);
+      } else {
+        runAll(slot.afterWrite);
       }
       slot.done(slot.outcome);
       if (this.barrier === slot) this.barrier = null;
@@ -388,4 +404,8 @@ export function genericErrorResponse(apiKey: number, version: number, errorCode:
   const schema = messageSchemas[apiKey].response as MessageSchema;
   const field = schema.fields.find((f) => f.name === 'errorCode');
   return field !== undefined && inRange(field.versions, version) ? { errorCode } : {};
+}
+
+function runAll(fns: (() => void)[]): void {
+  for (const fn of fns) fn();
 }

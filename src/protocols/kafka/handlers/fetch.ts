@@ -26,6 +26,7 @@
 
 import type { Topic } from '../../../core/catalog.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
+import { ReadLease } from '../../../log/read-pool.js';
 import { BatchFormat, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
@@ -91,7 +92,7 @@ interface ReadResult {
   failed: boolean;
 }
 
-async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number): Promise<ReadResult> {
+async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: ReadLease | undefined): Promise<ReadResult> {
   const rc = request.isolationLevel === readCommitted;
   // Transactions seam: the coordinator's LSO and aborted list unless the frontend carries its own hooks.
   const txns = transactionHooksOf(frontend);
@@ -120,7 +121,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
     let errorCode: number = ErrorCode.NONE;
     if (target.fetchOffset < limit && (budget > 0 || bytes === 0)) {
       try {
-        const batches = await target.log.read(target.fetchOffset, { maxBytes: Math.max(budget, 1), maxOffset: limit });
+        const batches = await target.log.read(target.fetchOffset, { maxBytes: Math.max(budget, 1), maxOffset: limit, lease });
         records = joinBatches(batches, bytes === 0 ? Infinity : budget);
       } catch (err) {
         errorCode = kafkaCodeOf(err);
@@ -185,13 +186,21 @@ export const fetchHandler = defineHandler({
     const waitMs = Math.max(0, Math.min(request.maxWaitMs, frontend.settings.fetchWaitMsMax));
     const deadline = Date.now() + waitMs;
     const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
-    let result = await readAll(frontend, request, targets, maxBytes);
+    // Reads go into pooled buffers, handed back once the response (whose records are views of
+    // them) has been written to the socket; without that hook they are fresh buffers left to GC.
+    let lease: ReadLease | undefined;
+    if (context.afterResponseWritten) {
+      const leased = new ReadLease();
+      context.afterResponseWritten(() => leased.release());
+      lease = leased;
+    }
+    let result = await readAll(frontend, request, targets, maxBytes, lease);
     while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       const woken = await frontend.fetchWaiters.waitForAppend(logs, left, context.session.signal);
       if (!woken) break;
-      result = await readAll(frontend, request, targets, maxBytes);
+      result = await readAll(frontend, request, targets, maxBytes, lease);
     }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
   },

@@ -106,6 +106,12 @@ export interface KafkaRequestContext {
   readonly header: RequestHeader;
   /** Equals header.apiVersion; repeated for brevity in handlers. */
   readonly version: number;
+  /**
+   * Runs `fn` once this request's response has been written to the socket (or there is no
+   * response), when nothing references the response's buffers any more. Not called at all if the
+   * connection closes first. Absent where responses are not written by a connection (tests).
+   */
+  readonly afterResponseWritten?: (fn: () => void) => void;
 }
 
 /**
