@@ -129,12 +129,11 @@ export interface BatchRejection {
 }
 
 /**
- * Parses and validates one batch at the start of `bytes`. Returns the batch (views into `bytes`)
- * or a rejection; never throws and allocates nothing proportional to a claimed count before the
- * bytes for it are present.
+ * The batch-header checks both parsers start with, in this order: the header is present,
+ * batch_length covers it and fits the bytes (exactly, when asked), the reserved bytes are zero,
+ * and message_count is within the limit and could fit in batch_length.
  */
-export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): ParsedBatch | BatchRejection {
-  const verify = options.verify ?? 'full';
+function checkBatchHeader(bytes: Buffer, options: Omit<ParseBatchOptions, 'verify'>): { header: BatchHeader; length: number } | BatchRejection {
   if (bytes.length < batchHeaderBytes) return reject('truncated', `batch shorter than its ${batchHeaderBytes}-byte header`);
   const header = readBatchHeader(bytes);
   if (header.batchLength < BigInt(batchHeaderBytes)) return reject('bad_length', `batch_length ${header.batchLength} does not cover the header`);
@@ -151,6 +150,19 @@ export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): Pars
   if (header.messageCount * frameHeaderBytes > length - batchHeaderBytes) {
     return reject('bad_count', `message_count ${header.messageCount} cannot fit in batch_length ${length}`);
   }
+  return { header, length };
+}
+
+/**
+ * Parses and validates one batch at the start of `bytes`. Returns the batch (views into `bytes`)
+ * or a rejection; never throws and allocates nothing proportional to a claimed count before the
+ * bytes for it are present.
+ */
+export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): ParsedBatch | BatchRejection {
+  const verify = options.verify ?? 'full';
+  const checked = checkBatchHeader(bytes, options);
+  if ('code' in checked) return checked;
+  const { header, length } = checked;
   const frames: BatchFrame[] = [];
   let pos = batchHeaderBytes;
   while (pos < length) {
@@ -217,23 +229,10 @@ export interface ValidatedBatch {
  * verified. Never throws; allocates 8 bytes per claimed frame only after the claim fits.
  */
 export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'verify'> = {}): ValidatedBatch | BatchRejection {
-  if (bytes.length < batchHeaderBytes) return reject('truncated', `batch shorter than its ${batchHeaderBytes}-byte header`);
-  const header = readBatchHeader(bytes);
-  if (header.batchLength < BigInt(batchHeaderBytes)) return reject('bad_length', `batch_length ${header.batchLength} does not cover the header`);
-  if (header.batchLength > BigInt(bytes.length)) {
-    return reject('truncated', `batch_length ${header.batchLength} exceeds the ${bytes.length} bytes present`);
-  }
-  const length = Number(header.batchLength);
-  if (options.exact === true && length !== bytes.length) return reject('bad_length', `${bytes.length - length} bytes follow the batch`);
-  for (let i = 52; i < batchHeaderBytes; i++) {
-    if (bytes[i] !== 0) return reject('reserved_field', `batch header reserved byte ${i} is not zero`);
-  }
+  const checked = checkBatchHeader(bytes, options);
+  if ('code' in checked) return checked;
+  const { header, length } = checked;
   const count = header.messageCount;
-  const messagesMax = options.messagesMax ?? batchMessagesMax;
-  if (count > messagesMax) return reject('bad_count', `message_count ${count} exceeds ${messagesMax}`);
-  if (count * frameHeaderBytes > length - batchHeaderBytes) {
-    return reject('bad_count', `message_count ${count} cannot fit in batch_length ${length}`);
-  }
   const sequential = options.requireSequentialDeltas === true;
   const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
   let firstEmptyPayload = -1;
