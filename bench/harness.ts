@@ -135,3 +135,26 @@ export function cpuSecondsOf(pid: number | undefined): number {
     return NaN;
   }
 }
+
+/**
+ * node arguments for `quartet serve` with only `protocol`'s listener, on a free loopback port, the
+ * HTTP endpoint off, data in `dataDir`, and the broker under `--cpu-prof` when
+ * QUARTET_BENCH_CPU_PROF names a directory. The bound address is in the `listening` log line.
+ */
+export function quartetServeArgs(binPath: string, dataDir: string, protocol: 'kafka' | 'iggy'): string[] {
+  const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
+  const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => p !== protocol);
+  return [
+    ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+    binPath,
+    'serve',
+    '--data-dir',
+    dataDir,
+    `--${protocol}-addr`,
+    '127.0.0.1:0',
+    '--http-enabled=false',
+    ...others.map((p) => `--${p}-enabled=false`),
+    '--log-level',
+    'info',
+  ];
+}

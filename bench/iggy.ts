@@ -38,7 +38,7 @@ import { xxh3 } from '@node-rs/xxhash';
 import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
 import { decodePolledRecords } from '../src/clients/iggy/messages.js';
 import { encodeBatchBytes } from '../src/protocols/iggy/codec/message-batch.js';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -259,25 +259,7 @@ interface Broker {
 
 async function startBroker(): Promise<Broker> {
   const dir = benchDir('iggy-');
-  const nodeArgs: string[] = [];
-  const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
-  if (profDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profDir}`);
-  const args = [
-    ...nodeArgs,
-    join(repoRoot, 'bin/quartet.js'),
-    'serve',
-    '--data-dir',
-    join(dir, 'data'),
-    '--iggy-addr',
-    '127.0.0.1:0',
-    '--kafka-enabled=false',
-    '--cursus-enabled=false',
-    '--felix-enabled=false',
-    '--http-addr',
-    '127.0.0.1:0',
-    '--log-level',
-    'info',
-  ];
+  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), 'iggy');
   const env = { QUARTET_ROOT_USERNAME: credentials.username, QUARTET_ROOT_PASSWORD: credentials.password };
   let started: { child: ChildProcess; match: RegExpMatchArray };
   try {

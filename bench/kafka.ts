@@ -27,7 +27,7 @@ import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -132,24 +132,7 @@ const cpuOf = (child: ChildProcess) => (): number => cpuSecondsOf(child.pid);
 
 async function startQuartet(): Promise<Service> {
   const dir = benchDir('kafka-quartet-');
-  const nodeArgs: string[] = [];
-  const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
-  if (profDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profDir}`);
-  const args = [
-    ...nodeArgs,
-    join(repoRoot, 'bin/quartet.js'),
-    'serve',
-    '--data-dir',
-    join(dir, 'data'),
-    '--kafka-addr',
-    '127.0.0.1:0',
-    '--http-enabled=false',
-    '--iggy-enabled=false',
-    '--cursus-enabled=false',
-    '--felix-enabled=false',
-    '--log-level',
-    'info',
-  ];
+  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), 'kafka');
   const s = await startService('quartet', process.execPath, args, /"msg":"listening","listener":"kafka","address":"([^"]+)"/, dir, { QUARTET_ROOT_PASSWORD: 'bench-root-password' });
   return { name: 'quartet', address: s.match[1]!, cpuSeconds: cpuOf(s.child), stop: s.stop };
 }
