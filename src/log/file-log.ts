@@ -37,6 +37,7 @@ import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHead
 import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { ReadLease } from './read-pool.js';
+import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
 import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
 import type {
@@ -75,6 +76,11 @@ export interface FileLogOptions {
   clock?: Clock;
   logger?: Logger;
   formats?: FormatRegistry;
+  /**
+   * Synchronous page-cache writes under the 'interval' policy (direct-write.ts): the process-wide
+   * gate by default; null writes through the thread pool only.
+   */
+  directWrites?: DirectWriteGate | null;
 }
 
 interface PendingAppend {
@@ -120,7 +126,8 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
   const logger = (options.logger ?? silentLogger).child({ partitionDir: dir });
   try {
     const recovered = await recoverDirectory(fsys, dir, config, logger);
-    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered);
+    const directWrites = options.directWrites === undefined ? defaultDirectWriteGate : options.directWrites;
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered, directWrites);
   } catch (error) {
     if (error instanceof QuartetError) throw error;
     throw storageError(`cannot open the log in ${dir}`, error);
@@ -253,6 +260,7 @@ export class FileLog implements PartitionLog {
     private readonly logger: Logger,
     private readonly formats: FormatRegistry,
     recovered: RecoveredLog,
+    private readonly directWrites: DirectWriteGate | null,
   ) {
     this.config = config;
     this.segments = recovered.segments;
@@ -376,13 +384,16 @@ export class FileLog implements PartitionLog {
     const unsyncedBefore = this.dirty;
     let syncing = false;
     try {
+      const syncNow = this.config.fsyncPolicy === 'always' || this.syncWaiters.length > 0;
       await segment.append(
         taken.map((e) => e.meta),
         chunks,
         total,
+        // A round that ends in an fsync waits for the disk anyway: the write rides the thread pool.
+        syncNow ? null : this.directWrites,
       );
       segment.firstAppendTime ??= taken[0]!.appendTime;
-      if (this.config.fsyncPolicy === 'always' || this.syncWaiters.length > 0) {
+      if (syncNow) {
         waiters = this.syncWaiters.splice(0);
         syncing = true;
         await segment.sync();

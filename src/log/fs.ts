@@ -18,6 +18,11 @@ export interface LogFileSystem {
   open(path: string, mode: OpenMode): Promise<number>;
   /** Writes all of `buffers` at `position`; resolves with the bytes written (all, or it rejects). */
   writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number>;
+  /**
+   * The same write, done synchronously on the calling thread (see DirectWriteGate); returns the
+   * bytes written (all, or it throws).
+   */
+  writevSync(fd: number, buffers: readonly Buffer[], position: number): number;
   /** Reads up to `length` bytes at `position` into `buffer` at `offset`; resolves with bytes read. */
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
   fsync(fd: number): Promise<void>;
@@ -64,6 +69,20 @@ function writevAll(fd: number, buffers: readonly Buffer[], position: number, tot
   });
 }
 
+/** writevAll, synchronously. */
+function writevAllSync(fd: number, buffers: readonly Buffer[], position: number): number {
+  const total = totalLength(buffers);
+  let written = 0;
+  let rest = buffers as Buffer[];
+  while (written < total) {
+    const n = fs.writevSync(fd, rest, position + written);
+    if (n === 0) throw new Error(`writev wrote ${written} of ${total} bytes`);
+    written += n;
+    if (written < total) rest = dropPrefix(buffers, written);
+  }
+  return written;
+}
+
 /** The chunk list without its first `bytes` bytes (views, no copies). */
 export function dropPrefix(buffers: readonly Buffer[], bytes: number): Buffer[] {
   const out: Buffer[] = [];
@@ -101,6 +120,7 @@ export const nodeFileSystem: LogFileSystem = {
   open: (path, mode) => new Promise((resolve, reject) => fs.open(path, mode, 0o644, settle(resolve, reject))),
   writev: (fd, buffers, position) =>
     new Promise((resolve, reject) => writevAll(fd, buffers, position, totalLength(buffers), 0, settle(resolve, reject))),
+  writevSync: writevAllSync,
   read: (fd, buffer, offset, length, position) =>
     new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, settle(resolve, reject))),
   fsync: (fd) => new Promise((resolve, reject) => fs.fsync(fd, done(resolve, reject))),
@@ -145,6 +165,7 @@ export class FaultyFileSystem implements LogFileSystem {
   crashed = false;
   /** Counters tests use to prove group commit and batching. */
   writevCalls = 0;
+  writevSyncCalls = 0;
   fsyncCalls = 0;
 
   constructor(private readonly inner: LogFileSystem = nodeFileSystem) {}
@@ -174,30 +195,48 @@ export class FaultyFileSystem implements LogFileSystem {
     if (this.crashed) throw fsError('EIO', 'simulated crash: the filesystem is gone');
   }
 
-  async writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number> {
+  /**
+   * Applies the armed write fault to a write of `total` bytes: how many bytes reach the file
+   * (`all`, or a prefix followed by `error`), or an error before anything is written.
+   */
+  private planWrite(total: number): { bytes: number | 'all'; error: Error | null } {
     this.alive();
-    this.writevCalls++;
-    const total = totalLength(buffers);
     if (this.writeFault) {
       const error = this.writeFault;
       this.writeFault = null;
-      throw error;
+      return { bytes: 0, error };
     }
     if (this.shortWriteBytes !== null) {
       const bytes = Math.min(this.shortWriteBytes, total);
       this.shortWriteBytes = null;
-      await this.inner.writev(fd, takePrefix(buffers, bytes), position);
-      throw fsError('ENOSPC', `injected short write: ${bytes} of ${total} bytes`);
+      return { bytes, error: fsError('ENOSPC', `injected short write: ${bytes} of ${total} bytes`) };
     }
     if (this.bytesUntilCrash !== null && total >= this.bytesUntilCrash) {
       const bytes = this.bytesUntilCrash;
       this.bytesUntilCrash = 0;
       this.crashed = true;
-      if (bytes > 0) await this.inner.writev(fd, takePrefix(buffers, bytes), position);
-      throw fsError('EIO', `simulated crash after ${bytes} of ${total} bytes`);
+      return { bytes, error: fsError('EIO', `simulated crash after ${bytes} of ${total} bytes`) };
     }
     if (this.bytesUntilCrash !== null) this.bytesUntilCrash -= total;
-    return this.inner.writev(fd, buffers, position);
+    return { bytes: 'all', error: null };
+  }
+
+  async writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number> {
+    this.alive();
+    this.writevCalls++;
+    const { bytes, error } = this.planWrite(totalLength(buffers));
+    if (bytes === 'all') return this.inner.writev(fd, buffers, position);
+    if (bytes > 0) await this.inner.writev(fd, takePrefix(buffers, bytes), position);
+    throw error!;
+  }
+
+  writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
+    this.alive();
+    this.writevSyncCalls++;
+    const { bytes, error } = this.planWrite(totalLength(buffers));
+    if (bytes === 'all') return this.inner.writevSync(fd, buffers, position);
+    if (bytes > 0) this.inner.writevSync(fd, takePrefix(buffers, bytes), position);
+    throw error!;
   }
 
   async fsync(fd: number): Promise<void> {

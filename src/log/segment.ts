@@ -3,6 +3,7 @@
 // The segment owns its three file descriptors; readers pin it with acquire/release so that a
 // segment deleted by retention or replaced by compaction is closed only once nobody reads it.
 
+import type { DirectWriteGate } from './direct-write.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Logger } from '../core/logger.js';
@@ -334,9 +335,16 @@ export class Segment {
    * Writes envelopes (header and payload chunks, in order) at the segment end in one writev. On
    * any error the caller restores the snapshot it took before.
    */
-  async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number): Promise<void> {
+  /**
+   * Writes the batches at the end of the log file. With a `gate` that is open the write is
+   * synchronous (see direct-write.ts); otherwise it goes through the thread pool.
+   */
+  async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number, gate: DirectWriteGate | null = null): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
-    const written = await this.fsys.writev(this.logFd, chunks, this.size);
+    const written =
+      gate !== null && gate.open()
+        ? gate.write(() => this.fsys.writevSync(this.logFd, chunks, this.size))
+        : await this.fsys.writev(this.logFd, chunks, this.size);
     if (written !== totalBytes) throw new Error(`short write: ${written} of ${totalBytes} bytes`);
     for (let i = 0; i < batches.length; i++) {
       const bytes = chunks[2 * i]!.length + chunks[2 * i + 1]!.length;

@@ -3,6 +3,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
+import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { FaultyFileSystem, fsError, type OpenMode } from '../../src/log/fs.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
@@ -19,6 +20,11 @@ const freshDir = (): string => join(root.path, `p${counter++}`);
 runLogContract('FileLog (interval)', async (config, clock) => {
   const dir = freshDir();
   return { log: await openFileLog(dir, config, { clock }), reopen: () => openFileLog(dir, config, { clock }) };
+}, { persistent: true });
+
+runLogContract('FileLog (interval, thread-pool writes only)', async (config, clock) => {
+  const dir = freshDir();
+  return { log: await openFileLog(dir, config, { clock, directWrites: null }), reopen: () => openFileLog(dir, config, { clock, directWrites: null }) };
 }, { persistent: true });
 
 runLogContract('FileLog (always)', async (config, clock) => {
@@ -479,6 +485,83 @@ describe('FileLog readers vs retention and compaction', () => {
     fs.unlinkGate = null;
     g.open();
     await retention;
+    await log.close();
+  });
+});
+
+describe('FileLog direct (synchronous) writes', () => {
+  /** A filesystem whose synchronous writes advance a fake clock by `syncWriteMs`. */
+  class TimedFs extends FaultyFileSystem {
+    syncWriteMs = 0;
+    constructor(private readonly time: { now: number }) {
+      super();
+    }
+    override writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
+      this.time.now += this.syncWriteMs;
+      return super.writevSync(fd, buffers, position);
+    }
+  }
+
+  it('writes synchronously under interval and through the thread pool under always', async () => {
+    const fs = new FaultyFileSystem();
+    const gate = new DirectWriteGate();
+    const interval = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
+    for (let i = 0; i < 5; i++) await interval.append(batch(`i${i}`));
+    assert.equal(fs.writevSyncCalls, 5);
+    assert.equal(fs.writevCalls, 0);
+    assert.deepEqual(await contents(interval), ['0:i0-0', '1:i1-0', '2:i2-0', '3:i3-0', '4:i4-0']);
+    await interval.close();
+
+    const always = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'always' }), { fs, directWrites: gate });
+    const syncBefore = fs.writevSyncCalls;
+    const asyncBefore = fs.writevCalls;
+    await always.append(batch('a'));
+    assert.equal(fs.writevSyncCalls, syncBefore);
+    assert.ok(fs.writevCalls > asyncBefore);
+    await always.close();
+  });
+
+  it('never writes synchronously with directWrites: null', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: null });
+    for (let i = 0; i < 3; i++) await log.append(batch(`n${i}`));
+    assert.equal(fs.writevSyncCalls, 0);
+    assert.equal(fs.writevCalls, 3);
+    await log.close();
+  });
+
+  it('falls back to thread-pool writes for the cooldown after one slow synchronous write', async () => {
+    const time = { now: 1_000 };
+    const fs = new TimedFs(time);
+    const gate = new DirectWriteGate({ slowWriteMs: 20, cooldownMs: 10_000, now: () => time.now });
+    const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
+    fs.syncWriteMs = 5;
+    await log.append(batch('fast'));
+    assert.equal(gate.slowWrites, 0);
+    fs.syncWriteMs = 50; // the kernel throttles this write
+    await log.append(batch('slow'));
+    assert.equal(gate.slowWrites, 1);
+    assert.equal(gate.open(), false);
+    const syncCalls = fs.writevSyncCalls;
+    await log.append(batch('pooled'));
+    assert.equal(fs.writevSyncCalls, syncCalls, 'no synchronous write during the cooldown');
+    time.now += 10_001;
+    fs.syncWriteMs = 1;
+    await log.append(batch('direct again'));
+    assert.equal(fs.writevSyncCalls, syncCalls + 1);
+    assert.deepEqual(await contents(log), ['0:fast-0', '1:slow-0', '2:pooled-0', '3:direct again-0']);
+    await log.close();
+  });
+
+  it('fails a synchronous write like an asynchronous one: the append rejects and the log stays readable', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: new DirectWriteGate() });
+    await log.append(batch('kept'));
+    fs.shortNextWrite(10);
+    await rejectsWith(log.append(batch('torn')), 'storage_error');
+    assert.equal(fs.writevSyncCalls, 2);
+    await log.append(batch('after'));
+    assert.deepEqual(await contents(log), ['0:kept-0', '1:after-0']);
     await log.close();
   });
 });

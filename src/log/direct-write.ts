@@ -1,0 +1,57 @@
+// Appends under the 'interval' fsync policy write into the page cache synchronously, on the event
+// loop, instead of through libuv's thread pool. A 256 KiB write takes ~70 µs either way; the
+// thread pool adds a hand-off in each direction that, one write at a time, halves throughput
+// (async writev measured 2.0 GB/s where writevSync reached 3.1 GB/s on the benchmark machine).
+//
+// The risk of writing on the event loop is the kernel throttling a writer once dirty pages pass
+// its limit (balance_dirty_pages): one write can then take many milliseconds, and every connection
+// waits. The gate watches for that: after one synchronous write slower than `slowWriteMs`, every
+// log of the process goes back to thread-pool writes for `cooldownMs`, then tries again.
+
+import { performance } from 'node:perf_hooks';
+
+export interface DirectWriteGateOptions {
+  /** A synchronous write slower than this turns direct writes off. Default 20 ms. */
+  slowWriteMs?: number;
+  /** How long they stay off. Default 10 s. */
+  cooldownMs?: number;
+  /** Milliseconds, monotonic; injectable for tests. */
+  now?: () => number;
+}
+
+export class DirectWriteGate {
+  private readonly slowWriteMs: number;
+  private readonly cooldownMs: number;
+  private readonly now: () => number;
+  private offUntil = Number.NEGATIVE_INFINITY;
+  /** Synchronous writes that turned direct writes off (for tests and metrics). */
+  slowWrites = 0;
+
+  constructor(options: DirectWriteGateOptions = {}) {
+    this.slowWriteMs = options.slowWriteMs ?? 20;
+    this.cooldownMs = options.cooldownMs ?? 10_000;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Whether the next write may run synchronously. */
+  open(): boolean {
+    return this.now() >= this.offUntil;
+  }
+
+  /** Runs `write` synchronously and times it. */
+  write<T>(write: () => T): T {
+    const start = this.now();
+    try {
+      return write();
+    } finally {
+      const end = this.now();
+      if (end - start > this.slowWriteMs) {
+        this.slowWrites++;
+        this.offUntil = end + this.cooldownMs;
+      }
+    }
+  }
+}
+
+/** The process-wide gate every FileLog uses unless its options give another (or null: never). */
+export const defaultDirectWriteGate = new DirectWriteGate();
