@@ -36,7 +36,7 @@ import {
 import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
 import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
-import type { ReadLease } from './read-pool.js';
+import type { BufferLease } from './buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
 import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
@@ -647,7 +647,7 @@ export class FileLog implements PartitionLog {
    * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
    * does it read again from where it stopped.
    */
-  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number, lease?: ReadLease): Promise<void> {
+  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number, lease?: BufferLease): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
     const limit = segment.size;
     // The wanted batch usually starts within indexIntervalBytes of the indexed position.

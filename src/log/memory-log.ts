@@ -300,6 +300,7 @@ function storedBatchOfRequest(request: AppendRequest, baseOffset: number): Store
     producerId: request.producerId,
     producerEpoch: request.producerEpoch,
     baseSequence: request.baseSequence,
-    payload: request.payload,
+    // A copy: the caller may reuse its buffer once the append settles (see AppendRequest.payload).
+    payload: Buffer.from(request.payload),
   };
 }

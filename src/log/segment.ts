@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.js';
 import { decodeEnvelopeHeader, envelopeHeaderBytes, type EnvelopeHeader } from './envelope.js';
 import type { LogFileSystem } from './fs.js';
 import { OffsetIndex, offsetIndexEntryBytes } from './offset-index.js';
-import type { ReadLease } from './read-pool.js';
+import type { BufferLease } from './buffer-pool.js';
 import { readFully, scanEnvelopes, type ScanStop } from './scan.js';
 import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
 
@@ -411,7 +411,7 @@ export class Segment {
   }
 
   /** Reads `length` bytes at `position` with one pread into a fresh buffer, or one of `lease`'s. */
-  async readRange(position: number, length: number, lease?: ReadLease): Promise<Buffer> {
+  async readRange(position: number, length: number, lease?: BufferLease): Promise<Buffer> {
     // Not checked against `size`: a concurrent rollback may shrink it; callers handle short reads.
     assert.ok(position >= 0 && length >= 0, 'read range must be non-negative');
     const buf = lease ? lease.buffer(length) : Buffer.allocUnsafe(length);

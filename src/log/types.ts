@@ -6,7 +6,7 @@
 // Offsets and timestamps are JS numbers: offsets stay far below 2^53 for any log this process can
 // hold, and milliseconds since the epoch fit easily. Protocol codecs convert to int64 at the wire.
 
-import type { ReadLease } from './read-pool.js';
+import type { BufferLease } from './buffer-pool.js';
 
 /** The protocol a stored batch was written in. Stored in the envelope; never changes. */
 export const BatchFormat = {
@@ -46,7 +46,11 @@ export interface AppendRequest {
   baseSequence: number;
   /** BatchFlags bits. */
   flags: number;
-  /** The protocol's batch bytes. The log takes ownership: the stamp hook may patch it in place. */
+  /**
+   * The protocol's batch bytes. The stamp hook may patch them in place. The log may keep a view of
+   * them until the append settles and never after: then the caller may reuse the buffer (request
+   * frames from the buffer pool go back to it).
+   */
   payload: Buffer;
   /**
    * Called synchronously once the base offset is assigned and before the bytes are written, so
@@ -94,11 +98,11 @@ export interface ReadOptions {
   /** Do not return batches starting at or beyond this offset (e.g. the last stable offset). */
   maxOffset?: number;
   /**
-   * Read into reusable buffers owned by this lease (see read-pool.ts); the caller must call
+   * Read into reusable buffers owned by this lease (see buffer-pool.ts); the caller must call
    * `lease.release()` only once no payload view of the returned batches is referenced any more.
    * Logs that do not read into buffers (MemoryLog) ignore it.
    */
-  lease?: ReadLease;
+  lease?: BufferLease;
 }
 
 export type FsyncPolicy =

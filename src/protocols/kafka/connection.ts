@@ -21,6 +21,10 @@
 // Ordering: each request takes a slot in a FIFO when it starts; a finished slot is written only
 // once every slot before it is written (cork + one write per chunk + uncork).
 //
+// Request buffers: a Produce request large enough to straddle socket chunks is assembled in a
+// pooled buffer (codec/framer.ts); it goes back to the pool once the handler has settled and every
+// append it started (holdRequestUntil) has settled too: the log keeps views of it until written.
+//
 // Backpressure: at most `inFlightRequestsMax` requests between "framed" and "response written".
 // Frames beyond it wait in `pendingFrames` and the socket is paused until slots drain; reading
 // also pauses while the socket's write buffer is full ('drain' resumes it).
@@ -31,6 +35,7 @@
 
 import type { Duplex } from 'node:stream';
 import { QuartetError, isQuartetError } from '../../core/errors.js';
+import { BufferLease } from '../../log/buffer-pool.js';
 import type { Logger } from '../../core/logger.js';
 import type { CloseReason, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
@@ -119,7 +124,7 @@ export class KafkaConnection implements ConnectionHandle {
   ) {
     this.logger = context.logger;
     this.session = new Session(context.remote, context.logger);
-    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax });
+    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease });
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.writeBlocked = false;
@@ -138,7 +143,7 @@ export class KafkaConnection implements ConnectionHandle {
   close(reason: CloseReason): void {
     if (this.closing) return;
     this.closing = true;
-    this.pendingFrames.length = 0;
+    this.dropPendingFrames();
     this.setPaused(true);
     this.session.end();
     this.logger.debug('connection closing', { reason });
@@ -179,9 +184,18 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private dispatch(frame: Buffer): void {
+    const holds: Promise<unknown>[] = [];
+    this.handle(frame, holds).then(
+      () => (holds.length === 0 ? undefined : Promise.allSettled(holds)),
+      () => undefined,
+    ).then(() => this.framer.release(frame));
+  }
+
+  /** Handles one request; settles once its handler has (or at once when it is refused). */
+  private async handle(frame: Buffer, holds: Promise<unknown>[]): Promise<void> {
     const session = this.session;
     if (session.sasl?.rawTokens === true && session.principal === null) {
-      this.dispatchRawToken(frame);
+      await this.dispatchRawToken(frame);
       return;
     }
     const decoded = decodeRequestHeader(frame);
@@ -205,6 +219,7 @@ export class KafkaConnection implements ConnectionHandle {
       header,
       version: header.apiVersion,
       afterResponseWritten: (fn) => slot.afterWrite.push(fn),
+      holdRequestUntil: (work) => holds.push(work),
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {
       this.answerUnsupported(slot, context, handler, frame, decoded.bodyOffset);
@@ -223,7 +238,7 @@ export class KafkaConnection implements ConnectionHandle {
       return;
     }
     if (result instanceof Promise) {
-      result.then(
+      await result.then(
         (body: unknown) => this.respond(slot, header, body),
         (err: unknown) => this.handlerFailed(slot, context, handler, request.value, err),
       );
@@ -232,10 +247,10 @@ export class KafkaConnection implements ConnectionHandle {
     }
   }
 
-  private dispatchRawToken(frame: Buffer): void {
+  private dispatchRawToken(frame: Buffer): Promise<void> {
     const slot = this.openSlot('SaslAuthenticate');
     this.barrier = slot;
-    saslRawToken(this.frontend, this.session, frame).then(
+    return saslRawToken(this.frontend, this.session, frame).then(
       ({ reply, close }) => {
         if (this.closed) return;
         if (reply !== null) {
@@ -381,12 +396,18 @@ export class KafkaConnection implements ConnectionHandle {
     this.shutdown();
   }
 
+  /** Drops frames not yet started (closing): pooled ones go back to the pool. */
+  private dropPendingFrames(): void {
+    for (const frame of this.pendingFrames.splice(0)) this.framer.release(frame);
+  }
+
   /** Releases every slot (their responses will never be written) and aborts long waits. */
   private shutdown(): void {
     if (this.closed) return;
     this.closed = true;
     this.closing = true;
-    this.pendingFrames.length = 0;
+    this.dropPendingFrames();
+    this.framer.dispose();
     this.session.end();
     const slots = this.slots.splice(0);
     for (const slot of slots) slot.done('error');
@@ -404,6 +425,13 @@ export function genericErrorResponse(apiKey: number, version: number, errorCode:
   const schema = messageSchemas[apiKey].response as MessageSchema;
   const field = schema.fields.find((f) => f.name === 'errorCode');
   return field !== undefined && inRange(field.versions, version) ? { errorCode } : {};
+}
+
+/** Produce requests big enough to straddle socket chunks are assembled in pooled buffers. */
+const pooledProduceBytesMin = 64 * 1024;
+
+function largeProduceLease(size: number, head: Buffer): BufferLease | null {
+  return size >= pooledProduceBytesMin && head.length >= 2 && head.readInt16BE(0) === ApiKey.Produce ? new BufferLease() : null;
 }
 
 function runAll(fns: (() => void)[]): void {

@@ -304,4 +304,44 @@ describe('KafkaConnection', () => {
     c.send(p.bytes, v.bytes);
     assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, v.correlationId);
   });
+
+  it('assembles large Produce requests in pooled buffers and holds each until its held work settles', async (t) => {
+    const hold = gate();
+    const seen: { view: Buffer; copy: Buffer }[] = [];
+    const holdingProduce = defineHandler({
+      ...produceHandler,
+      handle(request, context) {
+        const records = request.topicData[0]!.partitionData[0]!.records!;
+        seen.push({ view: records, copy: Buffer.from(records) });
+        context.holdRequestUntil?.(hold.promise);
+        return null;
+      },
+    });
+    const h = await harness(t, { handlers: [apiVersionsHandler, holdingProduce] });
+    const c = await h.client();
+    const produce = (fill: number) =>
+      c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 't', partitionData: [{ index: 0, records: Buffer.alloc(300 * 1024, fill) }] }] });
+    const waitSeen = async (n: number) => {
+      const deadline = Date.now() + 5000;
+      while (seen.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(seen.length, n);
+    };
+    // One at a time, so that each frame straddles socket chunks rather than share one.
+    for (const fill of [1, 2, 3]) {
+      c.send(produce(fill).bytes);
+      await waitSeen(fill);
+    }
+    const held = new Set(seen.map((s) => s.view.buffer));
+    assert.equal(held.size, 3, 'three requests held at once never share a buffer');
+    for (const s of seen) assert.deepEqual(s.view, s.copy, 'a held request is not overwritten by the frames after it');
+    const v = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    c.send(v.bytes);
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, v.correlationId);
+    hold.open();
+    await new Promise((r) => setTimeout(r, 20));
+    c.send(produce(4).bytes);
+    await waitSeen(4);
+    assert.ok(held.has(seen[3]!.view.buffer), 'a released request buffer is reused for the next large frame');
+    assert.deepEqual(seen[3]!.view, seen[3]!.copy);
+  });
 });

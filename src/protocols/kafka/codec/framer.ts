@@ -9,11 +9,28 @@
 // size returns an error value and the framer stays failed: the connection must be closed, as a
 // Kafka broker does (it cannot resynchronise a byte stream).
 //
+// Pooled frames: with `frameLease`, a straddling frame for which it returns a lease (the connection
+// leases for large Produce requests, from src/log/buffer-pool.ts) is assembled in the lease's buffer
+// instead of a fresh allocation; the owner hands the frame back with `release(frame)` once nothing
+// references it (the request is handled and its appends have settled). Not releasing is safe: the
+// buffer is left to GC.
+//
 // No I/O here: the server adapter feeds socket data in and writes nothing back.
+
+/** Where a pooled frame's buffer comes from and goes back to (a BufferLease). */
+export interface FrameLease {
+  buffer(length: number): Buffer;
+  release(): void;
+}
 
 export interface FramerOptions {
   /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */
   frameBytesMax: number;
+  /**
+   * A lease to assemble a frame of `size` bytes that straddles chunks in, or null for a fresh
+   * buffer; `head` holds the first bytes of its body that have arrived (possibly none).
+   */
+  frameLease?: (size: number, head: Buffer) => FrameLease | null;
 }
 
 export type FramerResult =
@@ -30,11 +47,33 @@ export class Framer {
   /** The frame being assembled across chunks, or null. */
   private partial: Buffer | null = null;
   private partialHave = 0;
+  /** The lease `partial` was taken from, when pooled. */
+  private partialLease: FrameLease | null = null;
+  /** Leases of pooled frames handed out and not yet released. */
+  private readonly leases = new WeakMap<Buffer, FrameLease>();
+  private readonly frameLease: ((size: number, head: Buffer) => FrameLease | null) | undefined;
   private failed: string | null = null;
 
   constructor(options: FramerOptions) {
     if (!(options.frameBytesMax > 0)) throw new Error('frameBytesMax must be positive');
     this.frameBytesMax = options.frameBytesMax;
+    this.frameLease = options.frameLease;
+  }
+
+  /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
+  release(frame: Buffer): void {
+    const lease = this.leases.get(frame);
+    if (lease === undefined) return;
+    this.leases.delete(frame);
+    lease.release();
+  }
+
+  /** Drops a frame still being assembled (the connection is gone). */
+  dispose(): void {
+    this.partialLease?.release();
+    this.partialLease = null;
+    this.partial = null;
+    this.partialHave = 0;
   }
 
   /** Bytes buffered towards the next frame (size prefix plus partial body). */
@@ -59,6 +98,8 @@ export class Framer {
         if (this.partialHave === this.partial.length) {
           if (frames === emptyFrames) frames = [];
           frames.push(this.partial);
+          if (this.partialLease !== null) this.leases.set(this.partial, this.partialLease);
+          this.partialLease = null;
           this.partial = null;
           this.partialHave = 0;
         }
@@ -96,7 +137,8 @@ export class Framer {
       }
 
       // 5. Slow path: start assembling across chunks.
-      this.partial = Buffer.allocUnsafe(size);
+      this.partialLease = this.frameLease?.(size, chunk.subarray(off)) ?? null;
+      this.partial = this.partialLease !== null ? this.partialLease.buffer(size) : Buffer.allocUnsafe(size);
       this.partialHave = 0;
     }
     return { ok: true, frames };

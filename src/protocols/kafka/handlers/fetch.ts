@@ -26,7 +26,7 @@
 
 import type { Topic } from '../../../core/catalog.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { ReadLease } from '../../../log/read-pool.js';
+import { BufferLease } from '../../../log/buffer-pool.js';
 import { BatchFormat, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
@@ -92,7 +92,7 @@ interface ReadResult {
   failed: boolean;
 }
 
-async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: ReadLease | undefined): Promise<ReadResult> {
+async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: BufferLease | undefined): Promise<ReadResult> {
   const rc = request.isolationLevel === readCommitted;
   // Transactions seam: the coordinator's LSO and aborted list unless the frontend carries its own hooks.
   const txns = transactionHooksOf(frontend);
@@ -188,9 +188,9 @@ export const fetchHandler = defineHandler({
     const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
     // Reads go into pooled buffers, handed back once the response (whose records are views of
     // them) has been written to the socket; without that hook they are fresh buffers left to GC.
-    let lease: ReadLease | undefined;
+    let lease: BufferLease | undefined;
     if (context.afterResponseWritten) {
-      const leased = new ReadLease();
+      const leased = new BufferLease();
       context.afterResponseWritten(() => leased.release());
       lease = leased;
     }

@@ -119,7 +119,12 @@ export const produceHandler = defineHandler({
     // Every append starts here, synchronously and in request order.
     const pending = request.topicData.map((t) => ({
       name: t.name,
-      partitions: t.partitionData.map((p) => appendOne(frontend, request.transactionalId, t.name, p.index, p.records)),
+      partitions: t.partitionData.map((p) => {
+        const started = appendOne(frontend, request.transactionalId, t.name, p.index, p.records);
+        // The log holds views of the request's records until the append settles.
+        if (started instanceof Promise) context.holdRequestUntil?.(started);
+        return started;
+      }),
     }));
     if (acks === 0) {
       for (const t of pending) for (const p of t.partitions) if (p instanceof Promise) p.catch(() => undefined);

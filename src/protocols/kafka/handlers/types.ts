@@ -112,6 +112,13 @@ export interface KafkaRequestContext {
    * connection closes first. Absent where responses are not written by a connection (tests).
    */
   readonly afterResponseWritten?: (fn: () => void) => void;
+  /**
+   * Keeps the request's bytes (which decoded fields such as Produce records are views of) alive
+   * until `work` settles, even after the response is built: a handler that starts work on those
+   * views which may outlive it (an append still queued in the log) holds the request with it.
+   * Absent in tests that call handlers directly.
+   */
+  readonly holdRequestUntil?: (work: Promise<unknown>) => void;
 }
 
 /**

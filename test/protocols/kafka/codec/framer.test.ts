@@ -85,3 +85,58 @@ describe('Framer', () => {
     assert.deepEqual(r.frames, [Buffer.from('ok')]);
   });
 });
+
+describe('Framer frame leases', () => {
+  class CountingLease {
+    released = 0;
+    readonly buf: Buffer;
+    constructor(size: number) {
+      this.buf = Buffer.alloc(size + 100, 0xee);
+    }
+    buffer(length: number): Buffer {
+      return this.buf.subarray(0, length);
+    }
+    release(): void {
+      this.released++;
+    }
+  }
+
+  it('assembles straddling frames the lease function accepts in leased buffers, released once each', () => {
+    const leases: CountingLease[] = [];
+    const heads: number[] = [];
+    const framer = new Framer({
+      frameBytesMax: 1 << 20,
+      frameLease: (size, head) => {
+        heads.push(head.length);
+        if (head.length === 0 || head[0] !== 0x01) return null;
+        const lease = new CountingLease(size);
+        leases.push(lease);
+        return lease;
+      },
+    });
+    const pooled = Buffer.alloc(1000, 0x01);
+    const plain = Buffer.alloc(1000, 0x02);
+    const inOne = Buffer.alloc(10, 0x01);
+    const bytes = Buffer.concat([frame(pooled), frame(plain), frame(inOne)]);
+    const frames = feed(framer, [bytes.subarray(0, 300), bytes.subarray(300, 1500), bytes.subarray(1500)]);
+    assert.deepEqual(frames, [pooled, plain, inOne]);
+    assert.equal(leases.length, 1, 'only the accepted straddling frame is leased; a frame inside one chunk is a view');
+    assert.equal(frames[0]!.buffer, leases[0]!.buf.buffer, 'the pooled frame lives in the lease buffer');
+    assert.deepEqual(heads, [296, 492], 'the lease function sees the body bytes that have arrived');
+    framer.release(frames[1]!);
+    framer.release(frames[2]!);
+    assert.equal(leases[0]!.released, 0, 'releasing other frames does not touch the lease');
+    framer.release(frames[0]!);
+    framer.release(frames[0]!);
+    assert.equal(leases[0]!.released, 1, 'released once, however often it is handed back');
+  });
+
+  it('dispose releases the lease of a frame still being assembled', () => {
+    const lease = new CountingLease(5000);
+    const framer = new Framer({ frameBytesMax: 1 << 20, frameLease: () => lease });
+    const r = framer.push(frame(Buffer.alloc(5000, 7)).subarray(0, 100));
+    assert.deepEqual(r.frames, []);
+    framer.dispose();
+    assert.equal(lease.released, 1);
+  });
+});

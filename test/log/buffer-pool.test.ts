@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReadLease } from '../../src/log/read-pool.js';
+import { BufferLease } from '../../src/log/buffer-pool.js';
 
-describe('ReadLease', () => {
+describe('BufferLease', () => {
   it('never hands a buffer to a second lease before the first releases it', () => {
-    const a = new ReadLease();
-    const b = new ReadLease();
+    const a = new BufferLease();
+    const b = new BufferLease();
     const first = a.buffer(1024 * 1024);
     const second = b.buffer(1024 * 1024);
     assert.notEqual(first.buffer, second.buffer, 'two live leases never share memory');
@@ -19,21 +19,21 @@ describe('ReadLease', () => {
   it('reuses released buffers instead of allocating new ones', () => {
     // The pool is process-wide: whatever it held before, after releasing these two the next
     // lease of a size that fits takes one of them.
-    const a = new ReadLease();
+    const a = new BufferLease();
     const released = new Set([a.buffer(512 * 1024).buffer, a.buffer(512 * 1024).buffer]);
     a.release();
-    const b = new ReadLease();
+    const b = new BufferLease();
     const again = b.buffer(300 * 1024);
     assert.equal(again.length, 300 * 1024, 'a view of exactly the asked length');
-    const c = new ReadLease();
+    const c = new BufferLease();
     const other = c.buffer(300 * 1024);
     assert.ok(released.has(again.buffer) || released.has(other.buffer), 'a released buffer was taken again');
     assert.notEqual(again.buffer, other.buffer, 'two live leases never share a buffer');
     b.release();
     b.release(); // idempotent: the buffer goes back once
     c.release();
-    const d = new ReadLease();
-    const e = new ReadLease();
+    const d = new BufferLease();
+    const e = new BufferLease();
     assert.notEqual(d.buffer(300 * 1024).buffer, e.buffer(300 * 1024).buffer, 'a double release did not pool a buffer twice');
     d.release();
     e.release();
