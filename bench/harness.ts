@@ -145,6 +145,8 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: 'ka
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
   const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => p !== protocol);
   return [
+    // The V8 flag `npm start` runs the broker with (docs/configuration.md, "Node flags").
+    '--max-semi-space-size=32',
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     binPath,
     'serve',

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
 // The quartet command. The sources are TypeScript, loaded through tsx's ESM hook.
 import { register } from 'tsx/esm/api';
 
