@@ -1,3 +1,5 @@
+import type { PooledBufferLease } from './types.js';
+
 /**
  * Reusable large buffers for the hot paths: log reads (Kafka Fetch, Iggy PollMessages) and large
  * incoming frames that straddle socket chunks (Kafka Produce, Iggy SendMessages requests). A read
@@ -57,7 +59,7 @@ export function bufferPoolStats(): { freeBuffers: number; freeBytes: number } {
   return { freeBuffers: free.length, freeBytes };
 }
 
-export class BufferLease {
+export class BufferLease implements PooledBufferLease {
   private held: Buffer[] = [];
 
   /** A buffer of exactly `length` bytes, owned by this lease until `release()`. */

@@ -38,6 +38,11 @@ export class DirectWriteGate {
     return this.now() >= this.offUntil;
   }
 
+  /** Turns direct writes off for `ms` milliseconds (tests use it to force the thread-pool path). */
+  closeFor(ms: number): void {
+    this.offUntil = Math.max(this.offUntil, this.now() + ms);
+  }
+
   /** Runs `write` synchronously and times it. */
   write<T>(write: () => T): T {
     const start = this.now();

@@ -232,3 +232,13 @@ export interface PartitionLog {
   /** Closes and removes the partition's files. */
   destroy(): Promise<void>;
 }
+
+/**
+ * A lease of pooled buffers (BufferLease in buffer-pool.ts): buffers taken from it stay the
+ * holder's until `release()`. The protocol framers take this shape so their codecs need not
+ * depend on the pool.
+ */
+export interface PooledBufferLease {
+  buffer(length: number): Buffer;
+  release(): void;
+}

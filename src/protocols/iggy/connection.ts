@@ -16,6 +16,7 @@
 
 import type { Socket } from 'node:net';
 import { isQuartetError } from '../../core/errors.js';
+import { BufferLease } from '../../log/buffer-pool.js';
 import type { User } from '../../core/users.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
 import {
@@ -24,6 +25,7 @@ import {
   IggyFramer,
   IggyErrorCode,
   Operation,
+  operationOffset,
   commandSpec,
   decodeLoginRegisterBody,
   decodeRequest,
@@ -74,14 +76,15 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.connectionId = context.id;
     this.address = context.remote;
     this.lastActivityMs = frontend.clock.now();
-    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax });
+    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease });
     frontend.addConnection(this);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.maybeResume());
     socket.once('close', () => {
       this.ended = true;
       this.frontend.removeConnection(this);
-      this.queue.length = 0;
+      this.dropQueued();
+      this.framer.dispose();
       this.wakeIdle();
     });
   }
@@ -93,7 +96,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.closing = true;
     this.context.logger.debug('closing iggy connection', { reason });
     this.socket.pause();
-    this.queue.length = 0;
+    this.dropQueued();
     if (!this.draining) this.wakeIdle();
   }
 
@@ -141,7 +144,13 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     try {
       while (this.queue.length > 0 && !this.closing && !this.ended) {
         const frame = this.queue.shift()!;
-        const stop = await this.process(frame);
+        let stop: boolean;
+        try {
+          stop = await this.process(frame);
+        } finally {
+          // Handled: nothing references the request's bytes any more (the append has settled).
+          this.framer.release(frame);
+        }
         if (stop) break;
         if (this.socket.writableNeedDrain) await this.drained();
         this.maybeResume();
@@ -181,23 +190,23 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     const resolved = headerProblem ?? resolveCommand(h);
     const name = 'code' in resolved ? commandSpec(resolved.code).name : 'invalid';
     const done = this.context.beginRequest(name);
+    const afterWrite: (() => void)[] = [];
     let answer: Answer;
     try {
-      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code) : this.rejectionAnswer(resolved);
+      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code, afterWrite) : this.rejectionAnswer(resolved);
     } catch (error) {
       done('error');
+      runAll(afterWrite);
       throw error;
     }
     done('status' in answer && answer.status ? 'error' : 'body' in answer ? 'ok' : 'error');
-    if ('evict' in answer) {
-      this.sendEviction(h.client, answer.evict);
+    if ('evict' in answer || 'close' in answer) {
+      runAll(afterWrite);
+      if ('evict' in answer) this.sendEviction(h.client, answer.evict);
+      else this.destroy();
       return true;
     }
-    if ('close' in answer) {
-      this.destroy();
-      return true;
-    }
-    this.write(encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 }));
+    this.write(encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 }), afterWrite);
     return false;
   }
 
@@ -215,7 +224,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     return { body: [], status: r.status };
   }
 
-  private async answer(h: RequestHeader, body: Buffer, code: CommandCode): Promise<Answer> {
+  private async answer(h: RequestHeader, body: Buffer, code: CommandCode, afterWrite: (() => void)[]): Promise<Answer> {
     if (!verifyRequestChecksum(h, body)) return { body: [], status: IggyErrorCode.invalidFormat };
     this.lastActivityMs = this.frontend.clock.now();
     if (h.operation === Operation.register) return this.login(h, body);
@@ -254,7 +263,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     const handler = this.frontend.handlers[code] as IggyHandler<CommandCode> | undefined;
     if (handler === undefined) return { body: [], status: IggyErrorCode.featureUnavailable };
-    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h };
+    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => afterWrite.push(fn) };
     let replyBody: Buffer[];
     try {
       const reply = await handler(ctx, decoded.value.request as never);
@@ -307,11 +316,23 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   // --- output ----------------------------------------------------------------------------------
 
-  private write(chunks: Buffer[]): void {
-    if (this.ended || this.socket.destroyed) return;
+  /** Writes one reply; `afterWrite` runs once it has been written out (or dropped). */
+  private write(chunks: Buffer[], afterWrite: (() => void)[] = []): void {
+    if (this.ended || this.socket.destroyed || chunks.length === 0) {
+      runAll(afterWrite);
+      return;
+    }
     this.socket.cork();
-    for (const c of chunks) this.socket.write(c);
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
+    if (afterWrite.length > 0) this.socket.write(chunks[last]!, () => runAll(afterWrite));
+    else this.socket.write(chunks[last]!);
     process.nextTick(() => this.socket.uncork());
+  }
+
+  /** Drops frames not yet handled (closing): pooled ones go back to the pool. */
+  private dropQueued(): void {
+    for (const frame of this.queue.splice(0)) this.framer.release(frame);
   }
 
   private sendEviction(client: bigint, reason: EvictionReason): void {
@@ -322,7 +343,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       ...(reason === EvictionReason.incompatibleProtocol ? { serverProtocolVersion: iggyProtocolVersion, serverProtocolVersionMin: iggyProtocolVersionMin } : {}),
     });
     this.closing = true;
-    this.queue.length = 0;
+    this.dropQueued();
     this.frontend.removeConnection(this);
     this.socket.end(frame);
     // A peer that never reads must not keep the socket open.
@@ -331,7 +352,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   private destroy(): void {
     this.closing = true;
-    this.queue.length = 0;
+    this.dropQueued();
     this.socket.destroy();
   }
 
@@ -350,3 +371,14 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 /** Bytes of a frame header: exported for tests that build frames by hand. */
 export const iggyHeaderBytes = headerBytes;
 export type { RequestDone };
+
+/** SendMessages requests big enough to straddle socket chunks are assembled in pooled buffers. */
+const pooledSendBytesMin = 64 * 1024;
+
+function largeSendLease(size: number, header: Buffer): BufferLease | null {
+  return size >= pooledSendBytesMin && header[operationOffset] === Operation.sendMessages ? new BufferLease() : null;
+}
+
+function runAll(fns: (() => void)[]): void {
+  for (const fn of fns.splice(0)) fn();
+}

@@ -8,7 +8,12 @@
 // and its declared size checked against `frameBytesMax` before any body buffer is allocated.
 // Errors are values: the first bad frame yields `{ ok: false }` (with the header when all 256
 // bytes arrived, so the caller can answer with an Eviction) and the framer stops.
+//
+// Pooled frames: with `frameLease`, a straddling frame it leases for (the connection does for
+// large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
+// owner hands it back with `release(frame)` once the request is handled.
 
+import type { PooledBufferLease } from '../../../log/types.js';
 import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
 
 export interface Frame {
@@ -26,6 +31,12 @@ export type FramerResult =
 export interface FramerOptions {
   /** Largest frame accepted, header included. Default 64 MiB (the reference server's default). */
   frameBytesMax?: number;
+  /**
+   * A lease to assemble a frame of `size` bytes (whose 256-byte `header` is complete) that
+   * straddles chunks in, or null for a fresh buffer. The owner hands such a frame back with
+   * `release(frame)` once nothing references it.
+   */
+  frameLease?: (size: number, header: Buffer) => PooledBufferLease | null;
 }
 
 export class IggyFramer {
@@ -36,11 +47,39 @@ export class IggyFramer {
   /** A frame being assembled across chunks (exactly its declared size). */
   private partial: Buffer | null = null;
   private filled = 0;
+  /** The lease `partial` was taken from, when pooled. */
+  private partialLease: PooledBufferLease | null = null;
+  /** Leases of pooled frames handed out, by the frame's header view. */
+  private readonly leases = new WeakMap<Buffer, PooledBufferLease>();
+  private readonly frameLease: ((size: number, header: Buffer) => PooledBufferLease | null) | undefined;
   private failed = false;
 
   constructor(options: FramerOptions = {}) {
     this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
     if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
+    this.frameLease = options.frameLease;
+  }
+
+  /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
+  release(frame: Frame): void {
+    const lease = this.leases.get(frame.header);
+    if (lease === undefined) return;
+    this.leases.delete(frame.header);
+    lease.release();
+  }
+
+  /** Drops a frame still being assembled (the connection is gone). */
+  dispose(): void {
+    this.partialLease?.release();
+    this.partialLease = null;
+    this.partial = null;
+    this.filled = 0;
+  }
+
+  /** A buffer for a straddling frame of `size` bytes: leased when the lease function says so. */
+  private assemblyBuffer(size: number, header: Buffer): Buffer {
+    this.partialLease = this.frameLease?.(size, header) ?? null;
+    return this.partialLease !== null ? this.partialLease.buffer(size) : Buffer.allocUnsafe(size);
   }
 
   /** Bytes held for incomplete frames (for backpressure accounting). */
@@ -63,10 +102,13 @@ export class IggyFramer {
         this.filled += n;
         off += n;
         if (this.filled === this.partial.length) {
-          const frame = this.partial;
+          const bytes = this.partial;
           this.partial = null;
           this.filled = 0;
-          out.push({ ok: true, frame: { header: frame.subarray(0, headerBytes), body: frame.subarray(headerBytes) } });
+          const frame = { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) };
+          if (this.partialLease !== null) this.leases.set(frame.header, this.partialLease);
+          this.partialLease = null;
+          out.push({ ok: true, frame });
         }
         continue;
       }
@@ -88,7 +130,7 @@ export class IggyFramer {
           out.push({ ok: true, frame: { header, body: header.subarray(headerBytes) } });
           continue;
         }
-        this.partial = Buffer.allocUnsafe(size);
+        this.partial = this.assemblyBuffer(size, this.stash);
         this.stash.copy(this.partial, 0, 0, headerBytes);
         this.filled = headerBytes;
         continue;
@@ -113,7 +155,7 @@ export class IggyFramer {
         off += size;
         continue;
       }
-      this.partial = Buffer.allocUnsafe(size);
+      this.partial = this.assemblyBuffer(size, chunk.subarray(off, off + headerBytes));
       chunk.copy(this.partial, 0, off);
       this.filled = available;
       break;
@@ -123,6 +165,8 @@ export class IggyFramer {
 
   private fail(reason: string, header: Buffer): FramerResult {
     this.failed = true;
+    this.partialLease?.release();
+    this.partialLease = null;
     this.partial = null;
     this.stashed = 0;
     return { ok: false, reason, header: Buffer.from(header) };

@@ -55,6 +55,9 @@ export const Operation = {
 } as const;
 export type Operation = (typeof Operation)[keyof typeof Operation];
 
+/** Where the operation byte sits in a frame header. */
+export const operationOffset = 176;
+
 /** Server-internal operations (64..127) are refused from clients. */
 export const internalOperationMin = 64;
 export const internalOperationMax = 127;
@@ -164,7 +167,7 @@ export function decodeRequestHeader(bytes: Buffer): RequestHeader {
     requestChecksum: readU128(bytes, 144),
     timestamp: bytes.readBigUInt64LE(160),
     request: bytes.readBigUInt64LE(168),
-    operation: bytes[176]!,
+    operation: bytes[operationOffset]!,
     session: bytes.readBigUInt64LE(184),
     userId: bytes.readUInt32LE(192),
     commandCode: bytes.readUInt32LE(196),

@@ -16,6 +16,7 @@
 
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
+import { BufferLease } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, type StoredBatch } from '../../../log/types.js';
 import {
@@ -171,13 +172,21 @@ export const messageHandlers: IggyHandlerTable = {
     }
     start = Math.max(start, stats.logStartOffset);
     const end = Math.min(stats.highWatermark, start + count);
+    // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
+    // has been written; without the hook they are fresh buffers left to GC.
+    let lease: BufferLease | undefined;
+    if (ctx.afterReplyWritten) {
+      const leased = new BufferLease();
+      ctx.afterReplyWritten(() => leased.release());
+      lease = leased;
+    }
     const batches: Buffer[] = [];
     let messages = 0;
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
     while (next < end && bytes < frontend.settings.pollBytesMax) {
-      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end });
+      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}) });
       if (stored.length === 0) break;
       for (const b of stored) {
         if (b.lastOffset < next) continue;

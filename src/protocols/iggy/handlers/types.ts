@@ -19,6 +19,12 @@ export interface IggyRequestContext {
   /** The logged-in user, as the store has it now. */
   readonly user: User;
   readonly header: RequestHeader;
+  /**
+   * Runs `fn` once the reply has been written to the socket (or dropped), when nothing references
+   * its buffers any more (PollMessages hands its read buffers back then). Absent in tests that call
+   * handlers directly.
+   */
+  readonly afterReplyWritten?: (fn: () => void) => void;
 }
 
 export type IggyHandler<C extends CommandCode> = (ctx: IggyRequestContext, request: RequestOf<C>) => Promise<ReplyOf<C>> | ReplyOf<C>;

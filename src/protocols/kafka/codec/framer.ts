@@ -17,11 +17,7 @@
 //
 // No I/O here: the server adapter feeds socket data in and writes nothing back.
 
-/** Where a pooled frame's buffer comes from and goes back to (a BufferLease). */
-export interface FrameLease {
-  buffer(length: number): Buffer;
-  release(): void;
-}
+import type { PooledBufferLease as FrameLease } from '../../../log/types.js';
 
 export interface FramerOptions {
   /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */

@@ -80,3 +80,54 @@ describe('IggyFramer', () => {
     assert.equal(framer.bufferedBytes, 44);
   });
 });
+
+describe('IggyFramer frame leases', () => {
+  class CountingLease {
+    released = 0;
+    readonly buf: Buffer;
+    constructor(size: number) {
+      this.buf = Buffer.alloc(size, 0xee);
+    }
+    buffer(length: number): Buffer {
+      return this.buf.subarray(0, length);
+    }
+    release(): void {
+      this.released++;
+    }
+  }
+
+  for (const split of [100, 300]) {
+    it(`leases a straddling frame with its whole header in view (first chunk of ${split} bytes), and releases it once`, () => {
+      const leases: CountingLease[] = [];
+      const seenClients: bigint[] = [];
+      const framer = new IggyFramer({
+        frameLease: (size, header) => {
+          seenClients.push(header.readBigUInt64LE(128) + (header.readBigUInt64LE(136) << 64n));
+          const lease = new CountingLease(size);
+          leases.push(lease);
+          return lease;
+        },
+      });
+      const bytes = frame(Buffer.alloc(2000, 5), 77n);
+      const results = [...framer.push(bytes.subarray(0, split)), ...framer.push(bytes.subarray(split))];
+      assert.equal(results.length, 1);
+      const r = results[0]!;
+      assert.ok(r.ok);
+      assert.deepEqual(Buffer.concat([r.frame.header, r.frame.body]), bytes);
+      assert.equal(leases.length, 1);
+      assert.equal(r.frame.header.buffer, leases[0]!.buf.buffer, 'assembled in the leased buffer');
+      assert.deepEqual(seenClients, [77n], 'the lease function saw the complete header');
+      framer.release(r.frame);
+      framer.release(r.frame);
+      assert.equal(leases[0]!.released, 1);
+    });
+  }
+
+  it('releases the lease of a frame still being assembled on dispose', () => {
+    const lease = new CountingLease(5000);
+    const framer = new IggyFramer({ frameLease: () => lease });
+    assert.deepEqual(framer.push(frame(Buffer.alloc(4000, 1)).subarray(0, 600)), []);
+    framer.dispose();
+    assert.equal(lease.released, 1);
+  });
+});
