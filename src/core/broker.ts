@@ -32,7 +32,7 @@ import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, ty
 import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
-import { BatchFlags, MemoryLog, openFileLog, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
@@ -56,6 +56,8 @@ export interface BrokerOptions {
   metrics?: MetricsRegistry;
   /** Injected into openFileLog; tests use it to make the disk fail. */
   logFs?: LogFileSystem;
+  /** Synchronous page-cache writes (FileLogOptions.directWrites); tests that hold writes pass null. */
+  directWrites?: DirectWriteGate | null;
   /** MemoryLog partitions and an in-memory metadata store (tests). */
   memory?: boolean;
   /** Retention/compaction pass period (ms); default 300000; 0 disables the timer. */
@@ -583,6 +585,7 @@ export class Broker implements CatalogObserver {
       clock: this.clock,
       logger: this.logger.child({ topic: topic.name, partition }),
       ...(this.options.logFs ? { fs: this.options.logFs } : {}),
+      ...(this.options.directWrites !== undefined ? { directWrites: this.options.directWrites } : {}),
       ...formats,
     });
   }

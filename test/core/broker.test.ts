@@ -241,7 +241,7 @@ test('a failed write leaves no producer state behind: the retry is appended, not
   const dir = tempDir(t);
   const clock = new ManualClock();
   const fs = new FaultyFileSystem();
-  const broker = await Broker.open(options(dir, clock, { logFs: fs }));
+  const broker = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null }));
   const topic = await broker.createTopic('default', 'faulty');
   const { producerId, epoch } = await broker.producers.initProducer();
   const p = { producerId, producerEpoch: epoch, baseSequence: 0 };
@@ -257,7 +257,7 @@ test('a retry of an in-flight idempotent batch is not acknowledged before the or
   const dir = tempDir(t);
   const clock = new ManualClock();
   const fs = new FaultyFileSystem();
-  const broker = await Broker.open(options(dir, clock, { logFs: fs }));
+  const broker = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null }));
   t.after(() => broker.close().catch(() => undefined));
   const topic = await broker.createTopic('default', 'dup');
   const { producerId, epoch } = await broker.producers.initProducer();
@@ -278,7 +278,7 @@ test('a retry of an in-flight idempotent batch is not acknowledged before the or
 test("under fsyncPolicy 'always' a retry of an in-flight batch is acknowledged only after the original's fsync", async (t) => {
   const clock = new ManualClock();
   const fs = new HeldFileSystem();
-  const broker = await Broker.open(options(tempDir(t), clock, { logFs: fs }));
+  const broker = await Broker.open(options(tempDir(t), clock, { logFs: fs, directWrites: null }));
   t.after(() => broker.close().catch(() => undefined));
   const topic = await broker.createTopic('default', 'synced', { config: { 'quartet.fsync.policy': 'always' } });
   const { producerId, epoch } = await broker.producers.initProducer();
@@ -304,7 +304,7 @@ test('a producer snapshot covers the high watermark: a batch in flight then fail
   const dir = tempDir(t);
   const clock = new ManualClock();
   const fs = new HeldFileSystem();
-  const crashed = await Broker.open(options(dir, clock, { logFs: fs }));
+  const crashed = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null }));
   // Compaction (no sealed segment yet) does not wait for the held write, retention would.
   const topic = await crashed.createTopic('default', 'snap', { config: { 'cleanup.policy': 'compact' } });
   const { producerId, epoch } = await crashed.producers.initProducer();

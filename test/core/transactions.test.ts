@@ -446,7 +446,7 @@ test("under fsyncPolicy 'interval' Complete* is recorded only once the markers a
   const dir = tempDir(t);
   const h = harness();
   const fs = new FaultyFileSystem();
-  const broker = await Broker.open(options(dir, h, { logFs: fs, transactions: { markerRetryBackoffMs: 500 } }));
+  const broker = await Broker.open(options(dir, h, { logFs: fs, directWrites: null, transactions: { markerRetryBackoffMs: 500 } }));
   // flush.ms at its maximum: only an explicit flush fsyncs during the test.
   const topic = await broker.createTopic('default', 'out', { partitions: 1, config: { 'flush.ms': String(2 ** 31 - 1) } });
   const tx = broker.transactions;
@@ -517,7 +517,7 @@ test('the index checkpoint covers the high watermark; a failed transactional wri
   const dir = tempDir(t);
   const h = harness();
   const fs = new HeldFileSystem();
-  const crashed = await Broker.open(options(dir, h, { logFs: fs }));
+  const crashed = await Broker.open(options(dir, h, { logFs: fs, directWrites: null }));
   // Compaction (no sealed segment yet) does not wait for the held write, retention would.
   const topic = await crashed.createTopic('default', 'out', { partitions: 1, config: { 'cleanup.policy': 'compact' } });
   const id = await begin(crashed, 'tx-h');

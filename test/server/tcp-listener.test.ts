@@ -257,3 +257,56 @@ test('TLS: the front-end sees the decrypted stream; stop drains it', async (t) =
   await client.closed;
   assert.match(metrics.render(), /quartet_listener_connections\{listener="echo"\} 0/);
 });
+
+test('readInto: plain TCP sockets read into one reused buffer; bytes arrive intact across pause and resume', async () => {
+  const received: Buffer[] = [];
+  const buffers = new Set<ArrayBufferLike>();
+  let paused = false;
+  let readIntoSeen: boolean | null = null;
+  const fe = new EchoFrontEnd();
+  const factory: ConnectionFactory = (socket, ctx) => {
+    readIntoSeen = ctx.readInto !== undefined;
+    let total = 0;
+    ctx.readInto?.((chunk) => {
+      buffers.add(chunk.buffer);
+      received.push(Buffer.from(chunk)); // a copy: the chunk is only valid during the call
+      total += chunk.length;
+      if (!paused && total >= 1 << 20) {
+        paused = true;
+        socket.pause();
+        setTimeout(() => socket.resume(), 20);
+      }
+      if (total === sent.length) socket.end('done');
+    });
+    return { close: () => {} };
+  };
+  const sent = Buffer.alloc(4 << 20);
+  for (let i = 0; i < sent.length; i += 4) sent.writeUInt32LE(i, i);
+  const { listener, port } = await startListener(fe, { connectionFactory: factory, readInto: true });
+  const client = await Client.open(port);
+  for (let at = 0; at < sent.length; at += 100_000) client.socket.write(sent.subarray(at, at + 100_000));
+  await client.receive('done');
+  assert.equal(readIntoSeen, true);
+  assert.ok(paused, 'the connection paused the socket once');
+  assert.ok(Buffer.concat(received).equals(sent), 'every byte arrived, in order');
+  assert.equal(buffers.size, 1, `all ${received.length} chunks were read into one buffer`);
+  assert.equal(listener.connectionCount, 1);
+  await listener.stop(1_000);
+  await client.closed;
+  assert.equal(listener.connectionCount, 0);
+});
+
+test('readInto is absent without the option: the front-end gets data events', async () => {
+  const fe = new EchoFrontEnd();
+  let readIntoSeen: boolean | null = null;
+  const factory: ConnectionFactory = (socket, ctx) => {
+    readIntoSeen = ctx.readInto !== undefined;
+    return fe.factory(socket, ctx);
+  };
+  const { listener, port } = await startListener(fe, { connectionFactory: factory });
+  const client = await Client.open(port);
+  client.send('hello');
+  await client.receive('hello\n');
+  assert.equal(readIntoSeen, false);
+  await listener.stop(1_000);
+});

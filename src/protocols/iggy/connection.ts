@@ -76,9 +76,10 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.connectionId = context.id;
     this.address = context.remote;
     this.lastActivityMs = frontend.clock.now();
-    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease });
+    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });
     frontend.addConnection(this);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (context.readInto) context.readInto((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.maybeResume());
     socket.once('close', () => {
       this.ended = true;

@@ -15,7 +15,7 @@ export const iggyListenerFactory: ListenerFactory = (context) => {
     // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
     ...(context.config.iggy ? { settings: { ...context.config.iggy } } : {}),
   });
-  const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn))(context);
+  const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn), { readInto: true })(context);
   const listener: ProtocolListener = {
     name: tcp.name,
     async start(): Promise<ListenAddress> {

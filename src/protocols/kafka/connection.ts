@@ -59,6 +59,8 @@ export interface KafkaConnectionContext {
   readonly remote: string;
   readonly logger: Logger;
   beginRequest(operation: string): RequestDone;
+  /** See ConnectionContext.readInto: chunks from one reused buffer instead of 'data' events. */
+  readonly readInto?: (onChunk: (chunk: Buffer) => void) => void;
 }
 
 interface Slot {
@@ -124,8 +126,9 @@ export class KafkaConnection implements ConnectionHandle {
   ) {
     this.logger = context.logger;
     this.session = new Session(context.remote, context.logger);
-    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease });
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease, reusedChunks: context.readInto !== undefined });
+    if (context.readInto) context.readInto((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.writeBlocked = false;
       this.pump();

@@ -24,7 +24,7 @@ export const kafkaListenerFactory: ListenerFactory = (context) => {
     settings: kafkaSettingsFrom(context),
     advertisedAddr: context.settings.advertisedAddr,
   });
-  const tcp = tcpProtocolListener(() => (socket, conn) => new KafkaConnection(frontend, socket, conn))(context);
+  const tcp = tcpProtocolListener(() => (socket, conn) => new KafkaConnection(frontend, socket, conn), { readInto: true })(context);
   const listener: ProtocolListener = {
     name: tcp.name,
     async start(): Promise<ListenAddress> {

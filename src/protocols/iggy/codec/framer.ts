@@ -2,12 +2,13 @@
 //
 //   frame := header (256 bytes, size u32 @48 = total frame length) | body (size - 256 bytes)
 //
-// `push(chunk)` returns the whole frames the chunk completes. A frame that lies inside one chunk
-// is handed out as `subarray` views of that chunk (zero copy); only a frame that straddles chunks
-// is copied, into one buffer of exactly its declared size. The 256-byte header is gathered first
-// and its declared size checked against `frameBytesMax` before any body buffer is allocated.
-// Errors are values: the first bad frame yields `{ ok: false }` (with the header when all 256
-// bytes arrived, so the caller can answer with an Eviction) and the framer stops.
+// `push(chunk)` returns the whole frames the chunk completes. A frame that lies inside one chunk is
+// handed out as `subarray` views of that chunk (zero copy; a copy with `reusedChunks`); only a
+// frame that straddles chunks is copied, into one buffer of exactly its declared size. The 256-byte
+// header is gathered first and its declared size checked against `frameBytesMax` before any body
+// buffer is allocated. Errors are values: the first bad frame yields `{ ok: false }` (with the
+// header when all 256 bytes arrived, so the caller can answer with an Eviction) and the framer
+// stops.
 //
 // Pooled frames: with `frameLease`, a straddling frame it leases for (the connection does for
 // large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
@@ -37,6 +38,11 @@ export interface FramerOptions {
    * `release(frame)` once nothing references it.
    */
   frameLease?: (size: number, header: Buffer) => PooledBufferLease | null;
+  /**
+   * The caller reuses each chunk's memory after `push` returns (a socket reading into one buffer):
+   * frames that lie inside a chunk are then copied out instead of handed out as views.
+   */
+  reusedChunks?: boolean;
 }
 
 export class IggyFramer {
@@ -52,9 +58,11 @@ export class IggyFramer {
   /** Leases of pooled frames handed out, by the frame's header view. */
   private readonly leases = new WeakMap<Buffer, PooledBufferLease>();
   private readonly frameLease: ((size: number, header: Buffer) => PooledBufferLease | null) | undefined;
+  private readonly reusedChunks: boolean;
   private failed = false;
 
   constructor(options: FramerOptions = {}) {
+    this.reusedChunks = options.reusedChunks === true;
     this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
     if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
     this.frameLease = options.frameLease;
@@ -148,10 +156,8 @@ export class IggyFramer {
         break;
       }
       if (available >= size) {
-        out.push({
-          ok: true,
-          frame: { header: chunk.subarray(off, off + headerBytes), body: chunk.subarray(off + headerBytes, off + size) },
-        });
+        const bytes = this.reusedChunks ? Buffer.from(chunk.subarray(off, off + size)) : chunk.subarray(off, off + size);
+        out.push({ ok: true, frame: { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) } });
         off += size;
         continue;
       }

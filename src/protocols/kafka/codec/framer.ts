@@ -2,12 +2,12 @@
 //
 //   RequestOrResponse => Size (INT32, big-endian, bytes that follow) Message
 //
-// `push(chunk)` returns the whole frames completed by the chunk. A frame that lies inside one
-// chunk is returned as a `subarray` view of that chunk (no copy); only a frame that straddles
-// chunks is assembled into one buffer, allocated once at its declared size. The declared size is
-// checked against `frameBytesMax` (and for being negative) BEFORE anything is allocated; a bad
-// size returns an error value and the framer stays failed: the connection must be closed, as a
-// Kafka broker does (it cannot resynchronise a byte stream).
+// `push(chunk)` returns the whole frames completed by the chunk. A frame that lies inside one chunk
+// is returned as a `subarray` view of that chunk (no copy; a copy with `reusedChunks`); only a
+// frame that straddles chunks is assembled into one buffer, allocated once at its declared size.
+// The declared size is checked against `frameBytesMax` (and for being negative) BEFORE anything is
+// allocated; a bad size returns an error value and the framer stays failed: the connection must be
+// closed, as a Kafka broker does (it cannot resynchronise a byte stream).
 //
 // Pooled frames: with `frameLease`, a straddling frame for which it returns a lease (the connection
 // leases for large Produce requests, from src/log/buffer-pool.ts) is assembled in the lease's buffer
@@ -27,6 +27,11 @@ export interface FramerOptions {
    * buffer; `head` holds the first bytes of its body that have arrived (possibly none).
    */
   frameLease?: (size: number, head: Buffer) => FrameLease | null;
+  /**
+   * The caller reuses each chunk's memory after `push` returns (a socket reading into one buffer):
+   * frames that lie inside a chunk are then copied out instead of handed out as views.
+   */
+  reusedChunks?: boolean;
 }
 
 export type FramerResult =
@@ -48,12 +53,14 @@ export class Framer {
   /** Leases of pooled frames handed out and not yet released. */
   private readonly leases = new WeakMap<Buffer, FrameLease>();
   private readonly frameLease: ((size: number, head: Buffer) => FrameLease | null) | undefined;
+  private readonly reusedChunks: boolean;
   private failed: string | null = null;
 
   constructor(options: FramerOptions) {
     if (!(options.frameBytesMax > 0)) throw new Error('frameBytesMax must be positive');
     this.frameBytesMax = options.frameBytesMax;
     this.frameLease = options.frameLease;
+    this.reusedChunks = options.reusedChunks === true;
   }
 
   /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
@@ -124,10 +131,11 @@ export class Framer {
         return { ok: false, reason: this.failed, frames };
       }
 
-      // 4. Zero-copy fast path: the whole body is in this chunk.
+      // 4. Zero-copy fast path: the whole body is in this chunk (copied if the chunk is reused).
       if (len - off >= size) {
         if (frames === emptyFrames) frames = [];
-        frames.push(chunk.subarray(off, off + size));
+        const body = chunk.subarray(off, off + size);
+        frames.push(this.reusedChunks ? Buffer.from(body) : body);
         off += size;
         continue;
       }

@@ -131,3 +131,14 @@ describe('IggyFramer frame leases', () => {
     assert.equal(lease.released, 1);
   });
 });
+
+describe('IggyFramer with reused chunks', () => {
+  it('copies frames that lie inside a chunk, so overwriting the chunk leaves them intact', () => {
+    const framer = new IggyFramer({ reusedChunks: true });
+    const bytes = Buffer.concat([frame(Buffer.from('one')), frame(Buffer.from('two'), 5n)]);
+    const chunk = Buffer.from(bytes);
+    const results = framer.push(chunk);
+    chunk.fill(0);
+    assert.deepEqual(asBytes(results), [frame(Buffer.from('one')).toString('hex'), frame(Buffer.from('two'), 5n).toString('hex')]);
+  });
+});

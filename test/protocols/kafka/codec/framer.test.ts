@@ -140,3 +140,13 @@ describe('Framer frame leases', () => {
     assert.equal(lease.released, 1);
   });
 });
+
+describe('Framer with reused chunks', () => {
+  it('copies frames that lie inside a chunk, so overwriting the chunk leaves them intact', () => {
+    const framer = new Framer({ frameBytesMax: 1 << 20, reusedChunks: true });
+    const chunk = Buffer.concat([frame(Buffer.from('first')), frame(Buffer.from('second'))]);
+    const frames = feed(framer, [chunk]);
+    chunk.fill(0);
+    assert.deepEqual(frames, [Buffer.from('first'), Buffer.from('second')]);
+  });
+});
