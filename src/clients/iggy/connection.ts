@@ -48,6 +48,34 @@ export interface Exchange {
   abandoned: boolean;
 }
 
+/** Bytes of the buffer a plain TCP connection reads into (Node's own per-read size). */
+const readBufferBytes = 64 * 1024;
+
+/**
+ * Reads of a plain TCP socket land in one buffer (Node's `onread`) instead of a fresh 64 KiB
+ * buffer per read: receiving polled batches then costs no allocation per read. A chunk is valid
+ * only during the call; chunks that arrive before a handler is attached are copied and replayed.
+ */
+class ChunkReader {
+  private handler: ((chunk: Buffer) => void) | null = null;
+  private early: Buffer[] = [];
+  readonly onread = {
+    buffer: Buffer.allocUnsafeSlow(readBufferBytes),
+    /** true: keep reading (the socket's pause() still stops it). */
+    callback: (bytes: number, buf: Uint8Array): boolean => {
+      const chunk = Buffer.from(buf.buffer, buf.byteOffset, bytes);
+      if (this.handler !== null) this.handler(chunk);
+      else this.early.push(Buffer.from(chunk));
+      return true;
+    },
+  };
+
+  attach(handler: (chunk: Buffer) => void): void {
+    this.handler = handler;
+    for (const chunk of this.early.splice(0)) handler(chunk);
+  }
+}
+
 export class IggyConnection {
   private readonly framer: IggyFramer;
   private readonly inflight: Exchange[] = [];
@@ -58,10 +86,13 @@ export class IggyConnection {
   private constructor(
     private readonly socket: net.Socket,
     private readonly options: ConnectionOptions,
+    reader: ChunkReader | null,
   ) {
-    this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax });
+    // A plain TCP socket reads into one buffer (reader); the framer then copies whole frames out.
+    this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax, reusedChunks: reader !== null });
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (reader !== null) reader.attach((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.fail(new IggyConnectionError(`connection to ${this.address} failed: ${err.message}`, { cause: err })));
     socket.on('close', () => this.fail(new IggyConnectionError(`connection to ${this.address} closed`)));
   }
@@ -72,9 +103,10 @@ export class IggyConnection {
       const { host, port } = options;
       const useTls = options.tls !== undefined && options.tls !== false;
       const tlsOptions: tls.ConnectionOptions = typeof options.tls === 'object' ? options.tls : {};
+      const reader = useTls ? null : new ChunkReader();
       const socket = useTls
         ? tls.connect({ servername: net.isIP(host) === 0 ? host : undefined, ...tlsOptions, host, port })
-        : net.connect({ host, port });
+        : net.connect({ host, port, onread: reader!.onread });
       const readyEvent = useTls ? 'secureConnect' : 'connect';
       const timer = setTimeout(() => done(new IggyConnectionError(`connect to ${host}:${port} timed out after ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs);
       const onError = (err: Error): void => done(new IggyConnectionError(`connect to ${host}:${port} failed: ${err.message}`, { cause: err }));
@@ -87,7 +119,7 @@ export class IggyConnection {
           socket.destroy();
           reject(err);
         } else {
-          resolve(new IggyConnection(socket, options));
+          resolve(new IggyConnection(socket, options, reader));
         }
       }
       socket.once('error', onError);
