@@ -4,6 +4,7 @@
 // and the stale-member sweep. Connections (connection.ts) hand it to handlers as
 // `context.frontend`.
 
+import { ProcessUsageMeter } from './process-usage.js';
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import { systemClock, type Clock } from '../../core/clock.js';
@@ -93,6 +94,8 @@ export class IggyFrontend {
   readonly groups: IggyGroups;
   readonly serverVersion = quartetVersion;
   readonly startedAtMs: number;
+  /** CPU and disk figures for GetStats (each call reports the CPU used since the previous one). */
+  readonly processUsage = new ProcessUsageMeter();
   /** Live connections by connection id. */
   readonly sessions = new Map<number, IggySession>();
   /** Current session epoch per registered client id. */

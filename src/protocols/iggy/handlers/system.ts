@@ -79,18 +79,19 @@ async function stats(frontend: IggyFrontend): Promise<Stats> {
     // a memory broker has no directory
   }
   const mem = process.memoryUsage();
+  const usage = frontend.processUsage.read();
   const now = frontend.clock.now();
   return {
     processId: process.pid,
-    cpuUsage: 0,
-    totalCpuUsage: 0,
+    cpuUsage: usage.cpuUsage,
+    totalCpuUsage: usage.totalCpuUsage,
     memoryUsage: BigInt(mem.rss),
     totalMemory: BigInt(totalmem()),
     availableMemory: BigInt(freemem()),
     runTime: micros(now - frontend.startedAtMs),
     startTime: micros(frontend.startedAtMs),
-    readBytes: 0n,
-    writtenBytes: 0n,
+    readBytes: usage.readBytes,
+    writtenBytes: usage.writtenBytes,
     messagesSizeBytes: bytes,
     streamsCount: catalog.listNamespaces().length,
     topicsCount: topics.length,

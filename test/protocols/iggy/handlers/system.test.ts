@@ -1,6 +1,8 @@
 // System commands end to end: stats, me/client/clients, cluster metadata for this single node,
 // describe options (the topic catalog), and a snapshot that is a real ZIP.
 
+import { readFileSync } from 'node:fs';
+import { parseProcIo } from '../../../../src/protocols/iggy/process-usage.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, IggyErrorCode } from '../../../../src/protocols/iggy/codec/index.js';
@@ -8,12 +10,21 @@ import { topicOptionKeys } from '../../../../src/protocols/iggy/topic-options.js
 import { readZip } from '../../../../src/protocols/iggy/zip.js';
 import { sendRequest, sid, startIggy } from '../harness.js';
 
+describe('parseProcIo', () => {
+  it('reads read_bytes and write_bytes, and refuses text without them', () => {
+    const text = 'rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 12288\ncancelled_write_bytes: 0\n';
+    assert.deepEqual(parseProcIo(text), { readBytes: 4096n, writtenBytes: 12288n });
+    assert.equal(parseProcIo('rchar: 10\n'), null);
+  });
+});
+
 describe('iggy system commands', () => {
   it('reports stats, clients and cluster metadata', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 's', options: [] });
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('s'), ['a', 'b']));
+    const ioBefore = parseProcIo(readFileSync('/proc/self/io', 'utf8'))!;
     const stats = await c.ok(CommandCode.getStats, {});
     assert.equal(stats.processId, process.pid);
     assert.equal(stats.streamsCount, 1);
@@ -21,6 +32,13 @@ describe('iggy system commands', () => {
     assert.equal(stats.partitionsCount, 2);
     assert.equal(stats.messagesCount, 2n);
     assert.equal(stats.clientsCount, 1);
+    // This process has done work since it started: the first call averages over all of it.
+    assert.ok(stats.cpuUsage > 0, `cpu usage ${stats.cpuUsage}`);
+    assert.ok(stats.totalCpuUsage >= 0 && stats.totalCpuUsage <= 100, `total cpu usage ${stats.totalCpuUsage}`);
+    // Written bytes are this process's /proc/self/io write_bytes (0 only where storage is tmpfs).
+    const ioAfter = parseProcIo(readFileSync('/proc/self/io', 'utf8'))!;
+    assert.ok(stats.writtenBytes >= ioBefore.writtenBytes && stats.writtenBytes <= ioAfter.writtenBytes, 'written bytes come from /proc/self/io');
+    assert.ok(stats.readBytes >= ioBefore.readBytes && stats.readBytes <= ioAfter.readBytes, 'read bytes come from /proc/self/io');
     const me = await c.ok(CommandCode.getMe, {});
     assert.equal(me?.userId, 0);
     assert.equal(me?.transport, 1);
