@@ -418,7 +418,17 @@ export class Broker implements CatalogObserver {
     await this.offsets.deleteTopic(topic.internalId);
     await this.producers.dropPartitions(handles.map((h) => h.key));
     await this.transactions.dropPartitions(handles.map((h) => h.key));
+    this.dropPartitionMetrics(handles);
     this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
+  }
+
+  /** The partitions' series leave /metrics with them (a new partition of the same name starts at 0). */
+  private dropPartitionMetrics(handles: readonly PartitionHandle[]): void {
+    for (const h of handles) {
+      this.partitionMetrics.appendedBytes.remove(h.labels);
+      this.partitionMetrics.appendedRecords.remove(h.labels);
+      this.partitionMetrics.logEndOffset.remove(h.labels);
+    }
   }
 
   /** @internal CatalogObserver */
@@ -448,6 +458,7 @@ export class Broker implements CatalogObserver {
     const keys = removed.map((h) => h.key);
     await this.producers.dropPartitions(keys);
     await this.transactions.dropPartitions(keys);
+    this.dropPartitionMetrics(removed);
     this.logger.info('removed partitions', { namespace: topic.namespace, topic: topic.name, from: topic.partitions, to: previousCount - 1 });
   }
 

@@ -32,6 +32,10 @@ export class Counter implements Metric {
   get(labels: Labels = {}): number {
     return this.values.get(labelKey(labels)) ?? 0;
   }
+  /** Drops the series (its subject is gone: a deleted partition). */
+  remove(labels: Labels): void {
+    this.values.delete(labelKey(labels));
+  }
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
     for (const [key, value] of this.values) out.push(`${this.name}${key ? `{${key}}` : ''} ${value}`);
@@ -56,6 +60,10 @@ export class Gauge implements Metric {
   }
   get(labels: Labels = {}): number {
     return this.values.get(labelKey(labels)) ?? 0;
+  }
+  /** Drops the series (its subject is gone: a deleted partition). */
+  remove(labels: Labels): void {
+    this.values.delete(labelKey(labels));
   }
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);

@@ -357,3 +357,20 @@ test('purgeTopic empties the partitions and keeps offsets increasing', async (t)
   assert.deepEqual(await broker.read(topic, 0, 2, { maxBytes: 1 << 20 }), []);
   assert.equal((await broker.append(topic, 0, batch(clock, ['c']))).baseOffset, 2);
 });
+
+test('deleting a topic or removing partitions drops their metric series', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock));
+  t.after(() => broker.close());
+  const topic = await broker.createTopic('default', 'gone', { partitions: 3 });
+  for (let p = 0; p < 3; p++) await broker.append(topic, p, batch(clock, ['v']));
+  const series = (partition: number) => new RegExp(`quartet_partition_(appended_bytes_total|appended_records_total|log_end_offset)\\{partition="${partition}",topic="gone"\\}`);
+  for (let p = 0; p < 3; p++) assert.match(broker.metrics.render(), series(p));
+  await broker.removePartitions(topic, 1);
+  const afterRemove = broker.metrics.render();
+  assert.match(afterRemove, series(0));
+  assert.doesNotMatch(afterRemove, series(1));
+  assert.doesNotMatch(afterRemove, series(2));
+  await broker.deleteTopic(topic);
+  assert.doesNotMatch(broker.metrics.render(), /topic="gone"/);
+});
