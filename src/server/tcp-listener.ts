@@ -358,8 +358,12 @@ export class TcpListener implements ProtocolListener {
   }
 }
 
-/** Bytes of the buffer each adopted socket reads into (Node's own per-read allocation size). */
-const readBufferBytes = 64 * 1024;
+/**
+ * The buffer every adopted socket reads into (64 KiB, Node's own per-read allocation size). One
+ * for all of them: libuv delivers one read at a time on the event loop, and each callback hands the
+ * chunk to a front-end that copies what it keeps before returning, so idle connections hold none.
+ */
+const sharedReadBuffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 interface AdoptedSocket {
   socket: Socket;
@@ -371,14 +375,15 @@ interface AdoptedSocket {
  * `onread` option (documented for client sockets; the server cannot pass it), so that every read
  * lands in one buffer of this connection. Null when the socket cannot be adopted (no handle, or a
  * runtime without user read buffers): the caller keeps the original socket and its 'data' events.
- * The original socket is destroyed without its handle, which only releases its bookkeeping.
+ * The original socket is destroyed without its handle, which only releases its bookkeeping: the
+ * net.Server no longer counts the connection (getConnections() leaves it out and server.close()
+ * does not wait for it); the listener tracks and closes adopted sockets itself (`sockets`).
  */
 function adoptWithReadBuffer(accepted: Socket): AdoptedSocket | null {
   const holder = accepted as unknown as { _handle?: { useUserBuffer?: unknown } | null };
   const handle = holder._handle;
   if (handle === null || handle === undefined || typeof handle.useUserBuffer !== 'function') return null;
   let sink: ((chunk: Buffer) => void) | null = null;
-  const buffer = Buffer.allocUnsafeSlow(readBufferBytes);
   holder._handle = null;
   const socket = new Socket({
     handle,
@@ -386,7 +391,7 @@ function adoptWithReadBuffer(accepted: Socket): AdoptedSocket | null {
     writable: true,
     pauseOnCreate: true,
     onread: {
-      buffer,
+      buffer: sharedReadBuffer,
       callback: (bytes: number, buf: Uint8Array) => {
         sink?.(Buffer.from(buf.buffer, buf.byteOffset, bytes));
       },

@@ -262,19 +262,26 @@ test('readInto: plain TCP sockets read into one reused buffer; bytes arrive inta
   const received: Buffer[] = [];
   const buffers = new Set<ArrayBufferLike>();
   let paused = false;
+  let pausedNow = false;
+  let chunksWhilePaused = 0;
   let readIntoSeen: boolean | null = null;
   const fe = new EchoFrontEnd();
   const factory: ConnectionFactory = (socket, ctx) => {
     readIntoSeen = ctx.readInto !== undefined;
     let total = 0;
     ctx.readInto?.((chunk) => {
+      if (pausedNow) chunksWhilePaused++;
       buffers.add(chunk.buffer);
       received.push(Buffer.from(chunk)); // a copy: the chunk is only valid during the call
       total += chunk.length;
       if (!paused && total >= 1 << 20) {
         paused = true;
+        pausedNow = true;
         socket.pause();
-        setTimeout(() => socket.resume(), 20);
+        setTimeout(() => {
+          pausedNow = false;
+          socket.resume();
+        }, 20);
       }
       if (total === sent.length) socket.end('done');
     });
@@ -288,8 +295,9 @@ test('readInto: plain TCP sockets read into one reused buffer; bytes arrive inta
   await client.receive('done');
   assert.equal(readIntoSeen, true);
   assert.ok(paused, 'the connection paused the socket once');
+  assert.equal(chunksWhilePaused, 0, 'no chunk arrives while the socket is paused');
   assert.ok(Buffer.concat(received).equals(sent), 'every byte arrived, in order');
-  assert.equal(buffers.size, 1, `all ${received.length} chunks were read into one buffer`);
+  assert.equal(buffers.size, 1, `all ${received.length} chunks were read into one (shared) buffer`);
   assert.equal(listener.connectionCount, 1);
   await listener.stop(1_000);
   await client.closed;

@@ -48,8 +48,11 @@ export interface Exchange {
   abandoned: boolean;
 }
 
-/** Bytes of the buffer a plain TCP connection reads into (Node's own per-read size). */
-const readBufferBytes = 64 * 1024;
+/**
+ * The buffer plain TCP connections read into (64 KiB, Node's own per-read size), shared by all of
+ * them: libuv delivers one read at a time and each callback copies out what it keeps.
+ */
+const sharedReadBuffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
  * Reads of a plain TCP socket land in one buffer (Node's `onread`) instead of a fresh 64 KiB
@@ -60,7 +63,7 @@ class ChunkReader {
   private handler: ((chunk: Buffer) => void) | null = null;
   private early: Buffer[] = [];
   readonly onread = {
-    buffer: Buffer.allocUnsafeSlow(readBufferBytes),
+    buffer: sharedReadBuffer,
     /** true: keep reading (the socket's pause() still stops it). */
     callback: (bytes: number, buf: Uint8Array): boolean => {
       const chunk = Buffer.from(buf.buffer, buf.byteOffset, bytes);
