@@ -188,10 +188,13 @@ export class KafkaConnection implements ConnectionHandle {
 
   private dispatch(frame: Buffer): void {
     const holds: Promise<unknown>[] = [];
-    this.handle(frame, holds).then(
-      () => (holds.length === 0 ? undefined : Promise.allSettled(holds)),
-      () => undefined,
-    ).then(() => this.framer.release(frame));
+    this.handle(frame, holds)
+      .catch((err: unknown) => {
+        this.logger.error('Kafka request dispatch failed; closing the connection', { error: err, stack: (err as Error)?.stack });
+        this.fail('dispatch failed');
+      })
+      .then(() => (holds.length === 0 ? undefined : Promise.allSettled(holds)))
+      .then(() => this.framer.release(frame));
   }
 
   /** Handles one request; settles once its handler has (or at once when it is refused). */
