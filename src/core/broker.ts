@@ -470,7 +470,13 @@ export class Broker implements CatalogObserver {
 
   /** @internal CatalogObserver */
   topicRenamed(topic: Topic): void {
-    for (const h of this.logs.get(topic.internalId) ?? []) h.labels = metricLabels(topic, Number(h.labels.partition));
+    const handles = this.logs.get(topic.internalId) ?? [];
+    // The old name's series go; the new name's start fresh (the counters from 0, as a new series).
+    this.dropPartitionMetrics(handles);
+    for (const h of handles) {
+      h.labels = metricLabels(topic, Number(h.labels.partition));
+      this.partitionMetrics.logEndOffset.set(h.labels, h.log.stats().nextOffset);
+    }
   }
 
   // --- maintenance and lifecycle --------------------------------------------------------------

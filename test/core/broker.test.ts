@@ -361,7 +361,6 @@ test('purgeTopic empties the partitions and keeps offsets increasing', async (t)
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
   const clock = new ManualClock();
   const broker = await Broker.open(options(tempDir(t), clock));
-  t.after(() => broker.close());
   const topic = await broker.createTopic('default', 'gone', { partitions: 3 });
   for (let p = 0; p < 3; p++) await broker.append(topic, p, batch(clock, ['v']));
   const series = (partition: number) => new RegExp(`quartet_partition_(appended_bytes_total|appended_records_total|log_end_offset)\\{partition="${partition}",topic="gone"\\}`);
@@ -373,4 +372,19 @@ test('deleting a topic or removing partitions drops their metric series', async 
   assert.doesNotMatch(afterRemove, series(2));
   await broker.deleteTopic(topic);
   assert.doesNotMatch(broker.metrics.render(), /topic="gone"/);
+  await broker.close();
+});
+
+test('renaming a topic moves its metric series to the new name', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock));
+  const topic = await broker.createTopic('default', 'before', { partitions: 1 });
+  await broker.append(topic, 0, batch(clock, ['a', 'b']));
+  await broker.catalog.renameTopic(topic, 'after');
+  const text = broker.metrics.render();
+  assert.doesNotMatch(text, /topic="before"/);
+  assert.match(text, /quartet_partition_log_end_offset\{partition="0",topic="after"\} 2/);
+  await broker.append({ topic: 'after' }, 0, batch(clock, ['c']));
+  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ topic: 'after', partition: '0' }), 1);
+  await broker.close();
 });
