@@ -6,7 +6,10 @@
 // The risk of writing on the event loop is the kernel throttling a writer once dirty pages pass
 // its limit (balance_dirty_pages): one write can then take many milliseconds, and every connection
 // waits. The gate watches for that: after one synchronous write slower than `slowWriteMs`, every
-// log of the process goes back to thread-pool writes for `cooldownMs`, then tries again.
+// log of the process goes back to thread-pool writes for `cooldownMs`, then tries again. It also
+// bounds the synchronous writing done in one turn of the event loop (`turnBudgetMs`): many
+// partitions with rounds queued at once (one large multi-partition request, or the backlog after a
+// cooldown) write the rest through the thread pool once the budget is spent, until the next turn.
 
 import { performance } from 'node:perf_hooks';
 
@@ -15,6 +18,8 @@ export interface DirectWriteGateOptions {
   slowWriteMs?: number;
   /** How long they stay off. Default 10 s. */
   cooldownMs?: number;
+  /** Synchronous writing allowed per turn of the event loop, in ms. Default 10 ms. */
+  turnBudgetMs?: number;
   /** Milliseconds, monotonic; injectable for tests. */
   now?: () => number;
 }
@@ -22,20 +27,25 @@ export interface DirectWriteGateOptions {
 export class DirectWriteGate {
   private readonly slowWriteMs: number;
   private readonly cooldownMs: number;
+  private readonly turnBudgetMs: number;
   private readonly now: () => number;
   private offUntil = Number.NEGATIVE_INFINITY;
+  /** Time spent in synchronous writes since the turn began; reset by a setImmediate. */
+  private turnSpentMs = 0;
+  private turnResetPending = false;
   /** Synchronous writes that turned direct writes off (for tests and metrics). */
   slowWrites = 0;
 
   constructor(options: DirectWriteGateOptions = {}) {
     this.slowWriteMs = options.slowWriteMs ?? 20;
     this.cooldownMs = options.cooldownMs ?? 10_000;
+    this.turnBudgetMs = options.turnBudgetMs ?? 10;
     this.now = options.now ?? (() => performance.now());
   }
 
   /** Whether the next write may run synchronously. */
   open(): boolean {
-    return this.now() >= this.offUntil;
+    return this.turnSpentMs < this.turnBudgetMs && this.now() >= this.offUntil;
   }
 
   /** Turns direct writes off for `ms` milliseconds (tests use it to force the thread-pool path). */
@@ -53,6 +63,14 @@ export class DirectWriteGate {
       if (end - start > this.slowWriteMs) {
         this.slowWrites++;
         this.offUntil = end + this.cooldownMs;
+      }
+      this.turnSpentMs += end - start;
+      if (!this.turnResetPending) {
+        this.turnResetPending = true;
+        setImmediate(() => {
+          this.turnSpentMs = 0;
+          this.turnResetPending = false;
+        });
       }
     }
   }

@@ -533,7 +533,7 @@ describe('FileLog direct (synchronous) writes', () => {
   it('falls back to thread-pool writes for the cooldown after one slow synchronous write', async () => {
     const time = { now: 1_000 };
     const fs = new TimedFs(time);
-    const gate = new DirectWriteGate({ slowWriteMs: 20, cooldownMs: 10_000, now: () => time.now });
+    const gate = new DirectWriteGate({ slowWriteMs: 20, cooldownMs: 10_000, turnBudgetMs: Infinity, now: () => time.now });
     const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
     fs.syncWriteMs = 5;
     await log.append(batch('fast'));
@@ -551,6 +551,25 @@ describe('FileLog direct (synchronous) writes', () => {
     assert.equal(fs.writevSyncCalls, syncCalls + 1);
     assert.deepEqual(await contents(log), ['0:fast-0', '1:slow-0', '2:pooled-0', '3:direct again-0']);
     await log.close();
+  });
+
+  it('writes through the thread pool once a turn of the event loop has spent its synchronous budget', async () => {
+    const time = { now: 1_000 };
+    const fs = new TimedFs(time);
+    fs.syncWriteMs = 4;
+    const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: 10, now: () => time.now });
+    const logs = await Promise.all([0, 1, 2, 3].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
+    // Four partitions with a round queued in the same turn: 4 ms each, so the budget of 10 ms
+    // lets three write synchronously and the fourth goes to the thread pool.
+    await Promise.all(logs.map((log, i) => log.append(batch(`p${i}`))));
+    assert.equal(fs.writevSyncCalls, 3);
+    assert.equal(fs.writevCalls, 1);
+    assert.equal(gate.slowWrites, 0, 'no single write was slow');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(gate.open(), 'the next turn starts with a fresh budget');
+    await logs[0]!.append(batch('next turn'));
+    assert.equal(fs.writevSyncCalls, 4);
+    for (const log of logs) await log.close();
   });
 
   it('fails a synchronous write like an asynchronous one: the append rejects and the log stays readable', async () => {
