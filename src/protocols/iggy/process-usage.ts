@@ -1,6 +1,8 @@
 // CPU and disk figures for GetStats, as the reference server reports them through sysinfo:
 // cpu_usage = this process's CPU in percent of one core, total_cpu_usage = the whole machine's CPU
-// in percent of all cores, both averaged since the previous GetStats (since start for the first);
+// in percent of all cores, both averaged over a window that starts at the process start and moves
+// forward once it is at least a second long (calls in quick succession share a window instead of
+// measuring a few microseconds each);
 // read_bytes / written_bytes = bytes this process caused to be read from / sent to storage
 // (Linux /proc/self/io read_bytes and write_bytes; elsewhere the block counts of getrusage x 512).
 
@@ -61,7 +63,10 @@ function diskBytes(): { readBytes: bigint; writtenBytes: bigint } {
   return { readBytes: BigInt(usage.fsRead) * 512n, writtenBytes: BigInt(usage.fsWrite) * 512n };
 }
 
-/** Keeps the previous sample so that each call reports the CPU used since the one before. */
+/** The averaging window moves forward only once it is at least this long. */
+const windowMsMin = 1_000;
+
+/** Keeps the window's starting sample (see the top of this file). */
 export class ProcessUsageMeter {
   private last: Sample;
 
@@ -74,10 +79,10 @@ export class ProcessUsageMeter {
   read(): ProcessUsage {
     const now = sample(this.nowMs());
     const wallMs = Math.max(1, now.wallMs - this.last.wallMs);
-    const cpuUsage = (now.processCpuMicros - this.last.processCpuMicros) / 1000 / wallMs * 100;
+    const cpuUsage = ((now.processCpuMicros - this.last.processCpuMicros) / 1000 / wallMs) * 100;
     const machineTotal = now.machineTotalMs - this.last.machineTotalMs;
     const totalCpuUsage = machineTotal > 0 ? ((now.machineBusyMs - this.last.machineBusyMs) / machineTotal) * 100 : 0;
-    this.last = now;
+    if (wallMs >= windowMsMin) this.last = now;
     return { cpuUsage: Math.max(0, cpuUsage), totalCpuUsage: Math.min(100, Math.max(0, totalCpuUsage)), ...diskBytes() };
   }
 }
