@@ -7,9 +7,9 @@
 // close('shutdown') and should stop reading new requests; as soon as a connection has no request
 // in flight its socket is ended; after `drainTimeoutMs` whatever is left is destroyed.
 //
-// Reads (plain TCP): each accepted socket reads into one 64 KiB buffer of its own (Node's `onread`
-// option, adoptWithReadBuffer) instead of allocating a fresh buffer for every read and emitting
-// it as 'data': at 1 GB/s of produce traffic those allocations cost the broker about a third of a
+// Reads (plain TCP): accepted sockets read into one 64 KiB buffer that they all share (Node's
+// `onread` option, adoptWithReadBuffer) instead of allocating a fresh buffer for every read and
+// emitting it as 'data': at 1 GB/s of produce traffic those allocations cost the broker about a third of a
 // core. The front-end receives the chunks through `context.readInto` and must not keep views of
 // them (its framer copies complete frames out). TLS sockets, and any socket that cannot be adopted,
 // keep 'data' events (`readInto` absent).
@@ -82,7 +82,7 @@ export interface TcpListenerOptions {
   connectionFactory: ConnectionFactory;
   /**
    * The front-end's connections take their chunks through `context.readInto` (plain TCP sockets
-   * are then adopted with a read buffer of their own); otherwise they get 'data' events.
+   * are then adopted with the shared read buffer); otherwise they get 'data' events.
    */
   readInto?: boolean;
 }
