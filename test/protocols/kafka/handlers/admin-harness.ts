@@ -11,12 +11,11 @@ import { Broker } from '../../../../src/core/broker.js';
 import { ManualClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/logger.js';
 import type { TopicConfigValues } from '../../../../src/core/topic-config.js';
-import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
+import { askHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
-import type { KafkaHandler, KafkaRequestContext, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
+import type { KafkaHandler, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
 
 /** Cheap scrypt for tests (the core's test helpers use the same). */
 export const testScryptCost = { N: 1024, r: 8, p: 1 };
@@ -68,20 +67,7 @@ export async function adminHarness(
   let correlationId = 0;
 
   async function call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>, on: KafkaSession = session): Promise<ResponseOf<K>> {
-    const apiKey = handler.apiKey;
-    const frame = Buffer.concat(encodeRequest(apiKey, version, ++correlationId, 'test-client', input)).subarray(4);
-    const h = decodeRequestHeader(frame);
-    if (!h.ok) throw new Error(h.reason);
-    const decoded = decodeRequest(apiKey, version, frame, h.bodyOffset);
-    if (!decoded.ok) throw new Error(decoded.reason);
-    const context: KafkaRequestContext = { frontend, session: on, header: h.header, version };
-    const answer = await handler.handle(decoded.value, context);
-    if (answer === null) throw new Error('handler sent no response');
-    const out = Buffer.concat(encodeResponse(apiKey, version, h.header.correlationId, answer)).subarray(4);
-    const response = decodeResponse(apiKey, version, out);
-    if (!response.ok) throw new Error(response.reason);
-    if (response.trailingBytes !== 0) throw new Error(`${response.trailingBytes} trailing bytes in the response`);
-    return response.body;
+    return askHandler(handler, version, input, { frontend, session: on, correlationId: ++correlationId });
   }
 
   return { broker, frontend, session, newSession, call };

@@ -8,12 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
 import { silentLogger } from '../../../../src/core/logger.js';
-import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
+import { askHandler, callHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import { buildRecordBatch, splitBatches, batchRecords, readBatchHeader, type RecordInput, type BuildBatchOptions } from '../../../../src/protocols/kafka/codec/record-batch.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
-import type { KafkaHandler, KafkaRequestContext, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
+import type { KafkaHandler, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
 
 export interface DataHarness {
   broker: Broker;
@@ -51,25 +50,10 @@ export async function dataHarness(
   let correlationId = 0;
 
   async function call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>): Promise<ResponseOf<K> | null> {
-    const apiKey = handler.apiKey;
-    const frame = Buffer.concat(encodeRequest(apiKey, version, ++correlationId, 'test-client', input)).subarray(4);
-    const h = decodeRequestHeader(frame);
-    if (!h.ok) throw new Error(h.reason);
-    const decoded = decodeRequest(apiKey, version, frame, h.bodyOffset);
-    if (!decoded.ok) throw new Error(decoded.reason);
-    const context: KafkaRequestContext = { frontend, session, header: h.header, version };
-    const answer = await handler.handle(decoded.value, context);
-    if (answer === null) return null;
-    const out = Buffer.concat(encodeResponse(apiKey, version, h.header.correlationId, answer)).subarray(4);
-    const response = decodeResponse(apiKey, version, out);
-    if (!response.ok) throw new Error(response.reason);
-    if (response.trailingBytes !== 0) throw new Error(`${response.trailingBytes} trailing bytes in the response`);
-    return response.body;
+    return callHandler(handler, version, input, { frontend, session, correlationId: ++correlationId });
   }
   async function ask<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>): Promise<ResponseOf<K>> {
-    const r = await call(handler, version, input);
-    if (r === null) throw new Error('handler sent no response');
-    return r;
+    return askHandler(handler, version, input, { frontend, session, correlationId: ++correlationId });
   }
   return { broker, frontend, session, call, ask };
 }

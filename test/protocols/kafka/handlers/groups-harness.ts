@@ -10,15 +10,14 @@ import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
 import { ManualClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/logger.js';
-import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
+import { askHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import type { GroupCoordinatorConfig } from '../../../../src/protocols/kafka/coordinator/group-coordinator.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { joinGroupHandler } from '../../../../src/protocols/kafka/handlers/join-group.js';
 import { syncGroupHandler } from '../../../../src/protocols/kafka/handlers/sync-group.js';
-import type { KafkaHandler, KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
+import type { KafkaHandler, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
 
 export const initialRebalanceDelayMs = 300;
 
@@ -59,20 +58,7 @@ export async function groupsHarness(
   let correlationId = 0;
 
   async function call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>, clientId: string | null = 'test-client'): Promise<ResponseOf<K>> {
-    const apiKey = handler.apiKey;
-    const frame = Buffer.concat(encodeRequest(apiKey, version, ++correlationId, clientId, input)).subarray(4);
-    const h = decodeRequestHeader(frame);
-    if (!h.ok) throw new Error(h.reason);
-    const decoded = decodeRequest(apiKey, version, frame, h.bodyOffset);
-    if (!decoded.ok) throw new Error(decoded.reason);
-    const context: KafkaRequestContext = { frontend, session, header: h.header, version };
-    const answer = await handler.handle(decoded.value, context);
-    if (answer === null) throw new Error('handler sent no response');
-    const out = Buffer.concat(encodeResponse(apiKey, version, h.header.correlationId, answer)).subarray(4);
-    const response = decodeResponse(apiKey, version, out);
-    if (!response.ok) throw new Error(response.reason);
-    if (response.trailingBytes !== 0) throw new Error(`${response.trailingBytes} trailing bytes in the response`);
-    return response.body;
+    return askHandler(handler, version, input, { frontend, session, correlationId: ++correlationId, clientId });
   }
 
   return { broker, frontend, clock, scheduler, session, call };

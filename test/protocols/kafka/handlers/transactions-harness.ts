@@ -13,14 +13,13 @@ import { silentLogger } from '../../../../src/core/logger.js';
 import { ManualScheduler as CoreScheduler } from '../../../../src/core/scheduler.js';
 import type { StoredBatch } from '../../../../src/log/types.js';
 import { appendRequestFromBatch } from '../../../../src/protocols/kafka/codec/kafka-format.js';
-import { decodeRequestHeader } from '../../../../src/protocols/kafka/codec/headers.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../../../src/protocols/kafka/codec/frames.js';
+import { askHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import { batchRecords, buildRecordBatch, validateRecordBatch } from '../../../../src/protocols/kafka/codec/record-batch.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { initProducerIdHandler } from '../../../../src/protocols/kafka/handlers/init-producer-id.js';
-import type { KafkaHandler, KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
+import type { KafkaHandler, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
 import { kafkaBrokerTransactionOptions } from '../../../../src/protocols/kafka/transactions.js';
 
 export interface TxnHarness {
@@ -78,20 +77,7 @@ export async function txnHarness(
   let correlationId = 0;
 
   async function call<K extends SchemaApiKey>(handler: KafkaHandler<K>, version: number, input: RequestInputOf<K>): Promise<ResponseOf<K>> {
-    const apiKey = handler.apiKey;
-    const frame = Buffer.concat(encodeRequest(apiKey, version, ++correlationId, 'test-client', input)).subarray(4);
-    const h = decodeRequestHeader(frame);
-    if (!h.ok) throw new Error(h.reason);
-    const decoded = decodeRequest(apiKey, version, frame, h.bodyOffset);
-    if (!decoded.ok) throw new Error(decoded.reason);
-    const context: KafkaRequestContext = { frontend, session, header: h.header, version };
-    const answer = await handler.handle(decoded.value, context);
-    if (answer === null) throw new Error('handler sent no response');
-    const out = Buffer.concat(encodeResponse(apiKey, version, h.header.correlationId, answer)).subarray(4);
-    const response = decodeResponse(apiKey, version, out);
-    if (!response.ok) throw new Error(response.reason);
-    if (response.trailingBytes !== 0) throw new Error(`${response.trailingBytes} trailing bytes in the response`);
-    return response.body;
+    return askHandler(handler, version, input, { frontend, session, correlationId: ++correlationId });
   }
 
   async function initTxn(transactionalId: string, timeoutMs = 60_000) {
