@@ -14,7 +14,7 @@
 // large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
 // owner hands it back with `release(frame)` once the request is handled.
 
-import type { PooledBufferLease } from '../../../log/types.js';
+import { FrameLeases, type FrameLeaseFunction } from '../../frame-leases.js';
 import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
 
 export interface Frame {
@@ -37,7 +37,7 @@ export interface FramerOptions {
    * straddles chunks in, or null for a fresh buffer. The owner hands such a frame back with
    * `release(frame)` once nothing references it.
    */
-  frameLease?: (size: number, header: Buffer) => PooledBufferLease | null;
+  frameLease?: FrameLeaseFunction;
   /**
    * The caller reuses each chunk's memory after `push` returns (a socket reading into one buffer):
    * frames that lie inside a chunk are then copied out instead of handed out as views.
@@ -53,11 +53,8 @@ export class IggyFramer {
   /** A frame being assembled across chunks (exactly its declared size). */
   private partial: Buffer | null = null;
   private filled = 0;
-  /** The lease `partial` was taken from, when pooled. */
-  private partialLease: PooledBufferLease | null = null;
-  /** Leases of pooled frames handed out, by the frame's header view. */
-  private readonly leases = new WeakMap<Buffer, PooledBufferLease>();
-  private readonly frameLease: ((size: number, header: Buffer) => PooledBufferLease | null) | undefined;
+  /** Pooled frames, keyed by their header view. */
+  private readonly leases: FrameLeases<Buffer>;
   private readonly reusedChunks: boolean;
   private failed = false;
 
@@ -65,29 +62,19 @@ export class IggyFramer {
     this.reusedChunks = options.reusedChunks === true;
     this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
     if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
-    this.frameLease = options.frameLease;
+    this.leases = new FrameLeases(options.frameLease);
   }
 
   /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
   release(frame: Frame): void {
-    const lease = this.leases.get(frame.header);
-    if (lease === undefined) return;
-    this.leases.delete(frame.header);
-    lease.release();
+    this.leases.release(frame.header);
   }
 
   /** Drops a frame still being assembled (the connection is gone). */
   dispose(): void {
-    this.partialLease?.release();
-    this.partialLease = null;
+    this.leases.dropAssembling();
     this.partial = null;
     this.filled = 0;
-  }
-
-  /** A buffer for a straddling frame of `size` bytes: leased when the lease function says so. */
-  private assemblyBuffer(size: number, header: Buffer): Buffer {
-    this.partialLease = this.frameLease?.(size, header) ?? null;
-    return this.partialLease !== null ? this.partialLease.buffer(size) : Buffer.allocUnsafe(size);
   }
 
   /** Bytes held for incomplete frames (for backpressure accounting). */
@@ -114,8 +101,7 @@ export class IggyFramer {
           this.partial = null;
           this.filled = 0;
           const frame = { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) };
-          if (this.partialLease !== null) this.leases.set(frame.header, this.partialLease);
-          this.partialLease = null;
+          this.leases.completed(frame.header);
           out.push({ ok: true, frame });
         }
         continue;
@@ -138,7 +124,7 @@ export class IggyFramer {
           out.push({ ok: true, frame: { header, body: header.subarray(headerBytes) } });
           continue;
         }
-        this.partial = this.assemblyBuffer(size, this.stash);
+        this.partial = this.leases.assemble(size, this.stash);
         this.stash.copy(this.partial, 0, 0, headerBytes);
         this.filled = headerBytes;
         continue;
@@ -161,7 +147,7 @@ export class IggyFramer {
         off += size;
         continue;
       }
-      this.partial = this.assemblyBuffer(size, chunk.subarray(off, off + headerBytes));
+      this.partial = this.leases.assemble(size, chunk.subarray(off, off + headerBytes));
       chunk.copy(this.partial, 0, off);
       this.filled = available;
       break;
@@ -171,8 +157,7 @@ export class IggyFramer {
 
   private fail(reason: string, header: Buffer): FramerResult {
     this.failed = true;
-    this.partialLease?.release();
-    this.partialLease = null;
+    this.leases.dropAssembling();
     this.partial = null;
     this.stashed = 0;
     return { ok: false, reason, header: Buffer.from(header) };

@@ -17,7 +17,7 @@
 //
 // No I/O here: the server adapter feeds socket data in and writes nothing back.
 
-import type { PooledBufferLease as FrameLease } from '../../../log/types.js';
+import { FrameLeases, type FrameLeaseFunction } from '../../frame-leases.js';
 
 export interface FramerOptions {
   /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */
@@ -26,7 +26,7 @@ export interface FramerOptions {
    * A lease to assemble a frame of `size` bytes that straddles chunks in, or null for a fresh
    * buffer; `head` holds the first bytes of its body that have arrived (possibly none).
    */
-  frameLease?: (size: number, head: Buffer) => FrameLease | null;
+  frameLease?: FrameLeaseFunction;
   /**
    * The caller reuses each chunk's memory after `push` returns (a socket reading into one buffer):
    * frames that lie inside a chunk are then copied out instead of handed out as views.
@@ -48,33 +48,25 @@ export class Framer {
   /** The frame being assembled across chunks, or null. */
   private partial: Buffer | null = null;
   private partialHave = 0;
-  /** The lease `partial` was taken from, when pooled. */
-  private partialLease: FrameLease | null = null;
-  /** Leases of pooled frames handed out and not yet released. */
-  private readonly leases = new WeakMap<Buffer, FrameLease>();
-  private readonly frameLease: ((size: number, head: Buffer) => FrameLease | null) | undefined;
+  private readonly leases: FrameLeases<Buffer>;
   private readonly reusedChunks: boolean;
   private failed: string | null = null;
 
   constructor(options: FramerOptions) {
     if (!(options.frameBytesMax > 0)) throw new Error('frameBytesMax must be positive');
     this.frameBytesMax = options.frameBytesMax;
-    this.frameLease = options.frameLease;
+    this.leases = new FrameLeases(options.frameLease);
     this.reusedChunks = options.reusedChunks === true;
   }
 
   /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
   release(frame: Buffer): void {
-    const lease = this.leases.get(frame);
-    if (lease === undefined) return;
-    this.leases.delete(frame);
-    lease.release();
+    this.leases.release(frame);
   }
 
   /** Drops a frame still being assembled (the connection is gone). */
   dispose(): void {
-    this.partialLease?.release();
-    this.partialLease = null;
+    this.leases.dropAssembling();
     this.partial = null;
     this.partialHave = 0;
   }
@@ -101,8 +93,7 @@ export class Framer {
         if (this.partialHave === this.partial.length) {
           if (frames === emptyFrames) frames = [];
           frames.push(this.partial);
-          if (this.partialLease !== null) this.leases.set(this.partial, this.partialLease);
-          this.partialLease = null;
+          this.leases.completed(this.partial);
           this.partial = null;
           this.partialHave = 0;
         }
@@ -141,8 +132,7 @@ export class Framer {
       }
 
       // 5. Slow path: start assembling across chunks.
-      this.partialLease = this.frameLease?.(size, chunk.subarray(off)) ?? null;
-      this.partial = this.partialLease !== null ? this.partialLease.buffer(size) : Buffer.allocUnsafe(size);
+      this.partial = this.leases.assemble(size, chunk.subarray(off));
       this.partialHave = 0;
     }
     return { ok: true, frames };
