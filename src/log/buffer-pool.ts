@@ -54,6 +54,17 @@ function returnBuffer(buf: Buffer): void {
   freeBytes += buf.length;
 }
 
+/**
+ * A lease handed back through `afterWrite` (a connection's "after the response is written" hook),
+ * or undefined when there is no such hook: the reads then use fresh buffers left to GC.
+ */
+export function leaseReleasedAfter(afterWrite: ((fn: () => void) => void) | undefined): BufferLease | undefined {
+  if (afterWrite === undefined) return undefined;
+  const lease = new BufferLease();
+  afterWrite(() => lease.release());
+  return lease;
+}
+
 /** What the pool holds now (tests). */
 export function bufferPoolStats(): { freeBuffers: number; freeBytes: number } {
   return { freeBuffers: free.length, freeBytes };

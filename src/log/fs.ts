@@ -239,7 +239,8 @@ export class FaultyFileSystem implements LogFileSystem {
     throw error!;
   }
 
-  async fsync(fd: number): Promise<void> {
+  /** Counts a sync and throws the armed fsync fault, if any (fsync and fdatasync share both). */
+  private beginSync(): void {
     this.alive();
     this.fsyncCalls++;
     if (this.fsyncFault) {
@@ -247,17 +248,15 @@ export class FaultyFileSystem implements LogFileSystem {
       this.fsyncFault = null;
       throw error;
     }
+  }
+
+  async fsync(fd: number): Promise<void> {
+    this.beginSync();
     return this.inner.fsync(fd);
   }
 
   async fdatasync(fd: number): Promise<void> {
-    this.alive();
-    this.fsyncCalls++;
-    if (this.fsyncFault) {
-      const error = this.fsyncFault;
-      this.fsyncFault = null;
-      throw error;
-    }
+    this.beginSync();
     return this.inner.fdatasync(fd);
   }
 

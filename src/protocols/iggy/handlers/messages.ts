@@ -16,7 +16,7 @@
 
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
-import { BufferLease } from '../../../log/buffer-pool.js';
+import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, type StoredBatch } from '../../../log/types.js';
 import {
@@ -174,12 +174,7 @@ export const messageHandlers: IggyHandlerTable = {
     const end = Math.min(stats.highWatermark, start + count);
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
-    let lease: BufferLease | undefined;
-    if (ctx.afterReplyWritten) {
-      const leased = new BufferLease();
-      ctx.afterReplyWritten(() => leased.release());
-      lease = leased;
-    }
+    const lease = leaseReleasedAfter(ctx.afterReplyWritten);
     const batches: Buffer[] = [];
     let messages = 0;
     let bytes = 0;

@@ -26,7 +26,7 @@
 
 import type { Topic } from '../../../core/catalog.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { BufferLease } from '../../../log/buffer-pool.js';
+import { leaseReleasedAfter, type BufferLease } from '../../../log/buffer-pool.js';
 import { BatchFormat, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
@@ -188,12 +188,7 @@ export const fetchHandler = defineHandler({
     const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
     // Reads go into pooled buffers, handed back once the response (whose records are views of
     // them) has been written to the socket; without that hook they are fresh buffers left to GC.
-    let lease: BufferLease | undefined;
-    if (context.afterResponseWritten) {
-      const leased = new BufferLease();
-      context.afterResponseWritten(() => leased.release());
-      lease = leased;
-    }
+    const lease = leaseReleasedAfter(context.afterResponseWritten);
     let result = await readAll(frontend, request, targets, maxBytes, lease);
     while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
       const left = deadline - Date.now();
