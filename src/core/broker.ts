@@ -100,7 +100,8 @@ export interface CreateTopicRequest {
 interface PartitionHandle {
   readonly log: PartitionLog;
   readonly key: string;
-  labels: { topic: string; partition: string };
+  /** Replaced, never edited (metrics.ts keys series by the object). */
+  labels: Readonly<{ topic: string; partition: string }>;
 }
 
 interface PartitionMetrics {

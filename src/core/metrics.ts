@@ -1,12 +1,27 @@
 // A small Prometheus registry: counters, gauges and histograms with labels, rendered in the text
 // exposition format (version 0.0.4) by GET /metrics. Updates are O(1) map look-ups; nothing here
-// allocates on the hot path once a label set has been seen.
+// allocates on the hot path once a labels object has been seen.
 
 type Labels = Record<string, string>;
 
+/**
+ * Series keys of label objects already seen. Hot callers keep one labels object per series (a
+ * partition's, a listener operation's) and pass it on every update, so the key is built once per
+ * object, not on every append. Label objects must not be mutated after first use (a partition's
+ * are replaced, not edited, on rename).
+ */
+const keyOfLabels = new WeakMap<Labels, string>();
+
 function labelKey(labels: Labels): string {
-  const keys = Object.keys(labels).sort();
-  return keys.map((k) => `${k}="${escapeLabel(labels[k]!)}"`).join(',');
+  let key = keyOfLabels.get(labels);
+  if (key === undefined) {
+    key = Object.keys(labels)
+      .sort()
+      .map((k) => `${k}="${escapeLabel(labels[k]!)}"`)
+      .join(',');
+    keyOfLabels.set(labels, key);
+  }
+  return key;
 }
 
 function escapeLabel(value: string): string {
