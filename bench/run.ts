@@ -4,6 +4,7 @@ import { cpus, totalmem } from 'node:os';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
+import { nativeStatus } from '../src/native/index.js';
 
 const benches: Record<string, () => Promise<void>> = {
   log: runLogBench,
@@ -14,6 +15,11 @@ const benches: Record<string, () => Promise<void>> = {
 const wanted = process.argv.slice(2);
 console.log(`# Quartet benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+console.log(
+  nativeStatus.loaded
+    ? `native checksum addon: loaded (sse4.2 ${nativeStatus.sse42 ? 'yes' : 'no'}, avx2 ${nativeStatus.avx2 ? 'yes' : 'no'})`
+    : `native checksum addon: NOT loaded (${nativeStatus.reason ?? 'unknown'}); CRC32C and XXH3 use the slower @node-rs fallbacks`,
+);
 for (const [name, run] of Object.entries(benches)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
   await run();

@@ -8,7 +8,7 @@
 // | 4      | 8    | logStartOffset | i64                              |
 // | 12     | 4    | crc            | CRC32C of bytes 0..11            |
 
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../native/index.js';
 import { join } from 'node:path';
 import { readSmallFile, writeFileAtomic, type LogFileSystem } from './fs.js';
 

@@ -12,6 +12,7 @@ import { Broker, type BrokerOptions } from '../core/broker.js';
 import type { Logger } from '../core/logger.js';
 import { createLogger } from '../core/logger.js';
 import { MetricsRegistry } from '../core/metrics.js';
+import { nativeStatus } from '../native/index.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
@@ -110,6 +111,8 @@ class Server implements QuartetServer {
   async begin(): Promise<void> {
     const { config } = this;
     this.logger.info('starting', { version: quartetVersion, pid: process.pid, node: process.version, config: redactedConfig(config) });
+    if (nativeStatus.loaded) this.logger.info('native checksums', { loaded: true, sse42: nativeStatus.sse42, avx2: nativeStatus.avx2 });
+    else this.logger.warn('native checksums', { loaded: false, reason: nativeStatus.reason, fallback: '@node-rs/crc32 and @node-rs/xxhash (same values, slower)' });
     this.lock = acquireDataDirLock(config.dataDir, { purpose: 'serve' });
     if (this.lock.tookOverStale) this.logger.warn('took over a stale lock', { lockFile: this.lock.path, previousPid: this.lock.tookOverStale.pid });
     try {

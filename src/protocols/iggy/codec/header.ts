@@ -11,7 +11,7 @@
 //   (core/server/src/wire.rs::verify_request_checksum); a mismatch is answered with a Reply of
 //   status 4 (InvalidFormat) and an empty body. `verifyRequestChecksum` implements exactly that.
 
-import { xxh3 } from '@node-rs/xxhash';
+import { xxh3 } from '../../../native/index.js';
 import { readU128, writeU128 } from './primitives.js';
 
 export const headerBytes = 256;
@@ -257,7 +257,7 @@ export function validateRequestHeader(h: RequestHeader, frameBytesMax = frameByt
 
 /** XXH3-64 (seed 0) of the request body, widened to u128 as the server does. */
 export function requestBodyChecksum(body: Uint8Array): bigint {
-  return xxh3.xxh64(body);
+  return xxh3(body);
 }
 
 /** True when `request_checksum` is zero (unstamped) or equals `u128::from(XXH3_64(body))`. */

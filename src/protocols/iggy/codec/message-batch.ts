@@ -36,7 +36,7 @@
 // kept frames and batch_checksum is recomputed; each kept frame (and its offset_delta) is
 // byte-identical, so `base_offset + offset_delta` of the first frame is the first polled offset.
 
-import { xxh3 } from '@node-rs/xxhash';
+import { xxh3, xxh3Frames } from '../../../native/index.js';
 import {
   Writer,
   decodeHeaderValue,
@@ -187,7 +187,7 @@ export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): Pars
       return reject('offset_delta', `frame ${frames.length} offset_delta is ${frame.offsetDelta}`);
     }
     if (verify === 'full') {
-      const computed = xxh3.xxh64(bytes.subarray(pos + 8, end));
+      const computed = xxh3(bytes.subarray(pos + 8, end));
       if (computed !== frame.checksum) return reject('message_checksum', `frame ${frames.length} checksum mismatch`);
     }
     frames.push(frame);
@@ -234,36 +234,61 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   const { header, length } = checked;
   const count = header.messageCount;
   const sequential = options.requireSequentialDeltas === true;
-  const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
+  const bounds = frameBoundsScratch(count);
   let firstEmptyPayload = -1;
   let firstTimestampDelta = 0;
   let maxTimestampDelta = 0;
   let k = 0;
   let pos = batchHeaderBytes;
+  // The walk checks the layout; the frame checksums are verified in one call afterwards. A
+  // rejection at frame k first verifies frames 0..k-1, so the reason is the one a frame-by-frame
+  // check would give (parseBatch's order).
   while (pos < length) {
-    if (length - pos < frameHeaderBytes) return reject('bad_length', `frame ${k} header is truncated`);
-    if (bytes.readUInt32LE(pos + 40) !== 0 || bytes.readUInt32LE(pos + 44) !== 0) return reject('reserved_field', `frame ${k} reserved field is not zero`);
+    let layout: BatchRejection | null = null;
+    if (length - pos < frameHeaderBytes) layout = reject('bad_length', `frame ${k} header is truncated`);
+    else if (bytes.readUInt32LE(pos + 40) !== 0 || bytes.readUInt32LE(pos + 44) !== 0) layout = reject('reserved_field', `frame ${k} reserved field is not zero`);
+    if (layout !== null) return checksumRejection(bytes, bounds, k) ?? layout;
     const userHeadersLength = bytes.readUInt32LE(pos + 32);
     const payloadLength = bytes.readUInt32LE(pos + 36);
     const end = pos + frameHeaderBytes + payloadLength + userHeadersLength;
-    if (end > length) return reject('bad_length', `frame ${k} runs past batch_length`);
-    if (k >= count) return reject('bad_count', `more frames than message_count ${count}`);
+    if (end > length) layout = reject('bad_length', `frame ${k} runs past batch_length`);
+    else if (k >= count) layout = reject('bad_count', `more frames than message_count ${count}`);
+    if (layout !== null) return checksumRejection(bytes, bounds, k) ?? layout;
     const offsetDelta = bytes.readUInt32LE(pos + 24);
-    if (sequential && offsetDelta !== k) return reject('offset_delta', `frame ${k} offset_delta is ${offsetDelta}`);
-    const checksum = bytes.readBigUInt64LE(pos);
-    if (xxh3.xxh64(bytes.subarray(pos + 8, end)) !== checksum) return reject('message_checksum', `frame ${k} checksum mismatch`);
+    if (sequential && offsetDelta !== k) return checksumRejection(bytes, bounds, k) ?? reject('offset_delta', `frame ${k} offset_delta is ${offsetDelta}`);
     const timestampDelta = bytes.readUInt32LE(pos + 28);
     if (k === 0) firstTimestampDelta = timestampDelta;
     if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
     if (payloadLength === 0 && firstEmptyPayload < 0) firstEmptyPayload = k;
-    copy8(bytes, pos, checksumInput, 44 + 8 * k);
+    bounds[k] = pos;
     k++;
+    bounds[k] = end;
     pos = end;
   }
+  const badFrame = checksumRejection(bytes, bounds, k);
+  if (badFrame !== null) return badFrame;
   if (k !== count) return reject('bad_count', `message_count ${count} but ${k} frames`);
+  const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
+  for (let i = 0; i < count; i++) copy8(bytes, bounds[i]!, checksumInput, 44 + 8 * i);
   writeChecksumInputHeader(checksumInput, header);
-  if (xxh3.xxh64(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
+  if (xxh3(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
   return { header, bytes: bytes.subarray(0, length), firstEmptyPayload, firstTimestampDelta, maxTimestampDelta, checksumInput };
+}
+
+/** The message_checksum rejection for the first of frames 0..n-1 (bounds) whose checksum is wrong. */
+function checksumRejection(bytes: Buffer, bounds: Uint32Array, n: number): BatchRejection | null {
+  if (n === 0) return null;
+  const bad = xxh3Frames(bytes, bounds, n, false);
+  return bad < 0 ? null : reject('message_checksum', `frame ${bad} checksum mismatch`);
+}
+
+// Frame boundaries for xxh3Frames: frame i spans [bounds[i], bounds[i + 1]). One scratch array,
+// grown on demand: its users (validateBatch, encodeBatchBytes) are synchronous.
+let frameBounds = new Uint32Array(1025);
+
+function frameBoundsScratch(frames: number): Uint32Array {
+  if (frames + 1 > frameBounds.length) frameBounds = new Uint32Array(Math.max(frames + 1, 2 * frameBounds.length));
+  return frameBounds;
 }
 
 /**
@@ -278,7 +303,7 @@ export function stampValidatedBatch(bytes: Buffer, batch: ValidatedBatch, stamp:
   bytes.writeBigUInt64LE(stamp.partitionId, 0);
   bytes.writeBigUInt64LE(stamp.baseOffset, 8);
   bytes.writeBigUInt64LE(stamp.baseTimestamp, 16);
-  bytes.writeBigUInt64LE(xxh3.xxh64(input), batchChecksumOffset);
+  bytes.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
 }
 
 export function isBatchRejection<T extends object>(v: T | BatchRejection): v is BatchRejection {
@@ -298,7 +323,7 @@ export function computeBatchChecksum(bytes: Buffer, h: BatchHeader, frames: read
     bytes.copy(input, at, f.start, f.start + 8);
     at += 8;
   }
-  return xxh3.xxh64(input);
+  return xxh3(input);
 }
 
 export interface BatchStamp {
@@ -430,7 +455,7 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
   header.copy(input, 0, 0, 40);
   input.writeUInt32LE(kept, 40);
   for (let i = 0; i < kept; i++) copy8(bytes, starts[firstIndex + i]!, input, 44 + 8 * i);
-  header.writeBigUInt64LE(xxh3.xxh64(input), batchChecksumOffset);
+  header.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
   return { chunks: [header, bytes.subarray(blobStart, blobEnd)], count, lastOffset };
 }
 
@@ -497,6 +522,7 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
   }
   const out = Buffer.allocUnsafe(total);
   const checksumInput = Buffer.allocUnsafe(44 + 8 * n);
+  const bounds = frameBoundsScratch(n);
   let pos = batchHeaderBytes;
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
@@ -518,12 +544,12 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     const body = pos + frameHeaderBytes;
     if (payloadLength > 0) out.set(m.payload, body);
     if (userHeadersLength > 0) out.set(m.userHeaders!, body + payloadLength);
-    const end = body + payloadLength + userHeadersLength;
-    const checksum = xxh3.xxh64(out.subarray(pos + 8, end));
-    out.writeBigUInt64LE(checksum, pos);
-    copy8(out, pos, checksumInput, 44 + 8 * i);
-    pos = end;
+    bounds[i] = pos;
+    pos = body + payloadLength + userHeadersLength;
+    bounds[i + 1] = pos;
   }
+  xxh3Frames(out, bounds, n, true);
+  for (let i = 0; i < n; i++) copy8(out, bounds[i]!, checksumInput, 44 + 8 * i);
   const h: BatchHeader = {
     partitionId: stamp?.partitionId ?? 0n,
     baseOffset: stamp?.baseOffset ?? 0n,
@@ -534,7 +560,7 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     messageCount: n,
   };
   writeChecksumInputHeader(checksumInput, h);
-  h.batchChecksum = xxh3.xxh64(checksumInput);
+  h.batchChecksum = xxh3(checksumInput);
   writeBatchHeader(out, h);
   return out;
 }

@@ -1,0 +1,104 @@
+// The native checksum addon against independent implementations (@node-rs/crc32 and
+// @node-rs/xxhash), for every XXH3 length class, unaligned starts, both the hardware and the
+// portable C paths, and the JS fallback used when the addon is absent.
+import { crc32c as referenceCrc32c } from '@node-rs/crc32';
+import { xxh3 as referenceXxh3 } from '@node-rs/xxhash';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, xxh3, type ChecksumImplementation } from '../../src/native/index.js';
+
+const implementations: [string, ChecksumImplementation | null][] = [
+  ['addon (hardware paths)', addonChecksums(false)],
+  ['addon (portable C paths)', addonChecksums(true)],
+  ['fallback (@node-rs)', fallbackChecksums],
+];
+
+
+const notBuilt = 'native addon not built: run `npm install` (node-gyp, g++ and make)';
+
+describe('native checksum addon', () => {
+  it('is loaded when QUARTET_REQUIRE_NATIVE=1 (CI)', { skip: process.env['QUARTET_REQUIRE_NATIVE'] === '1' ? false : 'set QUARTET_REQUIRE_NATIVE=1 to require it' }, () => {
+    assert.equal(nativeStatus.loaded, true, `addon at ${nativeStatus.path}: ${nativeStatus.reason ?? ''}`);
+  });
+
+  it('the addon throws TypeError for arguments of the wrong type, and reads nothing', { skip: nativeStatus.loaded ? false : notBuilt }, () => {
+    const addon = addonChecksums()!;
+    assert.throws(() => addon.crc32c('abc' as unknown as Uint8Array), TypeError);
+    assert.throws(() => addon.crc32c(new Uint16Array(4) as unknown as Uint8Array), TypeError);
+    assert.throws(() => addon.crc32c(Buffer.alloc(4), '1' as unknown as number), TypeError);
+    assert.throws(() => addon.xxh3(null as unknown as Uint8Array), TypeError);
+    assert.throws(() => addon.xxh3Frames(Buffer.alloc(16), [0, 16] as unknown as Uint32Array, 1, false), TypeError);
+    assert.throws(() => addon.xxh3Frames(Buffer.alloc(16), new Int32Array(2) as unknown as Uint32Array, 1, false), TypeError);
+  });
+
+  it('the exported functions are the addon when it loaded', () => {
+    const data = randomBytes(4096);
+    assert.equal(crc32c(data), referenceCrc32c(data));
+    assert.equal(xxh3(data), referenceXxh3.xxh64(data));
+  });
+});
+
+for (const [name, impl] of implementations) {
+  describe(`checksums: ${name}`, () => {
+    const skip = impl === null ? notBuilt : false;
+
+    it('known values: CRC32C("123456789") = 0xe3069283, XXH3-64("") = 0x2d06800538d394c2', { skip }, () => {
+      assert.equal(impl!.crc32c(Buffer.from('123456789')), 0xe3069283);
+      assert.equal(impl!.xxh3(Buffer.alloc(0)), 0x2d06800538d394c2n);
+    });
+
+    it('equal the reference for every length 0..2,100 at unaligned starts, and continue a CRC', { skip }, () => {
+      const pool = randomBytes(2200);
+      for (let len = 0; len <= 2100; len++) {
+        const at = len % 13;
+        const b = pool.subarray(at, at + len);
+        assert.equal(impl!.xxh3(b), referenceXxh3.xxh64(b), `xxh3 length ${len}`);
+        assert.equal(impl!.crc32c(b), referenceCrc32c(b), `crc32c length ${len}`);
+        assert.equal(impl!.crc32c(b, 0xdeadbeef), referenceCrc32c(b, 0xdeadbeef), `crc32c continued, length ${len}`);
+      }
+    });
+
+    it('equal the reference on large buffers (the 3-way CRC blocks, many XXH3 blocks)', { skip }, () => {
+      for (const len of [3 * 256 - 1, 3 * 8192, 3 * 8192 + 777, 262_144, 1_048_576 + 5]) {
+        const b = randomBytes(len + 3).subarray(3);
+        assert.equal(impl!.crc32c(b), referenceCrc32c(b), `crc32c length ${len}`);
+        assert.equal(impl!.xxh3(b), referenceXxh3.xxh64(b), `xxh3 length ${len}`);
+        const half = len >> 1;
+        assert.equal(impl!.crc32c(b.subarray(half), impl!.crc32c(b.subarray(0, half))), referenceCrc32c(b), `crc32c in two parts, length ${len}`);
+      }
+    });
+
+    it('xxh3Frames writes every frame checksum, verifies them, and names the first bad frame', { skip }, () => {
+      const sizes = [8, 9, 24, 56, 200, 1048, 5000, 48];
+      const bounds = new Uint32Array(sizes.length + 2);
+      let at = 5; // frames need not start at 0
+      for (let i = 0; i < sizes.length; i++) {
+        bounds[i] = at;
+        at += sizes[i]!;
+      }
+      bounds[sizes.length] = at;
+      const bytes = randomBytes(at + 7);
+      assert.equal(impl!.xxh3Frames(bytes, bounds, sizes.length, true), -1);
+      for (let i = 0; i < sizes.length; i++) {
+        const expected = referenceXxh3.xxh64(bytes.subarray(bounds[i]! + 8, bounds[i + 1]!));
+        assert.equal(bytes.readBigUInt64LE(bounds[i]!), expected, `frame ${i}`);
+      }
+      assert.equal(impl!.xxh3Frames(bytes, bounds, sizes.length, false), -1);
+      bytes[bounds[5]! + 100]! ^= 1;
+      bytes[bounds[6]!]! ^= 1;
+      assert.equal(impl!.xxh3Frames(bytes, bounds, sizes.length, false), 5);
+      assert.equal(impl!.xxh3Frames(bytes, bounds, 5, false), -1, 'only the first count frames are checked');
+      assert.equal(impl!.xxh3Frames(bytes, bounds, 0, false), -1);
+    });
+
+    it('xxh3Frames refuses bounds outside the bytes or frames under 8 bytes', { skip }, () => {
+      const bytes = Buffer.alloc(64);
+      assert.throws(() => impl!.xxh3Frames(bytes, Uint32Array.of(0, 65), 1, false), RangeError);
+      assert.throws(() => impl!.xxh3Frames(bytes, Uint32Array.of(0, 7), 1, true), RangeError);
+      assert.throws(() => impl!.xxh3Frames(bytes, Uint32Array.of(40, 32), 1, false), RangeError);
+      assert.throws(() => impl!.xxh3Frames(bytes, Uint32Array.of(0), 1, false), RangeError);
+      assert.deepEqual(bytes, Buffer.alloc(64), 'nothing written');
+    });
+  });
+}
