@@ -51,14 +51,27 @@ export interface PolledMessages {
 
 /** A UUIDv7-shaped u128: 48-bit ms timestamp, version 7, variant 10, 74 random bits. Never 0. */
 export function newMessageId(nowMs = Date.now()): bigint {
+  writeNewMessageId(idScratch, 0, nowMs);
+  return readU128(idScratch, 0);
+}
+
+const idScratch = Buffer.alloc(16);
+
+/**
+ * Writes a fresh newMessageId as u128 LE at `at` without building a BigInt (the send path mints
+ * ids straight into the frames).
+ */
+export function writeNewMessageId(out: Buffer, at: number, nowMs = Date.now()): void {
   if (!(nowMs >= 0 && nowMs < 2 ** 48)) throw new RangeError(`message id time ${nowMs} is outside 0..2^48 ms`);
-  const at = takeRandom16();
+  const r = takeRandom16();
   const b = idPool;
-  // Big-endian layout: bytes 0..5 the time, 6..7 version 7 + 12 random bits, 8..15 variant 10 +
-  // 62 random bits.
-  const hi = (BigInt(Math.trunc(nowMs)) << 16n) | BigInt(0x7000 | (b.readUInt16BE(at + 6) & 0x0fff));
-  const lo = (BigInt(((b.readUInt32BE(at + 8) & 0x3fff_ffff) | 0x8000_0000) >>> 0) << 32n) | BigInt(b.readUInt32BE(at + 12));
-  return (hi << 64n) | lo;
+  const ms = Math.trunc(nowMs);
+  // Low u64 (bytes 0..7): 32 random bits, then variant 10 + 30 random bits. High u64 (8..15):
+  // version 7 + 12 random bits under the low 16 bits of the time, then the time's upper 32 bits.
+  out.writeUInt32LE(b.readUInt32BE(r + 12), at);
+  out.writeUInt32LE(((b.readUInt32BE(r + 8) & 0x3fff_ffff) | 0x8000_0000) >>> 0, at + 4);
+  out.writeUInt32LE((((ms % 0x1_0000) << 16) | 0x7000 | (b.readUInt16BE(r + 6) & 0x0fff)) >>> 0, at + 8);
+  out.writeUInt32LE(Math.floor(ms / 0x1_0000), at + 12);
 }
 
 // Random bits for ids come from a pool refilled 1,024 ids at a time (one randomBytes call per
@@ -117,7 +130,9 @@ export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros
   const msg: SendMessage = typeof m === 'string' || Buffer.isBuffer(m) ? { payload: m } : m;
   const payload = typeof msg.payload === 'string' ? Buffer.from(msg.payload, 'utf8') : Buffer.isBuffer(msg.payload) ? msg.payload : Buffer.from(msg.payload);
   const userHeaders = encodeUserHeaders(toUserHeaders(msg.headers));
-  const input: MessageInput = { id: msg.id ?? newMessageId(), originTimestamp: msg.timestampMicros ?? now, payload, userHeaders };
+  // No id: encodeBatchBytes mints one into the frame (writeNewMessageId).
+  const input: MessageInput = { originTimestamp: msg.timestampMicros ?? now, payload, userHeaders };
+  if (msg.id !== undefined) input.id = msg.id;
   return { input, bytes: 48 + payload.length + userHeaders.length };
 }
 

@@ -487,7 +487,8 @@ function layoutFrameStarts(bytes: Buffer): number[] | null {
 // Building batches (the SDK's SendMessages, and transcoding into the Iggy format)
 
 export interface MessageInput {
-  id: bigint;
+  /** u128 message id; undefined: encodeBatchBytes writes one with its `writeId`. */
+  id?: bigint;
   /** Producer timestamp (µs). */
   originTimestamp: bigint;
   payload: Buffer;
@@ -509,9 +510,11 @@ export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStam
  * Encodes a batch into one buffer: header, then per frame: frame header, payload, user headers,
  * with frame checksums (one XXH3-64 over each frame's contiguous bytes 8..end) and the batch
  * checksum computed. partition_id, base_offset and base_timestamp are zero unless `stamp` is
- * given. Deltas beyond u32 µs throw (programmer error: callers split or clamp first).
+ * given. `writeId` writes the 16-byte id of a message whose `id` is undefined (the SDK mints
+ * time-ordered ids straight into the frame, without a BigInt per message). Deltas beyond u32 µs,
+ * and a missing id without `writeId`, throw (programmer errors).
  */
-export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer {
+export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp, writeId?: (out: Buffer, at: number) => void): Buffer {
   const n = messages.length;
   let origin = n > 0 ? messages[0]!.originTimestamp : 0n;
   let total = batchHeaderBytes;
@@ -534,7 +537,9 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     }
     const payloadLength = m.payload.length;
     const userHeadersLength = m.userHeaders?.length ?? 0;
-    writeU128(out, m.id, pos + 8);
+    if (m.id !== undefined) writeU128(out, m.id, pos + 8);
+    else if (writeId !== undefined) writeId(out, pos + 8);
+    else throw new TypeError(`message ${i} has no id and no writeId was given`);
     out.writeUInt32LE(m.offsetDelta ?? i, pos + 24);
     out.writeUInt32LE(delta, pos + 28);
     out.writeUInt32LE(userHeadersLength, pos + 32);

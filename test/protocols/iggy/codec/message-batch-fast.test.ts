@@ -52,7 +52,7 @@ function referenceEncode(messages: readonly MessageInput[], stamp?: BatchStamp):
   messages.forEach((m, i) => {
     const userHeaders = m.userHeaders ?? Buffer.alloc(0);
     const fh = Buffer.alloc(48);
-    writeU128(fh, m.id, 8);
+    writeU128(fh, m.id!, 8);
     fh.writeUInt32LE(m.offsetDelta ?? i, 24);
     fh.writeUInt32LE(Number(m.originTimestamp - origin), 28);
     fh.writeUInt32LE(userHeaders.length, 32);
