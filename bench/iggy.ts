@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { xxh3Frames } from '../src/native/index.js';
 import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
-import { decodePolledRecords } from '../src/clients/iggy/messages.js';
+import { decodePolledRecords, encodeSendBatch, writeNewMessageId } from '../src/clients/iggy/messages.js';
 import { encodeBatchBytes } from '../src/protocols/iggy/codec/message-batch.js';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
 
@@ -428,8 +428,8 @@ function sdkCpu(): SdkCpu {
   const runs = quick ? 20 : 100;
   const now = BigInt(Date.now()) * 1000n;
   // As IggyClient.sendMessages: prepare every message, encode the batch, join it into one buffer.
-  const encode = cpuMsPerCall(runs, () => encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input)));
-  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now });
+  const encode = cpuMsPerCall(runs, () => encodeSendBatch(payloads.map((m) => prepareMessage(m, now))));
+  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now }, writeNewMessageId);
   // As IggyClient.pollMessages: verify and decode the batch records of a reply.
   const decode = cpuMsPerCall(runs, () => decodePolledRecords(0, [stored]));
   // The protocol's floor: one XXH3-64 per message over its bytes (all in one xxh3Frames call, the

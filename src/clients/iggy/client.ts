@@ -51,7 +51,6 @@ import {
   type Permissions,
   type PollingStrategy,
   type ReplyOf,
-  encodeBatchBytes,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
 import { quartetVersion } from '../../server/version.js';
@@ -66,7 +65,7 @@ import {
   isTerminalEviction,
   type IggyClientError,
 } from './errors.js';
-import { decodePolledRecords, prepareMessage, writeNewMessageId, type PolledMessages, type PreparedMessage, type SendMessage } from './messages.js';
+import { decodePolledRecords, encodeSendBatch, prepareMessage, type PolledMessages, type PreparedMessage, type SendMessage } from './messages.js';
 
 export const sdkName = 'quartet-ts';
 export const sdkVersion = quartetVersion;
@@ -767,12 +766,7 @@ export class IggyClient extends EventEmitter {
   /** Sends messages already prepared with prepareMessage (the producer's path). */
   async sendPrepared(streamId: Id, topicId: Id, partitioning: Partitioning, messages: readonly PreparedMessage[], options?: RequestOptions): Promise<SendResult> {
     if (messages.length === 0) throw new RangeError('sendMessages needs at least one message');
-    const nowMs = Date.now();
-    const batch = encodeBatchBytes(
-      messages.map((m) => m.input),
-      undefined,
-      (out, at) => writeNewMessageId(out, at, nowMs),
-    );
+    const batch = encodeSendBatch(messages);
     const reply = await this.call(
       CommandCode.sendMessages,
       { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount: messages.length, batch },

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import {
   batchHeaderBytes,
   decodeUserHeaders,
+  encodeBatchBytes,
   encodeUserHeaders,
   frameHeaderBytes,
   readU128,
@@ -134,6 +135,15 @@ export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros
   const input: MessageInput = { originTimestamp: msg.timestampMicros ?? now, payload, userHeaders };
   if (msg.id !== undefined) input.id = msg.id;
   return { input, bytes: 48 + payload.length + userHeaders.length };
+}
+
+/** The batch bytes of a SendMessages request: ids the messages lack are minted into the frames. */
+export function encodeSendBatch(messages: readonly PreparedMessage[], nowMs = Date.now()): Buffer {
+  return encodeBatchBytes(
+    messages.map((m) => m.input),
+    undefined,
+    (out, at) => writeNewMessageId(out, at, nowMs),
+  );
 }
 
 /**
