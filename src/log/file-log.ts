@@ -244,6 +244,8 @@ export class FileLog implements PartitionLog {
   private readOnlyCause: unknown = null;
   private closed = false;
   private timer: NodeJS.Timeout | null = null;
+  /** The timer's fsync while it runs (syncInBackground). */
+  private backgroundSync: Promise<void> | null = null;
   private readonly listeners = new Set<(highWatermark: number) => void>();
   private readonly io = new Mutex();
   private readonly maintenance = new Mutex();
@@ -551,10 +553,26 @@ export class FileLog implements PartitionLog {
   private startTimer(): void {
     this.stopTimer();
     if (this.config.fsyncPolicy !== 'interval') return;
-    this.timer = setInterval(() => {
-      if (this.dirty && !this.closed) this.requestSync().catch(() => undefined);
-    }, this.config.fsyncIntervalMs);
+    this.timer = setInterval(() => this.syncInBackground(), this.config.fsyncIntervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * The periodic fsync of the 'interval' policy. It runs beside the write rounds, not between
+   * them: an fdatasync of the active segment's file is safe while writes go on, and appends under
+   * 'interval' are acknowledged once in the page cache, so none waits for it. (Queued as a sync
+   * round, it made the round after each tick wait for an fsync of up to a second of writes:
+   * stalls of 0.2-0.3 s at ~700 MB/s.) The segment is pinned, so neither a roll nor close can
+   * close its file meanwhile. A failure turns the log read-only, as any failed fsync does.
+   */
+  private syncInBackground(): void {
+    if (!this.dirty || this.closed || this.readOnlyCause !== null || this.backgroundSync !== null) return;
+    const segment = this.active();
+    // Writes from now on mark the log dirty again for the next tick.
+    this.dirty = false;
+    this.backgroundSync = this.pinned(segment, () => segment.sync())
+      .catch((error: unknown) => this.goReadOnly(error))
+      .finally(() => (this.backgroundSync = null));
   }
 
   private stopTimer(): void {
@@ -937,6 +955,7 @@ export class FileLog implements PartitionLog {
     this.closed = true;
     this.stopTimer();
     await this.whenWritten(this.nextOffset);
+    await this.backgroundSync;
     let failure: unknown = null;
     await this.maintenance.run(() =>
       this.io.run(async () => {

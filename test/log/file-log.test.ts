@@ -10,6 +10,7 @@ import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-fo
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
 import { runLogContract } from './contract.js';
+import { HeldFileSystem } from '../core/helpers.js';
 import { batch, rejectsWith, tempDir, testConfig } from './helpers.js';
 
 const root = tempDir('quartet-file-log-');
@@ -210,7 +211,52 @@ describe('FileLog files and recovery', () => {
     assert.ok(fs.fsyncCalls > before, 'the timer fsynced');
     await log.close();
   });
+
+  it('under interval, appends go on while the timer fsync runs', async () => {
+    const fs = new HeldFileSystem();
+    const held = fs.holdNextSync();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs });
+    await log.append(batch('a'));
+    await reachedWithin(held.reached, 5_000);
+    const outcome = await Promise.race([
+      log.append(batch('b')).then(() => 'appended'),
+      new Promise((resolve) => setTimeout(resolve, 5_000, 'waited for the fsync')),
+    ]);
+    assert.equal(outcome, 'appended');
+    assert.equal(log.stats().highWatermark, 2);
+    held.open();
+    await log.close();
+  });
+
+  it('under interval, a failed timer fsync turns the log read-only; reads still work', async () => {
+    const fs = new HeldFileSystem();
+    const held = fs.holdNextSync();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs });
+    await log.append(batch('a'));
+    await reachedWithin(held.reached, 5_000);
+    held.fail();
+    const deadline = Date.now() + 5_000;
+    let refused: unknown = null;
+    while (refused === null && Date.now() < deadline) {
+      await log.append(batch('after')).then(
+        () => new Promise((r) => setTimeout(r, 5)),
+        (error: unknown) => (refused = error),
+      );
+    }
+    await rejectsWith(Promise.reject(refused), 'storage_error');
+    assert.equal((await log.read(0, { maxBytes: 1000 }))[0]!.baseOffset, 0);
+    await log.close().catch(() => undefined);
+  });
 });
+
+/** Awaits `reached`, keeping the event loop alive (the log's fsync timer is unref'd) up to a deadline. */
+async function reachedWithin(reached: Promise<void>, ms: number): Promise<void> {
+  let done = false;
+  void reached.then(() => (done = true));
+  const deadline = Date.now() + ms;
+  while (!done && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+  assert.ok(done, `not reached within ${ms} ms`);
+}
 
 describe('FileLog fault injection', () => {
   const failures: Array<[string, (fs: FaultyFileSystem) => void, LogConfig['fsyncPolicy']]> = [
