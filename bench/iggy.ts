@@ -429,7 +429,7 @@ function sdkCpu(): SdkCpu {
   const now = BigInt(Date.now()) * 1000n;
   // As IggyClient.sendMessages: prepare every message, encode the batch, join it into one buffer.
   const encode = cpuMsPerCall(runs, () => encodeSendBatch(payloads.map((m) => prepareMessage(m, now))));
-  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now }, writeNewMessageId);
+  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now }, { writeId: writeNewMessageId });
   // As IggyClient.pollMessages: verify and decode the batch records of a reply.
   const decode = cpuMsPerCall(runs, () => decodePolledRecords(0, [stored]));
   // The protocol's floor: one XXH3-64 per message over its bytes (all in one xxh3Frames call, the

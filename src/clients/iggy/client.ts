@@ -53,6 +53,7 @@ import {
   type ReplyOf,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
+import { BufferLease } from '../../log/buffer-pool.js';
 import { quartetVersion } from '../../server/version.js';
 import { IggyConnection, type Exchange } from './connection.js';
 import {
@@ -62,6 +63,7 @@ import {
   IggyEvictedError,
   IggyProtocolError,
   IggyTimeoutError,
+  isIggyClientError,
   isTerminalEviction,
   type IggyClientError,
 } from './errors.js';
@@ -766,11 +768,24 @@ export class IggyClient extends EventEmitter {
   /** Sends messages already prepared with prepareMessage (the producer's path). */
   async sendPrepared(streamId: Id, topicId: Id, partitioning: Partitioning, messages: readonly PreparedMessage[], options?: RequestOptions): Promise<SendResult> {
     if (messages.length === 0) throw new RangeError('sendMessages needs at least one message');
-    const batch = encodeSendBatch(messages);
+    // The batch buffer is pooled and goes back once the server has answered (it has then read
+    // every byte). Without an answer (timeout, lost connection) it may still be queued on the
+    // socket, so it is left to GC instead.
+    const lease = new BufferLease();
+    const batch = encodeSendBatch(messages, lease);
     const reply = await this.call(
       CommandCode.sendMessages,
       { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount: messages.length, batch },
       options,
+    ).then(
+      (r) => {
+        lease.release();
+        return r;
+      },
+      (err: unknown) => {
+        if (isIggyClientError(err) && err.kind === 'server') lease.release();
+        throw err;
+      },
     );
     const c = reply.confirmations[0];
     return { partitionId: c?.partitionId ?? null, baseOffset: c?.baseOffset ?? null };

@@ -15,6 +15,7 @@ import {
   type UserHeader,
   type ValidatedBatch,
 } from '../../protocols/iggy/codec/index.js';
+import type { BufferLease } from '../../log/buffer-pool.js';
 import { IggyProtocolError } from './errors.js';
 
 /** A header value: a plain JS value (string, boolean, number as float64, bigint as int64, Buffer) or a typed one. */
@@ -137,12 +138,19 @@ export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros
   return { input, bytes: 48 + payload.length + userHeaders.length };
 }
 
-/** The batch bytes of a SendMessages request: ids the messages lack are minted into the frames. */
-export function encodeSendBatch(messages: readonly PreparedMessage[], nowMs = Date.now()): Buffer {
+/**
+ * The batch bytes of a SendMessages request: ids the messages lack are minted into the frames.
+ * With a lease, the batch buffer comes from the buffer pool (released by the caller once the
+ * server has answered: it has then read every byte).
+ */
+export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: BufferLease, nowMs = Date.now()): Buffer {
   return encodeBatchBytes(
     messages.map((m) => m.input),
     undefined,
-    (out, at) => writeNewMessageId(out, at, nowMs),
+    {
+      writeId: (out, at) => writeNewMessageId(out, at, nowMs),
+      ...(lease !== undefined ? { alloc: (length: number) => lease.buffer(length) } : {}),
+    },
   );
 }
 

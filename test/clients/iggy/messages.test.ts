@@ -121,7 +121,7 @@ describe('iggy SDK messages', () => {
     const now = 1_750_000_000_777;
     const inputs = [prepareMessage('a'), prepareMessage({ id: 42n, payload: 'b' }), ...Array.from({ length: 2000 }, (_, i) => prepareMessage(`m${i}`))].map((m) => m.input);
     assert.equal(inputs[0]!.id, undefined);
-    const batch = parseBatch(encodeBatchBytes(inputs, undefined, (out, at) => writeNewMessageId(out, at, now)));
+    const batch = parseBatch(encodeBatchBytes(inputs, undefined, { writeId: (out, at) => writeNewMessageId(out, at, now) }));
     assert.ok(!('code' in batch), 'the batch verifies (checksums cover the minted ids)');
     const ids = batch.frames.map((f) => f.id);
     assert.equal(ids[1], 42n);

@@ -502,6 +502,16 @@ export interface MessageInput {
  * Encodes a batch with frame checksums and batch checksum computed, as a chunk list of one
  * buffer (see encodeBatchBytes). Kept for callers that join chunks.
  */
+export interface EncodeBatchOptions {
+  /**
+   * Writes the 16-byte id of a message whose `id` is undefined (the SDK mints time-ordered ids
+   * straight into the frame, without a BigInt per message).
+   */
+  writeId?: (out: Buffer, at: number) => void;
+  /** Allocates the batch buffer (default Buffer.allocUnsafe); the SDK passes a pooled lease. */
+  alloc?: (length: number) => Buffer;
+}
+
 export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer[] {
   return [encodeBatchBytes(messages, stamp)];
 }
@@ -510,11 +520,10 @@ export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStam
  * Encodes a batch into one buffer: header, then per frame: frame header, payload, user headers,
  * with frame checksums (one XXH3-64 over each frame's contiguous bytes 8..end) and the batch
  * checksum computed. partition_id, base_offset and base_timestamp are zero unless `stamp` is
- * given. `writeId` writes the 16-byte id of a message whose `id` is undefined (the SDK mints
- * time-ordered ids straight into the frame, without a BigInt per message). Deltas beyond u32 µs,
- * and a missing id without `writeId`, throw (programmer errors).
+ * given. Deltas beyond u32 µs, and a missing id without `writeId`, throw (programmer errors).
  */
-export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp, writeId?: (out: Buffer, at: number) => void): Buffer {
+export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp, options: EncodeBatchOptions = {}): Buffer {
+  const { writeId, alloc } = options;
   const n = messages.length;
   let origin = n > 0 ? messages[0]!.originTimestamp : 0n;
   let total = batchHeaderBytes;
@@ -523,7 +532,7 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     if (m.originTimestamp < origin) origin = m.originTimestamp;
     total += frameHeaderBytes + m.payload.length + (m.userHeaders?.length ?? 0);
   }
-  const out = Buffer.allocUnsafe(total);
+  const out = alloc !== undefined ? alloc(total) : Buffer.allocUnsafe(total);
   const checksumInput = Buffer.allocUnsafe(44 + 8 * n);
   const bounds = frameBoundsScratch(n);
   let pos = batchHeaderBytes;

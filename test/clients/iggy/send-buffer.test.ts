@@ -1,0 +1,72 @@
+// The SDK's pooled SendMessages buffers: a batch buffer goes back to the buffer pool only once the
+// server has answered (it has then read every byte), and never after a timeout or a lost
+// connection, when the bytes may still be queued on the socket.
+
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
+import { IggyClient, IggyError, IggyTimeoutError } from '../../../src/clients/iggy/index.js';
+import { bufferPoolStats } from '../../../src/log/buffer-pool.js';
+import { FakeIggyServer, type FakeRequest } from './fake-server.js';
+
+let server: FakeIggyServer;
+let client: IggyClient;
+
+before(async () => {
+  server = await FakeIggyServer.start();
+});
+after(async () => {
+  await client?.close();
+  await server.close();
+});
+beforeEach(async () => {
+  await client?.close();
+  server.handler = () => undefined;
+  client = new IggyClient({ addr: server.addr, credentials: { username: 'root', password: 'secret' }, pingIntervalMs: 0, reconnect: false });
+  await client.connect();
+});
+
+/** 100 messages of 1 KiB: a ~105 KB batch, above the pool's 64 KiB floor. */
+const messages = Array.from({ length: 100 }, (_, i) => Buffer.alloc(1024, i));
+const send = (timeoutMs?: number) =>
+  client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages }, timeoutMs !== undefined ? { timeoutMs } : undefined);
+const isSend = (r: FakeRequest) => r.code === CommandCode.sendMessages;
+
+describe('SendMessages batch buffers', () => {
+  test('an answered send returns its buffer to the pool, and the next send reuses it', async () => {
+    const before = bufferPoolStats().freeBytes;
+    await send();
+    const afterFirst = bufferPoolStats();
+    assert.ok(afterFirst.freeBytes >= before + 100 * 1072, `pool grew by the batch (${before} -> ${afterFirst.freeBytes})`);
+    await send();
+    assert.deepEqual(bufferPoolStats(), afterFirst, 'the second send took the pooled buffer and gave it back');
+    const stored = server.partitions.get(0)!;
+    assert.equal(stored.length, 200);
+    assert.deepEqual(stored[150]!.input.payload, messages[50], 'the reused buffer carried the second batch intact');
+  });
+
+  test('a send refused with a server status still returns its buffer (the server read it all)', async () => {
+    let duringSend = -1;
+    server.handler = (r) => {
+      if (!isSend(r)) return undefined;
+      duringSend = bufferPoolStats().freeBuffers;
+      return { status: 1009 };
+    };
+    const before = bufferPoolStats().freeBuffers;
+    await assert.rejects(send(), IggyError);
+    assert.equal(duringSend, before - 1, 'the send held a pooled buffer');
+    assert.equal(bufferPoolStats().freeBuffers, before, 'and gave it back');
+  });
+
+  test('a send that times out keeps its buffer out of the pool (it may still be on the socket)', async () => {
+    // Empty the pool first, so any buffer in it afterwards came back from the timed-out send.
+    await send();
+    server.handler = (r) => (isSend(r) ? { hold: true } : undefined);
+    const pooled = bufferPoolStats();
+    const pending = send(50);
+    // The send took the one pooled buffer.
+    assert.equal(bufferPoolStats().freeBuffers, pooled.freeBuffers - 1);
+    await assert.rejects(pending, IggyTimeoutError);
+    assert.equal(bufferPoolStats().freeBuffers, pooled.freeBuffers - 1, 'not returned after the timeout');
+  });
+});
