@@ -402,6 +402,7 @@ export class FileLog implements PartitionLog {
         this.dirty = false;
       } else {
         this.dirty = true;
+        segment.startWriteback();
       }
     } catch (error) {
       // The kernel may have dropped the dirty pages of those earlier appends, and a later fsync

@@ -5,6 +5,7 @@
 
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
+import { startWriteback } from '../native/index.js';
 
 export type OpenMode =
   /** Read only. */
@@ -27,6 +28,12 @@ export interface LogFileSystem {
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
   fsync(fd: number): Promise<void>;
   fdatasync(fd: number): Promise<void>;
+  /**
+   * Starts writeback of the dirty pages in [position, position + length) without waiting
+   * (sync_file_range SYNC_FILE_RANGE_WRITE through the native addon; a no-op without it). A hint
+   * that makes nothing durable; never throws.
+   */
+  startWriteback(fd: number, position: number, length: number): void;
   ftruncate(fd: number, length: number): Promise<void>;
   fstat(fd: number): Promise<{ size: number }>;
   close(fd: number): Promise<void>;
@@ -125,6 +132,7 @@ export const nodeFileSystem: LogFileSystem = {
     new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, settle(resolve, reject))),
   fsync: (fd) => new Promise((resolve, reject) => fs.fsync(fd, done(resolve, reject))),
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, done(resolve, reject))),
+  startWriteback: (fd, position, length) => void startWriteback(fd, position, length),
   ftruncate: (fd, length) => new Promise((resolve, reject) => fs.ftruncate(fd, length, done(resolve, reject))),
   fstat: (fd) => new Promise((resolve, reject) => fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve({ size: stats.size })))),
   close: (fd) => new Promise((resolve, reject) => fs.close(fd, done(resolve, reject))),
@@ -167,6 +175,7 @@ export class FaultyFileSystem implements LogFileSystem {
   writevCalls = 0;
   writevSyncCalls = 0;
   fsyncCalls = 0;
+  writebackCalls = 0;
 
   constructor(private readonly inner: LogFileSystem = nodeFileSystem) {}
 
@@ -258,6 +267,12 @@ export class FaultyFileSystem implements LogFileSystem {
   async fdatasync(fd: number): Promise<void> {
     this.beginSync();
     return this.inner.fdatasync(fd);
+  }
+
+  startWriteback(fd: number, position: number, length: number): void {
+    if (this.crashed) return;
+    this.writebackCalls++;
+    this.inner.startWriteback(fd, position, length);
   }
 
   async ftruncate(fd: number, length: number): Promise<void> {

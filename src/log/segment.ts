@@ -17,6 +17,8 @@ import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
 const baseDigits = 20;
 /** Index bytes held in memory before they are written out (bounds memory and rebuild work). */
 const indexFlushBytes = 64 * 1024;
+/** Unsynced bytes after which startWriteback asks the kernel to start writing them out. */
+export const writebackBytes = 8 * 1024 * 1024;
 
 export function segmentStem(baseOffset: number): string {
   return String(baseOffset).padStart(baseDigits, '0');
@@ -71,6 +73,8 @@ export interface RecoveryReport {
 export class Segment {
   /** Bytes of whole, accepted envelopes: the write position of the next batch. */
   size = 0;
+  /** Where the next startWriteback range begins (see startWriteback). */
+  private writebackFrom = 0;
   /** One past the last offset of the last batch (the base offset while empty). */
   nextOffset: number;
   maxTimestamp: number | null = null;
@@ -385,6 +389,20 @@ export class Segment {
       await this.fsys.ftruncate(this.timeIndexFd, this.timeIndex.fileBytes);
       this.timeIndexFileCount = this.timeIndex.entryCount;
     }
+  }
+
+  /**
+   * Starts writeback of what was written since the last call once that reaches `writebackBytes`
+   * (FileLog calls it after each unsynced 'interval' round): the dirty data a periodic fsync, or
+   * ext4's journal commit, must flush then stays a few MiB instead of up to a second of writes.
+   * Measured at ~700 MB/s of Iggy ingest: without it, appends stalled 0.2-0.3 s once a second.
+   */
+  startWriteback(): void {
+    if (this.writebackFrom > this.size) this.writebackFrom = this.size;
+    const pending = this.size - this.writebackFrom;
+    if (pending < writebackBytes) return;
+    this.fsys.startWriteback(this.logFd, this.writebackFrom, pending);
+    this.writebackFrom = this.size;
   }
 
   /** Makes the segment's data durable (fdatasync: appends need the size, not the mtime). */

@@ -1,4 +1,4 @@
-// The checksums on Quartet's hot paths, from the native addon (native/quartet_native.cc, built by
+// The checksums on Quartet's hot paths (and one file-writeback hint), from the native addon (native/quartet_native.cc, built by
 // `npm install`) when it loaded, else from @node-rs/crc32 and @node-rs/xxhash. Both compute the
 // same values (test/native/checksums.test.ts checks every length class against the npm
 // packages); the addon is faster where it counts:
@@ -21,6 +21,7 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array, initial: number, portable: boolean): number;
   xxh3(bytes: Uint8Array, portable: boolean): bigint;
   xxh3Frames(bytes: Uint8Array, bounds: Uint32Array, count: number, write: boolean, portable: boolean): number;
+  startWriteback(fd: number, offset: number, length: number): number;
   sse42: boolean;
   avx2: boolean;
 }
@@ -114,3 +115,14 @@ const active: ChecksumImplementation = addonChecksums() ?? fallbackChecksums;
 export const crc32c: ChecksumImplementation['crc32c'] = active.crc32c;
 export const xxh3: ChecksumImplementation['xxh3'] = active.xxh3;
 export const xxh3Frames: ChecksumImplementation['xxh3Frames'] = active.xxh3Frames;
+
+/**
+ * Starts writeback of a file range's dirty pages without waiting for it (Linux sync_file_range
+ * with SYNC_FILE_RANGE_WRITE). Returns 0, or an errno (ENOSYS: no addon, or not Linux). Makes
+ * nothing durable: the log uses it only to keep the dirty data behind its periodic fsync small.
+ */
+export function startWriteback(fd: number, offset: number, length: number): number {
+  return addon !== null ? addon.startWriteback(fd, offset, length) : enosys;
+}
+
+const enosys = 38;

@@ -5,7 +5,8 @@ import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
-import { FaultyFileSystem, fsError, type OpenMode } from '../../src/log/fs.js';
+import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
+import { writebackBytes } from '../../src/log/segment.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
@@ -211,6 +212,29 @@ describe('FileLog files and recovery', () => {
     assert.ok(fs.fsyncCalls > before, 'the timer fsynced');
     await log.close();
   });
+
+  for (const fsyncPolicy of ['interval', 'always'] as const) {
+    it(`${fsyncPolicy === 'interval' ? 'starts' : 'does not start'} writeback every ${writebackBytes / 2 ** 20} MiB of unsynced writes under ${fsyncPolicy}`, async () => {
+      const ranges: Array<[number, number]> = [];
+      const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: (_fd, position, length) => void ranges.push([position, length]) });
+      const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy, fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 }), { fs });
+      const big = encodeNeutralBatch([{ key: null, value: 'x'.repeat(2 ** 20) }], { timestamp: 1 });
+      for (let i = 0; i < 20; i++) await log.append(big);
+      if (fsyncPolicy === 'always') {
+        assert.deepEqual(ranges, [], 'every round is fsynced: nothing to start');
+      } else {
+        assert.equal(ranges.length, 2, '20 MiB written: two 8 MiB hints');
+        assert.equal(fs.writebackCalls, 2);
+        let next = 0;
+        for (const [position, length] of ranges) {
+          assert.equal(position, next, 'ranges follow each other from the segment start');
+          assert.ok(length >= writebackBytes);
+          next = position + length;
+        }
+      }
+      await log.close();
+    });
+  }
 
   it('under interval, appends go on while the timer fsync runs', async () => {
     const fs = new HeldFileSystem();

@@ -5,8 +5,11 @@ import { crc32c as referenceCrc32c } from '@node-rs/crc32';
 import { xxh3 as referenceXxh3 } from '@node-rs/xxhash';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, xxh3, type ChecksumImplementation } from '../../src/native/index.js';
+import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, startWriteback, xxh3, type ChecksumImplementation } from '../../src/native/index.js';
 
 const implementations: [string, ChecksumImplementation | null][] = [
   ['addon (hardware paths)', addonChecksums(false)],
@@ -30,6 +33,22 @@ describe('native checksum addon', () => {
     assert.throws(() => addon.xxh3(null as unknown as Uint8Array), TypeError);
     assert.throws(() => addon.xxh3Frames(Buffer.alloc(16), [0, 16] as unknown as Uint32Array, 1, false), TypeError);
     assert.throws(() => addon.xxh3Frames(Buffer.alloc(16), new Int32Array(2) as unknown as Uint32Array, 1, false), TypeError);
+  });
+
+  it('startWriteback starts writeback of a real file range and reports errno for a bad fd', { skip: nativeStatus.loaded ? false : notBuilt }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quartet-wb-'));
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      writeSync(fd, Buffer.alloc(1 << 20, 1));
+      assert.equal(startWriteback(fd, 0, 1 << 20), 0);
+      assert.equal(startWriteback(fd, 4096, 0), 0, 'length 0: to the end of the file');
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(startWriteback(fd, 0, 1), 9, 'EBADF once closed');
+    assert.throws(() => startWriteback(-1, 0, 1), TypeError);
+    assert.throws(() => startWriteback(3, -1, 1), TypeError);
   });
 
   it('the exported functions are the addon when it loaded', () => {
