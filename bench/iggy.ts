@@ -37,7 +37,7 @@ import { performance } from 'node:perf_hooks';
 import { BufferLease } from '../src/log/buffer-pool.js';
 import { xxh3Frames } from '../src/native/index.js';
 import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
-import { decodePolledRecords, encodeSendBatch, writeNewMessageId } from '../src/clients/iggy/messages.js';
+import { decodePolledRecords, encodeSendBatch } from '../src/clients/iggy/messages.js';
 import { encodeBatchBytes } from '../src/protocols/iggy/codec/message-batch.js';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
 
@@ -437,7 +437,7 @@ function sdkCpu(): SdkCpu {
     );
     lease.release();
   });
-  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now }, { writeId: writeNewMessageId });
+  const stored = encodeBatchBytes(payloads.map((m) => prepareMessage(m, now).input), { partitionId: 0n, baseOffset: 0n, baseTimestamp: now });
   // As IggyClient.pollMessages: verify and decode the batch records of a reply.
   const decode = cpuMsPerCall(runs, () => decodePolledRecords(0, [stored]));
   // The protocol's floor: one XXH3-64 per message over its bytes (all in one xxh3Frames call, the

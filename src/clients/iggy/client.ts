@@ -760,8 +760,9 @@ export class IggyClient extends EventEmitter {
     request: { streamId: Id; topicId: Id; partitioning?: PartitioningInput; messages: ReadonlyArray<SendMessage | Buffer | string> },
     options?: RequestOptions,
   ): Promise<SendResult> {
-    const now = BigInt(Date.now()) * 1000n;
-    const prepared = request.messages.map((m) => prepareMessage(m, now));
+    const nowMs = Date.now();
+    const now = BigInt(nowMs) * 1000n;
+    const prepared = request.messages.map((m) => prepareMessage(m, now, nowMs));
     return this.sendPrepared(request.streamId, request.topicId, toPartitioning(request.partitioning ?? 'balanced'), prepared, options);
   }
 

@@ -76,6 +76,23 @@ export function writeNewMessageId(out: Buffer, at: number, nowMs = Date.now()): 
   out.writeUInt32LE(Math.floor(ms / 0x1_0000), at + 12);
 }
 
+// Minted ids of prepared messages live in 16 KiB slabs (1,024 ids each); a slab is freed once no
+// prepared message refers to it.
+const idSlabBytes = 16 * 1024;
+let idSlab = Buffer.alloc(0);
+let idSlabAt = 0;
+
+/** The offset of a free 16-byte slot in idSlab (which may be a fresh slab). */
+function takeIdSlot(): number {
+  if (idSlabAt + 16 > idSlab.length) {
+    idSlab = Buffer.allocUnsafeSlow(idSlabBytes);
+    idSlabAt = 0;
+  }
+  const at = idSlabAt;
+  idSlabAt += 16;
+  return at;
+}
+
 // Random bits for ids come from a pool refilled 1,024 ids at a time (one randomBytes call per
 // ~1,000 messages instead of one per message).
 const idPoolBytes = 16 * 1024;
@@ -128,29 +145,37 @@ export interface PreparedMessage {
   bytes: number;
 }
 
-export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros()): PreparedMessage {
+export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros(), nowMs = Date.now()): PreparedMessage {
   const msg: SendMessage = typeof m === 'string' || Buffer.isBuffer(m) ? { payload: m } : m;
   const payload = typeof msg.payload === 'string' ? Buffer.from(msg.payload, 'utf8') : Buffer.isBuffer(msg.payload) ? msg.payload : Buffer.from(msg.payload);
   const userHeaders = encodeUserHeaders(toUserHeaders(msg.headers));
-  // No id: encodeBatchBytes mints one into the frame (writeNewMessageId).
-  const input: MessageInput = { originTimestamp: msg.timestampMicros ?? now, payload, userHeaders };
-  if (msg.id !== undefined) input.id = msg.id;
+  // Without an id, one is minted here, once, so a retried send carries the same ids: 16 bytes
+  // in a shared slab instead of a BigInt per message. (One object shape either way.)
+  let idAt = 0;
+  if (msg.id === undefined) {
+    idAt = takeIdSlot();
+    writeNewMessageId(idSlab, idAt, nowMs);
+  }
+  const input: MessageInput = {
+    id: msg.id,
+    idBytes: msg.id === undefined ? idSlab : undefined,
+    idAt,
+    originTimestamp: msg.timestampMicros ?? now,
+    payload,
+    userHeaders,
+  };
   return { input, bytes: 48 + payload.length + userHeaders.length };
 }
 
 /**
- * The batch bytes of a SendMessages request: ids the messages lack are minted into the frames.
- * With a lease, the batch buffer comes from the buffer pool (released by the caller once the
- * server has answered: it has then read every byte).
+ * The batch bytes of a SendMessages request. With a lease, the batch buffer comes from the buffer
+ * pool (released by the caller once the server has answered: it has then read every byte).
  */
-export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: BufferLease, nowMs = Date.now()): Buffer {
+export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: BufferLease): Buffer {
   return encodeBatchBytes(
     messages.map((m) => m.input),
     undefined,
-    {
-      writeId: (out, at) => writeNewMessageId(out, at, nowMs),
-      ...(lease !== undefined ? { alloc: (length: number) => lease.buffer(length) } : {}),
-    },
+    lease !== undefined ? { alloc: (length: number) => lease.buffer(length) } : {},
   );
 }
 

@@ -15,7 +15,7 @@
 import { IggyErrorCode } from '../../protocols/iggy/codec/index.js';
 import type { Id, IggyClient } from './client.js';
 import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
-import { nowMicros, prepareMessage, type PreparedMessage, type SendMessage } from './messages.js';
+import { prepareMessage, type PreparedMessage, type SendMessage } from './messages.js';
 import { RoundRobin, partitionForKey } from './partitioning.js';
 
 export interface IggyProducerOptions {
@@ -116,8 +116,9 @@ export class IggyProducer {
     if (this.closed) throw new IggyClosedError('the producer is closed');
     const list = Array.isArray(messages) ? (messages as ReadonlyArray<SendMessage | Buffer | string>) : [messages as SendMessage | Buffer | string];
     if (list.length === 0) throw new RangeError('send needs at least one message');
-    const now = nowMicros();
-    const prepared = list.map((m) => prepareMessage(m, now));
+    const nowMs = Date.now();
+    const now = BigInt(nowMs) * 1000n;
+    const prepared = list.map((m) => prepareMessage(m, now, nowMs));
     const bytes = prepared.reduce((n, m) => n + m.bytes, 0);
     let receipt!: Promise<SendReceipt>;
     // flush() waits for sends still choosing a partition or waiting for room.

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
-import { decodePolledRecords, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage } from '../../../src/clients/iggy/messages.js';
+import { decodePolledRecords, encodeSendBatch, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage } from '../../../src/clients/iggy/messages.js';
 import { parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 
 /** decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame. */
@@ -117,22 +117,26 @@ describe('iggy SDK messages', () => {
     assert.throws(() => newMessageId(-1), RangeError);
   });
 
-  it('mints ids straight into the frames of a batch when messages have none, and keeps given ids', () => {
-    const now = 1_750_000_000_777;
-    const inputs = [prepareMessage('a'), prepareMessage({ id: 42n, payload: 'b' }), ...Array.from({ length: 2000 }, (_, i) => prepareMessage(`m${i}`))].map((m) => m.input);
-    assert.equal(inputs[0]!.id, undefined);
-    const batch = parseBatch(encodeBatchBytes(inputs, undefined, { writeId: (out, at) => writeNewMessageId(out, at, now) }));
-    assert.ok(!('code' in batch), 'the batch verifies (checksums cover the minted ids)');
-    const ids = batch.frames.map((f) => f.id);
+  it('mints ids once, at prepare time: a batch encoded twice (a retry) carries the same ids; given ids are kept', () => {
+    const before = Date.now();
+    const prepared = [prepareMessage('a'), prepareMessage({ id: 42n, payload: 'b' }), ...Array.from({ length: 2000 }, (_, i) => prepareMessage(`m${i}`))];
+    const after = Date.now();
+    assert.equal(prepared[0]!.input.id, undefined, 'no BigInt per message');
+    const first = parseBatch(encodeSendBatch(prepared));
+    const retry = parseBatch(encodeSendBatch(prepared));
+    assert.ok(!('code' in first) && !('code' in retry), 'the batches verify (checksums cover the ids)');
+    const ids = first.frames.map((f) => f.id);
+    assert.deepEqual(retry.frames.map((f) => f.id), ids, 'a retry sends the same ids');
     assert.equal(ids[1], 42n);
     const minted = ids.filter((_, i) => i !== 1);
     for (const id of minted) {
-      assert.equal(id >> 80n, BigInt(now));
+      const ms = Number(id >> 80n);
+      assert.ok(ms >= before && ms <= after, 'time-ordered: the prepare time in ms');
       assert.equal((id >> 76n) & 0xfn, 7n);
       assert.equal((id >> 62n) & 0x3n, 2n);
     }
     assert.equal(new Set(minted).size, minted.length);
-    assert.throws(() => encodeBatchBytes(inputs), TypeError, 'no id and no writeId');
+    assert.throws(() => encodeBatchBytes([{ originTimestamp: 0n, payload: Buffer.from('x') }]), TypeError, 'no id at all');
     assert.throws(() => writeNewMessageId(Buffer.alloc(16), 0, 2 ** 48), RangeError);
   });
 });

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyProducer, partitionForKey, RoundRobin } from '../../../src/clients/iggy/index.js';
 import { FakeIggyServer, type FakeRequest } from './fake-server.js';
 
@@ -131,6 +131,16 @@ describe('batching', () => {
     const r = await p.send(['a', 'b'], { partitionId: 0 });
     assert.equal(r.firstOffset, 0n);
     assert.equal(server.partitions.get(0)!.length, 2);
+    // The retry carries the ids of the first attempt (a server or consumer can dedupe by id).
+    const attempts = server.requests
+      .filter((q) => q.code === CommandCode.sendMessages)
+      .map((q) => {
+        const batch = parseBatch((q.decoded as unknown as { request: { batch: Buffer } }).request.batch);
+        assert.ok(!('code' in batch));
+        return batch.frames.map((f) => f.id);
+      });
+    assert.equal(attempts.length, 2);
+    assert.deepEqual(attempts[1], attempts[0]);
   });
 
   test('a non-retriable error rejects the send', async () => {

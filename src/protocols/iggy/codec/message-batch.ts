@@ -487,8 +487,11 @@ function layoutFrameStarts(bytes: Buffer): number[] | null {
 // Building batches (the SDK's SendMessages, and transcoding into the Iggy format)
 
 export interface MessageInput {
-  /** u128 message id; undefined: encodeBatchBytes writes one with its `writeId`. */
+  /** u128 message id; when undefined, the 16 bytes at idBytes[idAt] (u128 LE) are the id. */
   id?: bigint;
+  /** The id as 16 bytes (u128 LE) in a shared buffer (the SDK mints ids without a BigInt). */
+  idBytes?: Buffer;
+  idAt?: number;
   /** Producer timestamp (µs). */
   originTimestamp: bigint;
   payload: Buffer;
@@ -503,11 +506,6 @@ export interface MessageInput {
  * buffer (see encodeBatchBytes). Kept for callers that join chunks.
  */
 export interface EncodeBatchOptions {
-  /**
-   * Writes the 16-byte id of a message whose `id` is undefined (the SDK mints time-ordered ids
-   * straight into the frame, without a BigInt per message).
-   */
-  writeId?: (out: Buffer, at: number) => void;
   /** Allocates the batch buffer (default Buffer.allocUnsafe); the SDK passes a pooled lease. */
   alloc?: (length: number) => Buffer;
 }
@@ -520,10 +518,10 @@ export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStam
  * Encodes a batch into one buffer: header, then per frame: frame header, payload, user headers,
  * with frame checksums (one XXH3-64 over each frame's contiguous bytes 8..end) and the batch
  * checksum computed. partition_id, base_offset and base_timestamp are zero unless `stamp` is
- * given. Deltas beyond u32 µs, and a missing id without `writeId`, throw (programmer errors).
+ * given. Deltas beyond u32 µs, and a message without an id, throw (programmer errors).
  */
 export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp, options: EncodeBatchOptions = {}): Buffer {
-  const { writeId, alloc } = options;
+  const { alloc } = options;
   const n = messages.length;
   let origin = n > 0 ? messages[0]!.originTimestamp : 0n;
   let total = batchHeaderBytes;
@@ -547,8 +545,8 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     const payloadLength = m.payload.length;
     const userHeadersLength = m.userHeaders?.length ?? 0;
     if (m.id !== undefined) writeU128(out, m.id, pos + 8);
-    else if (writeId !== undefined) writeId(out, pos + 8);
-    else throw new TypeError(`message ${i} has no id and no writeId was given`);
+    else if (m.idBytes !== undefined) copy16(m.idBytes, m.idAt ?? 0, out, pos + 8);
+    else throw new TypeError(`message ${i} has neither id nor idBytes`);
     out.writeUInt32LE(m.offsetDelta ?? i, pos + 24);
     out.writeUInt32LE(delta, pos + 28);
     out.writeUInt32LE(userHeadersLength, pos + 32);
@@ -580,6 +578,11 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
 }
 
 const timestampDeltaMicrosMaxBig = BigInt(timestampDeltaMicrosMax);
+
+function copy16(from: Buffer, at: number, to: Buffer, toAt: number): void {
+  copy8(from, at, to, toAt);
+  copy8(from, at + 8, to, toAt + 8);
+}
 
 /** Copies 8 bytes (cheaper than Buffer#copy or a BigInt round trip for one u64). */
 function copy8(from: Buffer, at: number, to: Buffer, toAt: number): void {
