@@ -383,7 +383,7 @@ export class FileLog implements PartitionLog {
     }
     let waiters: Waiter[] = [];
     // Acknowledged appends of earlier rounds not yet synced ('interval'): a failed fsync covers them too.
-    const unsyncedBefore = this.dirty;
+    const unsyncedBefore = this.dirty || this.backgroundSync !== null;
     let syncing = false;
     try {
       const syncNow = this.config.fsyncPolicy === 'always' || this.syncWaiters.length > 0;
@@ -398,6 +398,9 @@ export class FileLog implements PartitionLog {
       if (syncNow) {
         waiters = this.syncWaiters.splice(0);
         syncing = true;
+        // As in syncRound: a timer fsync in flight reports first; if it failed, so does this round.
+        await this.backgroundSync;
+        if (this.readOnlyCause !== null) throw this.readOnlyCause;
         await segment.sync();
         this.dirty = false;
       } else {
@@ -502,6 +505,9 @@ export class FileLog implements PartitionLog {
 
   private async syncRound(): Promise<void> {
     const waiters = this.syncWaiters.splice(0);
+    // A timer fsync in flight covers data these waiters need: its outcome comes first (two
+    // concurrent fsyncs of one file can report a writeback error to only one of them).
+    await this.backgroundSync;
     if (this.readOnlyCause !== null) {
       const failure = storageError('the log is read-only after a storage failure', this.readOnlyCause);
       for (const waiter of waiters) waiter.reject(failure);
@@ -565,6 +571,8 @@ export class FileLog implements PartitionLog {
    * round, it made the round after each tick wait for an fsync of up to a second of writes:
    * stalls of 0.2-0.3 s at ~700 MB/s.) The segment is pinned, so neither a roll nor close can
    * close its file meanwhile. A failure turns the log read-only, as any failed fsync does.
+   * `dirty` is cleared when it starts; whatever waits for durability (flush, a round that syncs
+   * for a flush, close) awaits it first.
    */
   private syncInBackground(): void {
     if (!this.dirty || this.closed || this.readOnlyCause !== null || this.backgroundSync !== null) return;

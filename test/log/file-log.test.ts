@@ -252,6 +252,30 @@ describe('FileLog files and recovery', () => {
     await log.close();
   });
 
+  for (const outcome of ['succeeds', 'fails'] as const) {
+    it(`under interval, flush() waits for a timer fsync in flight and ${outcome === 'succeeds' ? 'resolves after it' : 'rejects when it fails'}`, async () => {
+      const fs = new HeldFileSystem();
+      const held = fs.holdNextSync();
+      const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs });
+      await log.append(batch('a'));
+      await reachedWithin(held.reached, 5_000);
+      let settled = false;
+      const flushed = log.flush().finally(() => (settled = true));
+      // The flush must not report durability while the fsync that covers 'a' is still out.
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(settled, false, 'flush settled before the timer fsync finished');
+      if (outcome === 'succeeds') {
+        held.open();
+        await flushed;
+      } else {
+        held.fail();
+        await rejectsWith(flushed, 'storage_error');
+        await rejectsWith(log.append(batch('b')), 'storage_error');
+      }
+      await log.close().catch(() => undefined);
+    });
+  }
+
   it('under interval, a failed timer fsync turns the log read-only; reads still work', async () => {
     const fs = new HeldFileSystem();
     const held = fs.holdNextSync();
