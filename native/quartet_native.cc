@@ -26,6 +26,10 @@
 #include <fcntl.h>
 #endif
 
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "quartet_native assumes a little-endian target (Load64/Load32 and the LE checksum fields)"
+#endif
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define QUARTET_X86 1
@@ -523,6 +527,8 @@ napi_value JsXxh3Frames(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, nullptr, "xxh3Frames: bounds holds fewer than count + 1 entries");
     return nullptr;
   }
+  // Bounds are checked before any write: a frame is validated as it is reached, but a bad bound
+  // must not leave earlier frames half rewritten either, so all are checked first as well.
   for (uint32_t i = 0; i < count; i++) {
     if (bounds[i] + static_cast<size_t>(8) > bounds[i + 1] || bounds[i + 1] > length) {
       napi_throw_range_error(env, nullptr, "xxh3Frames: a frame is shorter than 8 bytes or outside bytes");
@@ -531,8 +537,15 @@ napi_value JsXxh3Frames(napi_env env, napi_callback_info info) {
   }
   int64_t mismatch = -1;
   for (uint32_t i = 0; i < count; i++) {
-    uint8_t* frame = data + bounds[i];
-    const uint64_t hash = Xxh3(frame + 8, bounds[i + 1] - bounds[i] - 8, portable);
+    // Read each bound once (bounds may share memory with bytes) and re-check it before use.
+    const size_t start = bounds[i];
+    const size_t end = bounds[i + 1];
+    if (start + 8 > end || end > length) {
+      napi_throw_range_error(env, nullptr, "xxh3Frames: bounds changed while hashing");
+      return nullptr;
+    }
+    uint8_t* frame = data + start;
+    const uint64_t hash = Xxh3(frame + 8, end - start - 8, portable);
     if (write) {
       std::memcpy(frame, &hash, 8);
     } else if (Load64(frame) != hash) {
@@ -562,32 +575,71 @@ napi_value JsXxh3(napi_env env, napi_callback_info info) {
   return result;
 }
 
-// startWriteback(fd: number, offset: number, length: number): number
+// startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): void
 //
-// Asks the kernel to start writing back the dirty pages of a file range, without waiting
-// (sync_file_range with SYNC_FILE_RANGE_WRITE): the log calls it every few MiB under the
-// 'interval' policy so that the dirty data a periodic fsync (and ext4's journal commit) must flush
-// stays small. Returns 0, or the errno (ENOSYS off Linux). It makes nothing durable.
-napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+// Asks the kernel to start writing back the dirty pages of a file range (sync_file_range with
+// SYNC_FILE_RANGE_WRITE) on libuv's thread pool: the call can block while the device queue is
+// full, so it stays off the event loop. `done` gets 0 or the errno (ENOSYS off Linux). The log
+// calls it every few MiB under the 'interval' policy so that the dirty data a periodic fsync (and
+// ext4's journal commit) must flush stays small. It makes nothing durable. The caller keeps `fd`
+// open until `done` runs.
+struct WritebackWork {
+  napi_async_work work = nullptr;
+  napi_ref done = nullptr;
   int32_t fd = -1;
   int64_t offset = 0;
   int64_t length = 0;
-  if (argc < 3 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int64(env, argv[1], &offset) != napi_ok ||
-      napi_get_value_int64(env, argv[2], &length) != napi_ok || fd < 0 || offset < 0 || length < 0) {
-    napi_throw_type_error(env, nullptr, "startWriteback: expected (fd, offset, length), non-negative integers");
+  int rc = 0;
+};
+
+void ExecuteWriteback(napi_env, void* data) {
+  auto* w = static_cast<WritebackWork*>(data);
+#if defined(__linux__)
+  w->rc = sync_file_range(w->fd, w->offset, w->length, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+#else
+  w->rc = ENOSYS;
+#endif
+}
+
+void CompleteWriteback(napi_env env, napi_status status, void* data) {
+  auto* w = static_cast<WritebackWork*>(data);
+  napi_value done;
+  napi_value global;
+  napi_value arg;
+  if (napi_get_reference_value(env, w->done, &done) == napi_ok && napi_get_global(env, &global) == napi_ok &&
+      napi_create_int32(env, status == napi_ok ? w->rc : ECANCELED, &arg) == napi_ok) {
+    napi_call_function(env, global, done, 1, &arg, nullptr);
+  }
+  napi_delete_reference(env, w->done);
+  napi_delete_async_work(env, w->work);
+  delete w;
+}
+
+napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  auto* w = new WritebackWork();
+  napi_valuetype done_type = napi_undefined;
+  if (argc < 4 || napi_get_value_int32(env, argv[0], &w->fd) != napi_ok || napi_get_value_int64(env, argv[1], &w->offset) != napi_ok ||
+      napi_get_value_int64(env, argv[2], &w->length) != napi_ok || napi_typeof(env, argv[3], &done_type) != napi_ok ||
+      done_type != napi_function || w->fd < 0 || w->offset < 0 || w->length < 0) {
+    delete w;
+    napi_throw_type_error(env, nullptr, "startWriteback: expected (fd, offset, length, done), non-negative integers and a function");
     return nullptr;
   }
-#if defined(__linux__)
-  const int rc = sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
-#else
-  const int rc = ENOSYS;
-#endif
-  napi_value result;
-  napi_create_int32(env, rc, &result);
-  return result;
+  napi_value name;
+  napi_create_string_utf8(env, "quartet.startWriteback", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_reference(env, argv[3], 1, &w->done) != napi_ok ||
+      napi_create_async_work(env, nullptr, name, ExecuteWriteback, CompleteWriteback, w, &w->work) != napi_ok ||
+      napi_queue_async_work(env, w->work) != napi_ok) {
+    if (w->work != nullptr) napi_delete_async_work(env, w->work);
+    if (w->done != nullptr) napi_delete_reference(env, w->done);
+    delete w;
+    napi_throw_error(env, nullptr, "startWriteback: could not queue the work");
+    return nullptr;
+  }
+  return nullptr;
 }
 
 napi_value Init(napi_env env, napi_value exports) {

@@ -29,11 +29,12 @@ export interface LogFileSystem {
   fsync(fd: number): Promise<void>;
   fdatasync(fd: number): Promise<void>;
   /**
-   * Starts writeback of the dirty pages in [position, position + length) without waiting
-   * (sync_file_range SYNC_FILE_RANGE_WRITE through the native addon; a no-op without it). A hint
-   * that makes nothing durable; never throws.
+   * Starts writeback of the dirty pages in [position, position + length) and resolves once the
+   * kernel has taken the request, not when the disk has the data (sync_file_range
+   * SYNC_FILE_RANGE_WRITE on the thread pool, through the native addon; resolves at once without
+   * it). A hint that makes nothing durable: never rejects. Keep `fd` open until it resolves.
    */
-  startWriteback(fd: number, position: number, length: number): void;
+  startWriteback(fd: number, position: number, length: number): Promise<void>;
   ftruncate(fd: number, length: number): Promise<void>;
   fstat(fd: number): Promise<{ size: number }>;
   close(fd: number): Promise<void>;
@@ -132,7 +133,14 @@ export const nodeFileSystem: LogFileSystem = {
     new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, settle(resolve, reject))),
   fsync: (fd) => new Promise((resolve, reject) => fs.fsync(fd, done(resolve, reject))),
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, done(resolve, reject))),
-  startWriteback: (fd, position, length) => void startWriteback(fd, position, length),
+  startWriteback: (fd, position, length) =>
+    new Promise((resolve) => {
+      try {
+        if (!startWriteback(fd, position, length, () => resolve())) resolve();
+      } catch {
+        resolve();
+      }
+    }),
   ftruncate: (fd, length) => new Promise((resolve, reject) => fs.ftruncate(fd, length, done(resolve, reject))),
   fstat: (fd) => new Promise((resolve, reject) => fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve({ size: stats.size })))),
   close: (fd) => new Promise((resolve, reject) => fs.close(fd, done(resolve, reject))),
@@ -269,10 +277,10 @@ export class FaultyFileSystem implements LogFileSystem {
     return this.inner.fdatasync(fd);
   }
 
-  startWriteback(fd: number, position: number, length: number): void {
+  async startWriteback(fd: number, position: number, length: number): Promise<void> {
     if (this.crashed) return;
     this.writebackCalls++;
-    this.inner.startWriteback(fd, position, length);
+    return this.inner.startWriteback(fd, position, length);
   }
 
   async ftruncate(fd: number, length: number): Promise<void> {

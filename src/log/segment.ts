@@ -75,6 +75,7 @@ export class Segment {
   size = 0;
   /** Where the next startWriteback range begins (see startWriteback). */
   private writebackFrom = 0;
+  private writebackInFlight = false;
   /** One past the last offset of the last batch (the base offset while empty). */
   nextOffset: number;
   maxTimestamp: number | null = null;
@@ -400,8 +401,18 @@ export class Segment {
   startWriteback(): void {
     if (this.writebackFrom > this.size) this.writebackFrom = this.size;
     const pending = this.size - this.writebackFrom;
-    if (pending < writebackBytes) return;
-    this.fsys.startWriteback(this.logFd, this.writebackFrom, pending);
+    // One request at a time; the next one covers whatever was written meanwhile.
+    if (pending < writebackBytes || this.writebackInFlight) return;
+    this.writebackInFlight = true;
+    // Pinned: the file stays open until the kernel has taken the request.
+    this.acquire();
+    void this.fsys
+      .startWriteback(this.logFd, this.writebackFrom, pending)
+      .finally(() => {
+        this.writebackInFlight = false;
+        return this.release();
+      })
+      .catch(() => undefined);
     this.writebackFrom = this.size;
   }
 

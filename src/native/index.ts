@@ -21,7 +21,7 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array, initial: number, portable: boolean): number;
   xxh3(bytes: Uint8Array, portable: boolean): bigint;
   xxh3Frames(bytes: Uint8Array, bounds: Uint32Array, count: number, write: boolean, portable: boolean): number;
-  startWriteback(fd: number, offset: number, length: number): number;
+  startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   sse42: boolean;
   avx2: boolean;
 }
@@ -52,11 +52,17 @@ export interface NativeStatus {
 
 const addonPath = fileURLToPath(new URL('../../build/Release/quartet_native.node', import.meta.url));
 
+const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWriteback'] as const;
+
 function loadAddon(): { addon: NativeAddon | null; reason?: string } {
   if (process.env['QUARTET_NATIVE'] === '0') return { addon: null, reason: 'QUARTET_NATIVE=0' };
   if (!existsSync(addonPath)) return { addon: null, reason: 'not built (npm install builds it with node-gyp)' };
   try {
-    return { addon: createRequire(import.meta.url)(addonPath) as NativeAddon };
+    const addon = createRequire(import.meta.url)(addonPath) as Partial<NativeAddon>;
+    const missing = addonFunctions.filter((name) => typeof addon[name] !== 'function');
+    // A build from an older checkout: use none of it rather than half of it.
+    if (missing.length > 0) return { addon: null, reason: `stale build without ${missing.join(', ')} (run npm install)` };
+    return { addon: addon as NativeAddon };
   } catch (err) {
     return { addon: null, reason: `load failed: ${(err as Error).message}` };
   }
@@ -117,12 +123,13 @@ export const xxh3: ChecksumImplementation['xxh3'] = active.xxh3;
 export const xxh3Frames: ChecksumImplementation['xxh3Frames'] = active.xxh3Frames;
 
 /**
- * Starts writeback of a file range's dirty pages without waiting for it (Linux sync_file_range
- * with SYNC_FILE_RANGE_WRITE). Returns 0, or an errno (ENOSYS: no addon, or not Linux). Makes
- * nothing durable: the log uses it only to keep the dirty data behind its periodic fsync small.
+ * Starts writeback of a file range's dirty pages on the thread pool, without waiting for the disk
+ * (Linux sync_file_range with SYNC_FILE_RANGE_WRITE). `done` gets 0 or an errno; the caller keeps
+ * `fd` open until then. Returns false, and never calls `done`, without the addon. Makes nothing
+ * durable: the log uses it only to keep the dirty data behind its periodic fsync small.
  */
-export function startWriteback(fd: number, offset: number, length: number): number {
-  return addon !== null ? addon.startWriteback(fd, offset, length) : enosys;
+export function startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): boolean {
+  if (addon === null) return false;
+  addon.startWriteback(fd, offset, length, done);
+  return true;
 }
-
-const enosys = 38;

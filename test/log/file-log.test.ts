@@ -216,7 +216,7 @@ describe('FileLog files and recovery', () => {
   for (const fsyncPolicy of ['interval', 'always'] as const) {
     it(`${fsyncPolicy === 'interval' ? 'starts' : 'does not start'} writeback every ${writebackBytes / 2 ** 20} MiB of unsynced writes under ${fsyncPolicy}`, async () => {
       const ranges: Array<[number, number]> = [];
-      const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: (_fd, position, length) => void ranges.push([position, length]) });
+      const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: async (_fd, position, length) => void ranges.push([position, length]) });
       const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy, fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 }), { fs });
       const big = encodeNeutralBatch([{ key: null, value: 'x'.repeat(2 ** 20) }], { timestamp: 1 });
       for (let i = 0; i < 20; i++) await log.append(big);

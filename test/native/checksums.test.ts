@@ -35,20 +35,24 @@ describe('native checksum addon', () => {
     assert.throws(() => addon.xxh3Frames(Buffer.alloc(16), new Int32Array(2) as unknown as Uint32Array, 1, false), TypeError);
   });
 
-  it('startWriteback starts writeback of a real file range and reports errno for a bad fd', { skip: nativeStatus.loaded ? false : notBuilt }, () => {
+  it('startWriteback starts writeback of a file range on the thread pool and reports errno for a bad fd', { skip: nativeStatus.loaded ? false : notBuilt }, async () => {
+    const errnoOf = (fd: number, offset: number, length: number) =>
+      new Promise<number>((resolve) => assert.equal(startWriteback(fd, offset, length, resolve), true));
     const dir = mkdtempSync(join(tmpdir(), 'quartet-wb-'));
     const fd = openSync(join(dir, 'f'), 'w+');
     try {
       writeSync(fd, Buffer.alloc(1 << 20, 1));
-      assert.equal(startWriteback(fd, 0, 1 << 20), 0);
-      assert.equal(startWriteback(fd, 4096, 0), 0, 'length 0: to the end of the file');
+      assert.equal(await errnoOf(fd, 0, 1 << 20), 0);
+      assert.equal(await errnoOf(fd, 4096, 0), 0, 'length 0: to the end of the file');
     } finally {
       closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
     }
-    assert.equal(startWriteback(fd, 0, 1), 9, 'EBADF once closed');
-    assert.throws(() => startWriteback(-1, 0, 1), TypeError);
-    assert.throws(() => startWriteback(3, -1, 1), TypeError);
+    assert.equal(await errnoOf(fd, 0, 1), 9, 'EBADF once closed');
+    const noop = () => undefined;
+    assert.throws(() => startWriteback(-1, 0, 1, noop), TypeError);
+    assert.throws(() => startWriteback(3, -1, 1, noop), TypeError);
+    assert.throws(() => startWriteback(3, 0, 1, 'x' as unknown as () => void), TypeError);
   });
 
   it('the exported functions are the addon when it loaded', () => {
