@@ -405,7 +405,7 @@ export class FileLog implements PartitionLog {
         this.dirty = false;
       } else {
         this.dirty = true;
-        segment.startWriteback();
+        segment.startWriteback(this.clock.now());
       }
     } catch (error) {
       // The kernel may have dropped the dirty pages of those earlier appends, and a later fsync

@@ -6,7 +6,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
-import { writebackBytes } from '../../src/log/segment.js';
+import { writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
@@ -214,23 +214,34 @@ describe('FileLog files and recovery', () => {
   });
 
   for (const fsyncPolicy of ['interval', 'always'] as const) {
-    it(`${fsyncPolicy === 'interval' ? 'starts' : 'does not start'} writeback every ${writebackBytes / 2 ** 20} MiB of unsynced writes under ${fsyncPolicy}`, async () => {
+    it(`${fsyncPolicy === 'interval' ? 'starts' : 'does not start'} writeback of unsynced writes once ${writebackBytes / 2 ** 20} MiB and ${writebackDelayMs} ms old under ${fsyncPolicy}`, async () => {
       const ranges: Array<[number, number]> = [];
       const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: async (_fd, position, length) => void ranges.push([position, length]) });
-      const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy, fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 }), { fs });
+      const clock = new ManualClock();
+      const config = testConfig({ fsyncPolicy, fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 });
+      const log = await openFileLog(freshDir(), config, { fs, clock });
       const big = encodeNeutralBatch([{ key: null, value: 'x'.repeat(2 ** 20) }], { timestamp: 1 });
-      for (let i = 0; i < 20; i++) await log.append(big);
+      // A burst shorter than the delay: no hint however much it writes.
+      for (let i = 0; i < 12; i++) await log.append(big);
+      assert.deepEqual(ranges, [], 'a short burst starts no writeback');
+      clock.advance(writebackDelayMs);
+      await log.append(big);
+      // Younger than the delay again, then old enough but under 8 MiB: no hint either.
+      for (let i = 0; i < 3; i++) await log.append(big);
+      clock.advance(writebackDelayMs);
+      await log.append(big);
       if (fsyncPolicy === 'always') {
         assert.deepEqual(ranges, [], 'every round is fsynced: nothing to start');
       } else {
-        assert.equal(ranges.length, 2, '20 MiB written: two 8 MiB hints');
-        assert.equal(fs.writebackCalls, 2);
-        let next = 0;
-        for (const [position, length] of ranges) {
-          assert.equal(position, next, 'ranges follow each other from the segment start');
-          assert.ok(length >= writebackBytes);
-          next = position + length;
-        }
+        assert.equal(ranges.length, 1, 'one hint: the 13 MiB that were old enough');
+        assert.deepEqual(ranges[0]![0], 0);
+        assert.ok(ranges[0]![1] >= 13 * 2 ** 20 && ranges[0]![1] < 14 * 2 ** 20);
+        assert.equal(fs.writebackCalls, 1);
+        for (let i = 0; i < 8; i++) await log.append(big);
+        clock.advance(writebackDelayMs);
+        await log.append(big);
+        assert.equal(ranges.length, 2);
+        assert.equal(ranges[1]![0], ranges[0]![1], 'the next range starts where the last ended');
       }
       await log.close();
     });
