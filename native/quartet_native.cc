@@ -527,8 +527,9 @@ napi_value JsXxh3Frames(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, nullptr, "xxh3Frames: bounds holds fewer than count + 1 entries");
     return nullptr;
   }
-  // Bounds are checked before any write: a frame is validated as it is reached, but a bad bound
-  // must not leave earlier frames half rewritten either, so all are checked first as well.
+  // All bounds are checked before any frame is written (a bad bound in a well-formed call rewrites
+  // nothing), and each is checked again as it is used: memory safety even if `bounds` shares
+  // memory with `bytes` and a rewrite changes a later bound.
   for (uint32_t i = 0; i < count; i++) {
     if (bounds[i] + static_cast<size_t>(8) > bounds[i + 1] || bounds[i + 1] > length) {
       napi_throw_range_error(env, nullptr, "xxh3Frames: a frame is shorter than 8 bytes or outside bytes");
@@ -575,7 +576,7 @@ napi_value JsXxh3(napi_env env, napi_callback_info info) {
   return result;
 }
 
-// startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): void
+// startWritebackAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void
 //
 // Asks the kernel to start writing back the dirty pages of a file range (sync_file_range with
 // SYNC_FILE_RANGE_WRITE) on libuv's thread pool: the call can block while the device queue is
@@ -625,18 +626,18 @@ napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
       napi_get_value_int64(env, argv[2], &w->length) != napi_ok || napi_typeof(env, argv[3], &done_type) != napi_ok ||
       done_type != napi_function || w->fd < 0 || w->offset < 0 || w->length < 0) {
     delete w;
-    napi_throw_type_error(env, nullptr, "startWriteback: expected (fd, offset, length, done), non-negative integers and a function");
+    napi_throw_type_error(env, nullptr, "startWritebackAsync: expected (fd, offset, length, done), non-negative integers and a function");
     return nullptr;
   }
   napi_value name;
-  napi_create_string_utf8(env, "quartet.startWriteback", NAPI_AUTO_LENGTH, &name);
+  napi_create_string_utf8(env, "quartet.startWritebackAsync", NAPI_AUTO_LENGTH, &name);
   if (napi_create_reference(env, argv[3], 1, &w->done) != napi_ok ||
       napi_create_async_work(env, nullptr, name, ExecuteWriteback, CompleteWriteback, w, &w->work) != napi_ok ||
       napi_queue_async_work(env, w->work) != napi_ok) {
     if (w->work != nullptr) napi_delete_async_work(env, w->work);
     if (w->done != nullptr) napi_delete_reference(env, w->done);
     delete w;
-    napi_throw_error(env, nullptr, "startWriteback: could not queue the work");
+    napi_throw_error(env, nullptr, "startWritebackAsync: could not queue the work");
     return nullptr;
   }
   return nullptr;
@@ -658,8 +659,8 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "xxh3Frames", fn);
   napi_create_function(env, "xxh3", NAPI_AUTO_LENGTH, JsXxh3, nullptr, &fn);
   napi_set_named_property(env, exports, "xxh3", fn);
-  napi_create_function(env, "startWriteback", NAPI_AUTO_LENGTH, JsStartWriteback, nullptr, &fn);
-  napi_set_named_property(env, exports, "startWriteback", fn);
+  napi_create_function(env, "startWritebackAsync", NAPI_AUTO_LENGTH, JsStartWriteback, nullptr, &fn);
+  napi_set_named_property(env, exports, "startWritebackAsync", fn);
   napi_value flag;
   napi_get_boolean(env, use_sse42, &flag);
   napi_set_named_property(env, exports, "sse42", flag);

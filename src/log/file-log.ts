@@ -246,6 +246,8 @@ export class FileLog implements PartitionLog {
   private timer: NodeJS.Timeout | null = null;
   /** The timer's fsync while it runs (syncInBackground). */
   private backgroundSync: Promise<void> | null = null;
+  /** A flush's fsync is running: the timer does not start a second one beside it. */
+  private foregroundSyncing = false;
   private readonly listeners = new Set<(highWatermark: number) => void>();
   private readonly io = new Mutex();
   private readonly maintenance = new Mutex();
@@ -401,8 +403,7 @@ export class FileLog implements PartitionLog {
         // As in syncRound: a timer fsync in flight reports first; if it failed, so does this round.
         await this.backgroundSync;
         if (this.readOnlyCause !== null) throw this.readOnlyCause;
-        await segment.sync();
-        this.dirty = false;
+        await this.foregroundSync(segment);
       } else {
         this.dirty = true;
         segment.startWriteback(this.clock.now());
@@ -515,8 +516,7 @@ export class FileLog implements PartitionLog {
     }
     if (this.dirty) {
       try {
-        await this.active().sync();
-        this.dirty = false;
+        await this.foregroundSync(this.active());
       } catch (error) {
         // Acknowledged bytes may not have reached the disk and the kernel may have dropped them
         // (fsync errors are not retryable): stop accepting writes rather than pretend.
@@ -565,6 +565,21 @@ export class FileLog implements PartitionLog {
   }
 
   /**
+   * The fsync a flush waits for (in a sync round, or at the end of a write round). The timer
+   * starts none beside it: of two concurrent fsyncs of one file, a writeback error may reach only
+   * one, and a flush must not resolve while the timer's fsync gets the error.
+   */
+  private async foregroundSync(segment: Segment): Promise<void> {
+    this.foregroundSyncing = true;
+    try {
+      await segment.sync();
+      this.dirty = false;
+    } finally {
+      this.foregroundSyncing = false;
+    }
+  }
+
+  /**
    * The periodic fsync of the 'interval' policy. It runs beside the write rounds, not between
    * them: an fdatasync of the active segment's file is safe while writes go on, and appends under
    * 'interval' are acknowledged once in the page cache, so none waits for it. (Queued as a sync
@@ -575,7 +590,7 @@ export class FileLog implements PartitionLog {
    * for a flush, close) awaits it first.
    */
   private syncInBackground(): void {
-    if (!this.dirty || this.closed || this.readOnlyCause !== null || this.backgroundSync !== null) return;
+    if (!this.dirty || this.closed || this.readOnlyCause !== null || this.backgroundSync !== null || this.foregroundSyncing) return;
     const segment = this.active();
     // Writes from now on mark the log dirty again for the next tick.
     this.dirty = false;

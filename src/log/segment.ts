@@ -20,6 +20,9 @@ const indexFlushBytes = 64 * 1024;
 /** Unsynced bytes, and their age, after which startWriteback asks the kernel to write them out. */
 export const writebackBytes = 8 * 1024 * 1024;
 export const writebackDelayMs = 250;
+/** Write-back requests in flight in the process at most (each may hold a thread-pool thread). */
+const writebacksInFlightMax = 1;
+let writebacksInFlight = 0;
 
 export function segmentStem(baseOffset: number): string {
   return String(baseOffset).padStart(baseDigits, '0');
@@ -396,7 +399,7 @@ export class Segment {
   }
 
   /**
-   * Starts writeback of what was written since the last request once that is at least
+   * Starts writeback of what was written since the last request or fsync once that is at least
    * `writebackBytes` and its oldest byte `writebackDelayMs` old (FileLog calls it after each
    * unsynced 'interval' round): the dirty data a periodic fsync, or ext4's journal commit, must
    * flush then stays a quarter of a second of writes instead of up to a second. Measured at ~700
@@ -412,15 +415,19 @@ export class Segment {
       return;
     }
     this.writebackPendingSinceMs ??= nowMs;
-    // One request at a time; the next one covers whatever was written meanwhile.
-    if (pending < writebackBytes || nowMs - this.writebackPendingSinceMs < writebackDelayMs || this.writebackInFlight) return;
+    // One request at a time per segment (the next covers whatever was written meanwhile), and
+    // process-wide: a request can block a thread-pool thread while the device queue is full.
+    if (pending < writebackBytes || nowMs - this.writebackPendingSinceMs < writebackDelayMs) return;
+    if (this.writebackInFlight || writebacksInFlight >= writebacksInFlightMax) return;
     this.writebackInFlight = true;
+    writebacksInFlight++;
     // Pinned: the file stays open until the kernel has taken the request.
     this.acquire();
     void this.fsys
       .startWriteback(this.logFd, this.writebackFrom, pending)
       .finally(() => {
         this.writebackInFlight = false;
+        writebacksInFlight--;
         return this.release();
       })
       .catch(() => undefined);
@@ -429,8 +436,14 @@ export class Segment {
   }
 
   /** Makes the segment's data durable (fdatasync: appends need the size, not the mtime). */
-  sync(): Promise<void> {
-    return this.fsys.fdatasync(this.logFd);
+  async sync(): Promise<void> {
+    const size = this.size;
+    await this.fsys.fdatasync(this.logFd);
+    // Synced bytes need no write-back hint.
+    if (size > this.writebackFrom) {
+      this.writebackFrom = size;
+      this.writebackPendingSinceMs = null;
+    }
   }
 
   /**

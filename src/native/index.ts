@@ -21,7 +21,7 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array, initial: number, portable: boolean): number;
   xxh3(bytes: Uint8Array, portable: boolean): bigint;
   xxh3Frames(bytes: Uint8Array, bounds: Uint32Array, count: number, write: boolean, portable: boolean): number;
-  startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): void;
+  startWritebackAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   sse42: boolean;
   avx2: boolean;
 }
@@ -52,7 +52,7 @@ export interface NativeStatus {
 
 const addonPath = fileURLToPath(new URL('../../build/Release/quartet_native.node', import.meta.url));
 
-const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWriteback'] as const;
+const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWritebackAsync'] as const;
 
 function loadAddon(): { addon: NativeAddon | null; reason?: string } {
   if (process.env['QUARTET_NATIVE'] === '0') return { addon: null, reason: 'QUARTET_NATIVE=0' };
@@ -130,6 +130,6 @@ export const xxh3Frames: ChecksumImplementation['xxh3Frames'] = active.xxh3Frame
  */
 export function startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): boolean {
   if (addon === null) return false;
-  addon.startWriteback(fd, offset, length, done);
+  addon.startWritebackAsync(fd, offset, length, done);
   return true;
 }

@@ -247,6 +247,25 @@ describe('FileLog files and recovery', () => {
     });
   }
 
+  it('an fsync covers what it synced: no write-back hint re-covers it', async () => {
+    const ranges: Array<[number, number]> = [];
+    const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: async (_fd, position, length) => void ranges.push([position, length]) });
+    const clock = new ManualClock();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 }), { fs, clock });
+    const big = encodeNeutralBatch([{ key: null, value: 'x'.repeat(2 ** 20) }], { timestamp: 1 });
+    for (let i = 0; i < 7; i++) await log.append(big);
+    await log.flush();
+    clock.advance(writebackDelayMs);
+    for (let i = 0; i < 2; i++) await log.append(big);
+    assert.deepEqual(ranges, [], 'only 2 MiB written since the fsync');
+    for (let i = 0; i < 6; i++) await log.append(big);
+    clock.advance(writebackDelayMs);
+    await log.append(big);
+    assert.equal(ranges.length, 1);
+    assert.ok(ranges[0]![0] >= 7 * 2 ** 20, 'the hint starts where the fsync ended');
+    await log.close();
+  });
+
   it('under interval, appends go on while the timer fsync runs', async () => {
     const fs = new HeldFileSystem();
     const held = fs.holdNextSync();
@@ -286,6 +305,26 @@ describe('FileLog files and recovery', () => {
       await log.close().catch(() => undefined);
     });
   }
+
+  it('under interval, the timer starts no fsync while a flush fsync runs', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const fs = new HeldFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs });
+    await log.append(batch('a'));
+    const held = fs.holdNextSync();
+    const flushed = log.flush();
+    await reachedWithin(held.reached, 5_000);
+    const calls = fs.fsyncCalls;
+    t.mock.timers.tick(50);
+    assert.equal(fs.fsyncCalls, calls, 'no timer fsync beside the flush fsync');
+    held.open();
+    await flushed;
+    await log.append(batch('b'));
+    t.mock.timers.tick(5);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fs.fsyncCalls, calls + 2, "the flush's fsync, then the timer's once the flush is done");
+    await log.close();
+  });
 
   it('under interval, a failed timer fsync turns the log read-only; reads still work', async () => {
     const fs = new HeldFileSystem();
