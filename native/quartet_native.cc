@@ -470,6 +470,17 @@ bool GetUint32(napi_env env, napi_value v, const char* what, uint32_t* out) {
   return true;
 }
 
+// Reads exactly `n` arguments into argv, or throws TypeError(usage) and returns false.
+bool GetArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv, const char* usage) {
+  size_t argc = n;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc < n) {
+    napi_throw_type_error(env, nullptr, usage);
+    return false;
+  }
+  return true;
+}
+
 bool GetFlag(napi_env env, napi_value v) {
   bool flag = false;
   napi_get_value_bool(env, v, &flag);
@@ -478,13 +489,8 @@ bool GetFlag(napi_env env, napi_value v) {
 
 // crc32c(bytes: Uint8Array, initial: number, portable: boolean): number
 napi_value JsCrc32c(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
   napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (argc < 3) {
-    napi_throw_type_error(env, nullptr, "crc32c: expected (bytes, initial, portable)");
-    return nullptr;
-  }
+  if (!GetArgs(env, info, 3, argv, "crc32c: expected (bytes, initial, portable)")) return nullptr;
   uint8_t* data = nullptr;
   size_t length = 0;
   uint32_t initial = 0;
@@ -504,13 +510,8 @@ napi_value JsCrc32c(napi_env env, napi_callback_info info) {
 // write: stores each frame's hash there and returns -1. Otherwise: returns the index of the first
 // frame whose stored hash differs, or -1.
 napi_value JsXxh3Frames(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (argc < 5) {
-    napi_throw_type_error(env, nullptr, "xxh3Frames: expected (bytes, bounds, count, write, portable)");
-    return nullptr;
-  }
+  if (!GetArgs(env, info, 5, argv, "xxh3Frames: expected (bytes, bounds, count, write, portable)")) return nullptr;
   uint8_t* data = nullptr;
   size_t length = 0;
   uint32_t* bounds = nullptr;
@@ -561,15 +562,10 @@ napi_value JsXxh3Frames(napi_env env, napi_callback_info info) {
 
 // xxh3(bytes: Uint8Array, portable: boolean): bigint
 napi_value JsXxh3(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (!GetArgs(env, info, 2, argv, "xxh3: expected (bytes, portable)")) return nullptr;
   uint8_t* data = nullptr;
   size_t length = 0;
-  if (argc < 2) {
-    napi_throw_type_error(env, nullptr, "xxh3: expected (bytes, portable)");
-    return nullptr;
-  }
   if (!GetBytes(env, argv[0], "xxh3: bytes must be a Uint8Array", &data, &length)) return nullptr;
   napi_value result;
   napi_create_bigint_uint64(env, Xxh3(data, length, GetFlag(env, argv[1])), &result);
@@ -617,16 +613,16 @@ void CompleteWriteback(napi_env env, napi_status status, void* data) {
 }
 
 napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
+  const char* usage = "startWritebackAsync: expected (fd, offset, length, done), non-negative integers and a function";
   napi_value argv[4];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (!GetArgs(env, info, 4, argv, usage)) return nullptr;
   auto* w = new WritebackWork();
   napi_valuetype done_type = napi_undefined;
-  if (argc < 4 || napi_get_value_int32(env, argv[0], &w->fd) != napi_ok || napi_get_value_int64(env, argv[1], &w->offset) != napi_ok ||
+  if (napi_get_value_int32(env, argv[0], &w->fd) != napi_ok || napi_get_value_int64(env, argv[1], &w->offset) != napi_ok ||
       napi_get_value_int64(env, argv[2], &w->length) != napi_ok || napi_typeof(env, argv[3], &done_type) != napi_ok ||
       done_type != napi_function || w->fd < 0 || w->offset < 0 || w->length < 0) {
     delete w;
-    napi_throw_type_error(env, nullptr, "startWritebackAsync: expected (fd, offset, length, done), non-negative integers and a function");
+    napi_throw_type_error(env, nullptr, usage);
     return nullptr;
   }
   napi_value name;

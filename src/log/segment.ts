@@ -79,7 +79,6 @@ export class Segment {
   size = 0;
   /** Where the next startWriteback range begins (see startWriteback). */
   private writebackFrom = 0;
-  private writebackInFlight = false;
   /** When the oldest byte not yet covered by a startWriteback request was written. */
   private writebackPendingSinceMs: number | null = null;
   /** One past the last offset of the last batch (the base offset while empty). */
@@ -415,18 +414,16 @@ export class Segment {
       return;
     }
     this.writebackPendingSinceMs ??= nowMs;
-    // One request at a time per segment (the next covers whatever was written meanwhile), and
-    // process-wide: a request can block a thread-pool thread while the device queue is full.
+    // One request at a time in the process (a request can block a thread-pool thread while the
+    // device queue is full); a later call covers whatever was written meanwhile.
     if (pending < writebackBytes || nowMs - this.writebackPendingSinceMs < writebackDelayMs) return;
-    if (this.writebackInFlight || writebacksInFlight >= writebacksInFlightMax) return;
-    this.writebackInFlight = true;
+    if (writebacksInFlight >= writebacksInFlightMax) return;
     writebacksInFlight++;
     // Pinned: the file stays open until the kernel has taken the request.
     this.acquire();
     void this.fsys
       .startWriteback(this.logFd, this.writebackFrom, pending)
       .finally(() => {
-        this.writebackInFlight = false;
         writebacksInFlight--;
         return this.release();
       })
