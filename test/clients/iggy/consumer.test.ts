@@ -2,33 +2,19 @@
 // commits, consumer-group join / poll / leave.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyConsumer, IggyProducer, headerValue, type IggyMessage } from '../../../src/clients/iggy/index.js';
-import { FakeIggyServer } from './fake-server.js';
+import { useFakeServer, type FakeIggyServer } from './fake-server.js';
 
-let server: FakeIggyServer;
-let client: IggyClient;
-
-before(async () => {
-  server = await FakeIggyServer.start();
-});
-after(async () => {
-  await client?.close();
-  await server.close();
-});
-beforeEach(async () => {
-  await client?.close();
-  server.requests.length = 0;
-  server.partitions.clear();
-  server.offsets.clear();
-  server.handler = () => undefined;
-  client = new IggyClient({ addr: server.addr, credentials: { username: 'root', password: 'secret' }, pingIntervalMs: 0 });
-  await client.connect();
-  const p = new IggyProducer(client, { streamId: 1, topicId: 1 });
+const fake = useFakeServer({}, async (c) => {
+  const p = new IggyProducer(c, { streamId: 1, topicId: 1 });
   await p.send([{ payload: 'p0-a', headers: { k: 'v' } }, 'p0-b', 'p0-c'], { partitionId: 0 });
   await p.send(['p2-a', 'p2-b'], { partitionId: 2 });
 });
+let server: FakeIggyServer;
+let client: IggyClient;
+beforeEach(() => ({ server, client } = fake));
 
 async function take(consumer: IggyConsumer, n: number): Promise<IggyMessage[]> {
   const out: IggyMessage[] = [];

@@ -5,6 +5,8 @@
 // over any request with `handler` (reply, status, eviction, hold, drop).
 
 import net from 'node:net';
+import { after, before, beforeEach } from 'node:test';
+import { IggyClient, type IggyClientOptions } from '../../../src/clients/iggy/index.js';
 import {
   CommandCode,
   EvictionReason,
@@ -81,6 +83,14 @@ export class FakeIggyServer {
     const s = new FakeIggyServer();
     await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
     return s;
+  }
+
+  /** Forgets the requests, stored messages and offsets of earlier tests; the default handler again. */
+  reset(): void {
+    this.requests.length = 0;
+    this.partitions.clear();
+    this.offsets.clear();
+    this.handler = () => undefined;
   }
 
   get port(): number {
@@ -309,3 +319,34 @@ export class FakeIggyServer {
 }
 
 export { headerBytes };
+
+/**
+ * One FakeIggyServer for the test file and, before each test, a reset server and a fresh
+ * connected client (root / secret, no pings) with `options`; `ready` runs after it connected.
+ */
+export function useFakeServer(options: IggyClientOptions = {}, ready?: (client: IggyClient) => Promise<void>): { readonly server: FakeIggyServer; readonly client: IggyClient } {
+  let server: FakeIggyServer | undefined;
+  let client: IggyClient | undefined;
+  before(async () => {
+    server = await FakeIggyServer.start();
+  });
+  after(async () => {
+    await client?.close();
+    await server?.close();
+  });
+  beforeEach(async () => {
+    await client?.close();
+    server!.reset();
+    client = new IggyClient({ addr: server!.addr, credentials: { username: 'root', password: 'secret' }, pingIntervalMs: 0, ...options });
+    await client.connect();
+    await ready?.(client);
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    get client() {
+      return client!;
+    },
+  };
+}

@@ -3,34 +3,15 @@
 // receipts; retry after a dropped connection.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { CommandCode, parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyProducer, partitionForKey, RoundRobin } from '../../../src/clients/iggy/index.js';
-import { FakeIggyServer, type FakeRequest } from './fake-server.js';
+import { useFakeServer, type FakeIggyServer, type FakeRequest } from './fake-server.js';
 
+const fake = useFakeServer({ reconnect: { attemptsMax: 5, backoffMinMs: 5, backoffMaxMs: 10 } });
 let server: FakeIggyServer;
 let client: IggyClient;
-
-before(async () => {
-  server = await FakeIggyServer.start();
-});
-after(async () => {
-  await client?.close();
-  await server.close();
-});
-beforeEach(async () => {
-  await client?.close();
-  server.requests.length = 0;
-  server.partitions.clear();
-  server.handler = () => undefined;
-  client = new IggyClient({
-    addr: server.addr,
-    credentials: { username: 'root', password: 'secret' },
-    pingIntervalMs: 0,
-    reconnect: { attemptsMax: 5, backoffMinMs: 5, backoffMaxMs: 10 },
-  });
-  await client.connect();
-});
+beforeEach(() => ({ server, client } = fake));
 
 function sends(): Array<{ partition: number; count: number }> {
   return server.requests

@@ -3,28 +3,16 @@
 // connection, when the bytes may still be queued on the socket.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyError, IggyTimeoutError } from '../../../src/clients/iggy/index.js';
 import { bufferPoolStats } from '../../../src/log/buffer-pool.js';
-import { FakeIggyServer, type FakeRequest } from './fake-server.js';
+import { useFakeServer, type FakeIggyServer, type FakeRequest } from './fake-server.js';
 
+const fake = useFakeServer({ reconnect: false });
 let server: FakeIggyServer;
 let client: IggyClient;
-
-before(async () => {
-  server = await FakeIggyServer.start();
-});
-after(async () => {
-  await client?.close();
-  await server.close();
-});
-beforeEach(async () => {
-  await client?.close();
-  server.handler = () => undefined;
-  client = new IggyClient({ addr: server.addr, credentials: { username: 'root', password: 'secret' }, pingIntervalMs: 0, reconnect: false });
-  await client.connect();
-});
+beforeEach(() => ({ server, client } = fake));
 
 /** 100 messages of 1 KiB: a ~105 KB batch, above the pool's 64 KiB floor. */
 const messages = Array.from({ length: 100 }, (_, i) => Buffer.alloc(1024, i));
