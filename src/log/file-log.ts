@@ -631,7 +631,7 @@ export class FileLog implements PartitionLog {
       for (const segment of segments) {
         if (selector.done) break;
         if (segment.nextOffset <= offset) continue;
-        await this.readSegment(segment, offset, selector, options.maxBytes, options.lease);
+        await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease);
       }
     });
     return selector.batches;
@@ -689,9 +689,12 @@ export class FileLog implements PartitionLog {
    * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
    * does it read again from where it stopped.
    */
-  private async readSegment(segment: Segment, offset: number, selector: ReadSelector, maxBytes: number, lease?: BufferLease): Promise<void> {
+  private async readSegment(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease?: BufferLease): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
-    const limit = segment.size;
+    // Nothing at or past the first indexed batch from endOffset on is wanted: with maxOffset (an
+    // Iggy poll of N messages, a read_committed fetch) the read stops there instead of filling
+    // a window of maxBytes.
+    const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
     // The wanted batch usually starts within indexIntervalBytes of the indexed position.
     const window = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
     while (position < limit && !selector.done) {

@@ -184,6 +184,8 @@ export class FaultyFileSystem implements LogFileSystem {
   writevSyncCalls = 0;
   fsyncCalls = 0;
   writebackCalls = 0;
+  /** Bytes asked for by reads (the buffer lengths handed to read). */
+  readBytes = 0;
 
   constructor(private readonly inner: LogFileSystem = nodeFileSystem) {}
 
@@ -299,6 +301,7 @@ export class FaultyFileSystem implements LogFileSystem {
   }
   async read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     this.alive();
+    this.readBytes += length;
     return this.inner.read(fd, buffer, offset, length, position);
   }
   async fstat(fd: number): Promise<{ size: number }> {

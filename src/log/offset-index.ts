@@ -84,6 +84,23 @@ export class OffsetIndex {
     return found < 0 ? { offset: this.baseOffset, position: 0 } : this.entryAt(found);
   }
 
+  /**
+   * The position of the first entry whose offset is >= `offset`, or null when there is none.
+   * Entries are batch starts, so every batch with a base offset below `offset` ends at or before
+   * it: a read that wants nothing from `offset` on need not read past it.
+   */
+  positionAtOrAfter(offset: number): number | null {
+    const relative = offset - this.baseOffset;
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.relativeOffsets[mid]! < relative) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.length ? this.positions[lo]! : null;
+  }
+
   /** Drops entries at or beyond `position` (after the log was truncated there). */
   truncateToPosition(position: number): void {
     while (this.length > 0 && this.positions[this.length - 1]! >= position) this.length--;

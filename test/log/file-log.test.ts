@@ -537,6 +537,35 @@ describe('FileLog fault injection', () => {
   });
 });
 
+describe('FileLog read sizes', () => {
+  it('reads no further than the first indexed batch at maxOffset, not a window of maxBytes', async () => {
+    const fs = new FaultyFileSystem();
+    const dir = freshDir();
+    const log = await openFileLog(dir, testConfig({ segmentBytes: 64 * 2 ** 20, indexIntervalBytes: 4096, maxBatchBytes: 2 ** 20 }), { fs });
+    // 40 batches of 10 records of ~1 KiB: each ~10 KiB, so every batch gets an index entry.
+    const value = 'v'.repeat(1000);
+    for (let i = 0; i < 40; i++) await log.append(encodeNeutralBatch(Array.from({ length: 10 }, () => ({ key: null, value })), { timestamp: 1 }));
+    const batchBytes = statSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!)).size / 40;
+
+    fs.readBytes = 0;
+    const got = await log.read(100, { maxBytes: 8 * 2 ** 20, maxOffset: 130 });
+    assert.deepEqual(got.map((b) => b.baseOffset), [100, 110, 120]);
+    assert.ok(fs.readBytes <= 3 * batchBytes + 1, `read ${fs.readBytes} bytes for 3 batches of ${batchBytes}`);
+
+    // A maxOffset inside a batch still returns that whole batch.
+    fs.readBytes = 0;
+    const partial = await log.read(100, { maxBytes: 8 * 2 ** 20, maxOffset: 125 });
+    assert.deepEqual(partial.map((b) => b.baseOffset), [100, 110, 120]);
+    assert.ok(fs.readBytes <= 3 * batchBytes + 1, `read ${fs.readBytes} bytes for 3 batches of ${batchBytes}`);
+
+    // Without maxOffset the read runs to the high watermark within maxBytes.
+    fs.readBytes = 0;
+    assert.equal((await log.read(100, { maxBytes: 8 * 2 ** 20 })).length, 30);
+    assert.ok(fs.readBytes >= 30 * batchBytes - 1);
+    await log.close();
+  });
+});
+
 describe('FileLog readers vs retention and compaction', () => {
   async function sealedSegments(config: LogConfig, fs: GatedFs, clock: ManualClock) {
     const log = await openFileLog(freshDir(), config, { fs, clock });

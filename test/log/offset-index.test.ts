@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { OffsetIndex, offsetIndexEntryBytes } from '../../src/log/offset-index.js';
 
 describe('OffsetIndex', () => {
-  it('looks up the last entry at or before an offset (property, against a brute-force model)', () => {
+  it('looks up the last entry at or before an offset, and the first at or after one (property, against a brute-force model)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 2 ** 40 }),
@@ -25,6 +25,7 @@ describe('OffsetIndex', () => {
             const target = base + probe;
             const expected = model.filter((e) => e.offset <= target).at(-1) ?? { offset: base, position: 0 };
             assert.deepEqual(index.lookup(target), expected);
+            assert.equal(index.positionAtOrAfter(target), model.find((e) => e.offset >= target)?.position ?? null);
           }
           const decoded = OffsetIndex.decode(base, index.encode(), position + 1);
           assert.ok(typeof decoded !== 'string');
