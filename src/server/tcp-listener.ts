@@ -8,11 +8,12 @@
 // in flight its socket is ended; after `drainTimeoutMs` whatever is left is destroyed.
 //
 // Reads (plain TCP): accepted sockets read into one 64 KiB buffer that they all share (Node's
-// `onread` option, adoptWithReadBuffer) instead of allocating a fresh buffer for every read and
-// emitting it as 'data': at 1 GB/s of produce traffic those allocations cost the broker about a third of a
-// core. The front-end receives the chunks through `context.readInto` and must not keep views of
-// them (its framer copies complete frames out). TLS sockets, and any socket that cannot be adopted,
-// keep 'data' events (`readInto` absent).
+// `onread` option, adoptWithReadBuffer, src/protocols/socket-reads.ts) instead of allocating a
+// fresh buffer for every read and emitting it as 'data': at 1 GB/s of produce traffic those
+// allocations cost the broker about a third of a core. The front-end receives the chunks through
+// `context.readInto` and must not keep views of them (its framer copies complete frames out); it
+// may offer the rest of a large frame it is assembling, and the reads then land there in place.
+// TLS sockets, and any socket that cannot be adopted, keep 'data' events (`readInto` absent).
 //
 // Request accounting: a front-end calls `context.beginRequest(operation)` when a request has been
 // framed and the returned `done()` when its response has been written (or dropped). That counts
@@ -26,6 +27,7 @@ import type { Logger } from '../core/logger.js';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
 import type { HostPort } from './config.js';
 import type { ListenAddress, ListenerContext, ListenerFactory, ProtocolListener } from './listeners.js';
+import { SocketReads, type DirectReads } from '../protocols/socket-reads.js';
 
 /** At most one "connection limit reached" log line per this interval; the rest are counted. */
 export const REJECT_LOG_INTERVAL_MS = 1_000;
@@ -64,9 +66,10 @@ export interface ConnectionContext {
   /**
    * Present when the socket reads into one reused buffer instead of emitting 'data': the connection
    * hands its chunk handler here (once, when it starts) instead of listening for 'data'. A chunk is
-   * only valid during the call: nothing may keep a view of it.
+   * only valid during the call: nothing may keep a view of it. With `direct`, reads go straight
+   * into the rest of a large frame its framer is assembling (src/protocols/socket-reads.ts).
    */
-  readonly readInto?: (onChunk: (chunk: Buffer) => void) => void;
+  readonly readInto?: ReadInto;
 }
 
 export type ConnectionFactory = (socket: Socket, context: ConnectionContext) => ConnectionHandle;
@@ -159,7 +162,7 @@ class Connection implements ConnectionContext {
     readonly logger: Logger,
     readonly socket: Socket,
     private readonly metrics: ListenerMetrics,
-    readonly readInto: ((onChunk: (chunk: Buffer) => void) => void) | undefined,
+    readonly readInto: ReadInto | undefined,
   ) {}
 
   beginRequest(operation: string): RequestDone {
@@ -301,7 +304,7 @@ export class TcpListener implements ProtocolListener {
   }
 
   /** A connection is usable (TCP accepted, or TLS handshake done): hand it to the front-end. */
-  private onReady(raw: Socket, socket: Socket, readInto: ((onChunk: (chunk: Buffer) => void) => void) | undefined): void {
+  private onReady(raw: Socket, socket: Socket, readInto: ReadInto | undefined): void {
     if (!this.sockets.has(raw) || raw.destroyed) return;
     const id = this.nextId++;
     const remote = remoteOf(raw);
@@ -358,17 +361,13 @@ export class TcpListener implements ProtocolListener {
   }
 }
 
-/**
- * The buffer every adopted socket reads into (64 KiB, Node's own per-read allocation size). One
- * for all of them: libuv delivers one read at a time on the event loop, and each callback hands the
- * chunk to a front-end that copies what it keeps before returning, so idle connections hold none.
- */
-const sharedReadBuffer = Buffer.allocUnsafeSlow(64 * 1024);
-
 interface AdoptedSocket {
   socket: Socket;
-  readInto: (onChunk: (chunk: Buffer) => void) => void;
+  readInto: ReadInto;
 }
+
+/** See ConnectionContext.readInto. */
+export type ReadInto = (onChunk: (chunk: Buffer) => void, direct?: DirectReads) => void;
 
 /**
  * Moves an accepted, not yet reading socket's handle into a new Socket created with Node's
@@ -383,22 +382,17 @@ function adoptWithReadBuffer(accepted: Socket): AdoptedSocket | null {
   const holder = accepted as unknown as { _handle?: { useUserBuffer?: unknown } | null };
   const handle = holder._handle;
   if (handle === null || handle === undefined || typeof handle.useUserBuffer !== 'function') return null;
-  let sink: ((chunk: Buffer) => void) | null = null;
+  const reads = new SocketReads();
   holder._handle = null;
   const socket = new Socket({
     handle,
     readable: true,
     writable: true,
     pauseOnCreate: true,
-    onread: {
-      buffer: sharedReadBuffer,
-      callback: (bytes: number, buf: Uint8Array) => {
-        sink?.(Buffer.from(buf.buffer, buf.byteOffset, bytes));
-      },
-    },
+    onread: reads.onread,
   } as ConstructorParameters<typeof Socket>[0]);
   accepted.destroy();
-  return { socket, readInto: (onChunk) => void (sink = onChunk) };
+  return { socket, readInto: (onChunk, direct) => reads.attach(onChunk, direct) };
 }
 
 function remoteOf(socket: Socket): string {

@@ -20,8 +20,10 @@ import {
   decodeEviction,
   decodeReplyHeader,
   headerBytes,
+  type FramerResult,
   type ReplyHeader,
 } from '../../protocols/iggy/codec/index.js';
+import { SocketReads } from '../../protocols/socket-reads.js';
 import { IggyConnectionError, IggyEvictedError, IggyProtocolError, type IggyClientError } from './errors.js';
 
 export interface ConnectionOptions {
@@ -49,35 +51,11 @@ export interface Exchange {
 }
 
 /**
- * The buffer plain TCP connections read into (64 KiB, Node's own per-read size), shared by all of
- * them: libuv delivers one read at a time and each callback copies out what it keeps.
+ * Plain TCP reads go through SocketReads (src/protocols/socket-reads.ts): into one shared buffer,
+ * or straight into the rest of a reply frame that still lacks at least this much (a 1 MB poll
+ * reply is then not copied out of the shared buffer; smaller rests ride a chunk).
  */
-const sharedReadBuffer = Buffer.allocUnsafeSlow(64 * 1024);
-
-/**
- * Reads of a plain TCP socket land in one buffer (Node's `onread`) instead of a fresh 64 KiB
- * buffer per read: receiving polled batches then costs no allocation per read. A chunk is valid
- * only during the call; chunks that arrive before a handler is attached are copied and replayed.
- */
-class ChunkReader {
-  private handler: ((chunk: Buffer) => void) | null = null;
-  private early: Buffer[] = [];
-  readonly onread = {
-    buffer: sharedReadBuffer,
-    /** true: keep reading (the socket's pause() still stops it). */
-    callback: (bytes: number, buf: Uint8Array): boolean => {
-      const chunk = Buffer.from(buf.buffer, buf.byteOffset, bytes);
-      if (this.handler !== null) this.handler(chunk);
-      else this.early.push(Buffer.from(chunk));
-      return true;
-    },
-  };
-
-  attach(handler: (chunk: Buffer) => void): void {
-    this.handler = handler;
-    for (const chunk of this.early.splice(0)) handler(chunk);
-  }
-}
+const directReadBytesMin = 64 * 1024;
 
 export class IggyConnection {
   private readonly framer: IggyFramer;
@@ -89,13 +67,19 @@ export class IggyConnection {
   private constructor(
     private readonly socket: net.Socket,
     private readonly options: ConnectionOptions,
-    reader: ChunkReader | null,
+    reader: SocketReads | null,
   ) {
-    // A plain TCP socket reads into one buffer (reader); the framer then copies whole frames out.
+    // A plain TCP socket reads into the shared buffer (reader), or in place into a large reply frame.
     this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax, reusedChunks: reader !== null });
     socket.setNoDelay(true);
-    if (reader !== null) reader.attach((chunk) => this.onData(chunk));
-    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (reader !== null) {
+      reader.attach((chunk) => this.onData(chunk), {
+        target: () => (this.closed ? null : this.framer.directTarget(directReadBytesMin)),
+        filled: (target, bytes) => this.onFrames(this.framer.pushDirect(target, bytes)),
+      });
+    } else {
+      socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    }
     socket.on('error', (err) => this.fail(new IggyConnectionError(`connection to ${this.address} failed: ${err.message}`, { cause: err })));
     socket.on('close', () => this.fail(new IggyConnectionError(`connection to ${this.address} closed`)));
   }
@@ -106,7 +90,7 @@ export class IggyConnection {
       const { host, port } = options;
       const useTls = options.tls !== undefined && options.tls !== false;
       const tlsOptions: tls.ConnectionOptions = typeof options.tls === 'object' ? options.tls : {};
-      const reader = useTls ? null : new ChunkReader();
+      const reader = useTls ? null : new SocketReads();
       const socket = useTls
         ? tls.connect({ servername: net.isIP(host) === 0 ? host : undefined, ...tlsOptions, host, port })
         : net.connect({ host, port, onread: reader!.onread });
@@ -182,7 +166,11 @@ export class IggyConnection {
   }
 
   private onData(chunk: Buffer): void {
-    for (const result of this.framer.push(chunk)) {
+    this.onFrames(this.framer.push(chunk));
+  }
+
+  private onFrames(results: FramerResult[]): void {
+    for (const result of results) {
       if (this.closed) return;
       if (!result.ok) {
         this.fail(new IggyProtocolError(`bad frame from ${this.address}: ${result.reason}`));

@@ -43,6 +43,7 @@ import {
   validateRequestHeader,
   verifyRequestChecksum,
   type Frame,
+  type FramerResult,
   type RequestHeader,
   type RequestRejection,
 } from './codec/index.js';
@@ -78,8 +79,15 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.lastActivityMs = frontend.clock.now();
     this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });
     frontend.addConnection(this);
-    if (context.readInto) context.readInto((chunk) => this.onData(chunk));
-    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (context.readInto) {
+      // The body of a large SendMessages frame is read straight into its pooled buffer.
+      context.readInto((chunk) => this.onData(chunk), {
+        target: () => (this.closing || this.ended ? null : this.framer.directTarget(directReadBytesMin)),
+        filled: (target, bytes) => this.onFrames(() => this.framer.pushDirect(target, bytes)),
+      });
+    } else {
+      socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    }
     socket.on('drain', () => this.maybeResume());
     socket.once('close', () => {
       this.ended = true;
@@ -113,9 +121,14 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   // --- input -----------------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
+    this.onFrames(() => this.framer.push(chunk));
+  }
+
+  /** Queues the frames `frame()` completes (a push of a chunk, or of bytes read in place). */
+  private onFrames(frame: () => FramerResult[]): void {
     if (this.closing || this.ended) return;
     try {
-      for (const result of this.framer.push(chunk)) {
+      for (const result of frame()) {
         if (!result.ok) {
           this.onFramingError(result.header, result.reason);
           return;
@@ -375,6 +388,9 @@ export type { RequestDone };
 
 /** SendMessages requests big enough to straddle socket chunks are assembled in pooled buffers. */
 const pooledSendBytesMin = 64 * 1024;
+
+/** A frame with at least this much left to read takes its reads in place (socket-reads.ts). */
+const directReadBytesMin = 64 * 1024;
 
 function largeSendLease(size: number, header: Buffer): BufferLease | null {
   return size >= pooledSendBytesMin && header[operationOffset] === Operation.sendMessages ? new BufferLease() : null;

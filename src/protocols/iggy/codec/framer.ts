@@ -10,6 +10,10 @@
 // header when all 256 bytes arrived, so the caller can answer with an Eviction) and the framer
 // stops.
 //
+// Direct reads: a reader that can choose where each socket read lands (Node's `onread` with a
+// buffer function) asks `directTarget` for the rest of a frame being assembled and reads into it,
+// then reports the bytes with `pushDirect`: the body of a large frame is never copied.
+//
 // Pooled frames: with `frameLease`, a straddling frame it leases for (the connection does for
 // large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
 // owner hands it back with `release(frame)` once the request is handled.
@@ -87,6 +91,41 @@ export class IggyFramer {
     return this.failed;
   }
 
+  /**
+   * Where the socket may read next straight into the frame being assembled: the unfilled rest of
+   * it, when that is at least `minBytes`; otherwise null (read into a chunk and push it). Reading
+   * exactly the rest keeps the next frame's bytes out of it. Pair with `pushDirect`.
+   */
+  directTarget(minBytes: number): Buffer | null {
+    if (this.partial === null || this.failed || this.partial.length - this.filled < minBytes) return null;
+    return this.partial.subarray(this.filled);
+  }
+
+  /**
+   * Counts `bytes` read into the buffer `target` came from (the last `directTarget`); returns the
+   * frame they complete, if any. A target of a frame since dropped (dispose, failure) is ignored.
+   */
+  pushDirect(target: Buffer, bytes: number): FramerResult[] {
+    const partial = this.partial;
+    if (partial === null || target.buffer !== partial.buffer || target.byteOffset !== partial.byteOffset + this.filled) return [];
+    if (!(bytes >= 0 && bytes <= partial.length - this.filled)) throw new RangeError(`pushDirect: ${bytes} bytes do not fit the frame's ${partial.length - this.filled}`);
+    this.filled += bytes;
+    const out: FramerResult[] = [];
+    this.completePartial(out);
+    return out;
+  }
+
+  /** Hands out the frame being assembled once its last byte is in. */
+  private completePartial(out: FramerResult[]): void {
+    if (this.partial === null || this.filled !== this.partial.length) return;
+    const bytes = this.partial;
+    this.partial = null;
+    this.filled = 0;
+    const frame = { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) };
+    this.leases.completed(frame.header);
+    out.push({ ok: true, frame });
+  }
+
   push(chunk: Buffer): FramerResult[] {
     const out: FramerResult[] = [];
     let off = 0;
@@ -96,14 +135,7 @@ export class IggyFramer {
         chunk.copy(this.partial, this.filled, off, off + n);
         this.filled += n;
         off += n;
-        if (this.filled === this.partial.length) {
-          const bytes = this.partial;
-          this.partial = null;
-          this.filled = 0;
-          const frame = { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) };
-          this.leases.completed(frame.header);
-          out.push({ ok: true, frame });
-        }
+        this.completePartial(out);
         continue;
       }
       if (this.stashed > 0) {

@@ -142,3 +142,73 @@ describe('IggyFramer with reused chunks', () => {
     assert.deepEqual(asBytes(results), [frame(Buffer.from('one')).toString('hex'), frame(Buffer.from('two'), 5n).toString('hex')]);
   });
 });
+
+describe('IggyFramer direct reads', () => {
+  /**
+   * Feeds `stream` the way a socket with an `onread` buffer function does: each read of up to
+   * `sizes[i]` bytes lands in the framer's directTarget when it offers one, else in a reused
+   * chunk buffer that is pushed (and overwritten by the next read).
+   */
+  function feedDirect(stream: Buffer, sizes: number[], minBytes: number): { results: FramerResult[]; directBytes: number } {
+    const framer = new IggyFramer({ reusedChunks: true });
+    const scratch = Buffer.alloc(4096);
+    const results: FramerResult[] = [];
+    let at = 0;
+    let directBytes = 0;
+    for (let i = 0; at < stream.length; i++) {
+      const target = framer.directTarget(minBytes);
+      const into = target ?? scratch;
+      const n = Math.min(sizes[i % sizes.length]!, into.length, stream.length - at);
+      stream.copy(into, 0, at, at + n);
+      at += n;
+      if (target !== null) {
+        directBytes += n;
+        results.push(...framer.pushDirect(target, n));
+      } else {
+        results.push(...framer.push(scratch.subarray(0, n)));
+        scratch.fill(0xee);
+      }
+    }
+    return { results, directBytes };
+  }
+
+  it('gives the same frames as push for any read sizes, reading the rest of large frames in place (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 9000 }), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 5000 }),
+        (bodySizes, sizes, minBytes) => {
+          const frames = bodySizes.map((n, i) => frame(Buffer.alloc(n, i + 1), BigInt(i + 1)));
+          const { results, directBytes } = feedDirect(Buffer.concat(frames), sizes, minBytes);
+          assert.deepEqual(asBytes(results), frames.map((f) => f.toString('hex')));
+          // A frame whose rest after the first chunk is at least minBytes is (partly) read in place.
+          if (bodySizes.some((n) => n + 256 > 4096 + minBytes)) assert.ok(directBytes > 0);
+        },
+      ),
+    );
+  });
+
+  it('offers no target without a frame in progress or when its rest is under minBytes', () => {
+    const framer = new IggyFramer({ reusedChunks: true });
+    assert.equal(framer.directTarget(1), null);
+    const f = frame(Buffer.alloc(10_000, 3));
+    framer.push(f.subarray(0, 1000));
+    // 256 + 10,000 bytes, 1,000 in: 9,256 to go.
+    assert.equal(framer.directTarget(9257), null);
+    const target = framer.directTarget(9256)!;
+    assert.equal(target.length, 9256);
+    assert.throws(() => framer.pushDirect(target, target.length + 1), RangeError);
+  });
+
+  it('ignores bytes read into the target of a frame dropped meanwhile', () => {
+    const framer = new IggyFramer({ reusedChunks: true });
+    const f = frame(Buffer.alloc(10_000, 3));
+    framer.push(f.subarray(0, 1000));
+    const stale = framer.directTarget(1)!;
+    framer.dispose();
+    assert.deepEqual(framer.pushDirect(stale, 100), []);
+    // The framer goes on with the next frame as usual.
+    assert.deepEqual(asBytes(framer.push(frame(Buffer.from('x')))), [frame(Buffer.from('x')).toString('hex')]);
+  });
+});
