@@ -39,6 +39,7 @@ import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { BufferLease } from './buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
 import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
+import { defaultBackgroundSyncSlots, type TaskSlots } from './task-slots.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
 import type {
   AppendRequest,
@@ -81,6 +82,11 @@ export interface FileLogOptions {
    * gate by default; null writes through the thread pool only.
    */
   directWrites?: DirectWriteGate | null;
+  /**
+   * Slots the 'interval' policy's timer fsyncs share (task-slots.ts): the process-wide two by
+   * default, so that they never hold all of libuv's thread pool at once.
+   */
+  backgroundSyncs?: TaskSlots;
 }
 
 interface PendingAppend {
@@ -127,7 +133,8 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
   try {
     const recovered = await recoverDirectory(fsys, dir, config, logger);
     const directWrites = options.directWrites === undefined ? defaultDirectWriteGate : options.directWrites;
-    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered, directWrites);
+    const backgroundSyncs = options.backgroundSyncs ?? defaultBackgroundSyncSlots;
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered, directWrites, backgroundSyncs);
   } catch (error) {
     if (error instanceof QuartetError) throw error;
     throw storageError(`cannot open the log in ${dir}`, error);
@@ -265,6 +272,7 @@ export class FileLog implements PartitionLog {
     private readonly formats: FormatRegistry,
     recovered: RecoveredLog,
     private readonly directWrites: DirectWriteGate | null,
+    private readonly backgroundSyncs: TaskSlots,
   ) {
     this.config = config;
     this.segments = recovered.segments;
@@ -594,7 +602,7 @@ export class FileLog implements PartitionLog {
     const segment = this.active();
     // Writes from now on mark the log dirty again for the next tick.
     this.dirty = false;
-    this.backgroundSync = this.pinned(segment, () => segment.sync())
+    this.backgroundSync = this.pinned(segment, () => this.backgroundSyncs.run(() => segment.sync()))
       .catch((error: unknown) => this.goReadOnly(error))
       .finally(() => (this.backgroundSync = null));
   }

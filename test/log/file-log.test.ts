@@ -7,6 +7,7 @@ import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
 import { writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
+import { TaskSlots } from '../../src/log/task-slots.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
@@ -88,8 +89,13 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
+/** Waits (5 s at most, then fails) for `condition` to hold. */
 async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not reached within 5 s: ${condition.toString()}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** Settles a promise into a value or the error, so a test can start it now and look later. */
@@ -324,6 +330,43 @@ describe('FileLog files and recovery', () => {
     await new Promise((r) => setImmediate(r));
     assert.equal(fs.fsyncCalls, calls + 2, "the flush's fsync, then the timer's once the flush is done");
     await log.close();
+  });
+
+  it('under interval, timer fsyncs of many logs share the slots: the rest wait, then run', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    // fdatasync calls are held until released, and counted while in flight.
+    const held: Array<() => void> = [];
+    let holding = true;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const fs = new FaultyFileSystem({
+      ...nodeFileSystem,
+      fdatasync: async (fd) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        if (holding) await new Promise<void>((resolve) => held.push(resolve));
+        inFlight--;
+        return nodeFileSystem.fdatasync(fd);
+      },
+    });
+    const slots = new TaskSlots(2);
+    const logs = await Promise.all([0, 1, 2].map(() => openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, backgroundSyncs: slots })));
+    for (const log of logs) await log.append(batch('a'));
+    t.mock.timers.tick(5);
+    await until(() => inFlight + slots.queued === 3);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(inFlight, 2, 'two timer fsyncs run');
+    assert.equal(slots.queued, 1, 'the third waits for a slot');
+    held.shift()!();
+    await until(() => slots.queued === 0);
+    await until(() => inFlight === 2);
+    assert.equal(held.length, 2, 'the third started once the first finished');
+    while (held.length > 0) held.shift()!();
+    await until(() => slots.active === 0);
+    assert.equal(inFlight, 0);
+    assert.equal(maxInFlight, 2);
+    holding = false;
+    await Promise.all(logs.map((log) => log.close()));
   });
 
   it('under interval, a failed timer fsync turns the log read-only; reads still work', async () => {
