@@ -206,30 +206,63 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
   const origin = h.originTimestamp;
   // Offsets as number + delta while exact (always, for offsets below 2^53 - 2^32).
   const baseNumber = h.baseOffset <= maxSafeBase ? Number(h.baseOffset) : -1;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = batchHeaderBytes;
   while (pos < bytes.length) {
-    const offsetDelta = bytes.readUInt32LE(pos + 24);
-    const timestampDelta = bytes.readUInt32LE(pos + 28);
-    const userHeadersLength = bytes.readUInt32LE(pos + 32);
+    const offsetDelta = view.getUint32(pos + 24, true);
+    const timestampDelta = view.getUint32(pos + 28, true);
+    const userHeadersLength = view.getUint32(pos + 32, true);
     const body = pos + frameHeaderBytes;
-    const end = body + bytes.readUInt32LE(pos + 36) + userHeadersLength;
+    const end = body + view.getUint32(pos + 36, true) + userHeadersLength;
     let headers: UserHeader[] = [];
     if (userHeadersLength > 0) {
       const decoded = decodeUserHeaders(bytes.subarray(end - userHeadersLength, end));
       if (typeof decoded === 'string') throw new IggyProtocolError(`poll reply: ${decoded}`);
       headers = decoded;
     }
-    out.push({
-      partitionId,
-      offset: baseNumber >= 0 ? BigInt(baseNumber + offsetDelta) : h.baseOffset + BigInt(offsetDelta),
-      id: readU128(bytes, pos + 8),
-      timestamp,
-      originTimestamp: timestampDelta === 0 ? origin : origin + BigInt(timestampDelta),
-      checksum: bytes.readBigUInt64LE(pos),
-      payload: bytes.subarray(body, end - userHeadersLength),
-      headers,
-    });
+    out.push(
+      new PolledMessage(
+        partitionId,
+        baseNumber >= 0 ? BigInt(baseNumber + offsetDelta) : h.baseOffset + BigInt(offsetDelta),
+        timestamp,
+        timestampDelta === 0 ? origin : origin + BigInt(timestampDelta),
+        bytes.subarray(body, end - userHeadersLength),
+        headers,
+        bytes,
+        pos,
+      ),
+    );
     pos = end;
+  }
+}
+
+/**
+ * A polled message. `id` and `checksum` are read from the frame when first asked for: building
+ * five BigInts per message for fields most consumers never read was a third of the SDK's decode
+ * time. They are getters (on the prototype), so an object spread (`{ ...m }`) leaves them out:
+ * copy them by name.
+ */
+class PolledMessage implements IggyMessage {
+  private idValue: bigint | undefined = undefined;
+
+  constructor(
+    readonly partitionId: number,
+    readonly offset: bigint,
+    readonly timestamp: bigint,
+    readonly originTimestamp: bigint,
+    readonly payload: Buffer,
+    readonly headers: UserHeader[],
+    /** The verified batch the frame is in, and the frame's position in it. */
+    private readonly batch: Buffer,
+    private readonly frameAt: number,
+  ) {}
+
+  get id(): bigint {
+    return (this.idValue ??= readU128(this.batch, this.frameAt + 8));
+  }
+
+  get checksum(): bigint {
+    return this.batch.readBigUInt64LE(this.frameAt);
   }
 }
 

@@ -37,9 +37,15 @@ function reference(partitionId: number, records: readonly Buffer[]): IggyMessage
   return out;
 }
 
+/** The fields of a message as a plain object (a polled message's id and checksum are getters). */
+function plain(m: IggyMessage): IggyMessage {
+  const { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, headers } = m;
+  return { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, headers };
+}
+
 function outcome(f: () => IggyMessage[]): IggyMessage[] | string {
   try {
-    return f();
+    return f().map(plain);
   } catch (e) {
     assert.ok(e instanceof IggyProtocolError);
     return e.message;
