@@ -240,23 +240,24 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   let maxTimestampDelta = 0;
   let k = 0;
   let pos = batchHeaderBytes;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // The walk checks the layout; the frame checksums are verified in one call afterwards. A
   // rejection at frame k first verifies frames 0..k-1, so the reason is the one a frame-by-frame
   // check would give (parseBatch's order).
   while (pos < length) {
     let layout: BatchRejection | null = null;
     if (length - pos < frameHeaderBytes) layout = reject('bad_length', `frame ${k} header is truncated`);
-    else if (bytes.readUInt32LE(pos + 40) !== 0 || bytes.readUInt32LE(pos + 44) !== 0) layout = reject('reserved_field', `frame ${k} reserved field is not zero`);
+    else if (view.getUint32(pos + 40, true) !== 0 || view.getUint32(pos + 44, true) !== 0) layout = reject('reserved_field', `frame ${k} reserved field is not zero`);
     if (layout !== null) return checksumRejection(bytes, bounds, k) ?? layout;
-    const userHeadersLength = bytes.readUInt32LE(pos + 32);
-    const payloadLength = bytes.readUInt32LE(pos + 36);
+    const userHeadersLength = view.getUint32(pos + 32, true);
+    const payloadLength = view.getUint32(pos + 36, true);
     const end = pos + frameHeaderBytes + payloadLength + userHeadersLength;
     if (end > length) layout = reject('bad_length', `frame ${k} runs past batch_length`);
     else if (k >= count) layout = reject('bad_count', `more frames than message_count ${count}`);
     if (layout !== null) return checksumRejection(bytes, bounds, k) ?? layout;
-    const offsetDelta = bytes.readUInt32LE(pos + 24);
+    const offsetDelta = view.getUint32(pos + 24, true);
     if (sequential && offsetDelta !== k) return checksumRejection(bytes, bounds, k) ?? reject('offset_delta', `frame ${k} offset_delta is ${offsetDelta}`);
-    const timestampDelta = bytes.readUInt32LE(pos + 28);
+    const timestampDelta = view.getUint32(pos + 28, true);
     if (k === 0) firstTimestampDelta = timestampDelta;
     if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
     if (payloadLength === 0 && firstEmptyPayload < 0) firstEmptyPayload = k;
@@ -269,7 +270,7 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   if (badFrame !== null) return badFrame;
   if (k !== count) return reject('bad_count', `message_count ${count} but ${k} frames`);
   const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
-  for (let i = 0; i < count; i++) copy8(bytes, bounds[i]!, checksumInput, 44 + 8 * i);
+  gatherFrameChecksums(bytes, bounds, 0, count, checksumInput);
   writeChecksumInputHeader(checksumInput, header);
   if (xxh3(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
   return { header, bytes: bytes.subarray(0, length), firstEmptyPayload, firstTimestampDelta, maxTimestampDelta, checksumInput };
@@ -454,7 +455,7 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
   const input = Buffer.allocUnsafe(44 + 8 * kept);
   header.copy(input, 0, 0, 40);
   input.writeUInt32LE(kept, 40);
-  for (let i = 0; i < kept; i++) copy8(bytes, starts[firstIndex + i]!, input, 44 + 8 * i);
+  gatherFrameChecksums(bytes, starts, firstIndex, kept, input);
   header.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
   return { chunks: [header, bytes.subarray(blobStart, blobEnd)], count, lastOffset };
 }
@@ -531,8 +532,13 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     total += frameHeaderBytes + m.payload.length + (m.userHeaders?.length ?? 0);
   }
   const out = alloc !== undefined ? alloc(total) : Buffer.allocUnsafe(total);
+  // Frame header fields through a DataView: its accessors compile to single loads and stores,
+  // where Buffer#writeUInt32LE is a call with range checks (a fifth of the encode time).
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   const checksumInput = Buffer.allocUnsafe(44 + 8 * n);
   const bounds = frameBoundsScratch(n);
+  let idSource: Buffer | null = null;
+  let idView: DataView | null = null;
   let pos = batchHeaderBytes;
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
@@ -545,14 +551,25 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     const payloadLength = m.payload.length;
     const userHeadersLength = m.userHeaders?.length ?? 0;
     if (m.id !== undefined) writeU128(out, m.id, pos + 8);
-    else if (m.idBytes !== undefined) copy16(m.idBytes, m.idAt ?? 0, out, pos + 8);
+    else if (m.idBytes !== undefined) {
+      // Ids minted by the SDK share slabs: one view per slab, four u32 copies per id.
+      if (m.idBytes !== idSource) {
+        idSource = m.idBytes;
+        idView = new DataView(idSource.buffer, idSource.byteOffset, idSource.byteLength);
+      }
+      const at = m.idAt ?? 0;
+      view.setUint32(pos + 8, idView!.getUint32(at, true), true);
+      view.setUint32(pos + 12, idView!.getUint32(at + 4, true), true);
+      view.setUint32(pos + 16, idView!.getUint32(at + 8, true), true);
+      view.setUint32(pos + 20, idView!.getUint32(at + 12, true), true);
+    }
     else throw new TypeError(`message ${i} has neither id nor idBytes`);
-    out.writeUInt32LE(m.offsetDelta ?? i, pos + 24);
-    out.writeUInt32LE(delta, pos + 28);
-    out.writeUInt32LE(userHeadersLength, pos + 32);
-    out.writeUInt32LE(payloadLength, pos + 36);
-    out.writeUInt32LE(0, pos + 40);
-    out.writeUInt32LE(0, pos + 44);
+    view.setUint32(pos + 24, m.offsetDelta ?? i, true);
+    view.setUint32(pos + 28, delta, true);
+    view.setUint32(pos + 32, userHeadersLength, true);
+    view.setUint32(pos + 36, payloadLength, true);
+    view.setUint32(pos + 40, 0, true);
+    view.setUint32(pos + 44, 0, true);
     const body = pos + frameHeaderBytes;
     if (payloadLength > 0) out.set(m.payload, body);
     if (userHeadersLength > 0) out.set(m.userHeaders!, body + payloadLength);
@@ -561,7 +578,7 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
     bounds[i + 1] = pos;
   }
   xxh3Frames(out, bounds, n, true);
-  for (let i = 0; i < n; i++) copy8(out, bounds[i]!, checksumInput, 44 + 8 * i);
+  gatherFrameChecksums(out, bounds, 0, n, checksumInput);
   const h: BatchHeader = {
     partitionId: stamp?.partitionId ?? 0n,
     baseOffset: stamp?.baseOffset ?? 0n,
@@ -579,15 +596,19 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
 
 const timestampDeltaMicrosMaxBig = BigInt(timestampDeltaMicrosMax);
 
-function copy16(from: Buffer, at: number, to: Buffer, toAt: number): void {
-  copy8(from, at, to, toAt);
-  copy8(from, at + 8, to, toAt + 8);
-}
-
-/** Copies 8 bytes (cheaper than Buffer#copy or a BigInt round trip for one u64). */
-function copy8(from: Buffer, at: number, to: Buffer, toAt: number): void {
-  to.writeUInt32LE(from.readUInt32LE(at), toAt);
-  to.writeUInt32LE(from.readUInt32LE(at + 4), toAt + 4);
+/**
+ * The frame part of the batch checksum input: the 8-byte checksum field of frames
+ * `first..first+count-1` (starting at `starts[i]` in `bytes`), at 44 + 8 * i of `input`. Through
+ * DataViews: as many Buffer#readUInt32LE/writeUInt32LE calls cost 0.1 ms per 1,000 frames.
+ */
+function gatherFrameChecksums(bytes: Buffer, starts: ArrayLike<number>, first: number, count: number, input: Buffer): void {
+  const from = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const to = new DataView(input.buffer, input.byteOffset, input.byteLength);
+  for (let i = 0; i < count; i++) {
+    const at = starts[first + i]!;
+    to.setUint32(44 + 8 * i, from.getUint32(at, true), true);
+    to.setUint32(48 + 8 * i, from.getUint32(at + 4, true), true);
+  }
 }
 
 /** The 44 header bytes of the batch checksum input (computeBatchChecksum's layout). */
