@@ -580,26 +580,42 @@ napi_value JsXxh3(napi_env env, napi_callback_info info) {
 // calls it every few MiB under the 'interval' policy so that the dirty data a periodic fsync (and
 // ext4's journal commit) must flush stays small. It makes nothing durable. The caller keeps `fd`
 // open until `done` runs.
-struct WritebackWork {
+//
+// preallocateAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void
+//
+// Reserves disk blocks for a file range without changing the file size (fallocate with
+// FALLOC_FL_KEEP_SIZE), on the thread pool. `done` gets 0 or the errno (EOPNOTSUPP where the
+// filesystem cannot, ENOSYS off Linux). Segments of topics that ask for preallocation reserve
+// their whole size when created, so writeback of appends finds the blocks allocated. The size
+// stays at the data's end, so recovery reads exactly what was written; an ftruncate to the size
+// releases what was not used.
+enum class FileOp { kWriteback, kPreallocate };
+
+struct FileWork {
   napi_async_work work = nullptr;
   napi_ref done = nullptr;
+  FileOp op = FileOp::kWriteback;
   int32_t fd = -1;
   int64_t offset = 0;
   int64_t length = 0;
   int rc = 0;
 };
 
-void ExecuteWriteback(napi_env, void* data) {
-  auto* w = static_cast<WritebackWork*>(data);
+void ExecuteFileWork(napi_env, void* data) {
+  auto* w = static_cast<FileWork*>(data);
 #if defined(__linux__)
-  w->rc = sync_file_range(w->fd, w->offset, w->length, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+  if (w->op == FileOp::kWriteback) {
+    w->rc = sync_file_range(w->fd, w->offset, w->length, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+  } else {
+    w->rc = fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->offset, w->length) == 0 ? 0 : errno;
+  }
 #else
   w->rc = ENOSYS;
 #endif
 }
 
-void CompleteWriteback(napi_env env, napi_status status, void* data) {
-  auto* w = static_cast<WritebackWork*>(data);
+void CompleteFileWork(napi_env env, napi_status status, void* data) {
+  auto* w = static_cast<FileWork*>(data);
   napi_value done;
   napi_value global;
   napi_value arg;
@@ -612,11 +628,12 @@ void CompleteWriteback(napi_env env, napi_status status, void* data) {
   delete w;
 }
 
-napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
-  const char* usage = "startWritebackAsync: expected (fd, offset, length, done), non-negative integers and a function";
+// Both functions: (fd, offset, length, done), queued on the thread pool.
+napi_value QueueFileWork(napi_env env, napi_callback_info info, FileOp op, const char* name, const char* usage) {
   napi_value argv[4];
   if (!GetArgs(env, info, 4, argv, usage)) return nullptr;
-  auto* w = new WritebackWork();
+  auto* w = new FileWork();
+  w->op = op;
   napi_valuetype done_type = napi_undefined;
   if (napi_get_value_int32(env, argv[0], &w->fd) != napi_ok || napi_get_value_int64(env, argv[1], &w->offset) != napi_ok ||
       napi_get_value_int64(env, argv[2], &w->length) != napi_ok || napi_typeof(env, argv[3], &done_type) != napi_ok ||
@@ -625,18 +642,28 @@ napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, nullptr, usage);
     return nullptr;
   }
-  napi_value name;
-  napi_create_string_utf8(env, "quartet.startWritebackAsync", NAPI_AUTO_LENGTH, &name);
+  napi_value resource_name;
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name);
   if (napi_create_reference(env, argv[3], 1, &w->done) != napi_ok ||
-      napi_create_async_work(env, nullptr, name, ExecuteWriteback, CompleteWriteback, w, &w->work) != napi_ok ||
+      napi_create_async_work(env, nullptr, resource_name, ExecuteFileWork, CompleteFileWork, w, &w->work) != napi_ok ||
       napi_queue_async_work(env, w->work) != napi_ok) {
     if (w->work != nullptr) napi_delete_async_work(env, w->work);
     if (w->done != nullptr) napi_delete_reference(env, w->done);
     delete w;
-    napi_throw_error(env, nullptr, "startWritebackAsync: could not queue the work");
+    napi_throw_error(env, nullptr, "could not queue the work");
     return nullptr;
   }
   return nullptr;
+}
+
+napi_value JsStartWriteback(napi_env env, napi_callback_info info) {
+  return QueueFileWork(env, info, FileOp::kWriteback, "quartet.startWritebackAsync",
+                       "startWritebackAsync: expected (fd, offset, length, done), non-negative integers and a function");
+}
+
+napi_value JsPreallocate(napi_env env, napi_callback_info info) {
+  return QueueFileWork(env, info, FileOp::kPreallocate, "quartet.preallocateAsync",
+                       "preallocateAsync: expected (fd, offset, length, done), non-negative integers and a function");
 }
 
 napi_value Init(napi_env env, napi_value exports) {
@@ -657,6 +684,8 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "xxh3", fn);
   napi_create_function(env, "startWritebackAsync", NAPI_AUTO_LENGTH, JsStartWriteback, nullptr, &fn);
   napi_set_named_property(env, exports, "startWritebackAsync", fn);
+  napi_create_function(env, "preallocateAsync", NAPI_AUTO_LENGTH, JsPreallocate, nullptr, &fn);
+  napi_set_named_property(env, exports, "preallocateAsync", fn);
   napi_value flag;
   napi_get_boolean(env, use_sse42, &flag);
   napi_set_named_property(env, exports, "sse42", flag);

@@ -69,6 +69,11 @@ const bytesPerSyncedWriteMax = 16 * 1024 * 1024;
 const bytesPerWriteMax = 1024 * 1024;
 /** Bytes of rewritten batches compaction buffers before one writev. */
 const compactionWriteBytes = 1024 * 1024;
+
+/** What a new active segment reserves on disk (LogConfig.preallocate): its whole size, or nothing. */
+function preallocateBytesOf(config: LogConfig): number {
+  return config.preallocate === true ? config.segmentBytes : 0;
+}
 /** Present only between a clean close and the next open: the indexes on disk are complete. */
 export const cleanShutdownFileName = '.clean-shutdown';
 
@@ -169,7 +174,7 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
     logger.warn('log start checkpoint beyond the data; starting empty there', { logStartOffset, endOffset });
     for (const segment of segments.splice(0)) await segment.delete();
   }
-  if (segments.length === 0) segments.push(await Segment.create(fsys, dir, logStartOffset, config.indexIntervalBytes));
+  if (segments.length === 0) segments.push(await Segment.create(fsys, dir, logStartOffset, config.indexIntervalBytes, '', preallocateBytesOf(config)));
   while (segments.length > 1 && segments[1]!.baseOffset <= logStartOffset) await segments.shift()!.delete();
   logStartOffset = Math.max(logStartOffset, segments[0]!.baseOffset);
   if (clean) {
@@ -502,13 +507,13 @@ export class FileLog implements PartitionLog {
     if (old.isEmpty) return;
     assert.ok(baseOffset >= old.nextOffset, 'a new segment starts at or after the old end');
     try {
-      await old.seal();
+      await old.seal(this.config.preallocate === true);
     } catch (error) {
       this.goReadOnly(error);
       throw error;
     }
     this.dirty = false;
-    const segment = await Segment.create(this.fsys, this.dir, baseOffset, this.config.indexIntervalBytes);
+    const segment = await Segment.create(this.fsys, this.dir, baseOffset, this.config.indexIntervalBytes, '', preallocateBytesOf(this.config));
     this.segments = [...this.segments, segment];
   }
 

@@ -5,7 +5,7 @@
 
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
-import { startWriteback } from '../native/index.js';
+import { preallocate, startWriteback } from '../native/index.js';
 
 export type OpenMode =
   /** Read only. */
@@ -35,6 +35,13 @@ export interface LogFileSystem {
    * it). A hint that makes nothing durable: never rejects. Keep `fd` open until it resolves.
    */
   startWriteback(fd: number, position: number, length: number): Promise<void>;
+  /**
+   * Reserves disk blocks for the first `length` bytes of the file without changing its size
+   * (fallocate FALLOC_FL_KEEP_SIZE through the native addon). Resolves true once reserved, false
+   * when it cannot be (no addon, a filesystem without fallocate, or any error such as ENOSPC):
+   * preallocation is an optimisation, never a reason to fail. Keep `fd` open until it resolves.
+   */
+  preallocate(fd: number, length: number): Promise<boolean>;
   ftruncate(fd: number, length: number): Promise<void>;
   fstat(fd: number): Promise<{ size: number }>;
   close(fd: number): Promise<void>;
@@ -141,6 +148,14 @@ export const nodeFileSystem: LogFileSystem = {
         resolve();
       }
     }),
+  preallocate: (fd, length) =>
+    new Promise((resolve) => {
+      try {
+        if (!preallocate(fd, 0, length, (errno) => resolve(errno === 0))) resolve(false);
+      } catch {
+        resolve(false);
+      }
+    }),
   ftruncate: (fd, length) => new Promise((resolve, reject) => fs.ftruncate(fd, length, done(resolve, reject))),
   fstat: (fd) => new Promise((resolve, reject) => fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve({ size: stats.size })))),
   close: (fd) => new Promise((resolve, reject) => fs.close(fd, done(resolve, reject))),
@@ -184,6 +199,7 @@ export class FaultyFileSystem implements LogFileSystem {
   writevSyncCalls = 0;
   fsyncCalls = 0;
   writebackCalls = 0;
+  preallocateCalls = 0;
   /** Bytes asked for by reads (the buffer lengths handed to read). */
   readBytes = 0;
 
@@ -283,6 +299,12 @@ export class FaultyFileSystem implements LogFileSystem {
     if (this.crashed) return;
     this.writebackCalls++;
     return this.inner.startWriteback(fd, position, length);
+  }
+
+  async preallocate(fd: number, length: number): Promise<boolean> {
+    if (this.crashed) return false;
+    this.preallocateCalls++;
+    return this.inner.preallocate(fd, length);
   }
 
   async ftruncate(fd: number, length: number): Promise<void> {

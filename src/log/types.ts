@@ -129,6 +129,12 @@ export interface LogConfig {
   maxBatchBytes: number;
   /** Bytes between sparse offset-index (and time-index) entries. */
   indexIntervalBytes: number;
+  /**
+   * Reserve each new segment's disk blocks (segmentBytes) when it is created, without changing its
+   * size (fallocate KEEP_SIZE, best effort: nothing without the native addon or where the
+   * filesystem cannot); a sealed segment gives back what it did not use. Default false.
+   */
+  preallocate?: boolean;
 }
 
 export const defaultLogConfig: LogConfig = {

@@ -22,6 +22,7 @@ interface NativeAddon {
   xxh3(bytes: Uint8Array, portable: boolean): bigint;
   xxh3Frames(bytes: Uint8Array, bounds: Uint32Array, count: number, write: boolean, portable: boolean): number;
   startWritebackAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
+  preallocateAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   sse42: boolean;
   avx2: boolean;
 }
@@ -52,7 +53,7 @@ export interface NativeStatus {
 
 const addonPath = fileURLToPath(new URL('../../build/Release/quartet_native.node', import.meta.url));
 
-const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWritebackAsync'] as const;
+const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWritebackAsync', 'preallocateAsync'] as const;
 
 function loadAddon(): { addon: NativeAddon | null; reason?: string } {
   if (process.env['QUARTET_NATIVE'] === '0') return { addon: null, reason: 'QUARTET_NATIVE=0' };
@@ -131,5 +132,17 @@ export const xxh3Frames: ChecksumImplementation['xxh3Frames'] = active.xxh3Frame
 export function startWriteback(fd: number, offset: number, length: number, done: (errno: number) => void): boolean {
   if (addon === null) return false;
   addon.startWritebackAsync(fd, offset, length, done);
+  return true;
+}
+
+/**
+ * Reserves disk blocks for [offset, offset + length) of a file on the thread pool without changing
+ * its size (Linux fallocate with FALLOC_FL_KEEP_SIZE). `done` gets 0 or an errno (EOPNOTSUPP where
+ * the filesystem cannot); the caller keeps `fd` open until then. Returns false, and never calls
+ * `done`, without the addon.
+ */
+export function preallocate(fd: number, offset: number, length: number, done: (errno: number) => void): boolean {
+  if (addon === null) return false;
+  addon.preallocateAsync(fd, offset, length, done);
   return true;
 }

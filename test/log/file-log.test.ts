@@ -8,6 +8,7 @@ import { openFileLog } from '../../src/log/file-log.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
 import { writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
 import { TaskSlots } from '../../src/log/task-slots.js';
+import { nativeStatus } from '../../src/native/index.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
@@ -577,6 +578,44 @@ describe('FileLog fault injection', () => {
     assert.equal((await reopened.append(batch('next'))).baseOffset, 5);
     await reopened.close();
     assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
+  });
+});
+
+describe('FileLog segment preallocation', () => {
+  it('reserves each new segment\'s blocks under preallocate, gives back the unused part at the roll, and recovers as usual', { skip: nativeStatus.loaded ? false : 'the native addon is not built (npm install builds it)' }, async () => {
+    const fs = new FaultyFileSystem();
+    const dir = freshDir();
+    const segmentBytes = 4 * 2 ** 20;
+    const config = testConfig({ segmentBytes, maxBatchBytes: 2 ** 20, preallocate: true });
+    const log = await openFileLog(dir, config, { fs });
+    const logFiles = () => readdirSync(dir).filter((f) => f.endsWith('.log')).sort().map((f) => statSync(join(dir, f)));
+    assert.equal(fs.preallocateCalls, 1);
+    assert.equal(logFiles()[0]!.size, 0, 'the size stays at the data end');
+    assert.ok(logFiles()[0]!.blocks * 512 >= segmentBytes, 'the first segment reserved segment.bytes');
+
+    // ~5 MiB of 512 KiB batches: one roll.
+    const value = 'p'.repeat(512 * 1024);
+    for (let i = 0; i < 10; i++) await log.append(encodeNeutralBatch([{ key: null, value: `${i}${value}` }], { timestamp: 1 }));
+    const [sealed, active] = logFiles();
+    assert.ok(active !== undefined, 'the log rolled');
+    assert.equal(fs.preallocateCalls, 2, 'the new segment reserved its blocks too');
+    assert.ok(active.blocks * 512 >= segmentBytes);
+    assert.ok(sealed!.blocks * 512 < sealed!.size + 64 * 1024, `the sealed segment keeps ${sealed!.blocks * 512} bytes for ${sealed!.size} of data`);
+    await log.close();
+
+    const reopened = await openFileLog(dir, config);
+    assert.equal(reopened.stats().nextOffset, 10, 'recovery reads exactly the data: the reserved tail is not part of the file');
+    assert.deepEqual((await reopened.read(9, { maxBytes: 2 ** 20 })).map((b) => decodeNeutralBatch(b)[0]!.value!.subarray(0, 1).toString()), ['9']);
+    await reopened.close();
+    assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
+  });
+
+  it('reserves nothing by default', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig(), { fs });
+    await log.append(batch('a'));
+    assert.equal(fs.preallocateCalls, 0);
+    await log.close();
   });
 });
 

@@ -1,11 +1,12 @@
-// The filesystem seam's write-back hint: it never rejects, whatever the fd, with or without the
-// native addon (a hint must not fail an append).
+// The filesystem seam's write-back hint and preallocation: neither ever rejects, whatever the fd,
+// with or without the native addon (an optimisation must not fail an append or a roll).
 import assert from 'node:assert/strict';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FaultyFileSystem, nodeFileSystem } from '../../src/log/fs.js';
+import { nativeStatus } from '../../src/native/index.js';
 
 describe('LogFileSystem.startWriteback', () => {
   it('resolves for a written file, a closed fd and a negative fd alike', async () => {
@@ -31,5 +32,30 @@ describe('LogFileSystem.startWriteback', () => {
     fs.crashed = true;
     await fs.startWriteback(3, 20, 1);
     assert.deepEqual(calls, [10]);
+  });
+});
+
+describe('LogFileSystem.preallocate', () => {
+  const notBuilt = 'the native addon is not built (npm install builds it)';
+
+  it('reserves the blocks of a range without changing the size; an ftruncate to the size gives them back', { skip: nativeStatus.loaded ? false : notBuilt }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quartet-fs-'));
+    const path = join(dir, 'f');
+    const fd = openSync(path, 'w+');
+    try {
+      writeSync(fd, Buffer.alloc(100, 1));
+      assert.equal(await nodeFileSystem.preallocate(fd, 8 * 2 ** 20), true);
+      assert.equal(statSync(path).size, 100, 'the size stays at the data end');
+      assert.ok(statSync(path).blocks * 512 >= 8 * 2 ** 20, `allocated ${statSync(path).blocks * 512} bytes`);
+      await nodeFileSystem.ftruncate(fd, 100);
+      assert.ok(statSync(path).blocks * 512 < 2 ** 20, `still allocated ${statSync(path).blocks * 512} bytes`);
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('resolves false, never rejects, for a closed fd', async () => {
+    assert.equal(await nodeFileSystem.preallocate(-1, 4096), false);
   });
 });
