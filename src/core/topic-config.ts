@@ -28,6 +28,8 @@ export interface TopicConfigValues {
   'flush.ms': number;
   /** interval: fsync every flush.ms; always: fsync before acknowledging each append. */
   'quartet.fsync.policy': FsyncPolicy;
+  /** Reserve each new segment's disk blocks when it is created ('true' | 'false', as Kafka's preallocate). */
+  preallocate: 'true' | 'false';
 }
 
 export type TopicConfigKey = keyof TopicConfigValues;
@@ -55,6 +57,7 @@ export const builtinTopicDefaults: Readonly<TopicConfigValues> = Object.freeze({
   'max.message.bytes': defaultLogConfig.maxBatchBytes,
   'flush.ms': defaultLogConfig.fsyncIntervalMs,
   'quartet.fsync.policy': 'interval',
+  preallocate: 'false',
 });
 
 interface KeySpec {
@@ -104,6 +107,14 @@ export const topicConfigSpecs: Readonly<Record<TopicConfigKey, KeySpec>> = {
     parse(raw) {
       if (raw === 'interval' || raw === 'always') return { value: raw };
       return { reason: `must be interval or always, got ${describe(raw)}` };
+    },
+  },
+  preallocate: {
+    doc: 'Reserve the disk blocks of each new segment (segment.bytes) when it is created',
+    parse(raw) {
+      const text = typeof raw === 'boolean' ? String(raw) : typeof raw === 'string' ? raw.trim().toLowerCase() : null;
+      if (text === 'true' || text === 'false') return { value: text };
+      return { reason: `must be true or false, got ${describe(raw)}` };
     },
   },
 };
@@ -190,6 +201,7 @@ export function toLogConfig(explicit: TopicConfig, brokerDefaults: TopicConfig =
     fsyncIntervalMs: c['flush.ms'],
     maxBatchBytes: c['max.message.bytes'],
     indexIntervalBytes: defaultLogConfig.indexIntervalBytes,
+    preallocate: c.preallocate === 'true',
   };
 }
 

@@ -45,9 +45,10 @@ describe('confluent-kafka-python AdminClient', { skip: client.skip, timeout: 40_
         'cleanup.policy': ['compact,delete', DYNAMIC_TOPIC_CONFIG, false, false],
         'retention.bytes': ['-1', DEFAULT_CONFIG, false, true],
         'compression.type': ['producer', DEFAULT_CONFIG, true, true],
+        preallocate: ['false', DEFAULT_CONFIG, false, true],
       },
-      // 8 honoured keys + 10 fixed ones (docs/kafka-admin.md).
-      describe_topic_keys: 18,
+      // 9 honoured keys + 10 fixed ones (docs/kafka-admin.md).
+      describe_topic_keys: 19,
       describe_broker: {
         'num.partitions': ['1', STATIC_BROKER_CONFIG, true],
         'default.replication.factor': ['1', DEFAULT_CONFIG, true],

@@ -47,6 +47,7 @@ test('every key accepts good values, as strings (Kafka) or numbers', () => {
   assert.equal(parseTopicConfig({ 'cleanup.policy': 'compact' })['cleanup.policy'], 'compact');
   assert.equal(parseTopicConfig({ 'cleanup.policy': ' Compact , Delete ' })['cleanup.policy'], 'compact,delete');
   assert.equal(parseTopicConfig({ 'retention.ms': 0 })['retention.ms'], 0);
+  assert.deepEqual([true, 'False', ' TRUE '].map((v) => parseTopicConfig({ preallocate: v }).preallocate), ['true', 'false', 'true']);
 });
 
 test('bad values are rejected with invalid_config naming the key and why', () => {
@@ -65,6 +66,8 @@ test('bad values are rejected with invalid_config naming the key and why', () =>
   rejects({ 'flush.ms': 0 }, /^flush\.ms must be between 1/);
   rejects({ 'flush.ms': 2 ** 31 }, /^flush\.ms must be between/);
   rejects({ 'quartet.fsync.policy': 'sometimes' }, /^quartet\.fsync\.policy must be interval or always/);
+  rejects({ preallocate: 'yes' }, /^preallocate must be true or false, got "yes"/);
+  rejects({ preallocate: 1 }, /^preallocate must be true or false, got 1/);
   rejects({ 'compression.type': 'zstd' }, /unknown topic config key 'compression\.type'/);
   rejects({ 'retention.ms': null }, /^retention\.ms must be an integer, got null/);
 });
@@ -98,9 +101,9 @@ test('merge: null removes a key, replace drops keys not given, and values are va
 });
 
 test('conversion to the log config', () => {
-  assert.deepEqual(toLogConfig({}), { ...defaultLogConfig, maxBatchBytes: builtinTopicDefaults['max.message.bytes'] });
+  assert.deepEqual(toLogConfig({}), { ...defaultLogConfig, maxBatchBytes: builtinTopicDefaults['max.message.bytes'], preallocate: false });
   const log = toLogConfig(
-    { 'cleanup.policy': 'compact', 'quartet.fsync.policy': 'always', 'max.message.bytes': 2048 },
+    { 'cleanup.policy': 'compact', 'quartet.fsync.policy': 'always', 'max.message.bytes': 2048, preallocate: 'true' },
     { 'segment.bytes': 8192, 'retention.bytes': 100000, 'flush.ms': 250, 'segment.ms': 60000, 'retention.ms': 120000 },
   );
   assert.deepEqual(log, {
@@ -113,5 +116,6 @@ test('conversion to the log config', () => {
     fsyncIntervalMs: 250,
     maxBatchBytes: 2048,
     indexIntervalBytes: defaultLogConfig.indexIntervalBytes,
+    preallocate: true,
   });
 });

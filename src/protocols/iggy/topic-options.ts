@@ -10,8 +10,8 @@
 // | max_topic_size (bytes; MAX = none) | retention.bytes = floor(size / partitions) (per-partition limit), or -1 |
 // | messages_required_to_save          | stored and reported; Quartet writes every batch to the  |
 // | size_of_messages_required_to_save  |   log before acknowledging, which meets any threshold   |
-// | preallocate_segments (bool)        | validated (segment_size × partitions ≤ 64 GiB), stored; |
-// |                                    |   segments are not preallocated                         |
+// | preallocate_segments (bool)        | preallocate (validated: segment_size × partitions ≤     |
+// |                                    |   64 GiB): new segments reserve segment_size on disk    |
 // | compression_algorithm (none|gzip)  | stored and reported (Iggy itself compresses nothing)    |
 //
 // Every mapped key is written explicitly into the core config on create, so Iggy's defaults
@@ -280,6 +280,7 @@ export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicCon
     'quartet.fsync.policy': v.enforce_fsync ? 'always' : 'interval',
     'retention.ms': Number.isSafeInteger(retentionMs) ? retentionMs : -1,
     'retention.bytes': sizeUnlimited ? -1 : Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions))),
+    preallocate: v.preallocate_segments ? 'true' : 'false',
   };
 }
 
@@ -292,6 +293,7 @@ export function optionsFromCoreConfig(topic: Topic, brokerDefaults: TopicConfig)
     max_topic_size: c['retention.bytes'] < 0 ? u64Max : BigInt(c['retention.bytes']) * BigInt(topic.partitions),
     segment_size: BigInt(c['segment.bytes']),
     enforce_fsync: c['quartet.fsync.policy'] === 'always',
+    preallocate_segments: c.preallocate === 'true',
   };
   return { explicit: [], values };
 }

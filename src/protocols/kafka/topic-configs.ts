@@ -5,7 +5,7 @@
 // groups, decided per key by one question: would dropping it change what a client relies on?
 //
 //   honoured  the core's keys (retention.ms, retention.bytes, segment.bytes, segment.ms,
-//             cleanup.policy, max.message.bytes, flush.ms, quartet.fsync.policy): validated by the
+//             cleanup.policy, max.message.bytes, flush.ms, quartet.fsync.policy, preallocate): validated by the
 //             core, stored on the topic, described with their source.
 //   fixed     Quartet behaves one way only (one replica, batches stored as produced, no timestamp
 //             rewriting): the key is accepted when its value states that behaviour and refused
@@ -13,7 +13,7 @@
 //             message.timestamp.type=LogAppendTime never silently means something else. Described
 //             read-only with that value.
 //   ignored   tuning knobs with no observable effect on a single-node Quartet (index spacing,
-//             preallocation, replication throttles, cleaner tuning...): the value is type-checked
+//             replication throttles, cleaner tuning...): the value is type-checked
 //             as Kafka would, then dropped. Not described.
 //
 // Any other key is refused as unknown (INVALID_CONFIG), as Kafka refuses keys it does not define.
@@ -83,6 +83,7 @@ const honouredKeys: Readonly<Record<TopicConfigKey, { type: ConfigTypeId; broker
   'max.message.bytes': { type: ConfigType.INT, brokerSynonym: 'message.max.bytes' },
   'flush.ms': { type: ConfigType.LONG, brokerSynonym: 'log.flush.interval.ms' },
   'quartet.fsync.policy': { type: ConfigType.STRING, brokerSynonym: 'quartet.fsync.policy' },
+  preallocate: { type: ConfigType.BOOLEAN, brokerSynonym: 'log.preallocate' },
 };
 
 function fixed(name: string, type: ConfigTypeId, brokerSynonym: string | null, fixedValue: string, doc: string): KafkaTopicKey {
@@ -107,7 +108,6 @@ const otherKeys: readonly KafkaTopicKey[] = [
   ignored('index.interval.bytes', ConfigType.INT, 'Offset index spacing is Quartet\'s own'),
   ignored('segment.index.bytes', ConfigType.INT, 'Index files are sized by Quartet'),
   ignored('segment.jitter.ms', ConfigType.LONG, 'Segments roll without jitter'),
-  ignored('preallocate', ConfigType.BOOLEAN, 'Segment files are not preallocated'),
   ignored('file.delete.delay.ms', ConfigType.LONG, 'Deleted segments are removed at once'),
   ignored('min.cleanable.dirty.ratio', ConfigType.DOUBLE, 'Compaction runs on every maintenance pass'),
   ignored('max.compaction.lag.ms', ConfigType.LONG, 'Compaction runs on every maintenance pass'),

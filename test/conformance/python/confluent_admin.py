@@ -49,7 +49,7 @@ described = admin.describe_configs([ConfigResource('topic', 'ck-admin'), ConfigR
 for resource, future in described.items():
     entries = future.result(timeout=TIMEOUT)
     if resource.restype == ConfigResource.Type.TOPIC:
-        wanted = ('retention.ms', 'cleanup.policy', 'retention.bytes', 'compression.type')
+        wanted = ('retention.ms', 'cleanup.policy', 'retention.bytes', 'compression.type', 'preallocate')
         out['describe_topic'] = {k: [entries[k].value, entries[k].source, entries[k].is_read_only, entries[k].is_default] for k in wanted}
         out['describe_topic_keys'] = len(entries)
     else:

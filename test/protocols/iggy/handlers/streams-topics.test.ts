@@ -36,6 +36,19 @@ describe('iggy streams', () => {
 });
 
 describe('iggy topics', () => {
+  it('honours preallocate_segments: the partitions\' logs preallocate new segments', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const s = await c.ok(CommandCode.createStream, { name: 'pre', options: [] });
+    const make = (name: string, preallocate: boolean) =>
+      c.ok(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 2, name, options: [option('preallocate_segments', { kind: 'bool', value: preallocate })] });
+    await make('reserved', true);
+    await make('plain', false);
+    assert.equal(h.broker.catalog.requireTopic({ namespace: s.id, topic: 'reserved' }).config.preallocate, 'true');
+    assert.equal(h.broker.partition({ namespace: s.id, topic: 'reserved' }, 1).config.preallocate, true);
+    assert.equal(h.broker.partition({ namespace: s.id, topic: 'plain' }, 0).config.preallocate, false);
+  });
+
   it('creates a topic with options: explicit and derived, validated, honoured in the core config', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
