@@ -16,7 +16,9 @@
 //    of 1,000 messages until it has read every message; per-poll latency.
 //    Baseline: server-process source -> client, 1 MiB writes (1 and 4 sockets). Target: >= 50%.
 // 3. Latency: p50/p99/p99.9 of send and poll, next to a raw 1 MiB write -> 8 B ack (and an 8 B
-//    request -> 1 MiB reply) round trip on 4 sockets at once. Target: send p99 < 10 ms.
+//    request -> 1 MiB reply) round trip on 4 sockets at once. Target: send p99 < 10 ms. The same
+//    ingest is also run on a fresh broker into a topic created with preallocate_segments=true
+//    (docs/topic-config.md `preallocate`), and its send latency printed beside it.
 //
 // 4. Context: raw TCP with 1 vs 4 sockets; CPU of the broker and of this process per batch in each
 //    phase; and the SDK's own CPU per batch measured alone in this process (send: prepareMessage x
@@ -323,11 +325,11 @@ function barrier(n: number): { arrive(): Promise<number> } {
   };
 }
 
-async function produce(broker: Broker): Promise<Phase> {
+async function produce(broker: Broker, preallocateSegments = false): Promise<Phase> {
   const admin = newClient(broker.addr);
   await admin.connect();
   await admin.createStream(stream);
-  await admin.createTopic({ streamId: stream, name: topic, partitionsCount: clients });
+  await admin.createTopic({ streamId: stream, name: topic, partitionsCount: clients, options: { preallocateSegments } });
   await admin.createTopic({ streamId: stream, name: 'warmup', partitionsCount: clients });
   await admin.close();
 
@@ -401,15 +403,24 @@ async function consume(broker: Broker, expected: number[]): Promise<Phase> {
   return { messages, perPartition: ends.map((e) => e.count), seconds, latencies, brokerCpu: broker.cpuSeconds() - cpu0.broker, benchCpu: selfCpuSeconds() - cpu0.bench };
 }
 
-async function quartetTrial(): Promise<{ ingest: Phase; read: Phase }> {
+async function quartetTrial(): Promise<{ ingest: Phase; read: Phase; preallocated: Phase }> {
   spawnSync('sync');
   const broker = await startBroker();
+  let ingest: Phase;
+  let read: Phase;
   try {
-    const ingest = await produce(broker);
-    const read = await consume(broker, ingest.perPartition);
-    return { ingest, read };
+    ingest = await produce(broker);
+    read = await consume(broker, ingest.perPartition);
   } finally {
     await broker.stop();
+  }
+  // The same ingest into a topic created with preallocate_segments=true, on a fresh broker.
+  spawnSync('sync');
+  const second = await startBroker();
+  try {
+    return { ingest, read, preallocated: await produce(second, true) };
+  } finally {
+    await second.stop();
   }
 }
 
@@ -438,12 +449,13 @@ interface SdkCpu {
 
 function sdkCpu(): SdkCpu {
   const runs = quick ? 20 : 100;
-  const now = BigInt(Date.now()) * 1000n;
+  const nowMs = Date.now();
+  const now = BigInt(nowMs) * 1000n;
   // As IggyClient.sendMessages: prepare every message, encode the batch into a pooled buffer.
   const encode = cpuMsPerCall(runs, () => {
     const lease = new BufferLease();
     encodeSendBatch(
-      payloads.map((m) => prepareMessage(m, now)),
+      payloads.map((m) => prepareMessage(m, now, nowMs)),
       lease,
     );
     lease.release();
@@ -489,7 +501,7 @@ export async function runIggyBench(): Promise<void> {
   const raw = await spawnNode('raw tcp server', ['-e', rawServerSource], /raw-tcp port (\d+)/);
   const port = Number(raw.match[1]);
   const bases: RawBaseline[] = [];
-  const runs: Array<{ ingest: Phase; read: Phase }> = [];
+  const runs: Array<{ ingest: Phase; read: Phase; preallocated: Phase }> = [];
   try {
     for (let t = 0; t < trials; t++) {
       const base = await rawBaseline(port);
@@ -498,7 +510,8 @@ export async function runIggyBench(): Promise<void> {
       runs.push(run);
       console.log(
         `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}; ` +
-          `ingest ${mbS(payloadMb(run.ingest))} in ${fmt(run.ingest.seconds, 2)} s, read-back ${mbS(payloadMb(run.read))} in ${fmt(run.read.seconds, 2)} s`,
+          `ingest ${mbS(payloadMb(run.ingest))} in ${fmt(run.ingest.seconds, 2)} s, read-back ${mbS(payloadMb(run.read))} in ${fmt(run.read.seconds, 2)} s; ` +
+          `ingest with preallocate_segments ${mbS(payloadMb(run.preallocated))}`,
       );
     }
   } finally {
@@ -519,6 +532,7 @@ export async function runIggyBench(): Promise<void> {
   const ackRtt = bases.flatMap((b) => b.ackRtt).sort((a, b) => a - b);
   const fetchRtt = bases.flatMap((b) => b.fetchRtt).sort((a, b) => a - b);
   const sendP99 = percentile(sendLat, 99);
+  const preallocatedLat = runs.flatMap((r) => r.preallocated.latencies).sort((a, b) => a - b);
 
   printTable(`Iggy through the SDK vs raw loopback TCP (median of ${trials}; MB/s of payload; baseline = the faster of 1 and ${clients} raw sockets, 1 MiB writes; ratio = Quartet / raw)`, [
     {
@@ -546,6 +560,12 @@ export async function runIggyBench(): Promise<void> {
       target: `p99 < 10 ms: ${verdict(sendP99 < 10)}`,
     },
     {
+      case: `send 1 batch to a topic with preallocate_segments=true (${int(preallocatedLat.length)} sends; ingest ${mbS(median(runs.map((r) => payloadMb(r.preallocated))))}) vs the same raw round trip`,
+      value: pctText(preallocatedLat),
+      baseline: pctText(ackRtt),
+      ratio: pctRatio(preallocatedLat, ackRtt),
+    },
+    {
       case: `poll ${messagesPerBatch} messages (${int(pollLat.length)} polls) vs raw 8 B request -> 1 MiB reply (${int(fetchRtt.length)})`,
       value: pctText(pollLat),
       baseline: pctText(fetchRtt),
@@ -553,7 +573,7 @@ export async function runIggyBench(): Promise<void> {
     },
   ]);
 
-  const cpuRow = (name: string, phase: (r: { ingest: Phase; read: Phase }) => Phase): Row => {
+  const cpuRow = (name: string, phase: (r: { ingest: Phase; read: Phase; preallocated: Phase }) => Phase): Row => {
     const batches = (p: Phase): number => p.messages / messagesPerBatch;
     const seconds = median(runs.map((r) => phase(r).seconds));
     const broker = median(runs.map((r) => (phase(r).brokerCpu * 1000) / batches(phase(r))));
