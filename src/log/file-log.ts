@@ -642,7 +642,9 @@ export class FileLog implements PartitionLog {
     // compaction may retire one while an earlier one is being read.
     await this.pinnedAll(segments, async () => {
       for (const segment of segments) {
-        if (selector.done) break;
+        // A segment starting at or past the end holds nothing wanted (a read stopped by the
+        // index at endOffset does not mark the selector done).
+        if (selector.done || segment.baseOffset >= endOffset) break;
         if (segment.nextOffset <= offset) continue;
         await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease);
       }

@@ -646,6 +646,23 @@ describe('FileLog read sizes', () => {
     assert.ok(fs.readBytes >= 30 * batchBytes - 1);
     await log.close();
   });
+
+  it('a read bounded by maxOffset inside a sealed segment reads nothing of the next segment', async () => {
+    const fs = new FaultyFileSystem();
+    const dir = freshDir();
+    // ~10 KiB batches, 64 KiB segments: several segments of ~6 batches each.
+    const log = await openFileLog(dir, testConfig({ segmentBytes: 64 * 1024, indexIntervalBytes: 4096, maxBatchBytes: 2 ** 20 }), { fs });
+    const value = 'v'.repeat(1000);
+    for (let i = 0; i < 30; i++) await log.append(encodeNeutralBatch(Array.from({ length: 10 }, () => ({ key: null, value })), { timestamp: 1 }));
+    assert.ok(log.stats().segmentCount >= 3);
+    const batchBytes = statSync(join(dir, readdirSync(dir).filter((f) => f.endsWith('.log')).sort()[0]!)).size / 6;
+    // The first segment's last batch starts at 50: ask for offsets 50..59 only.
+    fs.readBytes = 0;
+    const got = await log.read(50, { maxBytes: 8 * 2 ** 20, maxOffset: 60 });
+    assert.deepEqual(got.map((b) => b.baseOffset), [50]);
+    assert.ok(fs.readBytes <= batchBytes + 1, `read ${fs.readBytes} bytes for one batch of ${batchBytes}`);
+    await log.close();
+  });
 });
 
 describe('FileLog readers vs retention and compaction', () => {
