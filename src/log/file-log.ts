@@ -39,7 +39,7 @@ import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { BufferLease } from './buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
 import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
-import { defaultBackgroundSyncSlots, type TaskSlots } from './task-slots.js';
+import { defaultBackgroundSyncSlots, type ScheduledTask, type TaskSlots } from './task-slots.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
 import type {
   AppendRequest,
@@ -258,6 +258,8 @@ export class FileLog implements PartitionLog {
   private timer: NodeJS.Timeout | null = null;
   /** The timer's fsync while it runs (syncInBackground). */
   private backgroundSync: Promise<void> | null = null;
+  /** The timer's fsync as scheduled on the process-wide slots (cancellable while it waits). */
+  private queuedSync: ScheduledTask<void> | null = null;
   /** A flush's fsync is running: the timer does not start a second one beside it. */
   private foregroundSyncing = false;
   private readonly listeners = new Set<(highWatermark: number) => void>();
@@ -414,7 +416,7 @@ export class FileLog implements PartitionLog {
         waiters = this.syncWaiters.splice(0);
         syncing = true;
         // As in syncRound: a timer fsync in flight reports first; if it failed, so does this round.
-        await this.backgroundSync;
+        await this.settleBackgroundSync();
         if (this.readOnlyCause !== null) throw this.readOnlyCause;
         await this.foregroundSync(segment);
       } else {
@@ -521,7 +523,7 @@ export class FileLog implements PartitionLog {
     const waiters = this.syncWaiters.splice(0);
     // A timer fsync in flight covers data these waiters need: its outcome comes first (two
     // concurrent fsyncs of one file can report a writeback error to only one of them).
-    await this.backgroundSync;
+    await this.settleBackgroundSync();
     if (this.readOnlyCause !== null) {
       const failure = storageError('the log is read-only after a storage failure', this.readOnlyCause);
       for (const waiter of waiters) waiter.reject(failure);
@@ -607,9 +609,24 @@ export class FileLog implements PartitionLog {
     const segment = this.active();
     // Writes from now on mark the log dirty again for the next tick.
     this.dirty = false;
-    this.backgroundSync = this.pinned(segment, () => this.backgroundSyncs.run(() => segment.sync()))
+    const job = this.backgroundSyncs.schedule(() => segment.sync());
+    this.queuedSync = job;
+    this.backgroundSync = this.pinned(segment, async () => void (await job.done))
       .catch((error: unknown) => this.goReadOnly(error))
-      .finally(() => (this.backgroundSync = null));
+      .finally(() => {
+        this.backgroundSync = null;
+        this.queuedSync = null;
+      });
+  }
+
+  /**
+   * Waits for the timer fsync before an fsync of the caller's own. One still waiting for a slot
+   * is dropped instead (the caller's fsync covers what it would have), so a flush never queues
+   * behind the timer fsyncs of other logs.
+   */
+  private async settleBackgroundSync(): Promise<void> {
+    if (this.queuedSync?.cancel() === true) this.dirty = true;
+    await this.backgroundSync;
   }
 
   private stopTimer(): void {
@@ -997,7 +1014,7 @@ export class FileLog implements PartitionLog {
     this.closed = true;
     this.stopTimer();
     await this.whenWritten(this.nextOffset);
-    await this.backgroundSync;
+    await this.settleBackgroundSync();
     let failure: unknown = null;
     await this.maintenance.run(() =>
       this.io.run(async () => {

@@ -4,9 +4,21 @@
 // with one partition per pool thread fsyncing on the same tick, reads and thread-pool writes of
 // every partition queued behind them (measured: 1 MB Iggy sends stalled ~20 ms once a second).
 
+/** A task given to `schedule`: its outcome, and a way to drop it while it waits for a slot. */
+export interface ScheduledTask<T> {
+  /** The task's result; undefined when it was cancelled before it started. */
+  done: Promise<T | undefined>;
+  /** Drops the task if it has not started; true when it was dropped. */
+  cancel(): boolean;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
 export class TaskSlots {
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Waiter[] = [];
 
   constructor(readonly max: number) {
     if (!(Number.isInteger(max) && max >= 1)) throw new RangeError(`task slots must be a positive integer, got ${max}`);
@@ -24,14 +36,38 @@ export class TaskSlots {
 
   /** Runs `task` once a slot is free; the slot is freed when its promise settles. */
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running < this.max) this.running++;
-    // A slot freed while tasks wait passes straight to the first of them (running stays the same).
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return (await this.schedule(task).done) as T;
+  }
+
+  /** Like run, but the task can be dropped while it waits (its `done` then resolves undefined). */
+  schedule<T>(task: () => Promise<T>): ScheduledTask<T> {
+    if (this.running < this.max) {
+      this.running++;
+      return { done: this.holding(task), cancel: () => false };
+    }
+    let resolveStart!: (go: boolean) => void;
+    const started = new Promise<boolean>((resolve) => (resolveStart = resolve));
+    const waiter: Waiter = { start: () => resolveStart(true) };
+    this.waiting.push(waiter);
+    const done = started.then((go) => (go ? this.holding(task) : undefined));
+    const cancel = (): boolean => {
+      const at = this.waiting.indexOf(waiter);
+      if (at < 0) return false;
+      this.waiting.splice(at, 1);
+      resolveStart(false);
+      return true;
+    };
+    return { done, cancel };
+  }
+
+  /** Runs `task` in a slot already taken, and frees the slot when it settles. */
+  private async holding<T>(task: () => Promise<T>): Promise<T> {
     try {
       return await task();
     } finally {
+      // A freed slot passes straight to the first waiter (running stays the same).
       const next = this.waiting.shift();
-      if (next !== undefined) next();
+      if (next !== undefined) next.start();
       else this.running--;
     }
   }

@@ -370,6 +370,43 @@ describe('FileLog files and recovery', () => {
     await Promise.all(logs.map((log) => log.close()));
   });
 
+  it('under interval, a flush drops its own timer fsync queued behind other logs\' instead of waiting for them', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    // The first fdatasync (log A's timer fsync) is held; later ones pass.
+    let release: (() => void) | null = null;
+    let calls = 0;
+    const fs = new FaultyFileSystem({
+      ...nodeFileSystem,
+      fdatasync: async (fd) => {
+        if (calls++ === 0) await new Promise<void>((resolve) => (release = resolve));
+        return nodeFileSystem.fdatasync(fd);
+      },
+    });
+    const slots = new TaskSlots(1);
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 });
+    const a = await openFileLog(freshDir(), config, { fs, backgroundSyncs: slots });
+    const b = await openFileLog(freshDir(), config, { fs, backgroundSyncs: slots });
+    await a.append(batch('a'));
+    await b.append(batch('b'));
+    t.mock.timers.tick(5);
+    await until(() => release !== null && slots.queued === 1);
+    // B's timer fsync waits behind A's held one; B's flush does not (5 s deadline, then A goes on).
+    let deadline: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      b.flush().then(() => 'flushed'),
+      new Promise<string>((resolve) => (deadline = globalThis.setTimeout(() => resolve('stuck behind A'), 5_000))),
+    ]);
+    clearTimeout(deadline);
+    const queuedAfter = slots.queued;
+    const activeAfter = slots.active;
+    release!();
+    assert.equal(outcome, 'flushed');
+    assert.equal(queuedAfter, 0, "B's queued timer fsync was dropped");
+    assert.equal(activeAfter, 1, "A's still runs");
+    await until(() => slots.active === 0);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('under interval, a failed timer fsync turns the log read-only; reads still work', async () => {
     const fs = new HeldFileSystem();
     const held = fs.holdNextSync();

@@ -46,6 +46,27 @@ describe('TaskSlots', () => {
     assert.equal(slots.queued, 0);
   });
 
+  it('drops a scheduled task that has not started when it is cancelled; a started one runs on', async () => {
+    const slots = new TaskSlots(1);
+    const log: string[] = [];
+    const [a, b, c] = ['a', 'b', 'c'].map((n) => heldTask(log, n));
+    const first = slots.schedule(a!.task);
+    const second = slots.schedule(b!.task);
+    const third = slots.schedule(c!.task);
+    await settle();
+    assert.equal(first.cancel(), false, 'a running task is not cancelled');
+    assert.equal(second.cancel(), true);
+    assert.equal(second.cancel(), false, 'only once');
+    assert.equal(await second.done, undefined);
+    assert.equal(slots.queued, 1);
+    a!.finish();
+    await settle();
+    assert.deepEqual(log, ['start a', 'start c'], 'the slot went to the next task still waiting');
+    c!.finish();
+    assert.deepEqual([await first.done, await third.done], ['a', 'c']);
+    assert.equal(slots.active, 0);
+  });
+
   it('refuses a bound below one', () => {
     assert.throws(() => new TaskSlots(0), RangeError);
     assert.throws(() => new TaskSlots(1.5), RangeError);
