@@ -509,7 +509,7 @@ export class FileLog implements PartitionLog {
     if (old.isEmpty) return;
     assert.ok(baseOffset >= old.nextOffset, 'a new segment starts at or after the old end');
     try {
-      await old.seal(this.config.preallocate === true);
+      await old.seal();
     } catch (error) {
       this.goReadOnly(error);
       throw error;

@@ -6,7 +6,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
-import { writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
+import { reserveAfterBytes, reserveAheadBytes, writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
 import { TaskSlots } from '../../src/log/task-slots.js';
 import { nativeStatus } from '../../src/native/index.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
@@ -618,7 +618,7 @@ describe('FileLog fault injection', () => {
   });
 });
 
-describe('FileLog segment preallocation', () => {
+describe('FileLog segment preallocation and reservation ahead', () => {
   it('reserves each new segment\'s blocks under preallocate, gives back the unused part at the roll, and recovers as usual', { skip: nativeStatus.loaded ? false : 'the native addon is not built (npm install builds it)' }, async () => {
     const fs = new FaultyFileSystem();
     const dir = freshDir();
@@ -647,7 +647,28 @@ describe('FileLog segment preallocation', () => {
     assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
   });
 
-  it('reserves nothing by default', async () => {
+  it(`without preallocate, reserves ${reserveAheadBytes / 2 ** 20} MiB ahead once a segment holds ${reserveAfterBytes / 2 ** 20} MiB, and frees it at the roll`, { skip: nativeStatus.loaded ? false : 'the native addon is not built (npm install builds it)' }, async () => {
+    const fs = new FaultyFileSystem();
+    const dir = freshDir();
+    const log = await openFileLog(dir, testConfig({ segmentBytes: 24 * 2 ** 20, maxBatchBytes: 2 ** 20 + 1024 }), { fs });
+    const activeLog = () => statSync(join(dir, readdirSync(dir).filter((f) => f.endsWith('.log')).sort().at(-1)!));
+    const value = 'r'.repeat(2 ** 20 - 100);
+    const mib = (i: number) => encodeNeutralBatch([{ key: null, value: `${i}${value}` }], { timestamp: 1 });
+    for (let i = 0; i < 7; i++) await log.append(mib(i));
+    assert.equal(fs.preallocateCalls, 0, 'a small segment reserves nothing');
+    for (let i = 7; i < 10; i++) await log.append(mib(i));
+    await until(() => activeLog().blocks * 512 >= activeLog().size + reserveAheadBytes / 2);
+    assert.ok(fs.preallocateCalls >= 1);
+    assert.ok(activeLog().size < 11 * 2 ** 20, 'the size stays at the data end');
+    // Past 24 MiB the segment rolls; the sealed one gives back what it did not use.
+    for (let i = 10; i < 26; i++) await log.append(mib(i));
+    const sealed = statSync(join(dir, readdirSync(dir).filter((f) => f.endsWith('.log')).sort()[0]!));
+    assert.ok(log.stats().segmentCount >= 2);
+    assert.ok(sealed.blocks * 512 < sealed.size + 64 * 1024, `the sealed segment keeps ${sealed.blocks * 512} bytes for ${sealed.size} of data`);
+    await log.close();
+  });
+
+  it('reserves nothing for a small segment', async () => {
     const fs = new FaultyFileSystem();
     const log = await openFileLog(freshDir(), testConfig(), { fs });
     await log.append(batch('a'));
