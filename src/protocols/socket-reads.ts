@@ -1,5 +1,6 @@
 // Where a plain TCP socket's reads land, for the broker's listener and the SDK alike (Node's
-// `onread` option with a buffer function, which Node calls before every read).
+// `onread` option with a buffer function: Node calls it once when reading starts and then right
+// after each delivered read, to choose the buffer the next read fills).
 //
 // By default every read goes into one shared 64 KiB buffer: libuv delivers one read at a time on
 // the event loop and each callback hands the chunk to a framer that copies what it keeps, so no
@@ -9,6 +10,12 @@
 // the function returned.
 //
 // A target must never be empty: libuv answers a zero-length read buffer with ENOBUFS.
+//
+// A target stays in the socket's handle until the next read, through a pause or an idle spell. So
+// the frame it belongs to must stay alive until the socket can no longer read: the framers drop a
+// frame being assembled only on 'close' (the handle is closed by then) or after a framing error
+// (when no frame is being assembled), and a stale target's bytes are ignored (pushDirect checks
+// that the target is still the rest of the frame in progress).
 
 /** A framer's offer of reads in place (see IggyFramer.directTarget and pushDirect). */
 export interface DirectReads {

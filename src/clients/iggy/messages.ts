@@ -239,11 +239,12 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
 /**
  * A polled message. `id` and `checksum` are read from the frame when first asked for: building
  * five BigInts per message for fields most consumers never read was a third of the SDK's decode
- * time. They are getters (on the prototype), so an object spread (`{ ...m }`) leaves them out:
- * copy them by name.
+ * time. They are accessors (on the prototype; assigning them works as on a plain object), so an
+ * object spread (`{ ...m }`) leaves them out: copy them by name.
  */
 class PolledMessage implements IggyMessage {
   private idValue: bigint | undefined = undefined;
+  private checksumValue: bigint | undefined = undefined;
 
   constructor(
     readonly partitionId: number,
@@ -261,8 +262,16 @@ class PolledMessage implements IggyMessage {
     return (this.idValue ??= readU128(this.batch, this.frameAt + 8));
   }
 
+  set id(value: bigint) {
+    this.idValue = value;
+  }
+
   get checksum(): bigint {
-    return this.batch.readBigUInt64LE(this.frameAt);
+    return this.checksumValue ?? this.batch.readBigUInt64LE(this.frameAt);
+  }
+
+  set checksum(value: bigint) {
+    this.checksumValue = value;
   }
 }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
+import { batchHeaderBytes, decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
 import { decodePolledRecords, encodeSendBatch, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage } from '../../../src/clients/iggy/messages.js';
 import { parseBatch } from '../../../src/protocols/iggy/codec/index.js';
@@ -103,6 +103,16 @@ describe('iggy SDK messages', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('polled messages read id and checksum from the frame, and take assignments like plain objects', () => {
+    const batch = encodeBatchBytes([{ id: 42n, originTimestamp: 5n, payload: Buffer.from('x') }], { partitionId: 1n, baseOffset: 7n, baseTimestamp: 9n });
+    const [m] = decodePolledRecords(1, [batch]);
+    assert.equal(m!.id, 42n);
+    assert.equal(m!.checksum, batch.readBigUInt64LE(batchHeaderBytes));
+    m!.id = 5n;
+    m!.checksum = 6n;
+    assert.deepEqual([m!.id, m!.checksum], [5n, 6n]);
   });
 
   it('mints UUIDv7-shaped ids: time, version 7, variant 10, random and unique across pool refills', () => {

@@ -558,13 +558,17 @@ export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: Batc
         idView = new DataView(idSource.buffer, idSource.byteOffset, idSource.byteLength);
       }
       const at = m.idAt ?? 0;
+      if (!Number.isInteger(at)) throw new RangeError(`message ${i} idAt ${at} is not an integer`);
       view.setUint32(pos + 8, idView!.getUint32(at, true), true);
       view.setUint32(pos + 12, idView!.getUint32(at + 4, true), true);
       view.setUint32(pos + 16, idView!.getUint32(at + 8, true), true);
       view.setUint32(pos + 20, idView!.getUint32(at + 12, true), true);
     }
     else throw new TypeError(`message ${i} has neither id nor idBytes`);
-    view.setUint32(pos + 24, m.offsetDelta ?? i, true);
+    // DataView stores wrap where Buffer#writeUInt32LE threw: check the one caller-given field.
+    const offsetDelta = m.offsetDelta ?? i;
+    if (!(Number.isInteger(offsetDelta) && offsetDelta >= 0 && offsetDelta <= 0xffff_ffff)) throw new RangeError(`message ${i} offsetDelta ${offsetDelta} is not a u32`);
+    view.setUint32(pos + 24, offsetDelta, true);
     view.setUint32(pos + 28, delta, true);
     view.setUint32(pos + 32, userHeadersLength, true);
     view.setUint32(pos + 36, payloadLength, true);

@@ -191,6 +191,11 @@ describe('message batch fast paths', () => {
       { id: 1n, originTimestamp: 0n, payload: Buffer.from('a') },
       { id: 2n, originTimestamp: 1n << 32n, payload: Buffer.from('b') },
     ]), RangeError);
+    // Fields a caller gives are checked: an offset_delta outside u32, an id slot that is no integer.
+    assert.throws(() => encodeBatchBytes([{ id: 1n, originTimestamp: 0n, payload: Buffer.from('a'), offsetDelta: -1 }]), RangeError);
+    assert.throws(() => encodeBatchBytes([{ id: 1n, originTimestamp: 0n, payload: Buffer.from('a'), offsetDelta: 2 ** 32 }]), RangeError);
+    assert.throws(() => encodeBatchBytes([{ idBytes: Buffer.alloc(32), idAt: 1.5, originTimestamp: 0n, payload: Buffer.from('a') }]), RangeError);
+    assert.throws(() => encodeBatchBytes([{ idBytes: Buffer.alloc(16), idAt: 8, originTimestamp: 0n, payload: Buffer.from('a') }]), RangeError);
   });
 
   it('validateBatch rejects exactly what parseBatch("full") rejects, with the same reasons (fast-check)', () => {
