@@ -36,12 +36,12 @@ export interface LogFileSystem {
    */
   startWriteback(fd: number, position: number, length: number): Promise<void>;
   /**
-   * Reserves disk blocks for the first `length` bytes of the file without changing its size
+   * Reserves disk blocks for [position, position + length) of the file without changing its size
    * (fallocate FALLOC_FL_KEEP_SIZE through the native addon). Resolves true once reserved, false
    * when it cannot be (no addon, a filesystem without fallocate, or any error such as ENOSPC):
    * preallocation is an optimisation, never a reason to fail. Keep `fd` open until it resolves.
    */
-  preallocate(fd: number, length: number): Promise<boolean>;
+  preallocate(fd: number, position: number, length: number): Promise<boolean>;
   ftruncate(fd: number, length: number): Promise<void>;
   fstat(fd: number): Promise<{ size: number }>;
   close(fd: number): Promise<void>;
@@ -148,10 +148,10 @@ export const nodeFileSystem: LogFileSystem = {
         resolve();
       }
     }),
-  preallocate: (fd, length) =>
+  preallocate: (fd, position, length) =>
     new Promise((resolve) => {
       try {
-        if (!preallocate(fd, 0, length, (errno) => resolve(errno === 0))) resolve(false);
+        if (!preallocate(fd, position, length, (errno) => resolve(errno === 0))) resolve(false);
       } catch {
         resolve(false);
       }
@@ -301,10 +301,10 @@ export class FaultyFileSystem implements LogFileSystem {
     return this.inner.startWriteback(fd, position, length);
   }
 
-  async preallocate(fd: number, length: number): Promise<boolean> {
+  async preallocate(fd: number, position: number, length: number): Promise<boolean> {
     if (this.crashed) return false;
     this.preallocateCalls++;
-    return this.inner.preallocate(fd, length);
+    return this.inner.preallocate(fd, position, length);
   }
 
   async ftruncate(fd: number, length: number): Promise<void> {

@@ -104,8 +104,8 @@ export class Segment {
   private retired = false;
   /** Disk blocks are known reserved up to this file position (preallocation, reserveAhead). */
   private reservedTo = 0;
-  /** A reservation request is in flight. */
-  private reserving = false;
+  /** The reservation request in flight, if any. */
+  private reservation: Promise<void> | null = null;
   /** A reservation failed (no addon, no fallocate, a full disk): this segment asks no more. */
   private reserveFailed = false;
   /** '' for a live segment; cleanedSuffix while compaction writes its replacement. */
@@ -155,7 +155,7 @@ export class Segment {
     segment.suffix = suffix;
     // Best effort (LogConfig.preallocate): blocks reserved now spare the writeback of later
     // appends the block allocation (see reserveAhead).
-    if (preallocateBytes > 0 && (await fsys.preallocate(fds[0]!, preallocateBytes))) segment.reservedTo = preallocateBytes;
+    if (preallocateBytes > 0 && (await fsys.preallocate(fds[0]!, 0, preallocateBytes))) segment.reservedTo = preallocateBytes;
     return segment;
   }
 
@@ -390,23 +390,30 @@ export class Segment {
    * used. Best effort: a failure stops the reservations of this segment.
    */
   private reserveAhead(): void {
-    if (this.reserving || this.reserveFailed || this.size < reserveAfterBytes) return;
+    // Not for compaction's replacement segments: they are sealed as soon as they are written.
+    if (this.reservation !== null || this.reserveFailed || this.suffix !== '' || this.size < reserveAfterBytes) return;
     if (this.size + reserveAheadBytes / 2 <= this.reservedTo) return;
+    // From the end of what is reserved (or written): the range below is allocated or dirty.
+    const from = Math.max(this.reservedTo, this.size);
     const to = this.size + reserveAheadBytes;
-    this.reserving = true;
     // Pinned: the file stays open until the request is done.
     this.acquire();
-    void this.fsys
-      .preallocate(this.logFd, to)
+    this.reservation = this.fsys
+      .preallocate(this.logFd, from, to - from)
       .then((reserved) => {
         if (reserved) this.reservedTo = Math.max(this.reservedTo, to);
         else this.reserveFailed = true;
       })
       .finally(() => {
-        this.reserving = false;
+        this.reservation = null;
         return this.release();
       })
       .catch(() => undefined);
+  }
+
+  /** A reservation in flight lands before the file is cut back, so the cut frees it too. */
+  private async reservationSettled(): Promise<void> {
+    if (this.reservation !== null) await this.reservation;
   }
 
   snapshot(): SegmentState {
@@ -433,6 +440,7 @@ export class Segment {
     this.timeIndex.truncateToCount(state.timeIndexCount);
     this.firstAppendTime = state.firstAppendTime;
     // The truncation also frees the blocks reserved past the new end.
+    await this.reservationSettled();
     this.reservedTo = Math.min(this.reservedTo, state.size);
     await this.fsys.ftruncate(this.logFd, state.size);
     if (this.offsetIndexFileCount > this.offsetIndex.entryCount) {
@@ -501,8 +509,10 @@ export class Segment {
     // Blocks reserved past the end (preallocation, reserveAhead) and never written go back: an
     // ftruncate to the size frees them. Unconditional, so that a reservation made before a crash
     // or restart is freed too. Best effort like the reservation: the data is unaffected either way.
+    await this.reservationSettled();
     await this.fsys.ftruncate(this.logFd, this.size).catch(() => undefined);
     this.reservedTo = 0;
+    this.reserveFailed = true;
     await this.syncAll();
   }
 

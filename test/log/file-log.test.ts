@@ -399,8 +399,10 @@ describe('FileLog files and recovery', () => {
     clearTimeout(deadline);
     const queuedAfter = slots.queued;
     const activeAfter = slots.active;
+    const syncsAfter = calls;
     release!();
     assert.equal(outcome, 'flushed');
+    assert.equal(syncsAfter, 2, "A's held timer fsync, then B's flush fsync (which covers B's dropped timer fsync)");
     assert.equal(queuedAfter, 0, "B's queued timer fsync was dropped");
     assert.equal(activeAfter, 1, "A's still runs");
     await until(() => slots.active === 0);
@@ -665,6 +667,39 @@ describe('FileLog segment preallocation and reservation ahead', () => {
     const sealed = statSync(join(dir, readdirSync(dir).filter((f) => f.endsWith('.log')).sort()[0]!));
     assert.ok(log.stats().segmentCount >= 2);
     assert.ok(sealed.blocks * 512 < sealed.size + 64 * 1024, `the sealed segment keeps ${sealed.blocks * 512} bytes for ${sealed.size} of data`);
+    await log.close();
+  });
+
+  it('a seal waits for a reservation in flight before it cuts the file back, so the cut frees it', async () => {
+    // Reservations are held until released; the order of reservation ends and truncations is kept.
+    const events: string[] = [];
+    let release: (() => void) | null = null;
+    const fs = new FaultyFileSystem({
+      ...nodeFileSystem,
+      preallocate: async (fd, position, length) => {
+        events.push('reserve');
+        await new Promise<void>((resolve) => (release = resolve));
+        events.push('reserved');
+        return nodeFileSystem.preallocate(fd, position, length);
+      },
+      ftruncate: async (fd, length) => {
+        events.push('truncate');
+        return nodeFileSystem.ftruncate(fd, length);
+      },
+    });
+    const log = await openFileLog(freshDir(), testConfig({ segmentBytes: 12 * 2 ** 20, maxBatchBytes: 2 ** 20 + 1024 }), { fs });
+    const value = 's'.repeat(2 ** 20 - 100);
+    const mib = (i: number) => encodeNeutralBatch([{ key: null, value: `${i}${value}` }], { timestamp: 1 });
+    for (let i = 0; i < 9; i++) await log.append(mib(i));
+    await until(() => release !== null);
+    // These roll the segment while its reservation is held.
+    const rolled = Promise.all([9, 10, 11, 12].map((i) => log.append(mib(i))));
+    await until(() => log.stats().nextOffset >= 12);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, ['reserve'], 'the seal has not cut the file while the reservation is held');
+    release!();
+    await rolled;
+    assert.deepEqual(events.slice(0, 3), ['reserve', 'reserved', 'truncate']);
     await log.close();
   });
 

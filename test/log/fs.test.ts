@@ -44,7 +44,7 @@ describe('LogFileSystem.preallocate', () => {
     const fd = openSync(path, 'w+');
     try {
       writeSync(fd, Buffer.alloc(100, 1));
-      assert.equal(await nodeFileSystem.preallocate(fd, 8 * 2 ** 20), true);
+      assert.equal(await nodeFileSystem.preallocate(fd, 0, 8 * 2 ** 20), true);
       assert.equal(statSync(path).size, 100, 'the size stays at the data end');
       assert.ok(statSync(path).blocks * 512 >= 8 * 2 ** 20, `allocated ${statSync(path).blocks * 512} bytes`);
       await nodeFileSystem.ftruncate(fd, 100);
@@ -56,6 +56,6 @@ describe('LogFileSystem.preallocate', () => {
   });
 
   it('resolves false, never rejects, for a closed fd', async () => {
-    assert.equal(await nodeFileSystem.preallocate(-1, 4096), false);
+    assert.equal(await nodeFileSystem.preallocate(-1, 0, 4096), false);
   });
 });
