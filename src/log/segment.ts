@@ -357,12 +357,10 @@ export class Segment {
   }
 
   /**
-   * Writes envelopes (header and payload chunks, in order) at the segment end in one writev. On
-   * any error the caller restores the snapshot it took before.
-   */
-  /**
-   * Writes the batches at the end of the log file. With a `gate` that is open the write is
-   * synchronous (see direct-write.ts); otherwise it goes through the thread pool.
+   * Writes envelopes (header and payload chunks, in order) at the segment end in one writev:
+   * synchronously with a `gate` that is open (see direct-write.ts), otherwise through the thread
+   * pool. On any error the caller restores the snapshot it took before. Then keeps blocks
+   * reserved ahead (reserveAhead).
    */
   async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number, gate: DirectWriteGate | null = null): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
