@@ -39,7 +39,15 @@ export class SocketReads {
   /** The `onread` option for net.connect or new Socket. */
   readonly onread = {
     buffer: (): Uint8Array => {
-      this.target = this.direct?.target() ?? null;
+      // Called from inside Node's read callback, where a throw would be uncaught: any trouble
+      // choosing a target means the shared buffer.
+      let target: Buffer | null = null;
+      try {
+        target = this.direct?.target() ?? null;
+      } catch {
+        target = null;
+      }
+      this.target = target !== null && target.length > 0 ? target : null;
       return this.target ?? sharedReadBuffer;
     },
     /** true: keep reading (the socket's pause() still stops it). */

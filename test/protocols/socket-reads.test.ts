@@ -7,17 +7,17 @@ import { SocketReads, sharedReadBuffer } from '../../src/protocols/socket-reads.
 
 const sent = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) & 0xff));
 
-describe('SocketReads', () => {
-  let server: Server;
-  let port = 0;
-  before(async () => {
-    // Every connection gets `sent`, then end.
-    server = createServer((s) => s.end(sent));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+// Every connection gets `sent`, then end.
+let server: Server;
+let port = 0;
+before(async () => {
+  server = createServer((s) => s.end(sent));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+describe('SocketReads', () => {
   const open = (reads: SocketReads): Promise<Socket> =>
     new Promise((resolve, reject) => {
       const socket = connect({ host: '127.0.0.1', port, onread: reads.onread });
@@ -60,4 +60,24 @@ describe('SocketReads', () => {
     reads.attach((chunk) => chunks.push(Buffer.from(chunk)));
     assert.deepEqual(Buffer.concat(chunks), sent);
   });
+});
+
+describe('SocketReads with a faulty DirectReads', () => {
+  for (const [name, target] of [
+    ['throws', (): Buffer => { throw new Error('no target'); }],
+    ['offers an empty buffer (libuv would answer ENOBUFS)', (): Buffer => Buffer.alloc(0)],
+  ] as const) {
+    it(`reads into the shared buffer when target() ${name}`, async () => {
+      const reads = new SocketReads();
+      const chunks: Buffer[] = [];
+      reads.attach((chunk) => chunks.push(Buffer.from(chunk)), { target, filled: () => assert.fail('nothing is read in place') });
+      const socket = connect({ host: '127.0.0.1', port, onread: reads.onread });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('end', resolve);
+        socket.once('error', reject);
+      });
+      socket.destroy();
+      assert.deepEqual(Buffer.concat(chunks), sent);
+    });
+  }
 });
