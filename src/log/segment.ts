@@ -106,8 +106,8 @@ export class Segment {
   private reservedTo = 0;
   /** The reservation request in flight, if any. */
   private reservation: Promise<void> | null = null;
-  /** A reservation failed (no addon, no fallocate, a full disk): this segment asks no more. */
-  private reserveFailed = false;
+  /** No more reservations: one failed (no addon, no fallocate, a full disk), or the segment is sealed. */
+  private reserveStopped = false;
   /** '' for a live segment; cleanedSuffix while compaction writes its replacement. */
   private suffix = '';
 
@@ -389,7 +389,7 @@ export class Segment {
    */
   private reserveAhead(): void {
     // Not for compaction's replacement segments: they are sealed as soon as they are written.
-    if (this.reservation !== null || this.reserveFailed || this.suffix !== '' || this.size < reserveAfterBytes) return;
+    if (this.reservation !== null || this.reserveStopped || this.suffix !== '' || this.size < reserveAfterBytes) return;
     if (this.size + reserveAheadBytes / 2 <= this.reservedTo) return;
     // From the end of what is reserved (or written): the range below is allocated or dirty.
     const from = Math.max(this.reservedTo, this.size);
@@ -400,7 +400,7 @@ export class Segment {
       .preallocate(this.logFd, from, to - from)
       .then((reserved) => {
         if (reserved) this.reservedTo = Math.max(this.reservedTo, to);
-        else this.reserveFailed = true;
+        else this.reserveStopped = true;
       })
       .finally(() => {
         this.reservation = null;
@@ -510,7 +510,7 @@ export class Segment {
     await this.reservationSettled();
     await this.fsys.ftruncate(this.logFd, this.size).catch(() => undefined);
     this.reservedTo = 0;
-    this.reserveFailed = true;
+    this.reserveStopped = true;
     await this.syncAll();
   }
 
