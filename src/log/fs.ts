@@ -131,6 +131,25 @@ export function totalLength(buffers: readonly Buffer[]): number {
   return n;
 }
 
+/**
+ * Runs one of the addon's thread-pool file operations: resolves with its errno (0 for success),
+ * or null when it could not start (no addon, bad arguments). Never rejects: both are hints.
+ */
+function nativeFileOp(
+  op: (fd: number, position: number, length: number, done: (errno: number) => void) => boolean,
+  fd: number,
+  position: number,
+  length: number,
+): Promise<number | null> {
+  return new Promise((resolve) => {
+    try {
+      if (!op(fd, position, length, resolve)) resolve(null);
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
 export const nodeFileSystem: LogFileSystem = {
   open: (path, mode) => new Promise((resolve, reject) => fs.open(path, mode, 0o644, settle(resolve, reject))),
   writev: (fd, buffers, position) =>
@@ -140,22 +159,8 @@ export const nodeFileSystem: LogFileSystem = {
     new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, settle(resolve, reject))),
   fsync: (fd) => new Promise((resolve, reject) => fs.fsync(fd, done(resolve, reject))),
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, done(resolve, reject))),
-  startWriteback: (fd, position, length) =>
-    new Promise((resolve) => {
-      try {
-        if (!startWriteback(fd, position, length, () => resolve())) resolve();
-      } catch {
-        resolve();
-      }
-    }),
-  preallocate: (fd, position, length) =>
-    new Promise((resolve) => {
-      try {
-        if (!preallocate(fd, position, length, (errno) => resolve(errno === 0))) resolve(false);
-      } catch {
-        resolve(false);
-      }
-    }),
+  startWriteback: async (fd, position, length) => void (await nativeFileOp(startWriteback, fd, position, length)),
+  preallocate: async (fd, position, length) => (await nativeFileOp(preallocate, fd, position, length)) === 0,
   ftruncate: (fd, length) => new Promise((resolve, reject) => fs.ftruncate(fd, length, done(resolve, reject))),
   fstat: (fd) => new Promise((resolve, reject) => fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve({ size: stats.size })))),
   close: (fd) => new Promise((resolve, reject) => fs.close(fd, done(resolve, reject))),

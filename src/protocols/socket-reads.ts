@@ -25,6 +25,12 @@ export interface DirectReads {
   filled(target: Buffer, bytes: number): void;
 }
 
+/**
+ * Frames with at least this much still to come are offered for reads in place (smaller rests ride
+ * a chunk of the shared buffer: an extra read call would cost more than the copy).
+ */
+export const directReadBytesMin = 64 * 1024;
+
 /** The shared read buffer: 64 KiB, Node's own per-read allocation size. */
 export const sharedReadBuffer = Buffer.allocUnsafeSlow(64 * 1024);
 

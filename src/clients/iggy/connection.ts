@@ -23,7 +23,7 @@ import {
   type FramerResult,
   type ReplyHeader,
 } from '../../protocols/iggy/codec/index.js';
-import { SocketReads } from '../../protocols/socket-reads.js';
+import { SocketReads, directReadBytesMin } from '../../protocols/socket-reads.js';
 import { IggyConnectionError, IggyEvictedError, IggyProtocolError, type IggyClientError } from './errors.js';
 
 export interface ConnectionOptions {
@@ -49,13 +49,6 @@ export interface Exchange {
   /** Set by the owner when the caller gave up (timeout): the reply is read and dropped. */
   abandoned: boolean;
 }
-
-/**
- * Plain TCP reads go through SocketReads (src/protocols/socket-reads.ts): into one shared buffer,
- * or straight into the rest of a reply frame that still lacks at least this much (a 1 MB poll
- * reply is then not copied out of the shared buffer; smaller rests ride a chunk).
- */
-const directReadBytesMin = 64 * 1024;
 
 export class IggyConnection {
   private readonly framer: IggyFramer;

@@ -47,6 +47,7 @@ import {
   type RequestHeader,
   type RequestRejection,
 } from './codec/index.js';
+import { directReadBytesMin } from '../socket-reads.js';
 import { IggyFailure, iggyCodeOf } from './errors.js';
 import type { IggyFrontend, IggySession } from './frontend.js';
 import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
@@ -388,9 +389,6 @@ export type { RequestDone };
 
 /** SendMessages requests big enough to straddle socket chunks are assembled in pooled buffers. */
 const pooledSendBytesMin = 64 * 1024;
-
-/** A frame with at least this much left to read takes its reads in place (socket-reads.ts). */
-const directReadBytesMin = 64 * 1024;
 
 function largeSendLease(size: number, header: Buffer): BufferLease | null {
   return size >= pooledSendBytesMin && header[operationOffset] === Operation.sendMessages ? new BufferLease() : null;
