@@ -72,6 +72,7 @@ export function bufferPoolStats(): { freeBuffers: number; freeBytes: number } {
 
 export class BufferLease implements PooledBufferLease {
   private held: Buffer[] = [];
+  private releases: Array<() => void> = [];
 
   /** A buffer of exactly `length` bytes, owned by this lease until `release()`. */
   buffer(length: number): Buffer {
@@ -89,5 +90,13 @@ export class BufferLease implements PooledBufferLease {
     const held = this.held;
     this.held = [];
     for (const buf of held) returnBuffer(buf);
+    const releases = this.releases;
+    this.releases = [];
+    for (const fn of releases) fn();
+  }
+
+  /** Runs `fn` on release (a read's file slices keep their segment open until then). */
+  onRelease(fn: () => void): void {
+    this.releases.push(fn);
   }
 }

@@ -82,7 +82,7 @@ export class ReadSelector {
     if (this.done) return false;
     if (batch.lastOffset < this.offset) return true;
     if (batch.baseOffset >= this.endOffset) return this.finish();
-    const bytes = batch.payload.length;
+    const bytes = batch.file?.length ?? batch.payload.length;
     if (this.batches.length > 0 && this.payloadBytes + bytes > this.maxBytes) return this.finish();
     this.batches.push(batch);
     this.payloadBytes += bytes;

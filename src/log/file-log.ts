@@ -52,6 +52,7 @@ import type {
   ReadOptions,
   StoredBatch,
 } from './types.js';
+import { fileSliceHeadBytes } from './types.js';
 
 /** Appends per writev: two iovecs each, inside Linux's IOV_MAX of 1024. */
 const appendsPerWriteMax = 512;
@@ -663,7 +664,11 @@ export class FileLog implements PartitionLog {
         // index at endOffset does not mark the selector done).
         if (selector.done || segment.baseOffset >= endOffset) break;
         if (segment.nextOffset <= offset) continue;
-        await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease);
+        if (options.lease !== undefined && options.fileSlicesMin !== undefined) {
+          await this.readSegmentSliced(segment, offset, endOffset, selector, options.maxBytes, options.lease, Math.max(options.fileSlicesMin, fileSliceHeadBytes));
+        } else {
+          await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease);
+        }
       }
     });
     return selector.batches;
@@ -752,6 +757,69 @@ export class FileLog implements PartitionLog {
         at = whole.length;
       }
       position += at;
+    }
+  }
+
+  /**
+   * readSegment for reads with `fileSlicesMin`: an envelope whose payload is at least `sliceMin`
+   * bytes is offered as a file slice (its header and first fileSliceHeadBytes read, the rest not),
+   * and the segment stays pinned until the lease is released. After a slice the next pread is a
+   * small window (the index gap plus one header and head); after small batches, the usual window.
+   */
+  private async readSegmentSliced(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease: BufferLease, sliceMin: number): Promise<void> {
+    let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
+    const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
+    const smallWindow = this.config.indexIntervalBytes + envelopeHeaderBytes + fileSliceHeadBytes;
+    const largeWindow = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
+    let window = smallWindow;
+    let pinned = false;
+    while (position < limit && !selector.done) {
+      const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
+      let at = 0;
+      // Whether a large envelope was met: the next window is then a small one.
+      let sliced = false;
+      while (at < buf.length) {
+        const header = decodeEnvelopeHeader(buf, at);
+        if (header === 'truncated') break;
+        if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
+        const bytes = envelopeBytes(header);
+        if (header.payloadLength >= sliceMin) {
+          // Its head must be in this window (else it is read again from here), and all of it in
+          // the segment (a rollback may have shrunk it under this read).
+          if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) {
+            sliced = true;
+            break;
+          }
+          if (position + at + bytes > segment.size) return;
+          const batch = storedBatchOf(header, buf, at);
+          batch.payload = batch.payload.subarray(0, fileSliceHeadBytes);
+          batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength };
+          if (!pinned) {
+            segment.acquire();
+            lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
+            pinned = true;
+          }
+          sliced = true;
+          at += bytes;
+          if (!selector.offer(batch)) return;
+          continue;
+        }
+        if (at + bytes > buf.length) break;
+        if (!selector.offer(storedBatchOf(header, buf, at))) return;
+        at += bytes;
+      }
+      if (at === 0) {
+        // A small envelope larger than the window: read exactly it. A header cut short (or a large
+        // one whose head is cut) means a rollback shrank the segment: nothing more is readable.
+        const header = decodeEnvelopeHeader(buf, 0);
+        if (typeof header === 'string' || header.payloadLength >= sliceMin) return;
+        const whole = await segment.readRange(position, envelopeBytes(header), lease);
+        if (whole.length < envelopeBytes(header)) return;
+        if (!selector.offer(storedBatchOf(header, whole, 0))) return;
+        at = whole.length;
+      }
+      position += at;
+      window = sliced ? smallWindow : largeWindow;
     }
   }
 

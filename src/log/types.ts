@@ -76,6 +76,16 @@ export interface AppendResult {
   logStartOffset: number;
 }
 
+/** A byte range of an open log file (see ReadOptions.fileSlicesMin). */
+export interface FileSlice {
+  readonly fd: number;
+  readonly position: number;
+  readonly length: number;
+}
+
+/** Payload bytes a file-sliced StoredBatch still carries in `payload` (its first ones). */
+export const fileSliceHeadBytes = 256;
+
 /** A batch as read back. `payload` is a view into a buffer shared with neighbouring batches. */
 export interface StoredBatch {
   format: BatchFormat;
@@ -90,6 +100,12 @@ export interface StoredBatch {
   producerEpoch: number;
   baseSequence: number;
   payload: Buffer;
+  /**
+   * Set only by reads with `fileSlicesMin`, for payloads at least that large: the whole payload is
+   * this range of a segment file (kept open by the read's lease until it is released), and
+   * `payload` holds only its first `fileSliceHeadBytes` bytes.
+   */
+  file?: FileSlice;
 }
 
 export interface ReadOptions {
@@ -103,6 +119,13 @@ export interface ReadOptions {
    * Logs that do not read into buffers (MemoryLog) ignore it.
    */
   lease?: BufferLease;
+  /**
+   * With a lease: payloads of at least this many bytes (at least fileSliceHeadBytes) are not read
+   * but returned as file slices (StoredBatch.file), for a writer that sends file ranges to a
+   * socket directly (src/protocols/file-replies.ts). The lease keeps their segment files open
+   * until it is released. Logs without files (MemoryLog) ignore it and return whole payloads.
+   */
+  fileSlicesMin?: number;
 }
 
 export type FsyncPolicy =

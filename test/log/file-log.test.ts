@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
-import { FaultyFileSystem, fsError, nodeFileSystem, type OpenMode } from '../../src/log/fs.js';
+import { BufferLease } from '../../src/log/buffer-pool.js';
+import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
 import { reserveAfterBytes, reserveAheadBytes, writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
 import { TaskSlots } from '../../src/log/task-slots.js';
 import { nativeStatus } from '../../src/native/index.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
-import type { LogConfig, PartitionLog } from '../../src/log/types.js';
+import { fileSliceHeadBytes, type LogConfig, type PartitionLog } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
 import { runLogContract } from './contract.js';
 import { HeldFileSystem } from '../core/helpers.js';
@@ -946,6 +948,101 @@ describe('FileLog direct (synchronous) writes', () => {
     assert.equal(fs.writevSyncCalls, 2);
     await log.append(batch('after'));
     assert.deepEqual(await contents(log), ['0:kept-0', '1:after-0']);
+    await log.close();
+  });
+});
+
+describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
+  /** Counts closes per fd, to see when a slice's segment file is let go. */
+  class ClosesFs extends FaultyFileSystem {
+    readonly closed: number[] = [];
+    override async close(fd: number): Promise<void> {
+      this.closed.push(fd);
+      return super.close(fd);
+    }
+  }
+
+  const sliceMin = 64 * 1024;
+  /** Batches alternating small (~2 KiB) and large (~100 KiB), over several 512 KiB segments. */
+  async function mixedLog(fs: LogFileSystem) {
+    const log = await openFileLog(freshDir(), testConfig({ segmentBytes: 512 * 1024, indexIntervalBytes: 4096, maxBatchBytes: 2 ** 20 }), { fs });
+    for (let i = 0; i < 30; i++) {
+      const count = i % 3 === 0 ? 100 : 2;
+      await log.append(encodeNeutralBatch(Array.from({ length: count }, () => ({ key: null, value: randomBytes(500).toString('hex') })), { timestamp: 1 }));
+    }
+    assert.ok(log.stats().segmentCount >= 3, 'the batches span several segments');
+    return log;
+  }
+
+  const fileBytes = (slice: { fd: number; position: number; length: number }): Buffer => {
+    const out = Buffer.alloc(slice.length);
+    assert.equal(readSync(slice.fd, out, 0, slice.length, slice.position), slice.length);
+    return out;
+  };
+
+  it('returns large payloads as file slices holding exactly the stored bytes, small ones read', async () => {
+    const log = await mixedLog(new FaultyFileSystem());
+    const next = log.stats().nextOffset;
+    for (const [from, maxBytes, maxOffset] of [[0, 8 * 2 ** 20, undefined], [0, 150_000, undefined], [50, 8 * 2 ** 20, 300], [101, 1, undefined], [next - 1, 8 * 2 ** 20, undefined]] as const) {
+      const options = { maxBytes, ...(maxOffset !== undefined ? { maxOffset } : {}) };
+      const plain = await log.read(from, options);
+      const lease = new BufferLease();
+      const sliced = await log.read(from, { ...options, lease, fileSlicesMin: sliceMin });
+      assert.deepEqual(sliced.map((b) => b.baseOffset), plain.map((b) => b.baseOffset), `the same batches from ${from}`);
+      for (let i = 0; i < plain.length; i++) {
+        const want = plain[i]!;
+        const got = sliced[i]!;
+        if (want.payload.length >= sliceMin) {
+          assert.ok(got.file, `batch ${want.baseOffset} (${want.payload.length} B) is a file slice`);
+          assert.equal(got.file.length, want.payload.length);
+          assert.deepEqual(fileBytes(got.file), want.payload);
+          assert.deepEqual(got.payload, want.payload.subarray(0, fileSliceHeadBytes), 'payload holds the head');
+        } else {
+          assert.equal(got.file, undefined);
+          assert.deepEqual(got.payload, want.payload);
+        }
+        assert.equal(got.recordCount, want.recordCount);
+        assert.equal(got.format, want.format);
+      }
+      lease.release();
+    }
+    await log.close();
+  });
+
+  it('reads only the header and head of a sliced batch', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await mixedLog(fs);
+    fs.readBytes = 0;
+    // Offset 0 is a ~100 KiB batch: one small window, not the batch.
+    const got = await log.read(0, { maxBytes: 8 * 2 ** 20, maxOffset: 100, lease: new BufferLease(), fileSlicesMin: sliceMin });
+    assert.deepEqual(got.map((b) => b.baseOffset), [0]);
+    assert.ok(got[0]!.file);
+    assert.ok(fs.readBytes <= 8 * 1024, `read ${fs.readBytes} bytes to slice one batch of ${got[0]!.file.length}`);
+    await log.close();
+  });
+
+  it('keeps a sliced segment open until the lease is released, even once it is deleted', async () => {
+    const fs = new ClosesFs();
+    const log = await mixedLog(fs);
+    const lease = new BufferLease();
+    const [first] = await log.read(0, { maxBytes: 1, lease, fileSlicesMin: sliceMin });
+    assert.ok(first?.file);
+    const fd = first.file.fd;
+    const expected = (await log.read(0, { maxBytes: 1 }))[0]!.payload;
+    // Retention removes the first segment (and more) under the slice.
+    await log.deleteRecordsBefore(log.stats().nextOffset - 1);
+    assert.ok(!fs.closed.includes(fd), 'the slice pins its segment file');
+    assert.deepEqual(fileBytes(first.file), expected, 'the unlinked file still reads');
+    lease.release();
+    await until(() => fs.closed.includes(fd));
+    await log.close();
+  });
+
+  it('a read without a lease ignores fileSlicesMin', async () => {
+    const log = await mixedLog(new FaultyFileSystem());
+    const got = await log.read(0, { maxBytes: 1, fileSlicesMin: sliceMin });
+    assert.equal(got[0]!.file, undefined, 'no lease: nothing could keep the file open');
+    assert.ok(got[0]!.payload.length >= sliceMin);
     await log.close();
   });
 });
