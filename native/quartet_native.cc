@@ -10,20 +10,27 @@
 //   per message.
 //
 // Both pick the hardware path at load time (__builtin_cpu_supports) and fall back to portable C.
+//
+// Beside them, a few file and socket calls Node does not offer: sync_file_range and fallocate on
+// the thread pool (writeback hints, reserved blocks) and sendfile to a socket (SocketSender, for
+// poll replies sent from the segment files).
 // Written from the published algorithms (RFC 3720 appendix B.4 for CRC32C; the XXH3 specification
 // in xxHash's doc/xxhash_spec.md), checked in test/native/ against the npm packages.
 //
 // N-API only (no node-addon-api), so the addon builds against the Node headers node-gyp finds.
 
 #include <node_api.h>
+#include <uv.h>
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include <unistd.h>
 #if defined(__linux__)
 #include <fcntl.h>
+#include <sys/sendfile.h>
 #endif
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -666,6 +673,230 @@ napi_value JsPreallocate(napi_env env, napi_callback_info info) {
                        "preallocateAsync: expected (fd, offset, length, done), non-negative integers and a function");
 }
 
+// ----------------------------------------------------------------------------------------------
+// Socket sender: file ranges written to a TCP socket with sendfile(2), so that the bytes of a
+// poll or fetch reply go from the page cache to the socket without passing through JavaScript
+// buffers (no pread copy, no copy from a user buffer into the socket).
+//
+// socketSenderOpen(fd: number): SocketSender   (an opaque external)
+//   dup()s the socket's fd: every later call uses the duplicate, so a socket that Node closes
+//   meanwhile (its fd number then free for reuse) is never confused with another one. The caller
+//   writes nothing else to the socket while it sends through the duplicate.
+// socketSenderSendFile(s, fileFd, position, length): number
+//   Sends file bytes [position, position + length) until done or until the socket's buffer is full
+//   (the socket is non-blocking, as libuv leaves it). Returns the bytes sent (fewer than length:
+//   wait, then send the rest), or -errno: a socket error, or -ENODATA when the file ends first.
+// socketSenderWait(s, done: (status: number) => void): void
+//   Calls done(0) once the socket is writable (or done(uv error) if polling fails). One wait at a
+//   time. After socketSenderClose, done is never called.
+// socketSenderClose(s): void
+//   Stops any wait and closes the duplicate. Idempotent; the external's finalizer does it too.
+struct SocketSender {
+  napi_env env = nullptr;
+  int fd = -1;
+  bool closed = false;
+  // Owners: the JavaScript external, and the poll handle while it is open; freed at zero.
+  int owners = 1;
+  uv_poll_t* poll = nullptr;
+  napi_ref done = nullptr;
+  napi_async_context async_context = nullptr;
+};
+
+void ReleaseSender(SocketSender* s) {
+  if (--s->owners == 0) delete s;
+}
+
+void OnSenderPollClosed(uv_handle_t* handle) {
+  auto* s = static_cast<SocketSender*>(handle->data);
+  delete reinterpret_cast<uv_poll_t*>(handle);
+  // The poll is closed: the duplicate may go now (epoll no longer watches it).
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+  ReleaseSender(s);
+}
+
+void CloseSender(SocketSender* s, bool can_touch_js) {
+  if (s->closed) return;
+  s->closed = true;
+  if (s->done != nullptr && can_touch_js) napi_delete_reference(s->env, s->done);
+  s->done = nullptr;
+  if (s->async_context != nullptr && can_touch_js) napi_async_destroy(s->env, s->async_context);
+  s->async_context = nullptr;
+  if (s->poll != nullptr) {
+    uv_poll_stop(s->poll);
+    uv_close(reinterpret_cast<uv_handle_t*>(s->poll), OnSenderPollClosed);
+    s->poll = nullptr;
+  } else if (s->fd >= 0) {
+    close(s->fd);
+    s->fd = -1;
+  }
+}
+
+void FinalizeSender(napi_env, void* data, void*) {
+  auto* s = static_cast<SocketSender*>(data);
+  // A finalizer must not call into JavaScript: a missed close only leaks the two references.
+  CloseSender(s, false);
+  ReleaseSender(s);
+}
+
+SocketSender* GetSender(napi_env env, napi_value v, const char* usage) {
+  void* data = nullptr;
+  napi_valuetype type = napi_undefined;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_external || napi_get_value_external(env, v, &data) != napi_ok || data == nullptr) {
+    napi_throw_type_error(env, nullptr, usage);
+    return nullptr;
+  }
+  return static_cast<SocketSender*>(data);
+}
+
+napi_value JsSocketSenderOpen(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  const char* usage = "socketSenderOpen: expected (fd), a non-negative integer";
+  if (!GetArgs(env, info, 1, argv, usage)) return nullptr;
+  int32_t fd = -1;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) {
+    napi_throw_type_error(env, nullptr, usage);
+    return nullptr;
+  }
+#if defined(__linux__)
+  const int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+#else
+  const int dup_fd = -1;
+  errno = ENOSYS;
+#endif
+  if (dup_fd < 0) {
+    napi_throw_error(env, nullptr, strerror(errno));
+    return nullptr;
+  }
+  auto* s = new SocketSender();
+  s->env = env;
+  s->fd = dup_fd;
+  napi_value result;
+  napi_value name;
+  napi_create_string_utf8(env, "quartet.socketSender", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_external(env, s, FinalizeSender, nullptr, &result) != napi_ok ||
+      napi_async_init(env, result, name, &s->async_context) != napi_ok) {
+    close(dup_fd);
+    s->fd = -1;
+    s->closed = true;
+    napi_throw_error(env, nullptr, "socketSenderOpen: could not create the sender");
+    return nullptr;
+  }
+  return result;
+}
+
+napi_value JsSocketSenderSendFile(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  const char* usage = "socketSenderSendFile: expected (sender, fileFd, position, length), non-negative integers";
+  if (!GetArgs(env, info, 4, argv, usage)) return nullptr;
+  SocketSender* s = GetSender(env, argv[0], usage);
+  if (s == nullptr) return nullptr;
+  int32_t file_fd = -1;
+  int64_t position = -1;
+  int64_t length = -1;
+  if (napi_get_value_int32(env, argv[1], &file_fd) != napi_ok || napi_get_value_int64(env, argv[2], &position) != napi_ok ||
+      napi_get_value_int64(env, argv[3], &length) != napi_ok || file_fd < 0 || position < 0 || length < 0) {
+    napi_throw_type_error(env, nullptr, usage);
+    return nullptr;
+  }
+  int64_t sent = 0;
+  int64_t failure = 0;
+  if (s->closed) {
+    failure = -EBADF;
+  } else {
+#if defined(__linux__)
+    off_t at = static_cast<off_t>(position);
+    while (sent < length) {
+      const size_t want = static_cast<size_t>(length - sent > 0x40000000 ? 0x40000000 : length - sent);
+      const ssize_t n = sendfile(s->fd, file_fd, &at, want);
+      if (n > 0) {
+        sent += n;
+      } else if (n == 0) {
+        failure = -ENODATA;
+        break;
+      } else if (errno == EINTR) {
+        continue;
+      } else {
+        if (errno != EAGAIN && errno != EWOULDBLOCK) failure = -errno;
+        break;
+      }
+    }
+#else
+    failure = -ENOSYS;
+#endif
+  }
+  napi_value result;
+  napi_create_int64(env, failure != 0 ? failure : sent, &result);
+  return result;
+}
+
+void OnSenderWritable(uv_poll_t* poll, int status, int) {
+  auto* s = static_cast<SocketSender*>(poll->data);
+  uv_poll_stop(poll);
+  if (s->closed || s->done == nullptr) return;
+  napi_env env = s->env;
+  napi_ref done_ref = s->done;
+  s->done = nullptr;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value done;
+  napi_value receiver;
+  napi_value arg;
+  if (napi_get_reference_value(env, done_ref, &done) == napi_ok && napi_get_global(env, &receiver) == napi_ok &&
+      napi_create_int32(env, status < 0 ? status : 0, &arg) == napi_ok) {
+    // Through make_callback, so the promise reactions it queues run when it returns.
+    napi_make_callback(env, s->async_context, receiver, done, 1, &arg, nullptr);
+  }
+  napi_delete_reference(env, done_ref);
+  napi_close_handle_scope(env, scope);
+}
+
+napi_value JsSocketSenderWait(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  const char* usage = "socketSenderWait: expected (sender, done), done a function";
+  if (!GetArgs(env, info, 2, argv, usage)) return nullptr;
+  SocketSender* s = GetSender(env, argv[0], usage);
+  if (s == nullptr) return nullptr;
+  napi_valuetype type = napi_undefined;
+  if (napi_typeof(env, argv[1], &type) != napi_ok || type != napi_function) {
+    napi_throw_type_error(env, nullptr, usage);
+    return nullptr;
+  }
+  if (s->closed || s->done != nullptr) {
+    napi_throw_error(env, nullptr, s->closed ? "socketSenderWait: the sender is closed" : "socketSenderWait: already waiting");
+    return nullptr;
+  }
+  if (s->poll == nullptr) {
+    uv_loop_t* loop = nullptr;
+    auto* poll = new uv_poll_t();
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, poll, s->fd) != 0) {
+      delete poll;
+      napi_throw_error(env, nullptr, "socketSenderWait: could not poll the socket");
+      return nullptr;
+    }
+    poll->data = s;
+    s->poll = poll;
+    s->owners++;
+  }
+  const int rc = uv_poll_start(s->poll, UV_WRITABLE, OnSenderWritable);
+  if (rc != 0) {
+    napi_throw_error(env, nullptr, uv_strerror(rc));
+    return nullptr;
+  }
+  napi_create_reference(env, argv[1], 1, &s->done);
+  return nullptr;
+}
+
+napi_value JsSocketSenderClose(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  const char* usage = "socketSenderClose: expected (sender)";
+  if (!GetArgs(env, info, 1, argv, usage)) return nullptr;
+  SocketSender* s = GetSender(env, argv[0], usage);
+  if (s == nullptr) return nullptr;
+  CloseSender(s, true);
+  return nullptr;
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   InitCrcTables();
   BuildZerosOperator(&zeros_long, kLongBlock);
@@ -686,6 +917,14 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "startWritebackAsync", fn);
   napi_create_function(env, "preallocateAsync", NAPI_AUTO_LENGTH, JsPreallocate, nullptr, &fn);
   napi_set_named_property(env, exports, "preallocateAsync", fn);
+  napi_create_function(env, "socketSenderOpen", NAPI_AUTO_LENGTH, JsSocketSenderOpen, nullptr, &fn);
+  napi_set_named_property(env, exports, "socketSenderOpen", fn);
+  napi_create_function(env, "socketSenderSendFile", NAPI_AUTO_LENGTH, JsSocketSenderSendFile, nullptr, &fn);
+  napi_set_named_property(env, exports, "socketSenderSendFile", fn);
+  napi_create_function(env, "socketSenderWait", NAPI_AUTO_LENGTH, JsSocketSenderWait, nullptr, &fn);
+  napi_set_named_property(env, exports, "socketSenderWait", fn);
+  napi_create_function(env, "socketSenderClose", NAPI_AUTO_LENGTH, JsSocketSenderClose, nullptr, &fn);
+  napi_set_named_property(env, exports, "socketSenderClose", fn);
   napi_value flag;
   napi_get_boolean(env, use_sse42, &flag);
   napi_set_named_property(env, exports, "sse42", flag);

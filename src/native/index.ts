@@ -1,4 +1,5 @@
-// The checksums on Quartet's hot paths (and one file-writeback hint), from the native addon (native/quartet_native.cc, built by
+// The checksums on Quartet's hot paths (and a few file and socket calls: writeback hints, block
+// reservation, sendfile), from the native addon (native/quartet_native.cc, built by
 // `npm install`) when it loaded, else from @node-rs/crc32 and @node-rs/xxhash. Both compute the
 // same values (test/native/checksums.test.ts checks every length class against the npm
 // packages); the addon is faster where it counts:
@@ -23,6 +24,10 @@ interface NativeAddon {
   xxh3Frames(bytes: Uint8Array, bounds: Uint32Array, count: number, write: boolean, portable: boolean): number;
   startWritebackAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   preallocateAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
+  socketSenderOpen(fd: number): NativeSocketSender;
+  socketSenderSendFile(sender: NativeSocketSender, fileFd: number, position: number, length: number): number;
+  socketSenderWait(sender: NativeSocketSender, done: (status: number) => void): void;
+  socketSenderClose(sender: NativeSocketSender): void;
   sse42: boolean;
   avx2: boolean;
 }
@@ -53,7 +58,21 @@ export interface NativeStatus {
 
 const addonPath = fileURLToPath(new URL('../../build/Release/quartet_native.node', import.meta.url));
 
-const addonFunctions = ['crc32c', 'xxh3', 'xxh3Frames', 'startWritebackAsync', 'preallocateAsync'] as const;
+const addonFunctions = [
+  'crc32c',
+  'xxh3',
+  'xxh3Frames',
+  'startWritebackAsync',
+  'preallocateAsync',
+  'socketSenderOpen',
+  'socketSenderSendFile',
+  'socketSenderWait',
+  'socketSenderClose',
+] as const;
+
+/** The addon's handle on a duplicate of a socket's fd (see SocketSender in the addon). */
+declare const nativeSocketSender: unique symbol;
+type NativeSocketSender = { readonly [nativeSocketSender]: true };
 
 function loadAddon(): { addon: NativeAddon | null; reason?: string } {
   if (process.env['QUARTET_NATIVE'] === '0') return { addon: null, reason: 'QUARTET_NATIVE=0' };
@@ -145,4 +164,31 @@ export function preallocate(fd: number, offset: number, length: number, done: (e
   if (addon === null) return false;
   addon.preallocateAsync(fd, offset, length, done);
   return true;
+}
+
+/**
+ * Writes file ranges to one TCP socket with sendfile(2) (Linux), through a duplicate of the
+ * socket's fd: page cache to socket, with no copy through JavaScript buffers. The holder writes
+ * nothing else to the socket between `open` and `close` except when it knows Node's own write
+ * queue is empty (src/protocols/file-replies.ts arranges that).
+ */
+export interface SocketSender {
+  /** Bytes sent (fewer than `length` once the socket's buffer is full), or -errno (-ENODATA: the file ended first). */
+  sendFile(fileFd: number, position: number, length: number): number;
+  /** Calls `done(0)` once the socket is writable again, or `done(negative uv error)`; never after `close`. */
+  waitWritable(done: (status: number) => void): void;
+  /** Stops a wait and closes the duplicate fd. Idempotent. */
+  close(): void;
+}
+
+/** A sender for the socket whose fd is `fd`; null without the addon. Throws if dup fails. */
+export function openSocketSender(fd: number): SocketSender | null {
+  if (addon === null) return null;
+  const a = addon;
+  const handle = a.socketSenderOpen(fd);
+  return {
+    sendFile: (fileFd, position, length) => a.socketSenderSendFile(handle, fileFd, position, length),
+    waitWritable: (done) => a.socketSenderWait(handle, done),
+    close: () => a.socketSenderClose(handle),
+  };
 }

@@ -655,7 +655,8 @@ export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
 
   const knownFlags = new Set([CONFIG_FLAG, ...settings.flatMap((s) => (s.flag ? [s.flag] : []))]);
   for (const flag of Object.keys(flags)) if (!knownFlags.has(flag)) problems.push(`unknown flag --${flag}`);
-  const knownEnv = new Set([CONFIG_ENV, ...settings.map((s) => s.env)]);
+  // QUARTET_NATIVE and QUARTET_SENDFILE are read where they act (src/native, file-replies.ts), not settings.
+  const knownEnv = new Set([CONFIG_ENV, 'QUARTET_NATIVE', 'QUARTET_SENDFILE', ...settings.map((s) => s.env)]);
   for (const name of Object.keys(env)) {
     if (name.startsWith('QUARTET_') && !knownEnv.has(name) && env[name] !== undefined) warnings.push(`unknown environment variable ${name} ignored`);
   }

@@ -1,0 +1,150 @@
+// Replies whose bulk is stored log batches, sent from the segment files with sendfile(2).
+//
+// A poll (Iggy) or fetch reply is mostly batches exactly as the log stores them. Read the usual
+// way, each byte is copied twice in this process: pread from the page cache into a buffer, then
+// from that buffer into the socket. A reply made of ReplyChunks instead carries those batches as
+// FileSlices (ReadOptions.fileSlicesMin) and `writeReply` hands them to the kernel with sendfile
+// (the native addon's SocketSender): page cache to socket, no copy through JavaScript.
+//
+// Ordering: the buffers before a slice go through socket.write, and the slice is sent only once
+// their write callback has run (Node's queue is then empty: callbacks run in order); while the
+// slice is being sent nothing else may be written to the socket, so the caller awaits writeReply
+// before writing anything more (and defers anything it must write meanwhile, e.g. an eviction).
+// The slice goes through a dup() of the socket's fd, so a socket Node closes meanwhile can never
+// be confused with a later one that reuses its fd number.
+//
+// Only plain TCP sockets with an fd qualify, and only with the addon (`canSendFiles`), unless
+// QUARTET_SENDFILE=0; otherwise the front-end reads batches into buffers as before.
+
+import type { Socket } from 'node:net';
+import { constants } from 'node:os';
+import type { FileSlice } from '../log/types.js';
+import { nativeStatus, openSocketSender, type SocketSender } from '../native/index.js';
+
+export type ReplyChunk = Buffer | FileSlice;
+
+/** File slices sent by this process, and their bytes (tests; a running total). */
+export const fileReplyStats = { slices: 0, bytes: 0 };
+
+/** Stored batches at least this large are sent as file slices (ReadOptions.fileSlicesMin). */
+export const fileSliceBytesMin = 64 * 1024;
+
+export function isFileSlice(chunk: ReplyChunk): chunk is FileSlice {
+  return !Buffer.isBuffer(chunk);
+}
+
+export function chunkBytes(chunks: readonly ReplyChunk[]): number {
+  let total = 0;
+  for (const c of chunks) total += c.length;
+  return total;
+}
+
+/** The fd of a plain TCP socket, or null (TLS, no handle yet, closed). */
+function socketFd(socket: Socket): number | null {
+  if ((socket as Socket & { encrypted?: boolean }).encrypted === true) return null;
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } | null })._handle?.fd;
+  return typeof fd === 'number' && Number.isInteger(fd) && fd >= 0 ? fd : null;
+}
+
+/** QUARTET_SENDFILE=0 turns file slices off (to compare, or to rule them out). */
+const sendFileEnabled = process.env['QUARTET_SENDFILE'] !== '0';
+
+/** Whether replies on `socket` may carry file slices: the addon is loaded and it is plain TCP. */
+export function canSendFiles(socket: Socket): boolean {
+  return sendFileEnabled && nativeStatus.loaded && socketFd(socket) !== null;
+}
+
+export class SocketClosedError extends Error {
+  constructor(message = 'socket closed while a reply was being sent') {
+    super(message);
+    this.name = 'SocketClosedError';
+  }
+}
+
+/**
+ * Writes `chunks` to `socket` in order; resolves once every byte has been handed to the kernel.
+ * Rejects when the socket fails or closes first (the caller then destroys it: a reply cut short
+ * leaves the stream unusable). Without file slices it is socket.write of each buffer.
+ */
+export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[]): Promise<void> {
+  let sender: SocketSender | null = null;
+  try {
+    let pending: Buffer[] = [];
+    let sentSlices = false;
+    for (const chunk of chunks) {
+      if (!isFileSlice(chunk)) {
+        pending.push(chunk);
+        continue;
+      }
+      if (chunk.length === 0) continue;
+      // Everything before the slice reaches the kernel first (and with it anything queued earlier).
+      await writeBuffers(socket, pending.length > 0 ? pending : [Buffer.alloc(0)]);
+      pending = [];
+      if (sender === null) {
+        const fd = socket.destroyed ? null : socketFd(socket);
+        if (fd === null) throw new SocketClosedError('the socket cannot take file slices (closed, or not plain TCP)');
+        sender = openSocketSender(fd);
+        if (sender === null) throw new Error('file slices need the native addon');
+      }
+      await sendSlice(socket, sender, chunk);
+      sentSlices = true;
+      fileReplyStats.slices++;
+      fileReplyStats.bytes += chunk.length;
+    }
+    if (pending.length > 0 || !sentSlices) await writeBuffers(socket, pending);
+  } finally {
+    sender?.close();
+  }
+}
+
+function writeBuffers(socket: Socket, buffers: readonly Buffer[]): Promise<void> {
+  if (buffers.length === 0) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const last = buffers.length - 1;
+    for (let i = 0; i < last; i++) socket.write(buffers[i]!);
+    socket.write(buffers[last]!, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+async function sendSlice(socket: Socket, sender: SocketSender, slice: FileSlice): Promise<void> {
+  let position = slice.position;
+  let left = slice.length;
+  for (;;) {
+    const sent = sender.sendFile(slice.fd, position, left);
+    if (sent < 0) throw sendFileError(-sent);
+    position += sent;
+    left -= sent;
+    if (left === 0) return;
+    await writable(socket, sender);
+  }
+}
+
+/** Resolves once the socket can take more; rejects if it closes first. */
+function writable(socket: Socket, sender: SocketSender): Promise<void> {
+  if (socket.destroyed) return Promise.reject(new SocketClosedError());
+  return new Promise<void>((resolve, reject) => {
+    const onClose = (): void => {
+      // Stops the wait: its callback never runs after close.
+      sender.close();
+      reject(new SocketClosedError());
+    };
+    socket.once('close', onClose);
+    try {
+      sender.waitWritable((status) => {
+        socket.off('close', onClose);
+        if (status === 0) resolve();
+        else reject(new Error(`waiting for the socket to drain failed (uv error ${status})`));
+      });
+    } catch (error) {
+      socket.off('close', onClose);
+      reject(error as Error);
+    }
+  });
+}
+
+function sendFileError(errno: number): Error {
+  const code = Object.entries(constants.errno).find(([, value]) => value === errno)?.[0] ?? `errno ${errno}`;
+  const error = new Error(code === 'ENODATA' ? 'a log file ended inside a file slice being sent' : `sendfile failed: ${code}`) as Error & { code: string };
+  error.code = code;
+  return error;
+}
