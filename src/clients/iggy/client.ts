@@ -44,6 +44,7 @@ import {
   ConsumerKind,
   IggyErrorCode,
   PollingKind,
+  polledBuffers,
   type Consumer,
   type Identifier,
   type OptionEntry,
@@ -821,7 +822,7 @@ export class IggyClient extends EventEmitter {
       },
       options,
     );
-    return { partitionId: reply.partitionId, currentOffset: reply.currentOffset, messages: decodePolledRecords(reply.partitionId, reply.batches) };
+    return { partitionId: reply.partitionId, currentOffset: reply.currentOffset, messages: decodePolledRecords(reply.partitionId, polledBuffers(reply)) };
   }
 
   /** The 0.11 server always answers FeatureUnavailable (5); use the enforce_fsync topic option. */

@@ -32,6 +32,7 @@ import {
   decodeRequestHeader,
   encodeEviction,
   encodeReply,
+  encodeReplyChunks,
   encodeReplyFrame,
   encodeResultError,
   headerBytes,
@@ -47,12 +48,13 @@ import {
   type RequestHeader,
   type RequestRejection,
 } from './codec/index.js';
+import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
 import { directReadBytesMin } from '../socket-reads.js';
 import { IggyFailure, iggyCodeOf } from './errors.js';
 import type { IggyFrontend, IggySession } from './frontend.js';
 import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
 
-type Answer = { body: Buffer[]; status?: number } | { evict: EvictionReason } | { close: true };
+type Answer = { body: ReplyChunk[]; status?: number } | { evict: EvictionReason } | { close: true };
 
 export class IggyConnection implements ConnectionHandle, IggySession {
   readonly connectionId: number;
@@ -69,6 +71,12 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   private ended = false;
   private paused = false;
   private idleWaiters: Array<() => void> = [];
+  /** Poll replies may carry file slices (plain TCP and the addon: file-replies.ts). */
+  private readonly fileSlices: boolean;
+  /** A reply with file slices is being sent: nothing else may be written meanwhile. */
+  private sendingFiles = false;
+  /** An eviction that came while `sendingFiles`: sent once that reply is out. */
+  private deferredEviction: (() => void) | null = null;
 
   constructor(
     private readonly frontend: IggyFrontend,
@@ -78,6 +86,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.connectionId = context.id;
     this.address = context.remote;
     this.lastActivityMs = frontend.clock.now();
+    this.fileSlices = canSendFiles(socket);
     this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });
     frontend.addConnection(this);
     if (context.readInto) {
@@ -221,7 +230,9 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       else this.destroy();
       return true;
     }
-    this.write(encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 }), afterWrite);
+    const reply = encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 });
+    if (reply.some(isFileSlice)) await this.writeWithFiles(reply, afterWrite);
+    else this.write(reply as Buffer[], afterWrite);
     return false;
   }
 
@@ -278,11 +289,11 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     const handler = this.frontend.handlers[code] as IggyHandler<CommandCode> | undefined;
     if (handler === undefined) return { body: [], status: IggyErrorCode.featureUnavailable };
-    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => afterWrite.push(fn) };
-    let replyBody: Buffer[];
+    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => afterWrite.push(fn), fileSlices: this.fileSlices };
+    let replyBody: ReplyChunk[];
     try {
       const reply = await handler(ctx, decoded.value.request as never);
-      replyBody = encodeReply(code, reply as never);
+      replyBody = encodeReplyChunks(code, reply as never);
       if (dedupe || spec.resultFramed) this.frontend.nextCommit();
     } catch (error) {
       if (!(error instanceof IggyFailure) && !isQuartetError(error)) throw error;
@@ -291,7 +302,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       if (!spec.resultFramed || (error instanceof IggyFailure && error.mode === 'status')) return { body: [], status: iggyCode };
       replyBody = [encodeResultError(iggyCode)];
     }
-    if (dedupe) this.frontend.rememberReply(this.clientId, h.request, replyBody);
+    if (dedupe) this.frontend.rememberReply(this.clientId, h.request, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
     return { body: replyBody };
   }
 
@@ -345,6 +356,31 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     process.nextTick(() => this.socket.uncork());
   }
 
+  /**
+   * Writes a reply that references file slices (sendfile) and waits until it is out: nothing else
+   * is written meanwhile (requests run one at a time; an eviction waits). A failure cuts the reply
+   * short, so the connection is destroyed.
+   */
+  private async writeWithFiles(chunks: ReplyChunk[], afterWrite: (() => void)[]): Promise<void> {
+    if (this.ended || this.socket.destroyed) {
+      runAll(afterWrite);
+      return;
+    }
+    this.sendingFiles = true;
+    try {
+      await writeReply(this.socket, chunks);
+    } catch (error) {
+      this.context.logger.debug('iggy reply with file slices failed; closing', { error });
+      this.destroy();
+    } finally {
+      this.sendingFiles = false;
+      runAll(afterWrite);
+      const eviction = this.deferredEviction;
+      this.deferredEviction = null;
+      eviction?.();
+    }
+  }
+
   /** Drops frames not yet handled (closing): pooled ones go back to the pool. */
   private dropQueued(): void {
     for (const frame of this.queue.splice(0)) this.framer.release(frame);
@@ -352,6 +388,11 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   private sendEviction(client: bigint, reason: EvictionReason): void {
     if (this.ended || this.socket.destroyed) return;
+    if (this.sendingFiles) {
+      this.closing = true;
+      this.deferredEviction ??= () => this.sendEviction(client, reason);
+      return;
+    }
     const frame = encodeEviction({
       client: client === 0n ? 1n : client,
       reason,

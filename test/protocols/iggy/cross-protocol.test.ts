@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs';
 import { silentLogger } from '../../../src/core/logger.js';
 import { kafkaTopicNameFor } from '../../../src/protocols/mapping.js';
-import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, parsePolledBatches, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { IggyTestClient, batchOf, sid } from './harness.js';
@@ -83,7 +83,7 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
 
     const polled = await iggy.ok(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('orders'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 2n }, count: 10, autoCommit: false });
     assert.equal(polled.messagesCount, 3);
-    const batches = parsePolledBatches(Buffer.concat(polled.batches)) as ParsedBatch[];
+    const batches = parsePolledBatches(Buffer.concat(polledBuffers(polled))) as ParsedBatch[];
     assert.ok(Array.isArray(batches), 'transcoded batches verify (frame and batch checksums)');
     const payloads = batches.flatMap((b) => b.frames.map((f) => f.payload.toString()));
     assert.deepEqual(payloads, ['third', 'from kafka 1', 'from kafka 2']);
@@ -156,7 +156,7 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     await producer.send({ topic: mapped, acks: -1, messages: [{ value: 'from kafka' }] });
     await producer.disconnect();
     const polled = await iggy.ok(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('shop'), topicId: sid('eu orders'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 2n }, count: 10, autoCommit: false });
-    const batches = parsePolledBatches(Buffer.concat(polled.batches)) as ParsedBatch[];
+    const batches = parsePolledBatches(Buffer.concat(polledBuffers(polled))) as ParsedBatch[];
     assert.deepEqual(batches.flatMap((b) => b.frames.map((f) => f.payload.toString())), ['from kafka']);
     // Kafka did not create a default-namespace topic next to the stream's.
     assert.equal(server.broker()!.catalog.getTopic({ namespace: 'default', topic: mapped }), null);

@@ -2,12 +2,16 @@
 // pooled buffers (src/log/buffer-pool.ts). A buffer handed back too early would be reused by the
 // next large request or read while the log or the socket still used it: these tests send and poll
 // many large batches at once over several connections and check every byte that comes back.
+// Polls of whole stored batches send them from the segment files instead (file-replies.ts); polls
+// that start inside a batch read it and send a slice of its bytes: both paths run here.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IggyClient } from '../../../src/clients/iggy/index.js';
 import { bufferPoolStats } from '../../../src/log/buffer-pool.js';
 import { defaultDirectWriteGate } from '../../../src/log/direct-write.js';
+import { nativeStatus } from '../../../src/native/index.js';
+import { fileReplyStats } from '../../../src/protocols/file-replies.js';
 import { rootPassword, rootUsername, startIggyBroker, type IggyBroker } from '../../clients/iggy/broker.js';
 
 const messagesPerBatch = 40;
@@ -80,7 +84,10 @@ describe('iggy pooled request and read buffers', () => {
   };
 
   it('stores and returns every byte of large batches sent and polled concurrently', async () => {
+    const before = fileReplyStats.slices;
     await roundTrip('direct');
+    // Whole stored batches went out as file slices (sendfile), those cut by a poll's window as bytes.
+    if (nativeStatus.loaded) assert.ok(fileReplyStats.slices > before, 'polls of whole batches were sent from the segment files');
   });
 
   it('does the same when appends wait for thread-pool writes across event-loop turns', async () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CommandCode, ConsumerKind, PollingKind, option, parsePolledBatches, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, PollingKind, option, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { sendRequest, sid, startIggy } from './harness.js';
 
 describe('iggy restart', () => {
@@ -41,7 +41,7 @@ describe('iggy restart', () => {
     const offset = await c.ok(CommandCode.getConsumerOffset, { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('durable'), topicId: sid('events'), partitionId: 1 });
     assert.equal(offset?.storedOffset, 1n);
     const polled = await c.ok(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('durable'), topicId: sid('events'), partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false });
-    const batches = parsePolledBatches(Buffer.concat(polled.batches)) as ParsedBatch[];
+    const batches = parsePolledBatches(Buffer.concat(polledBuffers(polled))) as ParsedBatch[];
     assert.deepEqual(batches.flatMap((b) => b.frames.map((f) => f.payload.toString())), ['three']);
     assert.deepEqual((await c.ok(CommandCode.getConsumerGroups, { streamId: sid('durable'), topicId: sid('events') })).map((g) => g.name), ['workers']);
     assert.ok((await bob.ok(CommandCode.getStreams, {})).some((x) => x.name === 'durable'));

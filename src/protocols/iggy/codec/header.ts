@@ -363,7 +363,7 @@ export interface ReplyOptions {
  * A whole Reply frame answering `request`, as a chunk list: [header, ...body]. Echoes cluster,
  * view, release, replica, request_checksum, client, timestamp, request and operation.
  */
-export function encodeReplyFrame(request: RequestHeader, body: readonly Buffer[], o: ReplyOptions): Buffer[] {
+export function encodeReplyFrame<T extends { readonly length: number } = Buffer>(request: RequestHeader, body: readonly T[], o: ReplyOptions): Array<Buffer | T> {
   const status = o.status ?? 0;
   let bodyBytes = 0;
   for (const c of body) bodyBytes += c.length;

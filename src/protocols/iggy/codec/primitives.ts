@@ -23,6 +23,8 @@
 // returns zeros, and the caller checks `reader.done()` once. Writers build a chunk list: small
 // fields go into a shared scratch buffer, large byte runs are referenced, not copied.
 
+import type { FileSlice } from '../../../log/types.js';
+
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Bounds-checked little-endian reader over `buf[start, end)` with a sticky error. */
@@ -183,7 +185,7 @@ const writerScratchBytes = 1024;
  * the chunks once, for callers that need one buffer.
  */
 export class Writer {
-  private readonly out: Buffer[] = [];
+  private readonly out: Array<Buffer | FileSlice> = [];
   private scratch: Buffer;
   private start = 0;
   private pos = 0;
@@ -289,7 +291,25 @@ export class Writer {
     };
   }
 
+  /** References a range of a log file (a stored batch sent with sendfile, file-replies.ts). */
+  file(slice: FileSlice): this {
+    if (slice.length === 0) return this;
+    this.flush();
+    this.out.push(slice);
+    this.length += slice.length;
+    return this;
+  }
+
+  /** The chunks written; throws if `file()` was used (see replyChunks). */
   chunks(): Buffer[] {
+    this.flush();
+    const out = this.out.slice();
+    if (!out.every((c): c is Buffer => Buffer.isBuffer(c))) throw new TypeError('this reply references file slices: use replyChunks()');
+    return out;
+  }
+
+  /** The chunks written, file slices included. */
+  replyChunks(): Array<Buffer | FileSlice> {
     this.flush();
     return this.out.slice();
   }

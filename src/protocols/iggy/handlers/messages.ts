@@ -14,11 +14,13 @@
 // registry; control batches (transaction markers) are skipped. auto_commit stores the last
 // returned offset.
 
+import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { BatchFlags, BatchFormat, type StoredBatch } from '../../../log/types.js';
+import { BatchFlags, BatchFormat, type FileSlice, type StoredBatch } from '../../../log/types.js';
+import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
   ConsumerKind,
@@ -62,18 +64,20 @@ function pickPartition(ctx: IggyRequestContext, topic: Topic, p: { kind: 'balanc
 }
 
 interface PolledPiece {
-  chunks: Buffer[];
+  chunks: Array<Buffer | FileSlice>;
   count: number;
   lastOffset: number;
 }
 
 /** The part of one stored batch in [from, toExclusive) (and not older than minUs), as Iggy bytes. */
 function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): PolledPiece | null {
+  if (servedAsStored(batch, from, toExclusive, minUs)) {
+    // Every frame is in range: the stored bytes as they are (or their file range), from the header alone.
+    return { chunks: [batch.file ?? batch.payload], count: batch.recordCount, lastOffset: batch.lastOffset };
+  }
+  // Anything else is sliced or transcoded from the whole payload (the caller reads it first).
+  assert.ok(batch.file === undefined, 'a file-sliced batch must be read whole before it is sliced');
   if (batch.format === BatchFormat.iggy) {
-    if (minUs === null && batch.baseOffset >= from && batch.lastOffset < toExclusive && isWholeDenseIggyBatch(batch)) {
-      // Every frame is in range: the stored bytes as they are, from the header alone.
-      return { chunks: [batch.payload], count: batch.recordCount, lastOffset: batch.lastOffset };
-    }
     return sliceStoredBatch(batch.payload, from, toExclusive, minUs);
   }
   if ((batch.flags & BatchFlags.control) !== 0) return null;
@@ -87,6 +91,11 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
   return { chunks: [encoded.payload], count: records.length, lastOffset: records[records.length - 1]!.offset };
 }
 
+/** Whether the poll sends `batch` as it is stored: an Iggy batch wholly in range. */
+function servedAsStored(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): boolean {
+  return batch.format === BatchFormat.iggy && minUs === null && batch.baseOffset >= from && batch.lastOffset < toExclusive && isWholeDenseIggyBatch(batch);
+}
+
 /**
  * A stored Iggy batch whose header agrees with the log's record of it and holds one frame per
  * offset (message_count = the batch's offset span). Every Iggy batch writer (SendMessages, with
@@ -95,10 +104,13 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
  * bytes; batches with gaps (compaction rewrites) take the frame walk.
  */
 function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
+  // A file-sliced batch carries its first fileSliceHeadBytes (the whole 256-byte header) in payload.
   const b = batch.payload;
+  const length = batch.file?.length ?? b.length;
   return (
+    length >= batchHeaderBytes &&
     b.length >= batchHeaderBytes &&
-    b.readUInt32LE(32) === b.length &&
+    b.readUInt32LE(32) === length &&
     b.readUInt32LE(36) === 0 &&
     b.readUInt32LE(batchMessageCountOffset) === batch.recordCount &&
     b.readUInt32LE(8) === batch.baseOffset % 0x1_0000_0000 &&
@@ -175,16 +187,28 @@ export const messageHandlers: IggyHandlerTable = {
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(ctx.afterReplyWritten);
-    const batches: Buffer[] = [];
+    // Large stored batches go out as file ranges (sendfile) when the connection can send them.
+    const slices = lease !== undefined && ctx.fileSlices === true ? { fileSlicesMin: fileSliceBytesMin } : {};
+    const batches: Array<Buffer | FileSlice> = [];
     let messages = 0;
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
     while (next < end && bytes < frontend.settings.pollBytesMax) {
-      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}) });
+      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
       if (stored.length === 0) break;
-      for (const b of stored) {
+      for (let b of stored) {
         if (b.lastOffset < next) continue;
+        if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) {
+          // Sliced or transcoded: that needs its bytes.
+          const [whole] = await frontend.broker.read(topic, partition, Math.max(next, b.baseOffset), { maxBytes: 1, maxOffset: b.lastOffset + 1, ...(lease ? { lease } : {}) });
+          if (whole === undefined || whole.baseOffset !== b.baseOffset) {
+            // Gone meanwhile (retention): the reply ends with what it has.
+            next = end;
+            break;
+          }
+          b = whole;
+        }
         const piece = pieceOf(b, next, end, minUs);
         next = b.lastOffset + 1;
         if (piece === null || piece.count === 0) continue;

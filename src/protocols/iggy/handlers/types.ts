@@ -25,6 +25,11 @@ export interface IggyRequestContext {
    * handlers directly.
    */
   readonly afterReplyWritten?: (fn: () => void) => void;
+  /**
+   * Whether the reply may reference stored batches as file slices, sent with sendfile
+   * (src/protocols/file-replies.ts): a plain TCP connection with the native addon loaded.
+   */
+  readonly fileSlices?: boolean;
 }
 
 export type IggyHandler<C extends CommandCode> = (ctx: IggyRequestContext, request: RequestOf<C>) => Promise<ReplyOf<C>> | ReplyOf<C>;

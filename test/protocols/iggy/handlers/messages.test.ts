@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { xxh32 } from '@node-rs/xxhash';
-import { CommandCode, ConsumerKind, IggyErrorCode, PollingKind, parsePolledBatches, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
-import { batchOf, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
+import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
+import { nativeStatus } from '../../../../src/native/index.js';
+import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
+import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 const consumer = { kind: ConsumerKind.consumer, id: sid(1) };
 
@@ -20,7 +22,7 @@ async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }
     count,
     autoCommit: o.autoCommit ?? false,
   });
-  const batches = r.batches.length === 0 ? [] : (parsePolledBatches(Buffer.concat(r.batches)) as ParsedBatch[]);
+  const batches = r.batches.length === 0 ? [] : (parsePolledBatches(Buffer.concat(polledBuffers(r))) as ParsedBatch[]);
   assert.ok(Array.isArray(batches), 'polled batches verify');
   const payloads = batches.flatMap((b) => b.frames.map((f) => f.payload.toString()));
   const offsets = batches.flatMap((b) => b.frames.map((f) => Number(b.header.baseOffset) + f.offsetDelta));
@@ -134,7 +136,7 @@ describe('iggy messages', () => {
     await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 1, batch: batchOf(['v'], 1n, headers) });
     const r = await poll(c, { kind: PollingKind.first, value: 0n }, 1);
     assert.equal(r.payloads[0], 'v');
-    const polled = parsePolledBatches(Buffer.concat(r.reply.batches)) as ParsedBatch[];
+    const polled = parsePolledBatches(Buffer.concat(polledBuffers(r.reply))) as ParsedBatch[];
     assert.deepEqual(polled[0]!.frames[0]!.userHeaders, headers);
     assert.equal(polled[0]!.frames[0]!.id, 1n);
   });
@@ -149,11 +151,11 @@ describe('iggy messages', () => {
     for (const size of sizes) {
       const payloads = Array.from({ length: size }, () => `m${n++}`);
       await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads));
-      stored.push(Buffer.from((await poll(c, { kind: PollingKind.offset, value: BigInt(n - size) }, size)).reply.batches[0]!));
+      stored.push(Buffer.from(polledBuffers((await poll(c, { kind: PollingKind.offset, value: BigInt(n - size) }, size)).reply)[0]!));
     }
     // Whole batches: exactly the stored bytes.
     const all = await poll(c, { kind: PollingKind.offset, value: 0n }, n);
-    assert.deepEqual(Buffer.concat(all.reply.batches), Buffer.concat(stored));
+    assert.deepEqual(Buffer.concat(polledBuffers(all.reply)), Buffer.concat(stored));
     for (let from = 0; from <= n; from++) {
       for (let count = 1; count <= n + 1; count++) {
         const r = await poll(c, { kind: PollingKind.offset, value: BigInt(from) }, count);
@@ -162,5 +164,38 @@ describe('iggy messages', () => {
         assert.deepEqual(r.payloads, expected.map((o) => `m${o}`));
       }
     }
+  });
+});
+
+describe('PollMessages from the segment files (sendfile)', { skip: nativeStatus.loaded ? false : 'native addon not built: run `npm install`' }, () => {
+  it('sends whole large batches as stored, and an eviction waits until the reply is out', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'big', options: [] });
+    // 8 batches of 1,000 x 1,000 B: an ~8 MB reply, more than a socket holds while the client does not read.
+    const payloads = (b: number) => Array.from({ length: 1000 }, (_, i) => `${b}:${i}:`.padEnd(1000, String.fromCharCode(97 + ((b + i) % 26))));
+    for (let b = 0; b < 8; b++) await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), payloads(b)));
+    const slicesBefore = fileReplyStats.slices;
+    c.socket.pause();
+    c.write(c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('big'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 0n }, count: 8000, autoCommit: false }));
+    // The broker is now in the middle of the reply, waiting for the client to read.
+    await eventually(() => fileReplyStats.slices > slicesBefore, 'the first batch to go out');
+    assert.ok(fileReplyStats.slices < slicesBefore + 8, 'the reply cannot be out while the client does not read');
+    for (const session of h.frontend.sessions.values()) session.evict(EvictionReason.staleClient);
+    c.socket.resume();
+    const reply = await c.next();
+    assert.equal(reply.kind, 'reply', 'the whole reply first, not an eviction inside it');
+    if (reply.kind !== 'reply') return;
+    const batches = parsePolledBatches(reply.body.subarray(16)) as ParsedBatch[];
+    assert.ok(Array.isArray(batches), 'every frame and batch checksum verifies');
+    assert.deepEqual(
+      batches.flatMap((b) => b.frames.map((f) => f.payload.toString())),
+      Array.from({ length: 8 }, (_, b) => payloads(b)).flat(),
+    );
+    assert.equal(fileReplyStats.slices, slicesBefore + 8, 'each stored batch went out from its file');
+    const eviction = await c.next();
+    assert.equal(eviction.kind, 'eviction');
+    if (eviction.kind === 'eviction' && typeof eviction.eviction !== 'string') assert.equal(eviction.eviction.reason, EvictionReason.staleClient);
+    await c.whenClosed();
   });
 });

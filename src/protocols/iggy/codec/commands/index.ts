@@ -19,6 +19,7 @@ import {
   type RequestHeader,
   type RequestRejection,
 } from '../header.js';
+import type { FileSlice } from '../../../../log/types.js';
 import { IggyErrorCode } from '../errors.js';
 import { Reader, Writer, type Decoded } from '../primitives.js';
 import {
@@ -589,11 +590,20 @@ export function encodeRequestFrame<C extends CommandCode>(code: C, request: Requ
 
 /** Encodes a successful reply body (with the 00000000 section when result-framed). */
 export function encodeReply<C extends CommandCode>(code: C, reply: ReplyOf<C>): Buffer[] {
+  return replyWriter(code, reply).chunks();
+}
+
+/** encodeReply for the broker's socket: a poll reply's batches may be file slices (file-replies.ts). */
+export function encodeReplyChunks<C extends CommandCode>(code: C, reply: ReplyOf<C>): Array<Buffer | FileSlice> {
+  return replyWriter(code, reply).replyChunks();
+}
+
+function replyWriter<C extends CommandCode>(code: C, reply: ReplyOf<C>): Writer {
   const s = commandSpec(code);
   const w = new Writer();
   if (s.resultFramed) w.u32(0);
   s.writeReply(w, reply);
-  return w.chunks();
+  return w;
 }
 
 export type ReplyOutcome<T> = { rejected: false; value: T } | { rejected: true; code: number };

@@ -16,6 +16,7 @@
 //                           (20 bytes per entry; the server sends one entry or count 0)
 //   FlushUnsavedBuffer   := [stream_id Identifier][topic_id Identifier][partition_id u32][fsync u8]
 
+import type { FileSlice } from '../../../../log/types.js';
 import {
   Reader,
   Writer,
@@ -82,8 +83,22 @@ export interface PollMessagesReply {
   /** The partition's newest offset at poll time. */
   currentOffset: bigint;
   messagesCount: number;
-  /** Stored batch records (or slices), each `[256-byte header][frames]`, sent as they are. */
-  batches: Buffer[];
+  /**
+   * Stored batch records (or slices), each `[256-byte header][frames]`, sent as they are: in
+   * memory, or (broker side) as ranges of a segment file sent with sendfile. Decoded replies hold
+   * buffers only.
+   */
+  batches: Array<Buffer | FileSlice>;
+}
+
+/** The batches of a decoded reply (or of one built in memory): buffers only. */
+export function polledBuffers(reply: PollMessagesReply): Buffer[] {
+  const out: Buffer[] = [];
+  for (const b of reply.batches) {
+    if (!Buffer.isBuffer(b)) throw new TypeError('a poll reply holding file slices has no bytes here');
+    out.push(b);
+  }
+  return out;
 }
 
 /** Decodes the head and keeps the batch records as one view (see parsePolledBatches). */
@@ -98,7 +113,10 @@ export function readPollMessagesReply(r: Reader): PollMessagesReply {
 /** Writes the 16-byte head, then references the batch buffers (no copy). */
 export function writePollMessagesReply(w: Writer, v: PollMessagesReply): void {
   w.u32(v.partitionId).u64(v.currentOffset).u32(v.messagesCount);
-  for (const b of v.batches) w.bytes(b);
+  for (const b of v.batches) {
+    if (Buffer.isBuffer(b)) w.bytes(b);
+    else w.file(b);
+  }
 }
 
 /**
