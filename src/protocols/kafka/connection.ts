@@ -33,15 +33,17 @@
 // required and the session is not yet authenticated run alone: nothing after them starts before
 // they finish (a raw token can only be recognised once the handshake before it has finished).
 
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { QuartetError, isQuartetError } from '../../core/errors.js';
 import { BufferLease } from '../../log/buffer-pool.js';
 import type { Logger } from '../../core/logger.js';
+import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
 import type { CloseReason, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
 import { ErrorCode } from './codec/errors.js';
 import { Framer } from './codec/framer.js';
-import { decodeRequest, encodeResponse, encodeUnsupportedApiVersions } from './codec/frames.js';
+import { decodeRequest, encodeResponseChunks, encodeUnsupportedApiVersions } from './codec/frames.js';
 import { decodeRequestHeader, type RequestHeader } from './codec/headers.js';
 import { hasSchema, messageSchemas, type SchemaApiKey } from './codec/messages/index.js';
 import { inRange, type MessageSchema } from './codec/schema.js';
@@ -64,8 +66,8 @@ export interface KafkaConnectionContext {
 }
 
 interface Slot {
-  /** Response chunks once ready; empty for no response. */
-  chunks: Buffer[] | null;
+  /** Response chunks once ready (file slices: Fetch batches sent with sendfile); empty for no response. */
+  chunks: ReplyChunk[] | null;
   outcome: 'ok' | 'error';
   /** Close the connection once this slot's response is written. */
   closeAfter: boolean;
@@ -114,6 +116,10 @@ export class KafkaConnection implements ConnectionHandle {
   /** The slot every later frame waits for, or null. */
   private barrier: Slot | null = null;
   private writeBlocked = false;
+  /** Fetch responses may carry file slices (plain TCP and the addon: file-replies.ts). */
+  private readonly fileSlices: boolean;
+  /** A response with file slices is being sent: nothing else is written until it is out. */
+  private sendingFiles = false;
   private paused = false;
   private closing = false;
   private closed = false;
@@ -125,6 +131,7 @@ export class KafkaConnection implements ConnectionHandle {
     private readonly context: KafkaConnectionContext,
   ) {
     this.logger = context.logger;
+    this.fileSlices = canSendFiles(socket as Socket);
     this.session = new Session(context.remote, context.logger);
     this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease, reusedChunks: context.readInto !== undefined });
     if (context.readInto) context.readInto((chunk) => this.onData(chunk));
@@ -139,7 +146,7 @@ export class KafkaConnection implements ConnectionHandle {
 
   /** Requests framed and not yet answered. */
   get inFlight(): number {
-    return this.slots.length;
+    return this.slots.length + (this.sendingFiles ? 1 : 0);
   }
 
   /** ConnectionHandle: stop reading new requests; in-flight ones finish (the listener ends the socket). */
@@ -226,6 +233,7 @@ export class KafkaConnection implements ConnectionHandle {
       version: header.apiVersion,
       afterResponseWritten: (fn) => slot.afterWrite.push(fn),
       holdRequestUntil: (work) => holds.push(work),
+      fileSlices: this.fileSlices,
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {
       this.answerUnsupported(slot, context, handler, frame, decoded.bodyOffset);
@@ -278,12 +286,16 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private respond(slot: Slot, header: RequestHeader, body: unknown, outcome: 'ok' | 'error' = 'ok'): void {
-    if (this.closed) return;
+    if (this.closed) {
+      // Never written: what the response referenced (pooled buffers, pinned segments) goes back.
+      runAll(slot.afterWrite);
+      return;
+    }
     if (body === null) {
       slot.chunks = [];
     } else {
       try {
-        slot.chunks = encodeResponse(header.apiKey as SchemaApiKey, header.apiVersion, header.correlationId, body as never);
+        slot.chunks = encodeResponseChunks(header.apiKey as SchemaApiKey, header.apiVersion, header.correlationId, body as never);
       } catch (err) {
         this.logger.error('could not encode a response; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err });
         this.fail('response encoding failed');
@@ -295,7 +307,10 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private handlerFailed(slot: Slot, context: KafkaRequestContext, handler: KafkaHandler, request: unknown, err: unknown): void {
-    if (this.closed) return;
+    if (this.closed) {
+      runAll(slot.afterWrite);
+      return;
+    }
     const header = context.header;
     if (!isQuartetError(err)) {
       this.logger.error('Kafka handler failed; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err, stack: (err as Error)?.stack });
@@ -350,12 +365,18 @@ export class KafkaConnection implements ConnectionHandle {
 
   /** Writes every finished slot at the head of the queue, in order. */
   private flush(): void {
-    if (this.closed) return;
+    if (this.closed || this.sendingFiles) return;
     let corked = false;
     let closeNow = false;
     while (this.slots.length > 0 && this.slots[0]!.chunks !== null) {
       const slot = this.slots.shift()!;
       const chunks = slot.chunks!;
+      if (chunks.some(isFileSlice)) {
+        // Sent with sendfile after everything before it; the slots behind it wait.
+        if (corked) this.socket.uncork();
+        this.sendWithFiles(slot, chunks);
+        return;
+      }
       if (chunks.length > 0) {
         if (!corked) {
           this.socket.cork();
@@ -365,20 +386,29 @@ export class KafkaConnection implements ConnectionHandle {
         // (or failed and been dropped): only then may its buffers be reused.
         const after = slot.afterWrite;
         const last = chunks.length - 1;
-        for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
-        if (after.length > 0) this.socket.write(chunks[last]!, () => runAll(after));
-        else this.socket.write(chunks[last]!);
+        for (let i = 0; i < last; i++) this.socket.write(chunks[i] as Buffer);
+        if (after.length > 0) this.socket.write(chunks[last] as Buffer, () => runAll(after));
+        else this.socket.write(chunks[last] as Buffer);
       } else {
         runAll(slot.afterWrite);
       }
-      slot.done(slot.outcome);
-      if (this.barrier === slot) this.barrier = null;
-      if (slot.closeAfter) {
+      if (this.finishSlot(slot)) {
         closeNow = true;
         break;
       }
     }
     if (corked) this.socket.uncork();
+    this.afterFlush(closeNow);
+  }
+
+  /** A slot's response is out: true when the connection closes after it. */
+  private finishSlot(slot: Slot): boolean {
+    slot.done(slot.outcome);
+    if (this.barrier === slot) this.barrier = null;
+    return slot.closeAfter;
+  }
+
+  private afterFlush(closeNow: boolean): void {
     if (closeNow) {
       this.logger.info('closing the connection after the response', {});
       this.endSocket();
@@ -386,6 +416,32 @@ export class KafkaConnection implements ConnectionHandle {
     }
     if (this.socket.writableNeedDrain) this.writeBlocked = true;
     this.pump();
+  }
+
+  /**
+   * Writes a response that references file slices (writeReply) and then flushes the slots behind
+   * it. A failure cuts the response short, so the connection closes.
+   */
+  private sendWithFiles(slot: Slot, chunks: ReplyChunk[]): void {
+    this.sendingFiles = true;
+    writeReply(this.socket as Socket, chunks).then(
+      () => {
+        this.sendingFiles = false;
+        runAll(slot.afterWrite);
+        const closeNow = this.finishSlot(slot);
+        if (this.closed) return;
+        if (closeNow) this.afterFlush(true);
+        else this.flush();
+      },
+      (error: unknown) => {
+        this.sendingFiles = false;
+        runAll(slot.afterWrite);
+        slot.done('error');
+        if (this.closed) return;
+        this.logger.debug('a response with file slices failed; closing the connection', { error });
+        this.fail('response write failed');
+      },
+    );
   }
 
   /** Closes this connection at once because of what the peer sent (or a bug in a handler). */
@@ -416,7 +472,11 @@ export class KafkaConnection implements ConnectionHandle {
     this.framer.dispose();
     this.session.end();
     const slots = this.slots.splice(0);
-    for (const slot of slots) slot.done('error');
+    for (const slot of slots) {
+      slot.done('error');
+      // A response that is ready will never be written; one still being built lets go in respond().
+      if (slot.chunks !== null) runAll(slot.afterWrite);
+    }
     this.barrier = null;
   }
 }

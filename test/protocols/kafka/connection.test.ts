@@ -22,7 +22,14 @@ import { KafkaBrokerFrontend } from '../../../src/protocols/kafka/frontend.js';
 import { apiVersionsHandler } from '../../../src/protocols/kafka/handlers/api-versions.js';
 import { metadataHandler } from '../../../src/protocols/kafka/handlers/metadata.js';
 import { produceHandler } from '../../../src/protocols/kafka/handlers/produce.js';
+import { fetchHandler } from '../../../src/protocols/kafka/handlers/fetch.js';
+import { nativeStatus } from '../../../src/native/index.js';
+import { fileReplyStats } from '../../../src/protocols/file-replies.js';
+import { batchOf, recordsOf } from './handlers/data-harness.js';
 import { defineHandler, type KafkaHandler, type KafkaSettings } from '../../../src/protocols/kafka/handlers/types.js';
+
+// Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
+process.env['QUARTET_SENDFILE'] = '1';
 
 interface Gate {
   promise: Promise<void>;
@@ -34,9 +41,9 @@ function gate(): Gate {
   return { promise, open };
 }
 
-async function harness(t: { after(fn: () => Promise<void> | void): void }, options: { handlers?: KafkaHandler[]; settings?: Partial<KafkaSettings> } = {}) {
+async function harness(t: { after(fn: () => Promise<void> | void): void }, options: { handlers?: KafkaHandler[]; settings?: Partial<KafkaSettings>; fileLogs?: boolean } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-conn-'));
-  const broker = await Broker.open({ dataDir, memory: true, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ dataDir, memory: options.fileLogs !== true, maintenanceIntervalMs: 0 });
   const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false, ...(options.handlers ? { handlers: options.handlers } : {}), settings: options.settings ?? {} });
   let inFlight = 0;
   const server: Server = createServer((socket) => {
@@ -343,5 +350,45 @@ describe('KafkaConnection', () => {
     await waitSeen(4);
     assert.ok(held.has(seen[3]!.view.buffer), 'a released request buffer is reused for the next large frame');
     assert.deepEqual(seen[3]!.view, seen[3]!.copy);
+  });
+
+  it('sends large stored batches of a Fetch from the segment files, in order with the responses around it', { skip: nativeStatus.loaded ? false : 'native addon not built: run `npm install`' }, async (t) => {
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler, fetchHandler], fileLogs: true });
+    await h.broker.createTopic('default', 'big', { partitions: 1 });
+    const c = await h.client();
+    // Three ~200 KB batches (file slices) and one small one (read and sent as bytes).
+    const values = (b: number, n: number) => Array.from({ length: n }, (_, i) => `${b}:${i}:`.padEnd(1000, String.fromCharCode(97 + ((b * 7 + i) % 26))));
+    const batches = [values(0, 200), values(1, 3), values(2, 200), values(3, 200)];
+    for (const vs of batches) {
+      const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'big', partitionData: [{ index: 0, records: batchOf(vs.map((value) => ({ key: null, value }))) }] }] });
+      c.send(p.bytes);
+      const r = await c.response(ApiKey.Produce, 9);
+      assert.equal(r.body.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
+    }
+    const fetchBody = (fetchOffset: number) => ({
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 8 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'big', partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 8 << 20, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const slicesBefore = fileReplyStats.slices;
+    // Pipelined: ApiVersions, a Fetch of everything, a Fetch from inside the last batch, ApiVersions.
+    const a1 = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    const f1 = c.frame(ApiKey.Fetch, 12, fetchBody(0));
+    const f2 = c.frame(ApiKey.Fetch, 12, fetchBody(500));
+    const a2 = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
+    c.send(a1.bytes, f1.bytes, f2.bytes, a2.bytes);
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, a1.correlationId);
+    const all = await c.response(ApiKey.Fetch, 12);
+    assert.equal(all.correlationId, f1.correlationId);
+    assert.deepEqual(recordsOf(all.body.responses[0]!.partitions[0]!.records).map((r) => r.value), batches.flat());
+    const tail = await c.response(ApiKey.Fetch, 12);
+    assert.equal(tail.correlationId, f2.correlationId);
+    // Kafka returns whole batches: the one holding offset 500 and nothing before it.
+    assert.deepEqual(recordsOf(tail.body.responses[0]!.partitions[0]!.records).map((r) => r.offset), Array.from({ length: 200 }, (_, i) => 403 + i));
+    assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, a2.correlationId);
+    assert.equal(fileReplyStats.slices - slicesBefore, 4, 'the three large batches, then the last one again, went out from the file');
+    const deadline = Date.now() + 5000;
+    while (h.inFlight() !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(h.inFlight(), 0, 'every request was marked done');
   });
 });

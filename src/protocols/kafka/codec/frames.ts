@@ -26,6 +26,7 @@ import {
 } from './messages/index.js';
 import { decodeMessage, encodeMessage, type DecodeResult, type Fields, type MessageSchema, type StructInput } from './schema.js';
 import { Writer } from './writer.js';
+import type { FileSlice } from '../../../log/types.js';
 
 /** Decodes a request body; `offset` is where the body starts in `frame` (after the header). */
 export function decodeRequest<K extends SchemaApiKey>(
@@ -45,11 +46,25 @@ export function encodeResponse<K extends SchemaApiKey>(
   correlationId: number,
   body: ResponseInputOf<K>,
 ): Buffer[] {
+  return responseWriter(apiKey, version, correlationId, body).sizePrefixed();
+}
+
+/** encodeResponse for the broker's socket: a Fetch response's batches may be file slices. */
+export function encodeResponseChunks<K extends SchemaApiKey>(
+  apiKey: K,
+  version: number,
+  correlationId: number,
+  body: ResponseInputOf<K>,
+): Array<Buffer | FileSlice> {
+  return responseWriter(apiKey, version, correlationId, body).sizePrefixedChunks();
+}
+
+function responseWriter<K extends SchemaApiKey>(apiKey: K, version: number, correlationId: number, body: ResponseInputOf<K>): Writer {
   const w = new Writer();
   writeResponseHeader(w, correlationId, responseHeaderVersion(apiKey, version));
   const schema = messageSchemas[apiKey].response as MessageSchema;
   encodeMessage(schema, version, body as StructInput<Fields>, w);
-  return w.sizePrefixed();
+  return w;
 }
 
 /**

@@ -19,6 +19,7 @@
 
 import { Reader, emptyBuffer, zeroUuid } from './reader.js';
 import { Writer } from './writer.js';
+import type { FileSlice } from '../../../log/types.js';
 
 export type PrimType =
   | 'bool'
@@ -119,9 +120,10 @@ export type FieldValue<F> =
 
 export type FieldInput<F> =
   // A records section may be given as the list of batch views it consists of: the writer sends
-  // them as separate chunks behind one length prefix, without joining them (Fetch responses).
+  // them as separate chunks behind one length prefix, without joining them (Fetch responses);
+  // a batch may also be a range of a segment file, sent with sendfile (file-replies.ts).
   F extends PrimField<string, 'records', infer Nl>
-    ? Nullify<Buffer | readonly Buffer[], Nl>
+    ? Nullify<Buffer | readonly (Buffer | FileSlice)[], Nl>
     : F extends PrimField<string, infer T, infer Nl>
     ? Nullify<PrimValue<T>, Nl>
     : F extends PrimArrayField<string, infer T, infer Nl>
@@ -512,7 +514,7 @@ function writePrim(w: Writer, type: PrimType, value: unknown, nullable: boolean,
     case 'bytes': {
       if (Array.isArray(value)) {
         // Only records inputs are typed to allow a chunk list (FieldInput).
-        w.bytesChunks(value as readonly Buffer[], flexible);
+        w.bytesChunks(value as readonly (Buffer | FileSlice)[], flexible);
         return;
       }
       const b = value as Buffer | null;

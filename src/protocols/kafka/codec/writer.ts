@@ -6,12 +6,14 @@
 //
 // See reader.ts for the encodings.
 
+import type { FileSlice } from '../../../log/types.js';
+
 const scratchBytesDefault = 4096;
 /** Byte fields at least this long are appended as separate chunks instead of copied. */
 const largeBytesMin = 512;
 
 export class Writer {
-  private chunks: Buffer[] = [];
+  private chunks: Array<Buffer | FileSlice> = [];
   private scratch: Buffer;
   /** Start of the scratch region not yet pushed to `chunks`. */
   private start = 0;
@@ -238,12 +240,24 @@ export class Writer {
    * One bytes field made of several chunks (a records section of many batches): the length prefix
    * (int32, or the compact uvarint when `compact`) covers them all; each goes out as it is.
    */
-  bytesChunks(chunks: readonly Buffer[], compact: boolean): this {
+  bytesChunks(chunks: readonly (Buffer | FileSlice)[], compact: boolean): this {
     let total = 0;
     for (const c of chunks) total += c.length;
     if (compact) this.uvarint(total + 1);
     else this.int32(total);
-    for (const c of chunks) this.raw(c);
+    for (const c of chunks) {
+      if (Buffer.isBuffer(c)) this.raw(c);
+      else this.file(c);
+    }
+    return this;
+  }
+
+  /** References a range of a log file (a stored batch sent with sendfile, file-replies.ts). */
+  file(slice: FileSlice): this {
+    if (slice.length === 0) return this;
+    this.flushScratch();
+    this.chunks.push(slice);
+    this.length += slice.length;
     return this;
   }
 
@@ -257,23 +271,36 @@ export class Writer {
   /** Appends everything another writer holds (its chunks, not copies). */
   append(other: Writer): this {
     this.flushScratch();
-    for (const c of other.toChunks()) this.chunks.push(c);
+    for (const c of other.toReplyChunks()) this.chunks.push(c);
     this.length += other.length;
     return this;
   }
 
-  /** The bytes written so far as a list of buffers (views; do not mutate). */
+  /** The bytes written so far as a list of buffers (views; do not mutate). Throws if `file()` was used. */
   toChunks(): Buffer[] {
+    const chunks = this.toReplyChunks();
+    if (!chunks.every((c): c is Buffer => Buffer.isBuffer(c))) throw new TypeError('this message references file slices: use toReplyChunks()');
+    return chunks;
+  }
+
+  /** The chunks written so far, file slices included. */
+  toReplyChunks(): Array<Buffer | FileSlice> {
     this.flushScratch();
     return this.chunks;
   }
 
   /** The chunks preceded by a 4-byte big-endian length: a Kafka frame ready for writev. */
   sizePrefixed(): Buffer[] {
+    this.toChunks();
+    return this.sizePrefixedChunks() as Buffer[];
+  }
+
+  /** sizePrefixed, file slices included (a Fetch response for the broker's socket). */
+  sizePrefixedChunks(): Array<Buffer | FileSlice> {
     const prefix = Buffer.allocUnsafe(4);
     prefix.writeInt32BE(this.length, 0);
-    const chunks = this.toChunks();
-    const out = new Array<Buffer>(chunks.length + 1);
+    const chunks = this.toReplyChunks();
+    const out = new Array<Buffer | FileSlice>(chunks.length + 1);
     out[0] = prefix;
     for (let i = 0; i < chunks.length; i++) out[i + 1] = chunks[i]!;
     return out;

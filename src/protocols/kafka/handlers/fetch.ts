@@ -24,10 +24,12 @@
 //   batch; the batch views go out as separate chunks behind one length prefix, never joined).
 //   Batches of other formats are transcoded to RecordBatch v2 through the format registry.
 
+import assert from 'node:assert/strict';
 import type { Topic } from '../../../core/catalog.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { leaseReleasedAfter, type BufferLease } from '../../../log/buffer-pool.js';
-import { BatchFormat, type PartitionLog, type StoredBatch } from '../../../log/types.js';
+import { BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../../../log/types.js';
+import { fileSliceBytesMin } from '../../file-replies.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
@@ -64,9 +66,13 @@ function errorResponse(request: FetchRequest, errorCode: number): FetchResponseI
   };
 }
 
-/** One Kafka RecordBatch v2 per stored batch: verbatim for Kafka batches, transcoded otherwise. */
-export function kafkaBytesOf(batch: StoredBatch): Buffer | null {
-  if (batch.format === BatchFormat.kafka) return batch.payload;
+/**
+ * One Kafka RecordBatch v2 per stored batch: verbatim for Kafka batches (their file range when the
+ * read returned one), transcoded otherwise (which needs the whole payload, never a file slice).
+ */
+export function kafkaBytesOf(batch: StoredBatch): Buffer | FileSlice | null {
+  if (batch.format === BatchFormat.kafka) return batch.file ?? batch.payload;
+  assert.ok(batch.file === undefined, 'a batch to transcode must be read whole');
   const codec = defaultFormatRegistry.get(batch.format);
   if (codec === undefined) return null;
   const records = codec.decode(batch);
@@ -92,7 +98,28 @@ interface ReadResult {
   failed: boolean;
 }
 
-async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: BufferLease | undefined): Promise<ReadResult> {
+/**
+ * Reads for one partition. With `fileSlicesMin`, large Kafka batches come back as file ranges (sent
+ * with sendfile); large batches of other formats are read again whole, to be transcoded.
+ */
+async function readBatches(log: PartitionLog, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
+  const batches = await log.read(offset, options);
+  if (options.fileSlicesMin === undefined) return batches;
+  const out: StoredBatch[] = [];
+  for (const b of batches) {
+    if (b.file === undefined || b.format === BatchFormat.kafka) {
+      out.push(b);
+      continue;
+    }
+    const { fileSlicesMin: _, ...whole } = options;
+    const [again] = await log.read(Math.max(offset, b.baseOffset), { ...whole, maxBytes: 1, maxOffset: b.lastOffset + 1 });
+    if (again === undefined || again.baseOffset !== b.baseOffset) break;
+    out.push(again);
+  }
+  return out;
+}
+
+async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: BufferLease | undefined, fileSlices: boolean): Promise<ReadResult> {
   const rc = request.isolationLevel === readCommitted;
   // Transactions seam: the coordinator's LSO and aborted list unless the frontend carries its own hooks.
   const txns = transactionHooksOf(frontend);
@@ -117,11 +144,12 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
     }
     const limit = rc ? lastStableOffset : highWatermark;
     const budget = Math.min(target.partitionMaxBytes, maxBytes - bytes);
-    let records: Buffer[] | null = null;
+    let records: Array<Buffer | FileSlice> | null = null;
     let errorCode: number = ErrorCode.NONE;
     if (target.fetchOffset < limit && (budget > 0 || bytes === 0)) {
       try {
-        const batches = await target.log.read(target.fetchOffset, { maxBytes: Math.max(budget, 1), maxOffset: limit, lease });
+        const options: ReadOptions = { maxBytes: Math.max(budget, 1), maxOffset: limit, ...(lease ? { lease } : {}), ...(lease && fileSlices ? { fileSlicesMin: fileSliceBytesMin } : {}) };
+        const batches = await readBatches(target.log, target.fetchOffset, options);
         records = joinBatches(batches, bytes === 0 ? Infinity : budget);
       } catch (err) {
         errorCode = kafkaCodeOf(err);
@@ -140,8 +168,8 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
 const emptyRecords = Buffer.alloc(0);
 
 /** The batches as one records section, stopping before the batch that would pass `limit` (the first always goes in). */
-function joinBatches(batches: StoredBatch[], limit: number): Buffer[] | null {
-  const parts: Buffer[] = [];
+function joinBatches(batches: StoredBatch[], limit: number): Array<Buffer | FileSlice> | null {
+  const parts: Array<Buffer | FileSlice> = [];
   let total = 0;
   for (const batch of batches) {
     const bytes = kafkaBytesOf(batch);
@@ -189,13 +217,14 @@ export const fetchHandler = defineHandler({
     // Reads go into pooled buffers, handed back once the response (whose records are views of
     // them) has been written to the socket; without that hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(context.afterResponseWritten);
-    let result = await readAll(frontend, request, targets, maxBytes, lease);
+    const fileSlices = context.fileSlices === true;
+    let result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);
     while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       const woken = await frontend.fetchWaiters.waitForAppend(logs, left, context.session.signal);
       if (!woken) break;
-      result = await readAll(frontend, request, targets, maxBytes, lease);
+      result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);
     }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
   },

@@ -108,10 +108,15 @@ export interface KafkaRequestContext {
   readonly version: number;
   /**
    * Runs `fn` once this request's response has been written to the socket (or there is no
-   * response), when nothing references the response's buffers any more. Not called at all if the
-   * connection closes first. Absent where responses are not written by a connection (tests).
+   * response), when nothing references the response's buffers any more; also when the connection
+   * closes before it is written. Absent where responses are not written by a connection (tests).
    */
   readonly afterResponseWritten?: (fn: () => void) => void;
+  /**
+   * Whether the response may reference stored batches as file slices, sent with sendfile
+   * (src/protocols/file-replies.ts): a plain TCP connection with the native addon loaded.
+   */
+  readonly fileSlices?: boolean;
   /**
    * Keeps the request's bytes (which decoded fields such as Produce records are views of) alive
    * until `work` settles, even after the response is built: a handler that starts work on those
