@@ -13,8 +13,9 @@
 // The slice goes through a dup() of the socket's fd, so a socket Node closes meanwhile can never
 // be confused with a later one that reuses its fd number.
 //
-// Only plain TCP sockets with an fd qualify, and only with the addon (`canSendFiles`), unless
-// QUARTET_SENDFILE=0; otherwise the front-end reads batches into buffers as before.
+// Only plain TCP sockets with an fd qualify, only with the addon, and by default only for peers
+// on other hosts (`canSendFiles`, QUARTET_SENDFILE); otherwise the front-end reads batches into
+// buffers as before.
 
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
@@ -46,12 +47,36 @@ function socketFd(socket: Socket): number | null {
   return typeof fd === 'number' && Number.isInteger(fd) && fd >= 0 ? fd : null;
 }
 
-/** QUARTET_SENDFILE=0 turns file slices off (to compare, or to rule them out). */
-const sendFileEnabled = process.env['QUARTET_SENDFILE'] !== '0';
+/**
+ * When replies use file slices (QUARTET_SENDFILE): 'auto' (the default) for peers on other hosts
+ * only, '1' for every peer, '0' never. On loopback sendfile measured no faster: it saves the
+ * broker about a tenth of its CPU per polled or fetched MB, but the peer on the same machine then
+ * copies each byte from the page cache instead of from a buffer the broker has just written, and
+ * spends that much more (kcat read-back was 5-10% slower, docs/benchmarks.md). A remote peer
+ * copies from its own socket buffers either way, so there the saving is the broker's alone.
+ */
+export type SendFileMode = 'auto' | 'always' | 'never';
 
-/** Whether replies on `socket` may carry file slices: the addon is loaded and it is plain TCP. */
-export function canSendFiles(socket: Socket): boolean {
-  return sendFileEnabled && nativeStatus.loaded && socketFd(socket) !== null;
+export function sendFileMode(value = process.env['QUARTET_SENDFILE']): SendFileMode {
+  if (value === '0') return 'never';
+  if (value === '1') return 'always';
+  return 'auto';
+}
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4.startsWith('127.') || address === '::1';
+}
+
+/**
+ * Whether replies on `socket` may carry file slices: the addon is loaded, the socket is plain
+ * TCP, and the mode allows it for this peer.
+ */
+export function canSendFiles(socket: Socket, mode: SendFileMode = sendFileMode()): boolean {
+  if (mode === 'never' || !nativeStatus.loaded || socketFd(socket) === null) return false;
+  return mode === 'always' || !isLoopbackAddress(socket.remoteAddress);
 }
 
 export class SocketClosedError extends Error {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { nativeStatus, openSocketSender } from '../../src/native/index.js';
-import { canSendFiles, writeReply, type ReplyChunk } from '../../src/protocols/file-replies.js';
+import { canSendFiles, isLoopbackAddress, sendFileMode, writeReply, type ReplyChunk } from '../../src/protocols/file-replies.js';
 
 const notBuilt = 'native addon not built: run `npm install` (node-gyp, g++ and make)';
 const skip = nativeStatus.loaded ? false : notBuilt;
@@ -51,6 +51,20 @@ function receive(socket: Socket, bytes: number): Promise<Buffer> {
   });
 }
 
+describe('when replies use file slices', () => {
+  it('QUARTET_SENDFILE: 0 never, 1 always, anything else auto', () => {
+    assert.equal(sendFileMode('0'), 'never');
+    assert.equal(sendFileMode('1'), 'always');
+    assert.equal(sendFileMode(undefined), 'auto');
+    assert.equal(sendFileMode('auto'), 'auto');
+  });
+
+  it('recognises loopback peers', () => {
+    for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(a), true, a);
+    for (const a of ['10.0.0.1', '192.168.1.127', '::ffff:10.1.2.3', 'fe80::1', '2001:db8::1', undefined]) assert.equal(isLoopbackAddress(a), false, String(a));
+  });
+});
+
 describe('replies with file slices (sendfile)', { skip }, () => {
   let dir: string;
   let fd: number;
@@ -68,11 +82,13 @@ describe('replies with file slices (sendfile)', { skip }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('plain TCP sockets qualify', async (t) => {
+  it('plain TCP sockets qualify; by default only for peers on other hosts', async (t) => {
     const { server } = await socketPair(t);
-    assert.equal(canSendFiles(server), true);
+    assert.equal(canSendFiles(server, 'always'), true);
+    assert.equal(canSendFiles(server, 'auto'), false, 'a loopback peer is served from buffers');
+    assert.equal(canSendFiles(server, 'never'), false);
     server.destroy();
-    assert.equal(canSendFiles(server), false, 'a destroyed socket has no fd');
+    assert.equal(canSendFiles(server, 'always'), false, 'a destroyed socket has no fd');
   });
 
   it('writes buffers and file slices in order, byte for byte', async (t) => {

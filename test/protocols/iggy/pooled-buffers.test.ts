@@ -14,6 +14,9 @@ import { nativeStatus } from '../../../src/native/index.js';
 import { fileReplyStats } from '../../../src/protocols/file-replies.js';
 import { rootPassword, rootUsername, startIggyBroker, type IggyBroker } from '../../clients/iggy/broker.js';
 
+// Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
+process.env['QUARTET_SENDFILE'] = '1';
+
 const messagesPerBatch = 40;
 const messageBytes = 8_000;
 const batchesPerProducer = 6;

@@ -10,6 +10,9 @@ import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
+// Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
+process.env['QUARTET_SENDFILE'] = '1';
+
 const consumer = { kind: ConsumerKind.consumer, id: sid(1) };
 
 async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }, count: number, o: { partitionId?: number | null; autoCommit?: boolean; topic?: string } = {}) {
