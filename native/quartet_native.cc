@@ -682,22 +682,30 @@ napi_value JsPreallocate(napi_env env, napi_callback_info info) {
 //   dup()s the socket's fd: every later call uses the duplicate, so a socket that Node closes
 //   meanwhile (its fd number then free for reuse) is never confused with another one. The caller
 //   writes nothing else to the socket while it sends through the duplicate.
-// socketSenderSendFile(s, fileFd, position, length): number
-//   Sends file bytes [position, position + length) until done or until the socket's buffer is full
-//   (the socket is non-blocking, as libuv leaves it). Returns the bytes sent (fewer than length:
-//   wait, then send the rest), or -errno: a socket error, or -ENODATA when the file ends first.
+// socketSenderSendFile(s, fileFd, position, length, done: (result: number) => void): void
+//   On the thread pool (sendfile reads pages that are not cached from the disk, which must not
+//   block the event loop): sends file bytes [position, position + length) until done or until the
+//   socket's buffer is full (the socket is non-blocking, as libuv leaves it). done gets the bytes
+//   sent (fewer than length: wait, then send the rest), or -errno: a socket error, -ENODATA when
+//   the file ends first, -EBADF once closed. One send at a time; the caller keeps fileFd open.
 // socketSenderWait(s, done: (status: number) => void): void
 //   Calls done(0) once the socket is writable (or done(uv error) if polling fails). One wait at a
 //   time. After socketSenderClose, done is never called.
 // socketSenderClose(s): void
-//   Stops any wait and closes the duplicate. Idempotent; the external's finalizer does it too.
+//   Stops any wait and closes the duplicate (after a send still running on the thread pool has
+//   returned). Idempotent; the external's finalizer does it too.
 struct SocketSender {
   napi_env env = nullptr;
   int fd = -1;
   bool closed = false;
-  // Owners: the JavaScript external, and the poll handle while it is open; freed at zero.
+  // A sendfile is running on the thread pool: the duplicate stays open until it returns.
+  bool sending = false;
+  // Inside the wait callback: the async context it runs under is destroyed after it returns.
+  bool in_callback = false;
+  // Owners: the JavaScript external, the poll handle while it is open, a send in flight; freed at zero.
   int owners = 1;
   uv_poll_t* poll = nullptr;
+  bool poll_closing = false;
   napi_ref done = nullptr;
   napi_async_context async_context = nullptr;
 };
@@ -706,12 +714,19 @@ void ReleaseSender(SocketSender* s) {
   if (--s->owners == 0) delete s;
 }
 
+// The duplicate goes once the sender is closed, no send uses it and epoll no longer watches it.
+void MaybeCloseSenderFd(SocketSender* s) {
+  if (s->closed && !s->sending && s->poll == nullptr && !s->poll_closing && s->fd >= 0) {
+    close(s->fd);
+    s->fd = -1;
+  }
+}
+
 void OnSenderPollClosed(uv_handle_t* handle) {
   auto* s = static_cast<SocketSender*>(handle->data);
   delete reinterpret_cast<uv_poll_t*>(handle);
-  // The poll is closed: the duplicate may go now (epoll no longer watches it).
-  if (s->fd >= 0) close(s->fd);
-  s->fd = -1;
+  s->poll_closing = false;
+  MaybeCloseSenderFd(s);
   ReleaseSender(s);
 }
 
@@ -720,16 +735,17 @@ void CloseSender(SocketSender* s, bool can_touch_js) {
   s->closed = true;
   if (s->done != nullptr && can_touch_js) napi_delete_reference(s->env, s->done);
   s->done = nullptr;
-  if (s->async_context != nullptr && can_touch_js) napi_async_destroy(s->env, s->async_context);
-  s->async_context = nullptr;
+  if (s->async_context != nullptr && can_touch_js && !s->in_callback) {
+    napi_async_destroy(s->env, s->async_context);
+    s->async_context = nullptr;
+  }
   if (s->poll != nullptr) {
     uv_poll_stop(s->poll);
     uv_close(reinterpret_cast<uv_handle_t*>(s->poll), OnSenderPollClosed);
     s->poll = nullptr;
-  } else if (s->fd >= 0) {
-    close(s->fd);
-    s->fd = -1;
+    s->poll_closing = true;
   }
+  MaybeCloseSenderFd(s);
 }
 
 void FinalizeSender(napi_env, void* data, void*) {
@@ -747,6 +763,18 @@ SocketSender* GetSender(napi_env env, napi_value v, const char* usage) {
     return nullptr;
   }
   return static_cast<SocketSender*>(data);
+}
+
+// Calls `fn(arg)` from a libuv callback, under the sender's async context; an exception it throws
+// is reported as uncaught instead of being left pending.
+void CallFromLoop(napi_env env, napi_async_context context, napi_value fn, int32_t arg) {
+  napi_value receiver;
+  napi_value value;
+  if (napi_get_global(env, &receiver) != napi_ok || napi_create_int32(env, arg, &value) != napi_ok) return;
+  if (napi_make_callback(env, context, receiver, fn, 1, &value, nullptr) == napi_pending_exception) {
+    napi_value error;
+    if (napi_get_and_clear_last_exception(env, &error) == napi_ok) napi_fatal_exception(env, error);
+  }
 }
 
 napi_value JsSocketSenderOpen(napi_env env, napi_callback_info info) {
@@ -774,60 +802,118 @@ napi_value JsSocketSenderOpen(napi_env env, napi_callback_info info) {
   napi_value result;
   napi_value name;
   napi_create_string_utf8(env, "quartet.socketSender", NAPI_AUTO_LENGTH, &name);
-  if (napi_create_external(env, s, FinalizeSender, nullptr, &result) != napi_ok ||
-      napi_async_init(env, result, name, &s->async_context) != napi_ok) {
+  if (napi_create_external(env, s, FinalizeSender, nullptr, &result) != napi_ok) {
     close(dup_fd);
-    s->fd = -1;
-    s->closed = true;
+    delete s;
+    napi_throw_error(env, nullptr, "socketSenderOpen: could not create the sender");
+    return nullptr;
+  }
+  if (napi_async_init(env, result, name, &s->async_context) != napi_ok) {
+    // The external owns it now: its finalizer frees it.
+    CloseSender(s, true);
     napi_throw_error(env, nullptr, "socketSenderOpen: could not create the sender");
     return nullptr;
   }
   return result;
 }
 
+struct SendWork {
+  napi_async_work work = nullptr;
+  napi_ref done = nullptr;
+  SocketSender* sender = nullptr;
+  int socket_fd = -1;
+  int32_t file_fd = -1;
+  int64_t position = 0;
+  int64_t length = 0;
+  int64_t result = 0;
+};
+
+void ExecuteSendWork(napi_env, void* data) {
+  auto* w = static_cast<SendWork*>(data);
+#if defined(__linux__)
+  off_t at = static_cast<off_t>(w->position);
+  int64_t sent = 0;
+  int64_t failure = 0;
+  while (sent < w->length) {
+    const size_t want = static_cast<size_t>(w->length - sent > 0x40000000 ? 0x40000000 : w->length - sent);
+    const ssize_t n = sendfile(w->socket_fd, w->file_fd, &at, want);
+    if (n > 0) {
+      sent += n;
+    } else if (n == 0) {
+      failure = -ENODATA;
+      break;
+    } else if (errno == EINTR) {
+      continue;
+    } else {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) failure = -errno;
+      break;
+    }
+  }
+  w->result = failure != 0 ? failure : sent;
+#else
+  w->result = -ENOSYS;
+#endif
+}
+
+void CompleteSendWork(napi_env env, napi_status status, void* data) {
+  auto* w = static_cast<SendWork*>(data);
+  SocketSender* s = w->sender;
+  s->sending = false;
+  MaybeCloseSenderFd(s);
+  napi_value done;
+  napi_value global;
+  napi_value arg;
+  const int64_t result = status == napi_ok ? w->result : -ECANCELED;
+  if (napi_get_reference_value(env, w->done, &done) == napi_ok && napi_get_global(env, &global) == napi_ok &&
+      napi_create_int64(env, result, &arg) == napi_ok) {
+    napi_call_function(env, global, done, 1, &arg, nullptr);
+  }
+  napi_delete_reference(env, w->done);
+  napi_delete_async_work(env, w->work);
+  delete w;
+  ReleaseSender(s);
+}
+
 napi_value JsSocketSenderSendFile(napi_env env, napi_callback_info info) {
-  napi_value argv[4];
-  const char* usage = "socketSenderSendFile: expected (sender, fileFd, position, length), non-negative integers";
-  if (!GetArgs(env, info, 4, argv, usage)) return nullptr;
+  napi_value argv[5];
+  const char* usage = "socketSenderSendFile: expected (sender, fileFd, position, length, done), non-negative integers and a function";
+  if (!GetArgs(env, info, 5, argv, usage)) return nullptr;
   SocketSender* s = GetSender(env, argv[0], usage);
   if (s == nullptr) return nullptr;
   int32_t file_fd = -1;
   int64_t position = -1;
   int64_t length = -1;
+  napi_valuetype done_type = napi_undefined;
   if (napi_get_value_int32(env, argv[1], &file_fd) != napi_ok || napi_get_value_int64(env, argv[2], &position) != napi_ok ||
-      napi_get_value_int64(env, argv[3], &length) != napi_ok || file_fd < 0 || position < 0 || length < 0) {
+      napi_get_value_int64(env, argv[3], &length) != napi_ok || napi_typeof(env, argv[4], &done_type) != napi_ok ||
+      done_type != napi_function || file_fd < 0 || position < 0 || length < 0) {
     napi_throw_type_error(env, nullptr, usage);
     return nullptr;
   }
-  int64_t sent = 0;
-  int64_t failure = 0;
-  if (s->closed) {
-    failure = -EBADF;
-  } else {
-#if defined(__linux__)
-    off_t at = static_cast<off_t>(position);
-    while (sent < length) {
-      const size_t want = static_cast<size_t>(length - sent > 0x40000000 ? 0x40000000 : length - sent);
-      const ssize_t n = sendfile(s->fd, file_fd, &at, want);
-      if (n > 0) {
-        sent += n;
-      } else if (n == 0) {
-        failure = -ENODATA;
-        break;
-      } else if (errno == EINTR) {
-        continue;
-      } else {
-        if (errno != EAGAIN && errno != EWOULDBLOCK) failure = -errno;
-        break;
-      }
-    }
-#else
-    failure = -ENOSYS;
-#endif
+  if (s->closed || s->sending) {
+    napi_throw_error(env, nullptr, s->closed ? "socketSenderSendFile: the sender is closed" : "socketSenderSendFile: a send is already running");
+    return nullptr;
   }
-  napi_value result;
-  napi_create_int64(env, failure != 0 ? failure : sent, &result);
-  return result;
+  auto* w = new SendWork();
+  w->sender = s;
+  w->socket_fd = s->fd;
+  w->file_fd = file_fd;
+  w->position = position;
+  w->length = length;
+  napi_value resource_name;
+  napi_create_string_utf8(env, "quartet.socketSenderSendFile", NAPI_AUTO_LENGTH, &resource_name);
+  if (napi_create_reference(env, argv[4], 1, &w->done) != napi_ok ||
+      napi_create_async_work(env, nullptr, resource_name, ExecuteSendWork, CompleteSendWork, w, &w->work) != napi_ok ||
+      napi_queue_async_work(env, w->work) != napi_ok) {
+    if (w->work != nullptr) napi_delete_async_work(env, w->work);
+    if (w->done != nullptr) napi_delete_reference(env, w->done);
+    delete w;
+    napi_throw_error(env, nullptr, "could not queue the work");
+    return nullptr;
+  }
+  s->sending = true;
+  s->owners++;
+  return nullptr;
 }
 
 void OnSenderWritable(uv_poll_t* poll, int status, int) {
@@ -840,14 +926,18 @@ void OnSenderWritable(uv_poll_t* poll, int status, int) {
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
   napi_value done;
-  napi_value receiver;
-  napi_value arg;
-  if (napi_get_reference_value(env, done_ref, &done) == napi_ok && napi_get_global(env, &receiver) == napi_ok &&
-      napi_create_int32(env, status < 0 ? status : 0, &arg) == napi_ok) {
-    // Through make_callback, so the promise reactions it queues run when it returns.
-    napi_make_callback(env, s->async_context, receiver, done, 1, &arg, nullptr);
+  if (napi_get_reference_value(env, done_ref, &done) == napi_ok) {
+    // Through make_callback, so the promise reactions it queues run when it returns. They may
+    // close the sender: its async context is destroyed only after the call.
+    s->in_callback = true;
+    CallFromLoop(env, s->async_context, done, status < 0 ? status : 0);
+    s->in_callback = false;
   }
   napi_delete_reference(env, done_ref);
+  if (s->closed && s->async_context != nullptr) {
+    napi_async_destroy(env, s->async_context);
+    s->async_context = nullptr;
+  }
   napi_close_handle_scope(env, scope);
 }
 

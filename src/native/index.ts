@@ -25,7 +25,7 @@ interface NativeAddon {
   startWritebackAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   preallocateAsync(fd: number, offset: number, length: number, done: (errno: number) => void): void;
   socketSenderOpen(fd: number): NativeSocketSender;
-  socketSenderSendFile(sender: NativeSocketSender, fileFd: number, position: number, length: number): number;
+  socketSenderSendFile(sender: NativeSocketSender, fileFd: number, position: number, length: number, done: (result: number) => void): void;
   socketSenderWait(sender: NativeSocketSender, done: (status: number) => void): void;
   socketSenderClose(sender: NativeSocketSender): void;
   sse42: boolean;
@@ -173,21 +173,29 @@ export function preallocate(fd: number, offset: number, length: number, done: (e
  * queue is empty (src/protocols/file-replies.ts arranges that).
  */
 export interface SocketSender {
-  /** Bytes sent (fewer than `length` once the socket's buffer is full), or -errno (-ENODATA: the file ended first). */
-  sendFile(fileFd: number, position: number, length: number): number;
+  /**
+   * Sends on the thread pool (uncached pages are read from the disk there, not on the event loop);
+   * resolves to the bytes sent (fewer than `length` once the socket's buffer is full), or -errno
+   * (-ENODATA: the file ended first; -EBADF: closed). One send at a time; keep `fileFd` open until
+   * it settles.
+   */
+  sendFile(fileFd: number, position: number, length: number): Promise<number>;
   /** Calls `done(0)` once the socket is writable again, or `done(negative uv error)`; never after `close`. */
   waitWritable(done: (status: number) => void): void;
   /** Stops a wait and closes the duplicate fd. Idempotent. */
   close(): void;
 }
 
-/** A sender for the socket whose fd is `fd`; null without the addon. Throws if dup fails. */
+/** Whether `openSocketSender` can work here: the addon, on Linux (sendfile to a socket). */
+export const socketSendFileAvailable = addon !== null && process.platform === 'linux';
+
+/** A sender for the socket whose fd is `fd`; null without the addon or off Linux. Throws if dup fails. */
 export function openSocketSender(fd: number): SocketSender | null {
-  if (addon === null) return null;
+  if (addon === null || !socketSendFileAvailable) return null;
   const a = addon;
   const handle = a.socketSenderOpen(fd);
   return {
-    sendFile: (fileFd, position, length) => a.socketSenderSendFile(handle, fileFd, position, length),
+    sendFile: (fileFd, position, length) => new Promise((resolve) => a.socketSenderSendFile(handle, fileFd, position, length, resolve)),
     waitWritable: (done) => a.socketSenderWait(handle, done),
     close: () => a.socketSenderClose(handle),
   };

@@ -13,14 +13,15 @@
 // The slice goes through a dup() of the socket's fd, so a socket Node closes meanwhile can never
 // be confused with a later one that reuses its fd number.
 //
-// Only plain TCP sockets with an fd qualify, only with the addon, and by default only for peers
-// on other hosts (`canSendFiles`, QUARTET_SENDFILE); otherwise the front-end reads batches into
-// buffers as before.
+// sendfile runs on the thread pool (a page not in the page cache is read from the disk there, as
+// a pread was, never on the event loop). Only plain TCP sockets with an fd qualify, only with the
+// addon on Linux, and by default only for peers on other hosts (`canSendFiles`, QUARTET_SENDFILE);
+// otherwise the front-end reads batches into buffers as before.
 
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import type { FileSlice } from '../log/types.js';
-import { nativeStatus, openSocketSender, type SocketSender } from '../native/index.js';
+import { openSocketSender, socketSendFileAvailable, type SocketSender } from '../native/index.js';
 
 export type ReplyChunk = Buffer | FileSlice;
 
@@ -75,7 +76,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  * TCP, and the mode allows it for this peer.
  */
 export function canSendFiles(socket: Socket, mode: SendFileMode = sendFileMode()): boolean {
-  if (mode === 'never' || !nativeStatus.loaded || socketFd(socket) === null) return false;
+  if (mode === 'never' || !socketSendFileAvailable || socketFd(socket) === null) return false;
   return mode === 'always' || !isLoopbackAddress(socket.remoteAddress);
 }
 
@@ -92,10 +93,17 @@ export class SocketClosedError extends Error {
  * leaves the stream unusable). Without file slices it is socket.write of each buffer.
  */
 export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[]): Promise<void> {
-  let sender: SocketSender | null = null;
+  if (!chunks.some((c) => isFileSlice(c) && c.length > 0)) {
+    await writeBuffers(socket, chunks as readonly Buffer[]);
+    return;
+  }
+  // Opened before any byte is written: a failure here leaves no half reply on the wire.
+  const fd = socket.destroyed ? null : socketFd(socket);
+  if (fd === null) throw new SocketClosedError('the socket cannot take file slices (closed, or not plain TCP)');
+  const sender = openSocketSender(fd);
+  if (sender === null) throw new Error('file slices need the native addon, on Linux');
   try {
     let pending: Buffer[] = [];
-    let sentSlices = false;
     for (const chunk of chunks) {
       if (!isFileSlice(chunk)) {
         pending.push(chunk);
@@ -105,20 +113,13 @@ export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[]):
       // Everything before the slice reaches the kernel first (and with it anything queued earlier).
       await writeBuffers(socket, pending.length > 0 ? pending : [Buffer.alloc(0)]);
       pending = [];
-      if (sender === null) {
-        const fd = socket.destroyed ? null : socketFd(socket);
-        if (fd === null) throw new SocketClosedError('the socket cannot take file slices (closed, or not plain TCP)');
-        sender = openSocketSender(fd);
-        if (sender === null) throw new Error('file slices need the native addon');
-      }
       await sendSlice(socket, sender, chunk);
-      sentSlices = true;
       fileReplyStats.slices++;
       fileReplyStats.bytes += chunk.length;
     }
-    if (pending.length > 0 || !sentSlices) await writeBuffers(socket, pending);
+    await writeBuffers(socket, pending);
   } finally {
-    sender?.close();
+    sender.close();
   }
 }
 
@@ -135,7 +136,10 @@ async function sendSlice(socket: Socket, sender: SocketSender, slice: FileSlice)
   let position = slice.position;
   let left = slice.length;
   for (;;) {
-    const sent = sender.sendFile(slice.fd, position, left);
+    // Node may have destroyed the socket (its fd closed) while the duplicate still holds it open:
+    // nothing more goes out then, and closing the sender lets the connection go.
+    if (socket.destroyed) throw new SocketClosedError();
+    const sent = await sender.sendFile(slice.fd, position, left);
     if (sent < 0) throw sendFileError(-sent);
     position += sent;
     left -= sent;

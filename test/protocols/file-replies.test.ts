@@ -157,11 +157,22 @@ describe('replies with file slices (sendfile)', { skip }, () => {
     const socketFd = (server as unknown as { _handle: { fd: number } })._handle.fd;
     assert.throws(() => openSocketSender(-1), TypeError);
     const sender = openSocketSender(socketFd)!;
-    assert.throws(() => sender.sendFile(fd, -1, 1), TypeError);
+    await assert.rejects(sender.sendFile(fd, -1, 1), TypeError);
     assert.throws(() => sender.waitWritable(undefined as unknown as () => void), TypeError);
     sender.close();
     sender.close();
-    assert.equal(sender.sendFile(fd, 0, 1), -9, 'EBADF once closed');
+    await assert.rejects(sender.sendFile(fd, 0, 1), /closed/);
     assert.throws(() => sender.waitWritable(() => undefined), /closed/);
+  });
+
+  it('a sender closed while its send runs on the thread pool keeps the socket until the send returns', async (t) => {
+    const { server, client } = await socketPair(t);
+    const socketFd = (server as unknown as { _handle: { fd: number } })._handle.fd;
+    const sender = openSocketSender(socketFd)!;
+    const received = receive(client, 1_000_000);
+    const sending = sender.sendFile(fd, 0, 1_000_000);
+    sender.close();
+    assert.equal(await sending, 1_000_000, 'the send in flight completed on the duplicate');
+    assert.deepEqual(await received, content.subarray(0, 1_000_000));
   });
 });
