@@ -38,7 +38,7 @@ import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { BufferLease } from './buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
-import { scanEnvelopes, type ScannedEnvelope } from './scan.js';
+import { readFully, scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import { defaultBackgroundSyncSlots, type ScheduledTask, type TaskSlots } from './task-slots.js';
 import { cleanedSuffix, parseSegmentLogName, Segment, type BatchMeta, type SegmentState } from './segment.js';
 import type {
@@ -264,6 +264,8 @@ export class FileLog implements PartitionLog {
   /** A flush's fsync is running: the timer does not start a second one beside it. */
   private foregroundSyncing = false;
   private readonly listeners = new Set<(highWatermark: number) => void>();
+  /** The last read with fileSlicesMin met a large envelope: the next starts with a small window. */
+  private slicedReadsMeetLarge = false;
   private readonly io = new Mutex();
   private readonly maintenance = new Mutex();
   // Where the next append lands, counting queued appends: rolls are decided at append time.
@@ -762,17 +764,20 @@ export class FileLog implements PartitionLog {
 
   /**
    * readSegment for reads with `fileSlicesMin`: an envelope whose payload is at least `sliceMin`
-   * bytes is offered as a file slice (its header and first fileSliceHeadBytes read, the rest not),
-   * and the segment stays pinned until the lease is released. After a slice the next pread is a
-   * small window (the index gap plus one header and head); after small batches, the usual window.
+   * bytes and runs past the bytes read so far is offered as a file slice (its header and first
+   * fileSliceHeadBytes read, the rest not), and the segment stays pinned until the lease is
+   * released; one wholly inside them is offered as read. After a large envelope the next pread is
+   * a small window (the index gap plus one header and head); after small batches, the usual
+   * window. The first pread is small when this log's last sliced read met a large envelope.
    */
   private async readSegmentSliced(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease: BufferLease, sliceMin: number): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
     const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
     const smallWindow = this.config.indexIntervalBytes + envelopeHeaderBytes + fileSliceHeadBytes;
     const largeWindow = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
-    let window = smallWindow;
+    let window = this.slicedReadsMeetLarge ? smallWindow : largeWindow;
     let pinned = false;
+    let sawLarge = false;
     while (position < limit && !selector.done) {
       const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
       let at = 0;
@@ -783,13 +788,11 @@ export class FileLog implements PartitionLog {
         if (header === 'truncated') break;
         if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
         const bytes = envelopeBytes(header);
-        if (header.payloadLength >= sliceMin) {
+        if (header.payloadLength >= sliceMin) sawLarge = sliced = this.slicedReadsMeetLarge = true;
+        if (header.payloadLength >= sliceMin && at + bytes > buf.length) {
           // Its head must be in this window (else it is read again from here), and all of it in
           // the segment (a rollback may have shrunk it under this read).
-          if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) {
-            sliced = true;
-            break;
-          }
+          if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
           if (position + at + bytes > segment.size) return;
           const batch = storedBatchOf(header, buf, at);
           batch.payload = batch.payload.subarray(0, fileSliceHeadBytes);
@@ -799,7 +802,6 @@ export class FileLog implements PartitionLog {
             lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
             pinned = true;
           }
-          sliced = true;
           at += bytes;
           if (!selector.offer(batch)) return;
           continue;
@@ -821,6 +823,17 @@ export class FileLog implements PartitionLog {
       position += at;
       window = sliced ? smallWindow : largeWindow;
     }
+    if (!sawLarge) this.slicedReadsMeetLarge = false;
+  }
+
+  async wholePayload(batch: StoredBatch, lease?: BufferLease): Promise<StoredBatch> {
+    if (batch.file === undefined) return batch;
+    // The slice's segment is pinned by the lease of the read that returned it: its fd is open.
+    const { file, ...rest } = batch;
+    const payload = lease ? lease.buffer(file.length) : Buffer.allocUnsafe(file.length);
+    const n = await readFully(this.fsys, file.fd, payload, file.position);
+    if (n !== file.length) throw new QuartetError('storage_error', `a file slice of ${file.length} bytes read back ${n}`);
+    return { ...rest, payload };
   }
 
   /** Envelopes of `segment` from the indexed position at or before `fromOffset`, to its end. */

@@ -205,8 +205,9 @@ export class FaultyFileSystem implements LogFileSystem {
   fsyncCalls = 0;
   writebackCalls = 0;
   preallocateCalls = 0;
-  /** Bytes asked for by reads (the buffer lengths handed to read). */
+  /** Bytes asked for by reads (the buffer lengths handed to read), and the read calls. */
   readBytes = 0;
+  readCalls = 0;
 
   constructor(private readonly inner: LogFileSystem = nodeFileSystem) {}
 
@@ -329,6 +330,7 @@ export class FaultyFileSystem implements LogFileSystem {
   async read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     this.alive();
     this.readBytes += length;
+    this.readCalls++;
     return this.inner.read(fd, buffer, offset, length, position);
   }
   async fstat(fd: number): Promise<{ size: number }> {

@@ -112,6 +112,11 @@ export class MemoryLog implements PartitionLog {
     return Promise.resolve(selector.batches);
   }
 
+  /** Memory logs never return file slices. */
+  wholePayload(batch: StoredBatch): Promise<StoredBatch> {
+    return Promise.resolve(batch);
+  }
+
   offsetForTimestamp(timestamp: number): Promise<number | null> {
     if (this.closed) return Promise.reject(closedError());
     for (const batch of this.allBatches()) {

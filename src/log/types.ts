@@ -230,6 +230,12 @@ export interface PartitionLog {
   append(request: AppendRequest): Promise<AppendResult>;
   /** Batches containing offsets >= `offset`, in order, up to the high watermark. */
   read(offset: number, options: ReadOptions): Promise<StoredBatch[]>;
+  /**
+   * `batch` (returned by read) with its whole payload: a file-sliced batch (`file`) is read from its
+   * file, still open under the lease of the read that returned it, into `lease`'s buffers; any
+   * other batch is returned as it is.
+   */
+  wholePayload(batch: StoredBatch, lease?: BufferLease): Promise<StoredBatch>;
   /** The first offset of the first batch whose maxTimestamp >= timestamp, or null if none. */
   offsetForTimestamp(timestamp: number): Promise<number | null>;
   /** The offset of the record with the greatest timestamp, with that timestamp; null if empty. */

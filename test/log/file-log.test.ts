@@ -12,7 +12,7 @@ import { reserveAfterBytes, reserveAheadBytes, writebackBytes, writebackDelayMs 
 import { TaskSlots } from '../../src/log/task-slots.js';
 import { nativeStatus } from '../../src/native/index.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
-import { fileSliceHeadBytes, type LogConfig, type PartitionLog } from '../../src/log/types.js';
+import { fileSliceHeadBytes, type LogConfig, type PartitionLog, type ReadOptions } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';
 import { runLogContract } from './contract.js';
 import { HeldFileSystem } from '../core/helpers.js';
@@ -980,38 +980,46 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
     return out;
   };
 
-  it('returns large payloads as file slices holding exactly the stored bytes, small ones read', async () => {
+  it('returns the batches a plain read does; large ones not read as file slices of exactly their bytes', async () => {
     const log = await mixedLog(new FaultyFileSystem());
     const next = log.stats().nextOffset;
-    for (const [from, maxBytes, maxOffset] of [[0, 8 * 2 ** 20, undefined], [0, 150_000, undefined], [50, 8 * 2 ** 20, 300], [101, 1, undefined], [next - 1, 8 * 2 ** 20, undefined]] as const) {
-      const options = { maxBytes, ...(maxOffset !== undefined ? { maxOffset } : {}) };
-      const plain = await log.read(from, options);
-      const lease = new BufferLease();
-      const sliced = await log.read(from, { ...options, lease, fileSlicesMin: sliceMin });
-      assert.deepEqual(sliced.map((b) => b.baseOffset), plain.map((b) => b.baseOffset), `the same batches from ${from}`);
-      for (let i = 0; i < plain.length; i++) {
-        const want = plain[i]!;
-        const got = sliced[i]!;
-        if (want.payload.length >= sliceMin) {
-          assert.ok(got.file, `batch ${want.baseOffset} (${want.payload.length} B) is a file slice`);
-          assert.equal(got.file.length, want.payload.length);
-          assert.deepEqual(fileBytes(got.file), want.payload);
-          assert.deepEqual(got.payload, want.payload.subarray(0, fileSliceHeadBytes), 'payload holds the head');
-        } else {
-          assert.equal(got.file, undefined);
-          assert.deepEqual(got.payload, want.payload);
+    let slices = 0;
+    // Twice over: the first pass starts each read with the usual window, the second with a small one.
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [from, maxBytes, maxOffset] of [[0, 8 * 2 ** 20, undefined], [0, 150_000, undefined], [50, 8 * 2 ** 20, 300], [101, 1, undefined], [next - 1, 8 * 2 ** 20, undefined]] as const) {
+        const options = { maxBytes, ...(maxOffset !== undefined ? { maxOffset } : {}) };
+        const plain = await log.read(from, options);
+        const lease = new BufferLease();
+        const sliced = await log.read(from, { ...options, lease, fileSlicesMin: sliceMin });
+        assert.deepEqual(sliced.map((b) => b.baseOffset), plain.map((b) => b.baseOffset), `the same batches from ${from}`);
+        for (let i = 0; i < plain.length; i++) {
+          const want = plain[i]!;
+          const got = sliced[i]!;
+          if (got.file !== undefined) {
+            slices++;
+            assert.ok(want.payload.length >= sliceMin, 'only large payloads are sliced');
+            assert.equal(got.file.length, want.payload.length);
+            assert.deepEqual(fileBytes(got.file), want.payload);
+            assert.deepEqual(got.payload, want.payload.subarray(0, fileSliceHeadBytes), 'payload holds the head');
+            assert.deepEqual((await log.wholePayload(got, lease)).payload, want.payload, 'wholePayload reads it back');
+          } else {
+            assert.deepEqual(got.payload, want.payload);
+            assert.equal(await log.wholePayload(got), got, 'an unsliced batch is already whole');
+          }
+          assert.equal(got.recordCount, want.recordCount);
+          assert.equal(got.format, want.format);
         }
-        assert.equal(got.recordCount, want.recordCount);
-        assert.equal(got.format, want.format);
+        lease.release();
       }
-      lease.release();
     }
+    assert.ok(slices >= 10, `large batches came back as slices (${slices})`);
     await log.close();
   });
 
-  it('reads only the header and head of a sliced batch', async () => {
+  it('once large batches are met, reads only the header and head of each', async () => {
     const fs = new FaultyFileSystem();
     const log = await mixedLog(fs);
+    await log.read(0, { maxBytes: 8 * 2 ** 20, maxOffset: 100, lease: new BufferLease(), fileSlicesMin: sliceMin });
     fs.readBytes = 0;
     // Offset 0 is a ~100 KiB batch: one small window, not the batch.
     const got = await log.read(0, { maxBytes: 8 * 2 ** 20, maxOffset: 100, lease: new BufferLease(), fileSlicesMin: sliceMin });
@@ -1021,9 +1029,26 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
     await log.close();
   });
 
+  it('reads small batches with one pread, as a plain read does', async () => {
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ segmentBytes: 8 * 2 ** 20, indexIntervalBytes: 4096, maxBatchBytes: 2 ** 20 }), { fs });
+    for (let i = 0; i < 200; i++) await log.append(encodeNeutralBatch(Array.from({ length: 2 }, () => ({ key: null, value: 'v'.repeat(500) })), { timestamp: 1 }));
+    const calls = async (options: ReadOptions): Promise<number> => {
+      fs.readCalls = 0;
+      for (let from = 0; from < 400; from += 40) await log.read(from, { ...options, maxOffset: from + 40 });
+      return fs.readCalls;
+    };
+    const plain = await calls({ maxBytes: 8 * 2 ** 20 });
+    assert.equal(await calls({ maxBytes: 8 * 2 ** 20, lease: new BufferLease(), fileSlicesMin: sliceMin }), plain);
+    await log.close();
+  });
+
   it('keeps a sliced segment open until the lease is released, even once it is deleted', async () => {
     const fs = new ClosesFs();
     const log = await mixedLog(fs);
+    const warm = new BufferLease();
+    await log.read(0, { maxBytes: 1, lease: warm, fileSlicesMin: sliceMin });
+    warm.release();
     const lease = new BufferLease();
     const [first] = await log.read(0, { maxBytes: 1, lease, fileSlicesMin: sliceMin });
     assert.ok(first?.file);
@@ -1033,6 +1058,7 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
     await log.deleteRecordsBefore(log.stats().nextOffset - 1);
     assert.ok(!fs.closed.includes(fd), 'the slice pins its segment file');
     assert.deepEqual(fileBytes(first.file), expected, 'the unlinked file still reads');
+    assert.deepEqual((await log.wholePayload(first)).payload, expected);
     lease.release();
     await until(() => fs.closed.includes(fd));
     await log.close();
@@ -1040,6 +1066,7 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
 
   it('a read without a lease ignores fileSlicesMin', async () => {
     const log = await mixedLog(new FaultyFileSystem());
+    await log.read(0, { maxBytes: 1, lease: new BufferLease(), fileSlicesMin: sliceMin });
     const got = await log.read(0, { maxBytes: 1, fileSlicesMin: sliceMin });
     assert.equal(got[0]!.file, undefined, 'no lease: nothing could keep the file open');
     assert.ok(got[0]!.payload.length >= sliceMin);
