@@ -54,6 +54,9 @@ import { IggyFailure, iggyCodeOf } from './errors.js';
 import type { IggyFrontend, IggySession } from './frontend.js';
 import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
 
+/** How long an evicted peer has to read its eviction (and a reply before it) before the socket is destroyed. */
+const evictionDrainMs = 5_000;
+
 type Answer = { body: ReplyChunk[]; status?: number } | { evict: EvictionReason } | { close: true };
 
 export class IggyConnection implements ConnectionHandle, IggySession {
@@ -389,8 +392,13 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   private sendEviction(client: bigint, reason: EvictionReason): void {
     if (this.ended || this.socket.destroyed) return;
     if (this.sendingFiles) {
+      // The eviction follows the reply being sent; a peer that never reads must not keep the
+      // socket (and what the reply pins) open: the same 5 s as below, from now.
       this.closing = true;
-      this.deferredEviction ??= () => this.sendEviction(client, reason);
+      if (this.deferredEviction === null) {
+        this.deferredEviction = () => this.sendEviction(client, reason);
+        setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
+      }
       return;
     }
     const frame = encodeEviction({
@@ -403,7 +411,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.frontend.removeConnection(this);
     this.socket.end(frame);
     // A peer that never reads must not keep the socket open.
-    setTimeout(() => this.socket.destroy(), 5_000).unref();
+    setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
   }
 
   private destroy(): void {

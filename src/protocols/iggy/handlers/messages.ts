@@ -19,7 +19,7 @@ import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { BatchFlags, BatchFormat, type FileSlice, type StoredBatch } from '../../../log/types.js';
+import { BatchFlags, BatchFormat, fileSliceHeadBytes, type FileSlice, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
@@ -90,6 +90,9 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
   // The transcoded batch spans its records only (not the template's whole range).
   return { chunks: [encoded.payload], count: records.length, lastOffset: records[records.length - 1]!.offset };
 }
+
+// A file-sliced batch's head must hold the whole Iggy batch header (isWholeDenseIggyBatch reads it).
+assert.ok(fileSliceHeadBytes >= batchHeaderBytes, 'file slices carry the whole Iggy batch header');
 
 /** Whether the poll sends `batch` as it is stored: an Iggy batch wholly in range. */
 function servedAsStored(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): boolean {
@@ -188,7 +191,8 @@ export const messageHandlers: IggyHandlerTable = {
     // has been written; without the hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(ctx.afterReplyWritten);
     // Large stored batches go out as file ranges (sendfile) when the connection can send them.
-    const slices = lease !== undefined && ctx.fileSlices === true ? { fileSlicesMin: fileSliceBytesMin } : {};
+    // (Not for a timestamp poll: its first batches are usually cut.)
+    const slices = lease !== undefined && ctx.fileSlices === true && minUs === null ? { fileSlicesMin: fileSliceBytesMin } : {};
     const batches: Array<Buffer | FileSlice> = [];
     let messages = 0;
     let bytes = 0;
@@ -199,16 +203,8 @@ export const messageHandlers: IggyHandlerTable = {
       if (stored.length === 0) break;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
-        if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) {
-          // Sliced or transcoded: that needs its bytes.
-          const [whole] = await frontend.broker.read(topic, partition, Math.max(next, b.baseOffset), { maxBytes: 1, maxOffset: b.lastOffset + 1, ...(lease ? { lease } : {}) });
-          if (whole === undefined || whole.baseOffset !== b.baseOffset) {
-            // Gone meanwhile (retention): the reply ends with what it has.
-            next = end;
-            break;
-          }
-          b = whole;
-        }
+        // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
+        if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) b = await log.wholePayload(b, lease);
         const piece = pieceOf(b, next, end, minUs);
         next = b.lastOffset + 1;
         if (piece === null || piece.count === 0) continue;

@@ -178,6 +178,8 @@ describe('PollMessages from the segment files (sendfile)', { skip: nativeStatus.
     // 8 batches of 1,000 x 1,000 B: an ~8 MB reply, more than a socket holds while the client does not read.
     const payloads = (b: number) => Array.from({ length: 1000 }, (_, i) => `${b}:${i}:`.padEnd(1000, String.fromCharCode(97 + ((b + i) % 26))));
     for (let b = 0; b < 8; b++) await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), payloads(b)));
+    // A first poll meets the large batches; from then on the log reads only their heads.
+    await poll(c, { kind: PollingKind.offset, value: 0n }, 1000, { topic: 'big' });
     const slicesBefore = fileReplyStats.slices;
     c.socket.pause();
     c.write(c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('big'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 0n }, count: 8000, autoCommit: false }));
@@ -195,10 +197,30 @@ describe('PollMessages from the segment files (sendfile)', { skip: nativeStatus.
       batches.flatMap((b) => b.frames.map((f) => f.payload.toString())),
       Array.from({ length: 8 }, (_, b) => payloads(b)).flat(),
     );
-    assert.equal(fileReplyStats.slices, slicesBefore + 8, 'each stored batch went out from its file');
+    // Counted once the broker sees each send complete, which may follow the client's read.
+    await eventually(() => fileReplyStats.slices === slicesBefore + 8, 'each stored batch to go out from its file');
     const eviction = await c.next();
     assert.equal(eviction.kind, 'eviction');
     if (eviction.kind === 'eviction' && typeof eviction.eviction !== 'string') assert.equal(eviction.eviction.reason, EvictionReason.staleClient);
     await c.whenClosed();
+  });
+
+  it('an evicted peer that never reads the reply in flight is cut off after 5 s', { timeout: 20_000 }, async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'big', options: [] });
+    const payloads = Array.from({ length: 1000 }, (_, i) => `${i}:`.padEnd(1000, 'x'));
+    for (let b = 0; b < 8; b++) await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), payloads));
+    await poll(c, { kind: PollingKind.offset, value: 0n }, 1000, { topic: 'big' });
+    const slicesBefore = fileReplyStats.slices;
+    c.socket.pause();
+    c.write(c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('big'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 0n }, count: 8000, autoCommit: false }));
+    await eventually(() => fileReplyStats.slices > slicesBefore, 'the first batch to go out');
+    assert.equal(h.frontend.sessions.size, 1);
+    const evictedAt = Date.now();
+    for (const session of h.frontend.sessions.values()) session.evict(EvictionReason.staleClient);
+    // The client never reads: the broker gives up on the reply and the eviction and closes.
+    await eventually(() => h.frontend.sessions.size === 0, 'the connection to be destroyed', 10_000);
+    assert.ok(Date.now() - evictedAt >= 4_900, 'not before the 5 s a peer has to read its eviction');
   });
 });
