@@ -100,23 +100,15 @@ interface ReadResult {
 
 /**
  * Reads for one partition. With `fileSlicesMin`, large Kafka batches come back as file ranges (sent
- * with sendfile); large batches of other formats are read again whole, to be transcoded.
+ * with sendfile); large batches of other formats are read from their slice, to be transcoded.
  */
 async function readBatches(log: PartitionLog, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
   const batches = await log.read(offset, options);
-  if (options.fileSlicesMin === undefined) return batches;
-  const out: StoredBatch[] = [];
-  for (const b of batches) {
-    if (b.file === undefined || b.format === BatchFormat.kafka) {
-      out.push(b);
-      continue;
-    }
-    const { fileSlicesMin: _, ...whole } = options;
-    const [again] = await log.read(Math.max(offset, b.baseOffset), { ...whole, maxBytes: 1, maxOffset: b.lastOffset + 1 });
-    if (again === undefined || again.baseOffset !== b.baseOffset) break;
-    out.push(again);
+  for (let i = 0; i < batches.length; i++) {
+    const b = batches[i]!;
+    if (b.file !== undefined && b.format !== BatchFormat.kafka) batches[i] = await log.wholePayload(b, options.lease);
   }
-  return out;
+  return batches;
 }
 
 async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], maxBytes: number, lease: BufferLease | undefined, fileSlices: boolean): Promise<ReadResult> {
