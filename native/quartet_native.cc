@@ -596,6 +596,32 @@ napi_value JsXxh3(napi_env env, napi_callback_info info) {
 // their whole size when created, so writeback of appends finds the blocks allocated. The size
 // stays at the data's end, so recovery reads exactly what was written; an ftruncate to the size
 // releases what was not used.
+// Thread-pool work with a JavaScript `done` callback: QueueWork keeps `done` alive and queues the
+// work; FinishWork (in the completion) calls done(arg), then frees the reference and the work.
+bool QueueWork(napi_env env, napi_value done, const char* name, napi_async_execute_callback execute, napi_async_complete_callback complete, void* data,
+               napi_async_work* work, napi_ref* done_ref) {
+  napi_value resource_name;
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name);
+  if (napi_create_reference(env, done, 1, done_ref) != napi_ok || napi_create_async_work(env, nullptr, resource_name, execute, complete, data, work) != napi_ok ||
+      napi_queue_async_work(env, *work) != napi_ok) {
+    if (*work != nullptr) napi_delete_async_work(env, *work);
+    if (*done_ref != nullptr) napi_delete_reference(env, *done_ref);
+    napi_throw_error(env, nullptr, "could not queue the work");
+    return false;
+  }
+  return true;
+}
+
+void FinishWork(napi_env env, napi_ref done_ref, napi_async_work work, napi_value arg) {
+  napi_value done;
+  napi_value global;
+  if (arg != nullptr && napi_get_reference_value(env, done_ref, &done) == napi_ok && napi_get_global(env, &global) == napi_ok) {
+    napi_call_function(env, global, done, 1, &arg, nullptr);
+  }
+  napi_delete_reference(env, done_ref);
+  napi_delete_async_work(env, work);
+}
+
 enum class FileOp { kWriteback, kPreallocate };
 
 struct FileWork {
@@ -623,15 +649,9 @@ void ExecuteFileWork(napi_env, void* data) {
 
 void CompleteFileWork(napi_env env, napi_status status, void* data) {
   auto* w = static_cast<FileWork*>(data);
-  napi_value done;
-  napi_value global;
-  napi_value arg;
-  if (napi_get_reference_value(env, w->done, &done) == napi_ok && napi_get_global(env, &global) == napi_ok &&
-      napi_create_int32(env, status == napi_ok ? w->rc : ECANCELED, &arg) == napi_ok) {
-    napi_call_function(env, global, done, 1, &arg, nullptr);
-  }
-  napi_delete_reference(env, w->done);
-  napi_delete_async_work(env, w->work);
+  napi_value arg = nullptr;
+  napi_create_int32(env, status == napi_ok ? w->rc : ECANCELED, &arg);
+  FinishWork(env, w->done, w->work, arg);
   delete w;
 }
 
@@ -649,17 +669,7 @@ napi_value QueueFileWork(napi_env env, napi_callback_info info, FileOp op, const
     napi_throw_type_error(env, nullptr, usage);
     return nullptr;
   }
-  napi_value resource_name;
-  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name);
-  if (napi_create_reference(env, argv[3], 1, &w->done) != napi_ok ||
-      napi_create_async_work(env, nullptr, resource_name, ExecuteFileWork, CompleteFileWork, w, &w->work) != napi_ok ||
-      napi_queue_async_work(env, w->work) != napi_ok) {
-    if (w->work != nullptr) napi_delete_async_work(env, w->work);
-    if (w->done != nullptr) napi_delete_reference(env, w->done);
-    delete w;
-    napi_throw_error(env, nullptr, "could not queue the work");
-    return nullptr;
-  }
+  if (!QueueWork(env, argv[3], name, ExecuteFileWork, CompleteFileWork, w, &w->work, &w->done)) delete w;
   return nullptr;
 }
 
@@ -860,16 +870,9 @@ void CompleteSendWork(napi_env env, napi_status status, void* data) {
   SocketSender* s = w->sender;
   s->sending = false;
   MaybeCloseSenderFd(s);
-  napi_value done;
-  napi_value global;
-  napi_value arg;
-  const int64_t result = status == napi_ok ? w->result : -ECANCELED;
-  if (napi_get_reference_value(env, w->done, &done) == napi_ok && napi_get_global(env, &global) == napi_ok &&
-      napi_create_int64(env, result, &arg) == napi_ok) {
-    napi_call_function(env, global, done, 1, &arg, nullptr);
-  }
-  napi_delete_reference(env, w->done);
-  napi_delete_async_work(env, w->work);
+  napi_value arg = nullptr;
+  napi_create_int64(env, status == napi_ok ? w->result : -ECANCELED, &arg);
+  FinishWork(env, w->done, w->work, arg);
   delete w;
   ReleaseSender(s);
 }
@@ -900,17 +903,11 @@ napi_value JsSocketSenderSendFile(napi_env env, napi_callback_info info) {
   w->file_fd = file_fd;
   w->position = position;
   w->length = length;
-  napi_value resource_name;
-  napi_create_string_utf8(env, "quartet.socketSenderSendFile", NAPI_AUTO_LENGTH, &resource_name);
-  if (napi_create_reference(env, argv[4], 1, &w->done) != napi_ok ||
-      napi_create_async_work(env, nullptr, resource_name, ExecuteSendWork, CompleteSendWork, w, &w->work) != napi_ok ||
-      napi_queue_async_work(env, w->work) != napi_ok) {
-    if (w->work != nullptr) napi_delete_async_work(env, w->work);
-    if (w->done != nullptr) napi_delete_reference(env, w->done);
+  if (!QueueWork(env, argv[4], "quartet.socketSenderSendFile", ExecuteSendWork, CompleteSendWork, w, &w->work, &w->done)) {
     delete w;
-    napi_throw_error(env, nullptr, "could not queue the work");
     return nullptr;
   }
+  // The completion (on this thread, later) clears it and drops the owner.
   s->sending = true;
   s->owners++;
   return nullptr;
