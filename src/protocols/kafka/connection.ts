@@ -173,11 +173,11 @@ export class KafkaConnection implements ConnectionHandle {
   /** Starts pending frames while the in-flight limit and the serial points allow. */
   private pump(): void {
     const max = this.frontend.settings.inFlightRequestsMax;
-    while (!this.closing && this.barrier === null && this.pendingFrames.length > 0 && this.slots.length < max) {
+    while (!this.closing && this.barrier === null && this.pendingFrames.length > 0 && this.inFlight < max) {
       this.dispatch(this.pendingFrames.shift()!);
     }
     if (this.closing) return;
-    this.setPaused(this.writeBlocked || this.pendingFrames.length > 0 || this.slots.length >= max);
+    this.setPaused(this.writeBlocked || this.pendingFrames.length > 0 || this.inFlight >= max);
   }
 
   private setPaused(paused: boolean): void {
@@ -299,6 +299,7 @@ export class KafkaConnection implements ConnectionHandle {
       } catch (err) {
         this.logger.error('could not encode a response; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err });
         this.fail('response encoding failed');
+        runAll(slot.afterWrite);
         return;
       }
     }
@@ -315,6 +316,7 @@ export class KafkaConnection implements ConnectionHandle {
     if (!isQuartetError(err)) {
       this.logger.error('Kafka handler failed; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err, stack: (err as Error)?.stack });
       this.fail('handler exception');
+      runAll(slot.afterWrite);
       return;
     }
     const code = kafkaCodeOf(err);
@@ -325,6 +327,7 @@ export class KafkaConnection implements ConnectionHandle {
     } catch (e) {
       this.logger.error('error response failed; closing the connection', { error: e });
       this.fail('error response failed');
+      runAll(slot.afterWrite);
       return;
     }
     this.respond(slot, header, body, 'error');
@@ -375,6 +378,8 @@ export class KafkaConnection implements ConnectionHandle {
         // Sent with sendfile after everything before it; the slots behind it wait.
         if (corked) this.socket.uncork();
         this.sendWithFiles(slot, chunks);
+        // Slots finished above may have freed room or lifted the barrier: reading goes on.
+        this.pump();
         return;
       }
       if (chunks.length > 0) {
@@ -439,9 +444,14 @@ export class KafkaConnection implements ConnectionHandle {
         slot.done('error');
         if (this.closed) return;
         this.logger.debug('a response with file slices failed; closing the connection', { error });
-        this.fail('response write failed');
+        // A peer that went away is not worth a warning.
+        if (this.socket.destroyed) this.shutdown();
+        else this.fail('response write failed');
       },
-    );
+    ).catch((error: unknown) => {
+      this.logger.error('after a response with file slices; closing the connection', { error });
+      this.fail('response completion failed');
+    });
   }
 
   /** Closes this connection at once because of what the peer sent (or a bug in a handler). */

@@ -294,6 +294,32 @@ describe('KafkaConnection', () => {
     assert.equal((await other.response(ApiKey.ApiVersions, 3)).body.errorCode, 0);
   });
 
+  it('lets go of what a response held (read leases, segment pins) when the connection closes before it is written', async (t) => {
+    let mode: 'bug' | 'unencodable' | 'errorResponse' = 'bug';
+    let released = 0;
+    const holding = defineHandler({
+      ...produceHandler,
+      errorResponse: (request, errorCode, context) => {
+        if (mode === 'errorResponse') throw new TypeError('no error response either');
+        return produceHandler.errorResponse!(request, errorCode, context);
+      },
+      handle(_request, context) {
+        context.afterResponseWritten?.(() => released++);
+        if (mode === 'bug') throw new TypeError('a bug');
+        if (mode === 'errorResponse') throw new QuartetError('storage_error', 'disk on fire');
+        return { responses: null } as never;
+      },
+    });
+    const h = await harness(t, { handlers: [apiVersionsHandler, holding] });
+    for (const m of ['bug', 'unencodable', 'errorResponse'] as const) {
+      mode = m;
+      const c = await h.client();
+      c.send(c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 100, topicData: [] }).bytes);
+      await c.expectClosed();
+    }
+    assert.equal(released, 3, 'each response that was never written released what it held, once');
+  });
+
   it('with SASL required answers only pre-auth APIs and closes on anything else', async (t) => {
     const h = await harness(t, { settings: { saslRequired: true } });
     const c = await h.client();
