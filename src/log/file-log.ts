@@ -778,52 +778,56 @@ export class FileLog implements PartitionLog {
     let window = this.slicedReadsMeetLarge ? smallWindow : largeWindow;
     let pinned = false;
     let sawLarge = false;
-    while (position < limit && !selector.done) {
-      const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
-      let at = 0;
-      // Whether a large envelope was met: the next window is then a small one.
-      let sliced = false;
-      while (at < buf.length) {
-        const header = decodeEnvelopeHeader(buf, at);
-        if (header === 'truncated') break;
-        if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
-        const bytes = envelopeBytes(header);
-        if (header.payloadLength >= sliceMin) sawLarge = sliced = this.slicedReadsMeetLarge = true;
-        if (header.payloadLength >= sliceMin && at + bytes > buf.length) {
-          // Its head must be in this window (else it is read again from here), and all of it in
-          // the segment (a rollback may have shrunk it under this read).
-          if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
-          if (position + at + bytes > segment.size) return;
-          const batch = storedBatchOf(header, buf, at);
-          batch.payload = batch.payload.subarray(0, fileSliceHeadBytes);
-          batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength };
-          if (!pinned) {
-            segment.acquire();
-            lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
-            pinned = true;
+    try {
+      while (position < limit && !selector.done) {
+        const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
+        let at = 0;
+        // Whether a large envelope was met: the next window is then a small one.
+        let sliced = false;
+        while (at < buf.length) {
+          const header = decodeEnvelopeHeader(buf, at);
+          if (header === 'truncated') break;
+          if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
+          const bytes = envelopeBytes(header);
+          if (header.payloadLength >= sliceMin) sawLarge = sliced = this.slicedReadsMeetLarge = true;
+          if (header.payloadLength >= sliceMin && at + bytes > buf.length) {
+            // Its head must be in this window (else it is read again from here), and all of it in
+            // the segment (a rollback may have shrunk it under this read).
+            if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
+            if (position + at + bytes > segment.size) return;
+            const batch = storedBatchOf(header, buf, at);
+            batch.payload = batch.payload.subarray(0, fileSliceHeadBytes);
+            batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength };
+            if (!pinned) {
+              segment.acquire();
+              lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
+              pinned = true;
+            }
+            at += bytes;
+            if (!selector.offer(batch)) return;
+            continue;
           }
+          if (at + bytes > buf.length) break;
+          if (!selector.offer(storedBatchOf(header, buf, at))) return;
           at += bytes;
-          if (!selector.offer(batch)) return;
-          continue;
         }
-        if (at + bytes > buf.length) break;
-        if (!selector.offer(storedBatchOf(header, buf, at))) return;
-        at += bytes;
+        if (at === 0) {
+          // A small envelope larger than the window: read exactly it. A header cut short (or a large
+          // one whose head is cut) means a rollback shrank the segment: nothing more is readable.
+          const header = decodeEnvelopeHeader(buf, 0);
+          if (typeof header === 'string' || header.payloadLength >= sliceMin) return;
+          const whole = await segment.readRange(position, envelopeBytes(header), lease);
+          if (whole.length < envelopeBytes(header)) return;
+          if (!selector.offer(storedBatchOf(header, whole, 0))) return;
+          at = whole.length;
+        }
+        position += at;
+        window = sliced ? smallWindow : largeWindow;
       }
-      if (at === 0) {
-        // A small envelope larger than the window: read exactly it. A header cut short (or a large
-        // one whose head is cut) means a rollback shrank the segment: nothing more is readable.
-        const header = decodeEnvelopeHeader(buf, 0);
-        if (typeof header === 'string' || header.payloadLength >= sliceMin) return;
-        const whole = await segment.readRange(position, envelopeBytes(header), lease);
-        if (whole.length < envelopeBytes(header)) return;
-        if (!selector.offer(storedBatchOf(header, whole, 0))) return;
-        at = whole.length;
-      }
-      position += at;
-      window = sliced ? smallWindow : largeWindow;
+    } finally {
+      // Back to the usual first window once a read meets no large batch.
+      if (!sawLarge) this.slicedReadsMeetLarge = false;
     }
-    if (!sawLarge) this.slicedReadsMeetLarge = false;
   }
 
   async wholePayload(batch: StoredBatch, lease?: BufferLease): Promise<StoredBatch> {

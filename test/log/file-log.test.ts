@@ -1039,7 +1039,21 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
       return fs.readCalls;
     };
     const plain = await calls({ maxBytes: 8 * 2 ** 20 });
-    assert.equal(await calls({ maxBytes: 8 * 2 ** 20, lease: new BufferLease(), fileSlicesMin: sliceMin }), plain);
+    const sliced = { maxBytes: 8 * 2 ** 20, lease: new BufferLease(), fileSlicesMin: sliceMin };
+    assert.equal(await calls(sliced), plain);
+    // Once a large batch is met the next read starts small; reads that meet none, and stop on
+    // maxBytes or maxOffset, bring the usual window back.
+    await log.append(encodeNeutralBatch(Array.from({ length: 100 }, () => ({ key: null, value: randomBytes(500).toString('hex') })), { timestamp: 1 }));
+    await log.read(400, sliced);
+    assert.equal(await calls(sliced), plain + 1, 'one small window, then the usual one again');
+    assert.equal(await calls(sliced), plain);
+    await log.read(400, sliced);
+    // Stopped by maxBytes inside its first (small) window, having met no large batch...
+    await log.read(0, { ...sliced, maxBytes: 2000 });
+    // ...so this one, ~8 KB of small batches, takes one usual window, not two small ones.
+    fs.readCalls = 0;
+    await log.read(40, { ...sliced, maxBytes: 8000 });
+    assert.equal(fs.readCalls, 1, 'a read stopped by maxBytes resets the window too');
     await log.close();
   });
 
