@@ -615,7 +615,9 @@ bool QueueWork(napi_env env, napi_value done, const char* name, napi_async_execu
 void FinishWork(napi_env env, napi_ref done_ref, napi_async_work work, napi_value arg) {
   napi_value done;
   napi_value global;
-  if (arg != nullptr && napi_get_reference_value(env, done_ref, &done) == napi_ok && napi_get_global(env, &global) == napi_ok) {
+  // done always runs (its caller may be waiting on it): with undefined if no result could be made.
+  if (arg == nullptr) napi_get_undefined(env, &arg);
+  if (napi_get_reference_value(env, done_ref, &done) == napi_ok && napi_get_global(env, &global) == napi_ok) {
     napi_call_function(env, global, done, 1, &arg, nullptr);
   }
   napi_delete_reference(env, done_ref);

@@ -15,6 +15,7 @@ import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
 import { xxh3 as nodeRsXxh3 } from '@node-rs/xxhash';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 /** The functions the addon exports (see Init in native/quartet_native.cc). */
@@ -195,7 +196,8 @@ export function openSocketSender(fd: number): SocketSender | null {
   const a = addon;
   const handle = a.socketSenderOpen(fd);
   return {
-    sendFile: (fileFd, position, length) => new Promise((resolve) => a.socketSenderSendFile(handle, fileFd, position, length, resolve)),
+    sendFile: (fileFd, position, length) =>
+      new Promise((resolve) => a.socketSenderSendFile(handle, fileFd, position, length, (result) => resolve(typeof result === 'number' ? result : -(constants.errno.EIO ?? 5)))),
     waitWritable: (done) => a.socketSenderWait(handle, done),
     close: () => a.socketSenderClose(handle),
   };

@@ -50,11 +50,12 @@ function socketFd(socket: Socket): number | null {
 
 /**
  * When replies use file slices (QUARTET_SENDFILE): 'auto' (the default) for peers on other hosts
- * only, '1' for every peer, '0' never. On loopback sendfile measured no faster: it saves the
- * broker about a tenth of its CPU per polled or fetched MB, but the peer on the same machine then
- * copies each byte from the page cache instead of from a buffer the broker has just written, and
- * spends that much more (kcat read-back was 5-10% slower, docs/benchmarks.md). A remote peer
- * copies from its own socket buffers either way, so there the saving is the broker's alone.
+ * only (not loopback, not this socket's own local address), '1' for every peer, '0' never. On
+ * loopback sendfile measured no faster: it saves the broker a tenth to a sixth of its CPU per
+ * polled or fetched MB, but the peer on the same machine then copies each byte from the page
+ * cache instead of from a buffer the broker has just written, and spends that much more (kcat
+ * read-back was 1-14% slower, docs/benchmarks.md). A remote peer copies from its own socket
+ * buffers either way, so there the saving is the broker's alone.
  */
 export type SendFileMode = 'auto' | 'always' | 'never';
 
@@ -77,7 +78,9 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  */
 export function canSendFiles(socket: Socket, mode: SendFileMode = sendFileMode()): boolean {
   if (mode === 'never' || !socketSendFileAvailable || socketFd(socket) === null) return false;
-  return mode === 'always' || !isLoopbackAddress(socket.remoteAddress);
+  if (mode === 'always') return true;
+  // A peer on this host through one of its own addresses counts as local too.
+  return !isLoopbackAddress(socket.remoteAddress) && socket.remoteAddress !== socket.localAddress;
 }
 
 export class SocketClosedError extends Error {
