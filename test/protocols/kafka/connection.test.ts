@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,7 @@ async function harness(t: { after(fn: () => Promise<void> | void): void }, optio
   return {
     broker,
     frontend,
+    dataDir,
     inFlight: () => inFlight,
     async client() {
       const socket = connect(port, '127.0.0.1');
@@ -427,5 +428,51 @@ describe('KafkaConnection', () => {
     const deadline = Date.now() + 5000;
     while (h.inFlight() !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     assert.equal(h.inFlight(), 0, 'every request was marked done');
+  });
+
+  it('a peer gone in the middle of a response sent from the files lets its segments go', { skip: nativeStatus.loaded ? false : 'native addon not built: run `npm install`' }, async (t) => {
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler, fetchHandler], fileLogs: true });
+    const topic = await h.broker.createTopic('default', 'pins', { partitions: 1, config: { 'segment.bytes': '1000000' } });
+    const c = await h.client();
+    // Sixteen ~500 KB batches over eight or more segments.
+    for (let b = 0; b < 16; b++) {
+      const records = batchOf(Array.from({ length: 500 }, (_, i) => ({ key: null, value: `${b}:${i}:`.padEnd(1000, 'p') })));
+      c.send(c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'pins', partitionData: [{ index: 0, records }] }] }).bytes);
+      await c.response(ApiKey.Produce, 9);
+    }
+    const log = h.broker.partition(topic, 0);
+    assert.ok(log.stats().segmentCount >= 8);
+    const fetchBody = { replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 16 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [{ topic: 'pins', partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 16 << 20, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }], forgottenTopicsData: [], rackId: '' };
+    c.send(c.frame(ApiKey.Fetch, 12, fetchBody).bytes);
+    await c.response(ApiKey.Fetch, 12);
+    // The next Fetch, ~8 MB on a fresh connection (its receive buffer still small), goes out from
+    // the files; the peer reads none of it, then goes away.
+    const slicesBefore = fileReplyStats.slices;
+    const p = await h.client();
+    p.socket.pause();
+    p.send(p.frame(ApiKey.Fetch, 12, fetchBody).bytes);
+    const until = async (what: string, condition: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 5000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    await until('the first batch to go out', () => fileReplyStats.slices > slicesBefore);
+    assert.ok(h.inFlight() > 0, 'the response is still being sent');
+    p.socket.destroy();
+    await until('the request to end', () => h.inFlight() === 0);
+    // Retention removes every sealed segment: none may stay open for the response that never finished.
+    await log.deleteRecordsBefore(log.stats().highWatermark);
+    const deletedOpen = (): string[] =>
+      readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          const target = readlinkSync(`/proc/self/fd/${fd}`);
+          return target.startsWith(h.dataDir) && target.endsWith('(deleted)') ? [target] : [];
+        } catch {
+          return [];
+        }
+      });
+    await until('the deleted segments to be closed', () => deletedOpen().length === 0);
   });
 });
