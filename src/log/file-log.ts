@@ -658,6 +658,7 @@ export class FileLog implements PartitionLog {
     const endOffset = Math.min(this.highWatermark, options.maxOffset ?? Infinity);
     const selector = new ReadSelector(offset, endOffset, options.maxBytes);
     const segments = this.segments.slice(this.segmentIndexFor(offset, this.segments));
+    const slices = options.lease !== undefined && options.fileSlicesMin !== undefined ? { lease: options.lease, min: Math.max(options.fileSlicesMin, fileSliceHeadBytes) } : null;
     // Every segment the read may reach is pinned now, before the first await: retention or
     // compaction may retire one while an earlier one is being read.
     await this.pinnedAll(segments, async () => {
@@ -666,11 +667,7 @@ export class FileLog implements PartitionLog {
         // index at endOffset does not mark the selector done).
         if (selector.done || segment.baseOffset >= endOffset) break;
         if (segment.nextOffset <= offset) continue;
-        if (options.lease !== undefined && options.fileSlicesMin !== undefined) {
-          await this.readSegmentSliced(segment, offset, endOffset, selector, options.maxBytes, options.lease, Math.max(options.fileSlicesMin, fileSliceHeadBytes));
-        } else {
-          await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease);
-        }
+        await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease, slices);
       }
     });
     return selector.batches;
@@ -727,55 +724,25 @@ export class FileLog implements PartitionLog {
    * offers the whole envelopes in it to the selector; payloads are views of that one buffer. Only
    * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
    * does it read again from where it stopped.
-   */
-  private async readSegment(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease?: BufferLease): Promise<void> {
-    let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
-    // Nothing at or past the first indexed batch from endOffset on is wanted: with maxOffset (an
-    // Iggy poll of N messages, a read_committed fetch) the read stops there instead of filling
-    // a window of maxBytes.
-    const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
-    // The wanted batch usually starts within indexIntervalBytes of the indexed position.
-    const window = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
-    while (position < limit && !selector.done) {
-      const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
-      let at = 0;
-      while (at < buf.length) {
-        const header = decodeEnvelopeHeader(buf, at);
-        if (header === 'truncated') break;
-        if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
-        const bytes = envelopeBytes(header);
-        if (at + bytes > buf.length) break;
-        if (!selector.offer(storedBatchOf(header, buf, at))) return;
-        at += bytes;
-      }
-      if (at === 0) {
-        // One envelope larger than the window: fetch exactly it. A header cut short means a
-        // rollback shrank the segment under this read: nothing more is readable here.
-        const header = decodeEnvelopeHeader(buf, 0);
-        if (typeof header === 'string') return;
-        const whole = await segment.readRange(position, envelopeBytes(header), lease);
-        if (whole.length < envelopeBytes(header)) return;
-        if (!selector.offer(storedBatchOf(header, whole, 0))) return;
-        at = whole.length;
-      }
-      position += at;
-    }
-  }
-
-  /**
-   * readSegment for reads with `fileSlicesMin`: an envelope whose payload is at least `sliceMin`
+   *
+   * With `slices` (reads with `fileSlicesMin`): an envelope whose payload is at least `slices.min`
    * bytes and runs past the bytes read so far is offered as a file slice (its header and first
    * fileSliceHeadBytes read, the rest not), and the segment stays pinned until the lease is
    * released; one wholly inside them is offered as read. After a large envelope the next pread is
    * a small window (the index gap plus one header and head); after small batches, the usual
    * window. The first pread is small when this log's last sliced read met a large envelope.
    */
-  private async readSegmentSliced(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease: BufferLease, sliceMin: number): Promise<void> {
+  private async readSegment(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease: BufferLease | undefined, slices: { lease: BufferLease; min: number } | null): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
+    // Nothing at or past the first indexed batch from endOffset on is wanted: with maxOffset (an
+    // Iggy poll of N messages, a read_committed fetch) the read stops there instead of filling
+    // a window of maxBytes.
     const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
+    const sliceMin = slices?.min ?? Infinity;
     const smallWindow = this.config.indexIntervalBytes + envelopeHeaderBytes + fileSliceHeadBytes;
+    // The wanted batch usually starts within indexIntervalBytes of the indexed position.
     const largeWindow = maxBytes + this.config.indexIntervalBytes + envelopeHeaderBytes;
-    let window = this.slicedReadsMeetLarge ? smallWindow : largeWindow;
+    let window = slices !== null && this.slicedReadsMeetLarge ? smallWindow : largeWindow;
     let pinned = false;
     let sawLarge = false;
     try {
@@ -783,14 +750,14 @@ export class FileLog implements PartitionLog {
         const buf = await segment.readRange(position, Math.min(limit - position, window), lease);
         let at = 0;
         // Whether a large envelope was met: the next window is then a small one.
-        let sliced = false;
+        let metLarge = false;
         while (at < buf.length) {
           const header = decodeEnvelopeHeader(buf, at);
           if (header === 'truncated') break;
           if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
           const bytes = envelopeBytes(header);
-          if (header.payloadLength >= sliceMin) sawLarge = sliced = this.slicedReadsMeetLarge = true;
-          if (header.payloadLength >= sliceMin && at + bytes > buf.length) {
+          if (header.payloadLength >= sliceMin) sawLarge = metLarge = true;
+          if (slices !== null && header.payloadLength >= sliceMin && at + bytes > buf.length) {
             // Its head must be in this window (else it is read again from here), and all of it in
             // the segment (a rollback may have shrunk it under this read).
             if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
@@ -800,7 +767,7 @@ export class FileLog implements PartitionLog {
             batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength };
             if (!pinned) {
               segment.acquire();
-              lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
+              slices.lease.onRelease(() => void segment.release().catch((error: unknown) => this.logger.warn('closing a retired segment failed', { error })));
               pinned = true;
             }
             at += bytes;
@@ -812,8 +779,9 @@ export class FileLog implements PartitionLog {
           at += bytes;
         }
         if (at === 0) {
-          // A small envelope larger than the window: read exactly it. A header cut short (or a large
-          // one whose head is cut) means a rollback shrank the segment: nothing more is readable.
+          // One envelope larger than the window (a small one, when slicing): read exactly it. A
+          // header cut short (or a large one whose head is cut) means a rollback shrank the
+          // segment under this read: nothing more is readable here.
           const header = decodeEnvelopeHeader(buf, 0);
           if (typeof header === 'string' || header.payloadLength >= sliceMin) return;
           const whole = await segment.readRange(position, envelopeBytes(header), lease);
@@ -822,11 +790,11 @@ export class FileLog implements PartitionLog {
           at = whole.length;
         }
         position += at;
-        window = sliced ? smallWindow : largeWindow;
+        window = metLarge ? smallWindow : largeWindow;
       }
     } finally {
-      // Back to the usual first window once a read meets no large batch.
-      if (!sawLarge) this.slicedReadsMeetLarge = false;
+      // A sliced read that met no large batch brings the usual first window back.
+      if (slices !== null) this.slicedReadsMeetLarge = sawLarge;
     }
   }
 

@@ -35,12 +35,6 @@ export function isFileSlice(chunk: ReplyChunk): chunk is FileSlice {
   return !Buffer.isBuffer(chunk);
 }
 
-export function chunkBytes(chunks: readonly ReplyChunk[]): number {
-  let total = 0;
-  for (const c of chunks) total += c.length;
-  return total;
-}
-
 /** The fd of a plain TCP socket, or null (TLS, no handle yet, closed). */
 function socketFd(socket: Socket): number | null {
   if ((socket as Socket & { encrypted?: boolean }).encrypted === true) return null;
