@@ -1,5 +1,5 @@
 // The checksums on Quartet's hot paths (and a few file and socket calls: writeback hints, block
-// reservation, sendfile), from the native addon (native/quartet_native.cc, built by
+// reservation, sendfile; and recycled buffers for large reply frames), from the native addon (native/quartet_native.cc, built by
 // `npm install`) when it loaded, else from @node-rs/crc32 and @node-rs/xxhash. Both compute the
 // same values (test/native/checksums.test.ts checks every length class against the npm
 // packages); the addon is faster where it counts:
@@ -29,6 +29,8 @@ interface NativeAddon {
   socketSenderSendFile(sender: NativeSocketSender, fileFd: number, position: number, length: number, done: (result: number) => void): void;
   socketSenderWait(sender: NativeSocketSender, done: (status: number) => void): void;
   socketSenderClose(sender: NativeSocketSender): void;
+  recycledBuffer(length: number): Buffer;
+  recycledBufferStats(): RecycledBufferStats;
   sse42: boolean;
   avx2: boolean;
 }
@@ -69,6 +71,8 @@ const addonFunctions = [
   'socketSenderSendFile',
   'socketSenderWait',
   'socketSenderClose',
+  'recycledBuffer',
+  'recycledBufferStats',
 ] as const;
 
 /** The addon's handle on a duplicate of a socket's fd (see SocketSender in the addon). */
@@ -201,4 +205,34 @@ export function openSocketSender(fd: number): SocketSender | null {
     waitWritable: (done) => a.socketSenderWait(handle, done),
     close: () => a.socketSenderClose(handle),
   };
+}
+
+/** The addon's free list of recycled buffer memory (tests, diagnostics). */
+export interface RecycledBufferStats {
+  /** Buffers made from fresh memory since the process started. */
+  fresh: number;
+  /** Buffers made from recycled memory since the process started. */
+  reused: number;
+  /** Blocks waiting on the free list, and their bytes. */
+  freeBlocks: number;
+  freeBytes: number;
+}
+
+/** Below this length recycledBuffer is Buffer.allocUnsafe (Node's own pool serves small ones). */
+export const recycledBufferBytesMin = 64 * 1024;
+
+/**
+ * A Buffer of `length` bytes (contents undefined, as with Buffer.allocUnsafe) for a large frame read
+ * from a socket in place. With the addon, its memory goes back to a small process-wide free list
+ * once V8 has collected the Buffer and every view of it, and a later recycledBuffer reuses it:
+ * malloc would hand such blocks back to the kernel, and each new one would be faulted in and
+ * zeroed page by page on first touch (~0.2 ms per 1 MB). Without the addon, Buffer.allocUnsafe.
+ */
+export function recycledBuffer(length: number): Buffer {
+  return addon !== null && length >= recycledBufferBytesMin ? addon.recycledBuffer(length) : Buffer.allocUnsafe(length);
+}
+
+/** The free list's counters; null without the addon. */
+export function recycledBufferStats(): RecycledBufferStats | null {
+  return addon?.recycledBufferStats() ?? null;
 }

@@ -12,12 +12,16 @@ export class FrameLeases<K extends object> {
   /** Leases of completed frames handed out and not yet released. */
   private readonly handedOut = new WeakMap<K, PooledBufferLease>();
 
-  constructor(private readonly lease: FrameLeaseFunction | undefined) {}
+  /** `allocate`: where a frame that is not leased is assembled (default Buffer.allocUnsafe). */
+  constructor(
+    private readonly lease: FrameLeaseFunction | undefined,
+    private readonly allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+  ) {}
 
   /** The buffer to assemble a frame of `size` bytes in: leased if the lease function says so. */
   assemble(size: number, head: Buffer): Buffer {
     this.assembling = this.lease?.(size, head) ?? null;
-    return this.assembling !== null ? this.assembling.buffer(size) : Buffer.allocUnsafe(size);
+    return this.assembling !== null ? this.assembling.buffer(size) : this.allocate(size);
   }
 
   /** The frame being assembled is complete and handed out under `key`. */

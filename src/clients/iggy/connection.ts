@@ -23,6 +23,7 @@ import {
   type FramerResult,
   type ReplyHeader,
 } from '../../protocols/iggy/codec/index.js';
+import { recycledBuffer } from '../../native/index.js';
 import { SocketReads, directReadBytesMin } from '../../protocols/socket-reads.js';
 import { IggyConnectionError, IggyEvictedError, IggyProtocolError, type IggyClientError } from './errors.js';
 
@@ -63,7 +64,8 @@ export class IggyConnection {
     reader: SocketReads | null,
   ) {
     // A plain TCP socket reads into the shared buffer (reader), or in place into a large reply frame.
-    this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax, reusedChunks: reader !== null });
+    // Large replies (polls) are assembled in recycled memory: no fresh pages to fault in per reply.
+    this.framer = new IggyFramer({ frameBytesMax: options.frameBytesMax, reusedChunks: reader !== null, frameAllocator: recycledBuffer });
     socket.setNoDelay(true);
     if (reader !== null) {
       reader.attach((chunk) => this.onData(chunk), {

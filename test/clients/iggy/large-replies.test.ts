@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { IggyClient } from '../../../src/clients/iggy/index.js';
+import { nativeStatus, recycledBufferStats } from '../../../src/native/index.js';
 import { useFakeServer, type FakeIggyServer } from './fake-server.js';
 
 const fake = useFakeServer({ reconnect: false });
@@ -24,6 +25,7 @@ describe('large poll replies', () => {
       await client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: Array.from({ length: 1000 }, (_, i) => payload(b * 1000 + i)) });
     }
     assert.equal(server.partitions.get(0)!.length, 4000);
+    const before = recycledBufferStats();
     // Four polls in flight at once: their ~1 MB replies follow each other on the socket.
     const polls = await Promise.all(
       [0, 1000, 2000, 3000].map((offset) =>
@@ -38,6 +40,11 @@ describe('large poll replies', () => {
         assert.deepEqual(m.payload, payload(n), `payload of offset ${n}`);
       });
     });
+    // With the addon, each ~1 MB reply was assembled in recycled memory (src/native recycledBuffer).
+    if (nativeStatus.loaded) {
+      const after = recycledBufferStats()!;
+      assert.ok(after.fresh + after.reused - (before!.fresh + before!.reused) >= 4, 'the replies were read into recycled buffers');
+    }
     // And the connection is in step afterwards.
     await client.ping();
   });

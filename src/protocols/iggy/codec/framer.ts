@@ -16,7 +16,8 @@
 //
 // Pooled frames: with `frameLease`, a straddling frame it leases for (the connection does for
 // large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
-// owner hands it back with `release(frame)` once the request is handled.
+// owner hands it back with `release(frame)` once the request is handled. Other straddling frames
+// go into `frameAllocator`'s buffers (fresh ones by default).
 
 import { FrameLeases, type FrameLeaseFunction } from '../../frame-leases.js';
 import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
@@ -43,6 +44,12 @@ export interface FramerOptions {
    */
   frameLease?: FrameLeaseFunction;
   /**
+   * Where a straddling frame that is not leased is assembled (default Buffer.allocUnsafe). The
+   * SDK passes recycledBuffer (src/native): its poll replies are read in place into memory that
+   * is reused once collected.
+   */
+  frameAllocator?: (size: number) => Buffer;
+  /**
    * The caller reuses each chunk's memory after `push` returns (a socket reading into one buffer):
    * frames that lie inside a chunk are then copied out instead of handed out as views.
    */
@@ -66,7 +73,7 @@ export class IggyFramer {
     this.reusedChunks = options.reusedChunks === true;
     this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
     if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
-    this.leases = new FrameLeases(options.frameLease);
+    this.leases = new FrameLeases(options.frameLease, options.frameAllocator);
   }
 
   /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */

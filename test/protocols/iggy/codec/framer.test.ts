@@ -132,6 +132,28 @@ describe('IggyFramer frame leases', () => {
   });
 });
 
+describe('IggyFramer frameAllocator', () => {
+  it('assembles a straddling frame that is not leased in the allocator\'s buffer, and never a frame inside one chunk', () => {
+    const sizes: number[] = [];
+    const made: Buffer[] = [];
+    const framer = new IggyFramer({
+      frameAllocator: (size) => {
+        sizes.push(size);
+        made.push(Buffer.alloc(size));
+        return made.at(-1)!;
+      },
+    });
+    const whole = frame(Buffer.from('small'));
+    const bytes = frame(Buffer.alloc(3000, 9), 4n);
+    const results = [...framer.push(Buffer.concat([whole, bytes.subarray(0, 700)])), ...framer.push(bytes.subarray(700))];
+    assert.deepEqual(asBytes(results), [whole.toString('hex'), bytes.toString('hex')]);
+    assert.deepEqual(sizes, [bytes.length], 'called once, for the straddling frame only');
+    const r = results[1]!;
+    assert.ok(r.ok);
+    assert.equal(r.frame.header.buffer, made[0]!.buffer, 'assembled in the allocated buffer');
+  });
+});
+
 describe('IggyFramer with reused chunks', () => {
   it('copies frames that lie inside a chunk, so overwriting the chunk leaves them intact', () => {
     const framer = new IggyFramer({ reusedChunks: true });
