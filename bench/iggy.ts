@@ -20,8 +20,11 @@
 //    ingest is also run on a fresh broker into a topic created with preallocate_segments=true
 //    (docs/topic-config.md `preallocate`), and its send latency printed beside it.
 //
-// 4. Context: raw TCP with 1 vs 4 sockets; CPU of the broker and of this process per batch in each
-//    phase; and the SDK's own CPU per batch measured alone in this process (send: prepareMessage x
+// 4. Context: raw TCP with 1 vs 4 sockets; the read-back floor (the raw server preads each 1 MiB
+//    from a 1 GiB file written just before, so in the page cache, and writes it to 4 sockets; this
+//    process receives each 1 MiB in place and verifies its 1,000 frame checksums: the least work
+//    serving stored messages takes, with no protocol); CPU of the broker and of this process per
+//    batch in each phase; and the SDK's own CPU per batch measured alone in this process (send: prepareMessage x
 //    1,000 + encodeSendBatch into a pooled buffer, as IggyClient.sendMessages; poll: decodePolledRecords, as
 //    pollMessages) next to the floor the protocol imposes (one XXH3-64 per message + one copy).
 //
@@ -34,6 +37,7 @@
 // `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -101,23 +105,49 @@ const selfCpuSeconds = (): number => {
 // Raw loopback TCP: a Node server in a child process. The first byte of a connection picks the
 // mode: S = sink (counts bytes; on end replies with the u64 count), O = source (writes 1 MiB
 // chunks as fast as the socket takes them), A = ack (8 B ack per 1 MiB received), F = fetch
-// (1 MiB reply per 8 B request).
+// (1 MiB reply per 8 B request), P = file source (like O, but each 1 MiB chunk is first read with
+// pread from the file named on the command line, a quarter of it per connection: the least work a
+// broker can do to serve stored bytes, for the read-back floor).
 
 const rawServerSource = `
 const net = require('node:net');
 const CHUNK = ${chunkBytes};
 const BLOCK = Buffer.alloc(CHUNK, 0x71);
 const ACK = Buffer.alloc(8, 0x61);
+const fs = require('node:fs');
+const file = process.argv[1] ? fs.openSync(process.argv[1], 'r') : -1;
+const fileBytes = file >= 0 ? fs.fstatSync(file).size : 0;
+let fileConns = 0;
 const server = net.createServer((s) => {
   s.setNoDelay(true);
   s.on('error', () => {});
   let mode = null;
   let count = 0;
   const pump = () => { while (!s.destroyed && s.writable && s.write(BLOCK)) {} };
-  s.on('drain', () => { if (mode === 'O') pump(); });
+  // P: four chunk buffers, each reused once its write has completed.
+  const free = [];
+  let position = 0;
+  const pumpFile = () => {
+    while (!s.destroyed && s.writable && free.length > 0) {
+      const buf = free.pop();
+      fs.readSync(file, buf, 0, CHUNK, position);
+      position = (position + CHUNK) % fileBytes;
+      if (!s.write(buf, () => { free.push(buf); if (!s.writableNeedDrain) setImmediate(pumpFile); })) return;
+    }
+  };
+  s.on('drain', () => { if (mode === 'O') pump(); else if (mode === 'P') pumpFile(); });
   s.on('data', (d) => {
     let n = d.length;
-    if (mode === null) { mode = String.fromCharCode(d[0]); n -= 1; if (mode === 'O') pump(); }
+    if (mode === null) {
+      mode = String.fromCharCode(d[0]);
+      n -= 1;
+      if (mode === 'O') pump();
+      if (mode === 'P') {
+        for (let i = 0; i < 4; i++) free.push(Buffer.allocUnsafeSlow(CHUNK));
+        position = ((fileConns++ % 4) * fileBytes) / 4;
+        pumpFile();
+      }
+    }
     count += n;
     if (mode === 'A') while (count >= CHUNK) { count -= CHUNK; s.write(ACK); }
     else if (mode === 'F') while (count >= 8) { count -= 8; s.write(BLOCK); }
@@ -174,6 +204,86 @@ function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F'): Promise<{ socket: S
 }
 
 const drained = (s: Socket): Promise<void> => new Promise((resolve) => s.once('drain', resolve));
+
+// The read-back floor: the least work serving stored messages takes, with no protocol at all. The
+// raw server (mode P) reads each 1 MiB chunk of a file in the page cache with pread and writes it;
+// the client reads each chunk in place and verifies its 1,000 frame checksums, as the SDK must.
+
+/** The floor's file: 1 MiB chunks, each starting with 1,000 frames of 1,048 B (an XXH3-64 of the rest first). */
+const floorFileBytes = quick ? 256 * 2 ** 20 : 2 ** 30;
+const floorFrameBytes = messageBytes + messageFrameBytes;
+const floorBounds = Uint32Array.from({ length: messagesPerBatch + 1 }, (_, i) => i * floorFrameBytes);
+
+function writeFloorFile(path: string): void {
+  const chunk = Buffer.alloc(chunkBytes, 0x5a);
+  for (let i = 0; i < messagesPerBatch; i++) chunk.writeUInt32LE(i, i * floorFrameBytes + 8);
+  xxh3Frames(chunk, floorBounds, messagesPerBatch, true);
+  const fd = openSync(path, 'w');
+  try {
+    for (let written = 0; written < floorFileBytes; written += chunkBytes) writeSync(fd, chunk);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Receives whole 1 MiB chunks in place (the stream is chunk-aligned) and verifies each one's frames. */
+class VerifyingReader {
+  chunks = 0;
+  bad = 0;
+  private readonly chunk = Buffer.allocUnsafe(chunkBytes);
+  private filled = 0;
+  readonly onread = {
+    buffer: (): Buffer => this.chunk.subarray(this.filled),
+    callback: (n: number): boolean => {
+      this.filled += n;
+      if (this.filled === chunkBytes) {
+        if (xxh3Frames(this.chunk, floorBounds, messagesPerBatch, false) !== -1) this.bad++;
+        this.chunks++;
+        this.filled = 0;
+      }
+      return true;
+    },
+  };
+}
+
+interface FloorRate extends RawRate {
+  /** CPU per MiB of the raw server process and of this process. */
+  serverMs: number;
+  clientMs: number;
+}
+
+/** Server (pread + write) -> `clients` verifying readers for rawSeconds. */
+async function rawFloorRead(port: number, serverCpu: () => number): Promise<FloorRate> {
+  const readers = Array.from({ length: clients }, () => new VerifyingReader());
+  const sockets = await Promise.all(
+    readers.map(
+      (reader) =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect({ host: '127.0.0.1', port, onread: reader.onread });
+          socket.setNoDelay(true);
+          socket.once('error', reject);
+          socket.once('connect', () => {
+            socket.write('P');
+            resolve(socket);
+          });
+        }),
+    ),
+  );
+  const counted = (): number => readers.reduce((sum, r) => sum + r.chunks, 0);
+  const chunks0 = counted();
+  const server0 = serverCpu();
+  const client0 = selfCpuSeconds();
+  const start = performance.now();
+  await new Promise((r) => setTimeout(r, rawSeconds * 1000));
+  const chunks = counted() - chunks0;
+  const seconds = (performance.now() - start) / 1000;
+  const serverSeconds = serverCpu() - server0;
+  const clientSeconds = selfCpuSeconds() - client0;
+  for (const s of sockets) s.destroy();
+  const bad = readers.reduce((sum, r) => sum + r.bad, 0);
+  if (bad > 0) throw new Error(`read-back floor: ${bad} chunks failed their checksums`);
+  return { bytes: chunks * chunkBytes, seconds, serverMs: (serverSeconds * 1000) / chunks, clientMs: (clientSeconds * 1000) / chunks };
+}
 
 interface RawRate {
   bytes: number;
@@ -249,9 +359,10 @@ interface RawBaseline {
   read4: RawRate;
   ackRtt: number[];
   fetchRtt: number[];
+  floor: FloorRate;
 }
 
-async function rawBaseline(port: number): Promise<RawBaseline> {
+async function rawBaseline(port: number, serverCpu: () => number): Promise<RawBaseline> {
   return {
     ingest1: await rawIngest(port, 1),
     ingest4: await rawIngest(port, clients),
@@ -259,6 +370,7 @@ async function rawBaseline(port: number): Promise<RawBaseline> {
     read4: await rawRead(port, clients),
     ackRtt: await rawRoundTrips(port, 'A', clients),
     fetchRtt: await rawRoundTrips(port, 'F', clients),
+    floor: await rawFloorRead(port, serverCpu),
   };
 }
 
@@ -498,24 +610,34 @@ export async function runIggyBench(): Promise<void> {
     `\n# Iggy (${clients} producers x ${batchesPerProducer} batches x ${messagesPerBatch} messages x ${messageBytes} B = ${int(total)} messages, ` +
       `${fmt((total * messageBytes) / 1e9, 2)} GB per trial, then ${clients} consumers; ${trials} trial${trials === 1 ? '' : 's'}${quick ? '; QUARTET_BENCH_QUICK' : ''})`,
   );
-  const raw = await spawnNode('raw tcp server', ['-e', rawServerSource], /raw-tcp port (\d+)/);
+  const floorDir = benchDir('iggy-floor-');
+  const floorFile = join(floorDir, 'floor.bin');
+  let raw: Awaited<ReturnType<typeof spawnNode>>;
+  try {
+    writeFloorFile(floorFile);
+    raw = await spawnNode('raw tcp server', ['-e', rawServerSource, floorFile], /raw-tcp port (\d+)/);
+  } catch (err) {
+    removeDir(floorDir);
+    throw err;
+  }
   const port = Number(raw.match[1]);
   const bases: RawBaseline[] = [];
   const runs: Array<{ ingest: Phase; read: Phase; preallocated: Phase }> = [];
   try {
     for (let t = 0; t < trials; t++) {
-      const base = await rawBaseline(port);
+      const base = await rawBaseline(port, () => cpuSecondsOf(raw.child.pid));
       bases.push(base);
       const run = await quartetTrial();
       runs.push(run);
       console.log(
-        `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}; ` +
+        `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}, read-back floor ${mbS(mbOf(base.floor))}; ` +
           `ingest ${mbS(payloadMb(run.ingest))} in ${fmt(run.ingest.seconds, 2)} s, read-back ${mbS(payloadMb(run.read))} in ${fmt(run.read.seconds, 2)} s; ` +
           `ingest with preallocate_segments ${mbS(payloadMb(run.preallocated))}`,
       );
     }
   } finally {
     await stopChild(raw.child);
+    removeDir(floorDir);
   }
   const cpu = sdkCpu();
 
@@ -589,6 +711,12 @@ export async function runIggyBench(): Promise<void> {
   printTable('Iggy context: raw TCP with 1 socket, and CPU per 1,000-message batch (floor = 1,000 x XXH3-64 of 1,000 B + one copy of the batch, in this process)', [
     { case: 'raw client -> server, 1 socket', value: mbS(up1), baseline: `${clients} sockets: ${mbS(up4)}`, ratio: `${fmt((up1 / up4) * 100, 0)}%` },
     { case: 'raw server -> client, 1 socket', value: mbS(down1), baseline: `${clients} sockets: ${mbS(down4)}`, ratio: `${fmt((down1 / down4) * 100, 0)}%` },
+    {
+      case: `read-back floor, no protocol: the raw server preads each 1 MiB from a file in the page cache and writes it, ${clients} clients receive in place and verify its 1,000 frame checksums (CPU per MiB: server ${fmt(median(bases.map((b) => b.floor.serverMs)), 2)} ms, clients ${fmt(median(bases.map((b) => b.floor.clientMs)), 2)} ms)`,
+      value: mbS(median(bases.map((b) => mbOf(b.floor)))),
+      baseline: `raw limit: ${mbS(downLimit)}`,
+      ratio: `${fmt((median(bases.map((b) => mbOf(b.floor))) / downLimit) * 100, 0)}%`,
+    },
     cpuRow('ingest', (r) => r.ingest),
     cpuRow('read-back', (r) => r.read),
     { case: 'SDK send path alone: prepareMessage x 1,000 + encodeSendBatch (pooled buffer)', value: `${fmt(cpu.encode, 2)} ms`, baseline: `${fmt(cpu.floor, 2)} ms`, ratio: `${fmt(cpu.encode / cpu.floor, 1)}x` },
