@@ -990,33 +990,44 @@ napi_value JsSocketSenderClose(napi_env env, napi_callback_info info) {
 
 // ----------------------------------------------------------------------------------------------
 // Recycled buffers: memory for large frames a client assembles from the socket (an Iggy poll
-// reply of ~1 MB, read in place), handed out as Buffers whose memory goes back to a small free
-// list when V8 has collected the Buffer and every view of it, instead of back to malloc.
+// reply of ~1 MB), handed out as Buffers whose memory goes back to a small free list when V8 has
+// collected the Buffer and every view of it, instead of back to malloc.
 //
-// Why: glibc gives large freed blocks back to the kernel (munmap, or trimming the heap top), so
-// a fresh 1 MB Buffer per reply is faulted in page by page and zeroed by the kernel on first
-// touch: ~0.2 ms of CPU per 1 MB reply, as much as the rest of decoding it (bench/iggy.ts).
-// Reused memory is already mapped. Nothing is reused while any view of it can still be reached:
-// the finalizer only runs once V8 has freed the backing store.
+// Why: glibc may give large freed blocks back to the kernel (munmap, or trimming the heap top);
+// a fresh 1 MB Buffer per reply is then faulted in page by page and zeroed by the kernel on first
+// touch, up to ~0.2 ms of CPU per 1 MB reply in a read-back probe (docs/benchmarks.md, sixth
+// session). Reused memory is already mapped.
 //
-// recycledBuffer(length: number): Buffer   (length >= 1; contents are whatever was there)
-// recycledBufferStats(): { fresh, reused, freeBlocks, freeBytes }
+// Nothing is reused while a view of it can still be used. Node calls the finalizer on the thread
+// of the environment that made the Buffer, after V8 has freed the backing store; or, when that
+// environment (a worker) shuts down, from its cleanup hook after detaching the still-live
+// ArrayBuffers (their views then have length 0), so the block is unreachable either way.
 //
-// The free list is process-wide (worker threads share it) and bounded; blocks beyond the bound,
-// and any block more than twice the size asked for, go back to malloc as before.
+// recycledBuffer(length: number): Buffer   (an integer, 1..2^31-1; contents are whatever was there)
+// recycledBufferStats(): { fresh, reused, freeBlocks, freeBytes, finalized, evicted }
+//
+// The free list is process-wide (worker threads share it, hence the mutex) and bounded by block
+// count and bytes: a block that does not fit evicts the oldest ones (freed), so the list follows
+// the sizes in use; a block larger than the whole bound is freed at once. A request takes the
+// smallest free block that fits and is at most twice its size, else malloc's.
 constexpr size_t kRecycledStep = 64 * 1024;
 constexpr size_t kRecycledBlocksMax = 32;
 constexpr size_t kRecycledBytesMax = 64 * 1024 * 1024;
 
 struct RecycledPool {
   uv_mutex_t mutex;
+  // Oldest first.
   void* blocks[kRecycledBlocksMax];
   size_t capacities[kRecycledBlocksMax];
   size_t count = 0;
   size_t bytes = 0;
   double fresh = 0;
   double reused = 0;
-  RecycledPool() { uv_mutex_init(&mutex); }
+  double finalized = 0;
+  double evicted = 0;
+  RecycledPool() {
+    if (uv_mutex_init(&mutex) != 0) abort();
+  }
 };
 
 RecycledPool& Recycled() {
@@ -1024,19 +1035,38 @@ RecycledPool& Recycled() {
   return pool;
 }
 
+// Removes block i (keeping the order); the caller holds the mutex.
+void RemoveRecycled(RecycledPool& pool, size_t i) {
+  pool.bytes -= pool.capacities[i];
+  for (size_t j = i + 1; j < pool.count; j++) {
+    pool.blocks[j - 1] = pool.blocks[j];
+    pool.capacities[j - 1] = pool.capacities[j];
+  }
+  pool.count--;
+}
+
 void FinalizeRecycled(napi_env, void* data, void* hint) {
   const size_t capacity = reinterpret_cast<size_t>(hint);
+  void* evicted[kRecycledBlocksMax + 1];
+  size_t n_evicted = 0;
   RecycledPool& pool = Recycled();
   uv_mutex_lock(&pool.mutex);
-  const bool keep = pool.count < kRecycledBlocksMax && pool.bytes + capacity <= kRecycledBytesMax;
-  if (keep) {
+  pool.finalized++;
+  if (capacity > kRecycledBytesMax) {
+    evicted[n_evicted++] = data;
+  } else {
+    while (pool.count > 0 && (pool.count == kRecycledBlocksMax || pool.bytes + capacity > kRecycledBytesMax)) {
+      evicted[n_evicted++] = pool.blocks[0];
+      RemoveRecycled(pool, 0);
+    }
     pool.blocks[pool.count] = data;
     pool.capacities[pool.count] = capacity;
     pool.count++;
     pool.bytes += capacity;
   }
+  pool.evicted += static_cast<double>(n_evicted);
   uv_mutex_unlock(&pool.mutex);
-  if (!keep) free(data);
+  for (size_t i = 0; i < n_evicted; i++) free(evicted[i]);
 }
 
 // The smallest free block that fits `capacity` and is at most twice it, taken off the list; or null.
@@ -1052,13 +1082,8 @@ void* TakeRecycled(size_t capacity, size_t* taken_capacity) {
   if (best < pool.count) {
     block = pool.blocks[best];
     *taken_capacity = pool.capacities[best];
-    pool.bytes -= pool.capacities[best];
-    pool.count--;
-    pool.blocks[best] = pool.blocks[pool.count];
-    pool.capacities[best] = pool.capacities[pool.count];
+    RemoveRecycled(pool, best);
     pool.reused++;
-  } else {
-    pool.fresh++;
   }
   uv_mutex_unlock(&pool.mutex);
   return block;
@@ -1066,25 +1091,37 @@ void* TakeRecycled(size_t capacity, size_t* taken_capacity) {
 
 napi_value JsRecycledBuffer(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  const char* usage = "recycledBuffer: expected (length), a positive integer of at most 2^31 - 1";
+  const char* usage = "recycledBuffer: expected (length), an integer from 1 to 2^31 - 1";
   if (!GetArgs(env, info, 1, argv, usage)) return nullptr;
-  int64_t length = 0;
-  if (napi_get_value_int64(env, argv[0], &length) != napi_ok || length < 1 || length > INT32_MAX) {
+  double length = 0;
+  if (napi_get_value_double(env, argv[0], &length) != napi_ok || !(length >= 1 && length <= 2147483647.0) || length != static_cast<double>(static_cast<int64_t>(length))) {
     napi_throw_range_error(env, nullptr, usage);
     return nullptr;
   }
-  const size_t capacity = (static_cast<size_t>(length) + kRecycledStep - 1) / kRecycledStep * kRecycledStep;
+  const size_t wanted = static_cast<size_t>(length);
+  const size_t capacity = (wanted + kRecycledStep - 1) / kRecycledStep * kRecycledStep;
   size_t block_capacity = capacity;
   void* block = TakeRecycled(capacity, &block_capacity);
-  if (block == nullptr) block = malloc(capacity);
   if (block == nullptr) {
-    napi_throw_error(env, "ENOMEM", "recycledBuffer: out of memory");
-    return nullptr;
+    block = malloc(capacity);
+    if (block == nullptr) {
+      napi_throw_error(env, "ENOMEM", "recycledBuffer: out of memory");
+      return nullptr;
+    }
+    RecycledPool& pool = Recycled();
+    uv_mutex_lock(&pool.mutex);
+    pool.fresh++;
+    uv_mutex_unlock(&pool.mutex);
   }
   napi_value result;
-  if (napi_create_external_buffer(env, static_cast<size_t>(length), block, FinalizeRecycled, reinterpret_cast<void*>(block_capacity), &result) != napi_ok) {
-    free(block);
-    napi_throw_error(env, nullptr, "recycledBuffer: could not create the buffer");
+  const napi_status status = napi_create_external_buffer(env, wanted, block, FinalizeRecycled, reinterpret_cast<void*>(block_capacity), &result);
+  if (status != napi_ok) {
+    // A generic failure comes from node::Buffer::New, which has already called, or will call, the
+    // finalizer: the block is Node's now. Every other status is returned before Node takes it.
+    if (status != napi_generic_failure) free(block);
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (!pending) napi_throw_error(env, nullptr, "recycledBuffer: could not create the buffer");
     return nullptr;
   }
   return result;
@@ -1093,12 +1130,12 @@ napi_value JsRecycledBuffer(napi_env env, napi_callback_info info) {
 napi_value JsRecycledBufferStats(napi_env env, napi_callback_info) {
   RecycledPool& pool = Recycled();
   uv_mutex_lock(&pool.mutex);
-  const double values[4] = {pool.fresh, pool.reused, static_cast<double>(pool.count), static_cast<double>(pool.bytes)};
+  const double values[6] = {pool.fresh, pool.reused, static_cast<double>(pool.count), static_cast<double>(pool.bytes), pool.finalized, pool.evicted};
   uv_mutex_unlock(&pool.mutex);
-  const char* names[4] = {"fresh", "reused", "freeBlocks", "freeBytes"};
+  const char* names[6] = {"fresh", "reused", "freeBlocks", "freeBytes", "finalized", "evicted"};
   napi_value result;
   napi_create_object(env, &result);
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 6; i++) {
     napi_value v;
     napi_create_double(env, values[i], &v);
     napi_set_named_property(env, result, names[i], v);

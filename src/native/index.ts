@@ -216,20 +216,38 @@ export interface RecycledBufferStats {
   /** Blocks waiting on the free list, and their bytes. */
   freeBlocks: number;
   freeBytes: number;
+  /** Buffers collected (their memory back to the list, or freed) since the process started. */
+  finalized: number;
+  /** Blocks freed because the list was full (oldest first) or the block larger than all of it. */
+  evicted: number;
 }
 
 /** Below this length recycledBuffer is Buffer.allocUnsafe (Node's own pool serves small ones). */
 export const recycledBufferBytesMin = 64 * 1024;
+/** Above this length too (the addon's limit). */
+const recycledBufferBytesMax = 2 ** 31 - 1;
+/** Set once the addon could not make one (a build with the V8 sandbox allows no external buffers). */
+let recycledBuffersFailed = false;
 
 /**
  * A Buffer of `length` bytes (contents undefined, as with Buffer.allocUnsafe) for a large frame read
- * from a socket in place. With the addon, its memory goes back to a small process-wide free list
- * once V8 has collected the Buffer and every view of it, and a later recycledBuffer reuses it:
- * malloc would hand such blocks back to the kernel, and each new one would be faulted in and
- * zeroed page by page on first touch (~0.2 ms per 1 MB). Without the addon, Buffer.allocUnsafe.
+ * from a socket. With the addon, its memory goes back to a small process-wide free list once V8 has
+ * collected the Buffer and every view of it, and a later recycledBuffer reuses it: malloc may hand
+ * such blocks back to the kernel, and each new one is then faulted in and zeroed page by page on
+ * first touch (up to ~0.2 ms per 1 MB). Without the addon, or if it cannot make one,
+ * Buffer.allocUnsafe. Such a Buffer's ArrayBuffer cannot be moved to a worker: listed in
+ * postMessage's transfer list, it is copied instead (Node 20), and the sender keeps it.
  */
 export function recycledBuffer(length: number): Buffer {
-  return addon !== null && length >= recycledBufferBytesMin ? addon.recycledBuffer(length) : Buffer.allocUnsafe(length);
+  if (addon === null || recycledBuffersFailed || !Number.isInteger(length) || length < recycledBufferBytesMin || length > recycledBufferBytesMax) {
+    return Buffer.allocUnsafe(length);
+  }
+  try {
+    return addon.recycledBuffer(length);
+  } catch {
+    recycledBuffersFailed = true;
+    return Buffer.allocUnsafe(length);
+  }
 }
 
 /** The free list's counters; null without the addon. */
