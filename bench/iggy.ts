@@ -21,7 +21,7 @@
 //    (docs/topic-config.md `preallocate`), and its send latency printed beside it.
 //
 // 4. Context: raw TCP with 1 vs 4 sockets; the read-back floor (the raw server preads each 1 MiB
-//    from a 1 GiB file written just before, so in the page cache, and writes it to 4 sockets; this
+//    from a 1 GiB file written (and synced) just before, so in the page cache, and writes it to 4 sockets; this
 //    process receives each 1 MiB in place and verifies its 1,000 frame checksums: the least work
 //    serving stored messages takes, with no protocol); CPU of the broker and of this process per
 //    batch in each phase; and the SDK's own CPU per batch measured alone in this process (send: prepareMessage x
@@ -37,7 +37,7 @@
 // `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -106,8 +106,9 @@ const selfCpuSeconds = (): number => {
 // mode: S = sink (counts bytes; on end replies with the u64 count), O = source (writes 1 MiB
 // chunks as fast as the socket takes them), A = ack (8 B ack per 1 MiB received), F = fetch
 // (1 MiB reply per 8 B request), P = file source (like O, but each 1 MiB chunk is first read with
-// pread from the file named on the command line, a quarter of it per connection: the least work a
-// broker can do to serve stored bytes, for the read-back floor).
+// pread from the file named on the command line, each connection starting at its own quarter of
+// it and wrapping at the end: the least work a broker can do to serve stored bytes, for the
+// read-back floor). Like O, P writes one chunk at a time per socket, the next once it drains.
 
 const rawServerSource = `
 const net = require('node:net');
@@ -130,7 +131,7 @@ const server = net.createServer((s) => {
   const pumpFile = () => {
     while (!s.destroyed && s.writable && free.length > 0) {
       const buf = free.pop();
-      fs.readSync(file, buf, 0, CHUNK, position);
+      if (fs.readSync(file, buf, 0, CHUNK, position) !== CHUNK) throw new Error('short read of the floor file at ' + position);
       position = (position + CHUNK) % fileBytes;
       if (!s.write(buf, () => { free.push(buf); if (!s.writableNeedDrain) setImmediate(pumpFile); })) return;
     }
@@ -221,6 +222,9 @@ function writeFloorFile(path: string): void {
   const fd = openSync(path, 'w');
   try {
     for (let written = 0; written < floorFileBytes; written += chunkBytes) writeSync(fd, chunk);
+    // On the disk before the trials start (its write-back would otherwise overlap the first
+    // trial), and still in the page cache.
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -280,6 +284,7 @@ async function rawFloorRead(port: number, serverCpu: () => number): Promise<Floo
   const serverSeconds = serverCpu() - server0;
   const clientSeconds = selfCpuSeconds() - client0;
   for (const s of sockets) s.destroy();
+  if (chunks === 0) throw new Error('read-back floor: nothing arrived');
   const bad = readers.reduce((sum, r) => sum + r.bad, 0);
   if (bad > 0) throw new Error(`read-back floor: ${bad} chunks failed their checksums`);
   return { bytes: chunks * chunkBytes, seconds, serverMs: (serverSeconds * 1000) / chunks, clientMs: (clientSeconds * 1000) / chunks };

@@ -270,7 +270,8 @@ async function quartetKcatTrial(file: string, size: number): Promise<{ ingest: T
     const short = counted.stderr.match(/Reached end of topic \S+ \[0\] at offset (\d+)/);
     const end = toEnd.stderr.match(/Reached end of topic \S+ \[0\] at offset (\d+)/);
     const endOffset = end ? Number(end[1]) : NaN;
-    if (counted.code !== 0 || short !== null || endOffset !== records) {
+    const shortfall = short !== null && Number(short[1]) < records;
+    if (counted.code !== 0 || shortfall || toEnd.code !== 0 || endOffset !== records) {
       const note = `read back ${short ? short[1] : counted.code === 0 ? records : '?'} / ${endOffset} of ${records} records (kcat -C exits ${counted.code} / ${toEnd.code}: ${(counted.stderr + toEnd.stderr).slice(0, 300)})`;
       return { ingest: failed(note), read: failed(note), readToEnd: failed(note) };
     }
@@ -692,9 +693,12 @@ async function latency(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 
 /** QUARTET_BENCH_KAFKA_PARTS: a comma-separated subset of kcat, node, latency (default all). */
-const parts = new Set((process.env['QUARTET_BENCH_KAFKA_PARTS'] ?? 'kcat,node,latency').split(',').map((p) => p.trim()));
+const knownParts = ['kcat', 'node', 'latency'];
+const parts = new Set((process.env['QUARTET_BENCH_KAFKA_PARTS'] ?? knownParts.join(',')).split(',').map((p) => p.trim()));
+const unknownParts = [...parts].filter((p) => !knownParts.includes(p));
 
 export async function runKafkaBench(): Promise<void> {
+  if (unknownParts.length > 0) throw new Error(`QUARTET_BENCH_KAFKA_PARTS: unknown ${unknownParts.join(', ')} (known: ${knownParts.join(', ')})`);
   console.log(`\n# Kafka (${int(records)} records per kcat case, ${trials} trials)`);
   try {
     if (parts.has('kcat')) await kcatVsRedis();
