@@ -1,6 +1,8 @@
 // The checksums on Quartet's hot paths (and a few file and socket calls: writeback hints, block
-// reservation, sendfile; and recycled buffers for large reply frames), from the native addon (native/quartet_native.cc, built by
-// `npm install`) when it loaded, else from @node-rs/crc32 and @node-rs/xxhash. Both compute the
+// reservation, sendfile; and recycled buffers for large reply frames), from the native addon
+// (native/quartet_native.cc, built by `npm install`) when it loaded, else from @node-rs/crc32 and
+// @node-rs/xxhash (and without it, the file and socket calls are skipped and recycled buffers are
+// ordinary ones). Both compute the
 // same values (test/native/checksums.test.ts checks every length class against the npm
 // packages); the addon is faster where it counts:
 //
