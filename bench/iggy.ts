@@ -38,7 +38,7 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, type OnReadOpts, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BufferLease } from '../src/log/buffer-pool.js';
@@ -191,17 +191,22 @@ class ByteCounter {
   }
 }
 
-function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F'): Promise<{ socket: Socket; counter: ByteCounter }> {
+/** Connects to the raw server with `onread` as the socket's read buffer and picks `mode`. */
+function connectRaw(port: number, mode: 'S' | 'O' | 'A' | 'F' | 'P', onread: OnReadOpts): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const counter = new ByteCounter();
-    const socket = connect({ host: '127.0.0.1', port, onread: counter.onread });
+    const socket = connect({ host: '127.0.0.1', port, onread });
     socket.setNoDelay(true);
     socket.once('error', reject);
     socket.once('connect', () => {
       socket.write(mode);
-      resolve({ socket, counter });
+      resolve(socket);
     });
   });
+}
+
+async function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F'): Promise<{ socket: Socket; counter: ByteCounter }> {
+  const counter = new ByteCounter();
+  return { socket: await connectRaw(port, mode, counter.onread), counter };
 }
 
 const drained = (s: Socket): Promise<void> => new Promise((resolve) => s.once('drain', resolve));
@@ -259,20 +264,7 @@ interface FloorRate extends RawRate {
 /** Server (pread + write) -> `clients` verifying readers for rawSeconds. */
 async function rawFloorRead(port: number, serverCpu: () => number): Promise<FloorRate> {
   const readers = Array.from({ length: clients }, () => new VerifyingReader());
-  const sockets = await Promise.all(
-    readers.map(
-      (reader) =>
-        new Promise<Socket>((resolve, reject) => {
-          const socket = connect({ host: '127.0.0.1', port, onread: reader.onread });
-          socket.setNoDelay(true);
-          socket.once('error', reject);
-          socket.once('connect', () => {
-            socket.write('P');
-            resolve(socket);
-          });
-        }),
-    ),
-  );
+  const sockets = await Promise.all(readers.map((reader) => connectRaw(port, 'P', reader.onread)));
   const counted = (): number => readers.reduce((sum, r) => sum + r.chunks, 0);
   const chunks0 = counted();
   const server0 = serverCpu();
