@@ -111,7 +111,7 @@ class Server implements QuartetServer {
   async begin(): Promise<void> {
     const { config } = this;
     this.logger.info('starting', { version: quartetVersion, pid: process.pid, node: process.version, config: redactedConfig(config) });
-    if (nativeStatus.loaded) this.logger.info('native checksums', { loaded: true, sse42: nativeStatus.sse42, avx2: nativeStatus.avx2 });
+    if (nativeStatus.loaded) this.logger.info('native checksums', { loaded: true, sse42: nativeStatus.sse42, avx2: nativeStatus.avx2, vpclmul: nativeStatus.vpclmul });
     else this.logger.warn('native checksums', { loaded: false, reason: nativeStatus.reason, fallback: '@node-rs/crc32 and @node-rs/xxhash (same values, slower)' });
     this.lock = acquireDataDirLock(config.dataDir, { purpose: 'serve' });
     if (this.lock.tookOverStale) this.logger.warn('took over a stale lock', { lockFile: this.lock.path, previousPid: this.lock.tookOverStale.pid });

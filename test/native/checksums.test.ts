@@ -12,8 +12,9 @@ import { describe, it } from 'node:test';
 import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, startWriteback, xxh3, type ChecksumImplementation } from '../../src/native/index.js';
 
 const implementations: [string, ChecksumImplementation | null][] = [
-  ['addon (hardware paths)', addonChecksums(false)],
-  ['addon (portable C paths)', addonChecksums(true)],
+  ['addon (fastest paths)', addonChecksums('best')],
+  ['addon (CRC32C on SSE4.2)', addonChecksums('sse42')],
+  ['addon (portable C paths)', addonChecksums('portable')],
   ['fallback (@node-rs)', fallbackChecksums],
 ];
 
