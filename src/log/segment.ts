@@ -358,12 +358,13 @@ export class Segment {
 
   /**
    * Writes envelopes (header and payload chunks, in order) at the segment end in one writev:
-   * synchronously with a `gate` that is open (see direct-write.ts), otherwise through the thread
-   * pool. On any error the caller restores the snapshot it took before. Then keeps blocks
-   * reserved ahead (reserveAhead).
+   * synchronously with a `gate` that is open (see direct-write.ts; once the turn's budget is
+   * spent, in the next turn), otherwise through the thread pool. On any error the caller restores
+   * the snapshot it took before. Then keeps blocks reserved ahead (reserveAhead).
    */
   async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number, gate: DirectWriteGate | null = null): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
+    while (gate !== null && gate.turnSpent() && !gate.coolingDown()) await gate.nextTurn();
     const written =
       gate !== null && gate.open()
         ? gate.write(() => this.fsys.writevSync(this.logFd, chunks, this.size))

@@ -920,23 +920,52 @@ describe('FileLog direct (synchronous) writes', () => {
     await log.close();
   });
 
-  it('writes through the thread pool once a turn of the event loop has spent its synchronous budget', async () => {
+  it('waits for the next turn of the event loop once a turn has spent its synchronous budget, then writes synchronously', async () => {
     const time = { now: 1_000 };
     const fs = new TimedFs(time);
     fs.syncWriteMs = 4;
     const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: 10, now: () => time.now });
-    const logs = await Promise.all([0, 1, 2, 3].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
-    // Four partitions with a round queued in the same turn: 4 ms each, so the budget of 10 ms
-    // lets three write synchronously and the fourth goes to the thread pool.
-    await Promise.all(logs.map((log, i) => log.append(batch(`p${i}`))));
-    assert.equal(fs.writevSyncCalls, 3);
-    assert.equal(fs.writevCalls, 1);
+    const logs = await Promise.all([0, 1, 2, 3, 4].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
+    // Five partitions with a round queued in the same turn: 4 ms each, so the budget of 10 ms lets
+    // three write synchronously; the other two wait for the next turn (an immediate queued behind
+    // this one runs first), and write synchronously there.
+    let immediateRan = false;
+    const written: Array<[number, boolean]> = [];
+    setImmediate(() => (immediateRan = true));
+    await Promise.all(logs.map((log, i) => log.append(batch(`p${i}`)).then(() => written.push([i, immediateRan]))));
+    assert.equal(fs.writevSyncCalls, 5);
+    assert.equal(fs.writevCalls, 0, 'nothing went to the thread pool');
+    assert.deepEqual(written, [[0, false], [1, false], [2, false], [3, true], [4, true]]);
     assert.equal(gate.slowWrites, 0, 'no single write was slow');
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.ok(gate.open(), 'the next turn starts with a fresh budget');
-    await logs[0]!.append(batch('next turn'));
-    assert.equal(fs.writevSyncCalls, 4);
+    for (const [i, log] of logs.entries()) assert.deepEqual(await contents(log), [`0:p${i}-0`]);
     for (const log of logs) await log.close();
+  });
+
+  it('one appender whose appends chain in microtasks lets the event loop turn once per turn budget', async () => {
+    const time = { now: 1_000 };
+    const fs = new TimedFs(time);
+    fs.syncWriteMs = 4;
+    const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: 10, now: () => time.now });
+    const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
+    // Counts turns of the event loop: an immediate queued from an immediate runs in the next turn.
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turnOfEachAppend: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      await log.append(batch(`a${i}`));
+      turnOfEachAppend.push(turns);
+    }
+    ticking = false;
+    // 4 ms a write and 10 ms a turn: three writes, then the next turn.
+    assert.deepEqual(turnOfEachAppend, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    assert.equal(fs.writevSyncCalls, 9);
+    assert.equal(fs.writevCalls, 0, 'nothing went to the thread pool');
+    await log.close();
   });
 
   it('fails a synchronous write like an asynchronous one: the append rejects and the log stays readable', async () => {
