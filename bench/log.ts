@@ -32,8 +32,10 @@ const pipelineDepth = 16;
  */
 function request(payload: Buffer, crc: number | null): AppendRequest {
   const now = Date.now();
+  // One object shape either way (a conditional spread here cost this loop ~6 µs per append once
+  // both shapes had passed: the "CRC supplied" case measured the spread, not the log).
   return {
-    ...(crc === null ? {} : { payloadCrc32c: { from: 0, value: crc } }),
+    payloadCrc32c: crc === null ? undefined : { from: 0, value: crc },
     format: BatchFormat.neutral,
     recordCount: payload.length / recordBytes,
     firstTimestamp: now,

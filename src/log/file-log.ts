@@ -324,7 +324,7 @@ export class FileLog implements PartitionLog {
     assert.equal(request.payload.length, length, 'stamp must not change the payload length');
     const bytes = storedBytes(length);
     const rollBefore = this.assignRoll(bytes, request.recordCount, appendTime, baseOffset);
-    const header = encodeEnvelopeHeader({ ...request, baseOffset }, request.payload);
+    const header = encodeEnvelopeHeader(request, baseOffset, request.payload);
     this.nextOffset = baseOffset + request.recordCount;
     const meta: BatchMeta = { baseOffset, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp };
     return new Promise((resolve, reject) => {
@@ -1037,7 +1037,7 @@ export class FileLog implements PartitionLog {
           recordsRemoved += outcome.recordsRemoved;
           if (outcome.kind === 'rewrite') {
             const request = outcome.request;
-            const header = encodeEnvelopeHeader({ ...request, baseOffset: batch.baseOffset }, request.payload);
+            const header = encodeEnvelopeHeader(request, batch.baseOffset, request.payload);
             await out.add({ ...batch, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp }, header, request.payload);
           }
         }

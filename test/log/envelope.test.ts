@@ -11,7 +11,7 @@ import {
 } from '../../src/log/envelope.js';
 import { BatchFlags, BatchFormat } from '../../src/log/types.js';
 
-const fields: EnvelopeFields = {
+const fields: EnvelopeFields & { baseOffset: number } = {
   format: BatchFormat.kafka,
   flags: BatchFlags.transactional,
   baseOffset: 2 ** 40 + 7,
@@ -23,14 +23,14 @@ const fields: EnvelopeFields = {
   baseSequence: 42,
 };
 
-function envelope(payload: Buffer, f: EnvelopeFields = fields): Buffer {
-  return Buffer.concat([encodeEnvelopeHeader(f, payload), payload]);
+function envelope(payload: Buffer, f: EnvelopeFields & { baseOffset: number } = fields): Buffer {
+  return Buffer.concat([encodeEnvelopeHeader(f, f.baseOffset, payload), payload]);
 }
 
 describe('envelope', () => {
   it('lays out the header as documented', () => {
     const payload = Buffer.from('hello');
-    const h = encodeEnvelopeHeader(fields, payload);
+    const h = encodeEnvelopeHeader(fields, fields.baseOffset, payload);
     assert.equal(h.length, envelopeHeaderBytes);
     assert.equal(h.readUInt32BE(0), 0x514c4f47);
     assert.equal(h.readUInt8(8), 1);
@@ -68,7 +68,7 @@ describe('envelope', () => {
     // A wrong supplied value is stored as given and then fails validation: never trusted blindly.
     const lied = envelope(payload, { ...fields, payloadCrc32c: { from: 21, value: supplied.value ^ 1 } });
     assert.equal(checkEnvelope(lied), 'checksum mismatch');
-    assert.throws(() => encodeEnvelopeHeader({ ...fields, payloadCrc32c: { from: 201, value: 0 } }, payload), RangeError);
+    assert.throws(() => encodeEnvelopeHeader({ ...fields, payloadCrc32c: { from: 201, value: 0 } }, fields.baseOffset, payload), RangeError);
   });
 
   it('round-trips every field', () => {
