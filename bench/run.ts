@@ -17,7 +17,7 @@ console.log(`# Quartet benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
 console.log(
   nativeStatus.loaded
-    ? `native checksum addon: loaded (sse4.2 ${nativeStatus.sse42 ? 'yes' : 'no'}, avx2 ${nativeStatus.avx2 ? 'yes' : 'no'})`
+    ? `native checksum addon: loaded (sse4.2 ${nativeStatus.sse42 ? 'yes' : 'no'}, avx2 ${nativeStatus.avx2 ? 'yes' : 'no'}, vpclmulqdq ${nativeStatus.vpclmul ? 'yes' : 'no'})`
     : `native checksum addon: NOT loaded (${nativeStatus.reason ?? 'unknown'}); CRC32C and XXH3 use the slower @node-rs fallbacks`,
 );
 for (const [name, run] of Object.entries(benches)) {

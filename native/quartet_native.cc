@@ -4,7 +4,7 @@
 // @node-rs/xxhash) compute the same values; this addon exists for speed:
 //
 // - crc32c folds 256-byte blocks with carry-less multiplies (VPCLMULQDQ on AVX-512) where the CPU
-//   has them, about 48 GB/s; otherwise it runs three SSE4.2 CRC streams in parallel (the crc32
+//   has them (inputs of 512 bytes and more), about 55 GB/s; otherwise it runs three SSE4.2 CRC streams in parallel (the crc32
 //   instruction has a latency of three cycles and a throughput of one) and joins them with
 //   precomputed "append N zero bytes" operators, about three times the rate of one stream.
 // - xxh3Frames hashes every frame of a batch in one call instead of one call (and one BigInt)
@@ -231,7 +231,7 @@ FoldMultipliers fold_512;
 FoldMultipliers fold_384;
 FoldMultipliers fold_256;
 FoldMultipliers fold_128;
-constexpr size_t kFoldMin = 512;  // below this the three SSE4.2 streams are as fast
+constexpr size_t kFoldMin = 512;  // shorter inputs take the SSE4.2 path
 
 #define QUARTET_VPCLMUL_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,vpclmulqdq,sse4.2")))
 
@@ -248,8 +248,9 @@ QUARTET_VPCLMUL_TARGET inline __m512i EveryLane(const FoldMultipliers& f) {
 
 // n >= kFoldMin.
 QUARTET_VPCLMUL_TARGET uint32_t CrcRegisterVpclmul(uint32_t crc, const uint8_t* p, size_t n) {
-  // The register enters as the first 32 bits of the message xored with it.
-  __m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
+  // The register enters as the first 32 bits of the message xored with it. (Intrinsics here are
+  // ones GCC 8 already has: the _mm512_zext* family came later.)
+  __m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_maskz_set1_epi32(1, static_cast<int>(crc)));
   __m512i x1 = _mm512_loadu_si512(p + 64);
   __m512i x2 = _mm512_loadu_si512(p + 128);
   __m512i x3 = _mm512_loadu_si512(p + 192);

@@ -1,11 +1,12 @@
 // The native checksum addon against independent implementations (@node-rs/crc32 and
-// @node-rs/xxhash), for every XXH3 length class, unaligned starts, both the hardware and the
-// portable C paths, and the JS fallback used when the addon is absent.
+// @node-rs/xxhash), for every XXH3 length class, unaligned starts, each of the addon's paths
+// (CRC32C folded with VPCLMULQDQ where the CPU has it, SSE4.2, portable C), and the JS fallback
+// used when the addon is absent.
 import { crc32c as referenceCrc32c } from '@node-rs/crc32';
 import { xxh3 as referenceXxh3 } from '@node-rs/xxhash';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -54,6 +55,12 @@ describe('native checksum addon', () => {
     assert.throws(() => startWriteback(-1, 0, 1, noop), TypeError);
     assert.throws(() => startWriteback(3, -1, 1, noop), TypeError);
     assert.throws(() => startWriteback(3, 0, 1, 'x' as unknown as () => void), TypeError);
+  });
+
+  it('uses the VPCLMULQDQ CRC32C path exactly when the CPU has VPCLMULQDQ and AVX-512 F/VL/BW', { skip: nativeStatus.loaded && existsSync('/proc/cpuinfo') && process.arch === 'x64' ? false : 'needs the addon on Linux x64' }, () => {
+    const flags = new Set(/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim().split(/\s+/) ?? []);
+    const capable = ['sse4_2', 'avx512f', 'avx512vl', 'avx512bw', 'vpclmulqdq'].every((f) => flags.has(f));
+    assert.equal(nativeStatus.vpclmul, capable, `cpu flags say ${capable ? '' : 'not '}capable`);
   });
 
   it('the exported functions are the addon when it loaded', () => {
