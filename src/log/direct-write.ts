@@ -22,7 +22,7 @@ export interface DirectWriteGateOptions {
   slowWriteMs?: number;
   /** How long they stay off. Default 10 s. */
   cooldownMs?: number;
-  /** Synchronous writing allowed per turn of the event loop, in ms. Default 10 ms. */
+  /** Synchronous writing allowed per turn of the event loop, in ms (> 0). Default 10 ms. */
   turnBudgetMs?: number;
   /** Milliseconds, monotonic; injectable for tests. */
   now?: () => number;
@@ -44,6 +44,8 @@ export class DirectWriteGate {
     this.slowWriteMs = options.slowWriteMs ?? 20;
     this.cooldownMs = options.cooldownMs ?? 10_000;
     this.turnBudgetMs = options.turnBudgetMs ?? 10;
+    // A round waits for a turn with budget left (Segment.append): none would never come.
+    if (!(this.turnBudgetMs > 0)) throw new RangeError(`turnBudgetMs must be > 0, got ${this.turnBudgetMs}`);
     this.now = options.now ?? (() => performance.now());
   }
 

@@ -64,7 +64,7 @@ export interface AppendRequest {
    * before `from` are checksummed by the log. Read after `stamp` runs, so a stamp that rewrites
    * bytes at or after `from` must update it. A wrong value makes the batch fail verification.
    */
-  payloadCrc32c?: { from: number; value: number };
+  payloadCrc32c?: { from: number; value: number } | undefined;
 }
 
 export interface AppendResult {

@@ -941,6 +941,30 @@ describe('FileLog direct (synchronous) writes', () => {
     for (const log of logs) await log.close();
   });
 
+  it('a round waiting for the next turn goes to the thread pool if a slow write starts a cooldown meanwhile', async () => {
+    const time = { now: 1_000 };
+    const fs = new TimedFs(time);
+    fs.syncWriteMs = 4;
+    const gate = new DirectWriteGate({ slowWriteMs: 20, cooldownMs: 10_000, turnBudgetMs: 10, now: () => time.now });
+    const logs = await Promise.all([0, 1, 2, 3, 4].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
+    // Three partitions spend the turn's budget; the fourth and fifth wait for the next turn. There
+    // the fourth's write is slow and turns direct writes off: the fifth goes to the thread pool.
+    const appends = logs.map((log, i) => log.append(batch(`p${i}`)));
+    await Promise.all(appends.slice(0, 3));
+    assert.equal(fs.writevSyncCalls, 3);
+    fs.syncWriteMs = 30;
+    await Promise.all(appends);
+    assert.equal(gate.slowWrites, 1);
+    assert.equal(fs.writevSyncCalls, 4, 'the fourth wrote synchronously');
+    assert.equal(fs.writevCalls, 1, 'the fifth went to the thread pool');
+    for (const [i, log] of logs.entries()) assert.deepEqual(await contents(log), [`0:p${i}-0`]);
+    for (const log of logs) await log.close();
+  });
+
+  it('refuses a turn budget of 0 (a round would wait for budget forever)', () => {
+    assert.throws(() => new DirectWriteGate({ turnBudgetMs: 0 }), RangeError);
+  });
+
   it('one appender whose appends chain in microtasks lets the event loop turn once per turn budget', async () => {
     const time = { now: 1_000 };
     const fs = new TimedFs(time);
