@@ -8,7 +8,7 @@ import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { BufferLease } from '../../src/log/buffer-pool.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
-import { reserveAfterBytes, reserveAheadBytes, writebackBytes, writebackDelayMs } from '../../src/log/segment.js';
+import { reserveAfterBytes, reserveAheadBytes, writebackAlignBytes, writebackBytes, writebackDelayMs, writebackStreakDelayMs } from '../../src/log/segment.js';
 import { TaskSlots } from '../../src/log/task-slots.js';
 import { nativeStatus } from '../../src/native/index.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
@@ -255,6 +255,40 @@ describe('FileLog files and recovery', () => {
       await log.close();
     });
   }
+
+  it(`once hinted, a streak of writes is hinted again after ${writebackStreakDelayMs} ms; a pause over ${writebackDelayMs} ms ends it; hints stop at a ${writebackAlignBytes / 1024} KiB boundary`, async () => {
+    const ranges: Array<[number, number]> = [];
+    const fs = new FaultyFileSystem({ ...nodeFileSystem, startWriteback: async (_fd, position, length) => void ranges.push([position, length]) });
+    const clock = new ManualClock();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 64 * 2 ** 20, maxBatchBytes: 2 * 2 ** 20 }), { fs, clock });
+    const big = encodeNeutralBatch([{ key: null, value: 'x'.repeat(2 ** 20) }], { timestamp: 1 });
+    const end = () => log.stats().sizeBytes;
+    for (let i = 0; i < 9; i++) await log.append(big);
+    clock.advance(writebackDelayMs);
+    await log.append(big);
+    assert.equal(ranges.length, 1, 'the first hint waits the full delay');
+    const firstEnd = ranges[0]![0] + ranges[0]![1];
+    assert.equal(firstEnd % writebackAlignBytes, 0, 'the hint ends on a boundary');
+    assert.ok(firstEnd <= end() && firstEnd > end() - writebackAlignBytes, 'at the last boundary below the end of the data');
+    assert.notEqual(end() % writebackAlignBytes, 0, 'the data ends inside a page the hint left out');
+    // The streak goes on: the next hint waits only the short delay, and starts where the last ended.
+    for (let i = 0; i < 9; i++) await log.append(big);
+    assert.equal(ranges.length, 1);
+    clock.advance(writebackStreakDelayMs);
+    await log.append(big);
+    assert.equal(ranges.length, 2);
+    assert.equal(ranges[1]![0], firstEnd);
+    // A pause ends the streak: the first hint after it waits the full delay again.
+    clock.advance(writebackDelayMs + 1);
+    for (let i = 0; i < 9; i++) await log.append(big);
+    clock.advance(writebackStreakDelayMs);
+    await log.append(big);
+    assert.equal(ranges.length, 2, 'no hint after the short delay once the streak has ended');
+    clock.advance(writebackDelayMs - writebackStreakDelayMs);
+    await log.append(big);
+    assert.equal(ranges.length, 3);
+    await log.close();
+  });
 
   it('an fsync covers what it synced: no write-back hint re-covers it', async () => {
     const ranges: Array<[number, number]> = [];
