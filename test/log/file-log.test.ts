@@ -995,6 +995,19 @@ describe('FileLog direct (synchronous) writes', () => {
     for (const log of logs) await log.close();
   });
 
+  it('rounds waiting for the budget resume right after it resets, ahead of callbacks queued before them', async () => {
+    const time = { now: 1_000 };
+    const gate = new DirectWriteGate({ turnBudgetMs: 10, now: () => time.now });
+    gate.write(() => (time.now += 12)); // spends the turn's budget and queues its reset
+    const order: string[] = [];
+    // A callback queued before the rounds wait (in the broker: the next socket read, say).
+    const newcomer = new Promise<void>((resolve) => setImmediate(resolve)).then(() => order.push('newcomer'));
+    const waits = [1, 2].map((i) => gate.nextTurn().then(() => order.push(`round ${i}`)));
+    await Promise.all([newcomer, ...waits]);
+    assert.deepEqual(order, ['round 1', 'round 2', 'newcomer']);
+    assert.ok(gate.open(), 'the budget is fresh');
+  });
+
   it('refuses a turn budget of 0 (a round would wait for budget forever)', () => {
     assert.throws(() => new DirectWriteGate({ turnBudgetMs: 0 }), RangeError);
   });
