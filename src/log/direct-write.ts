@@ -11,9 +11,9 @@
 // partitions with rounds queued at once (one large multi-partition request, a producer whose
 // appends chain without ever leaving the microtask queue, or the backlog after a cooldown) wait
 // for the next turn once the budget is spent (`nextTurn`), so timers and other sockets get their
-// turn in between, and then write synchronously again, first in line. (They used to go to the thread pool
-// instead; a write handed over there took 0.3-1.3 ms against ~0.06 ms, queued behind writeback
-// hints and block reservations.)
+// turn in between, and then write synchronously again, first in line. (They used to go to the
+// thread pool instead; a write handed over there took 0.3-1.3 ms against ~0.06 ms, queued behind
+// write-back hints and block reservations.)
 
 import { performance } from 'node:perf_hooks';
 
