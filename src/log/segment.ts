@@ -469,14 +469,14 @@ export class Segment {
    * short bursts free of writeback: with 8 MiB hints and no delay, 256 KiB appends of a 256 MiB
    * burst ran at 41-48% of raw writes instead of 63%. A streak of writes that has lasted long
    * enough to be hinted once is no burst: its next hints wait `writebackStreakDelayMs`, so the
-   * data behind each periodic fsync and journal commit stays smaller still (1 GB Iggy ingests:
-   * fsyncs 12-20 ms at most instead of 56-85). A pause of more than `writebackDelayMs` between
-   * write rounds ends the streak.
+   * data behind each periodic fsync and journal commit stays smaller still (1 GB Iggy ingests: the
+   * longest fsync of a run 12-31 ms instead of 40-97). A pause of more than `writebackDelayMs`
+   * between write rounds ends the streak.
    *
    * A hint ends at the last `writebackAlignBytes` boundary at or below the end of the data, never
    * inside the page the next append continues: ext4 keeps a page locked while it prepares it for
    * writeback (allocating blocks under a journal handle), and an append into that page waited for
-   * it. With the hint running to the end, single synchronous writes of 25-80 ms stalled 1 GB Iggy
+   * it. With the hint running to the end, single synchronous writes of 20-80 ms stalled 1 GB Iggy
    * ingests, and some 256 MiB bursts of 16 KiB or 256 KiB appends ran at 12-37% of raw writes;
    * without, no write took over 5 ms. (64 KiB covers 4, 16 and 64 KiB pages.)
    */
