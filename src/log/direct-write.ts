@@ -56,14 +56,17 @@ export class DirectWriteGate {
     return this.turnSpentMs < this.turnBudgetMs && !this.coolingDown();
   }
 
-  /** Whether direct writes are off after a slow one (writes go to the thread pool meanwhile). */
-  coolingDown(): boolean {
-    return this.now() < this.offUntil;
+  /**
+   * Whether a write must wait for the next turn (`nextTurn`) before it is decided: this turn's
+   * budget is spent and direct writes are not off (when they are, it goes to the thread pool now).
+   * Check again after each wait, in the same continuation as the write.
+   */
+  mustWait(): boolean {
+    return this.turnSpentMs >= this.turnBudgetMs && !this.coolingDown();
   }
 
-  /** Whether this turn of the event loop has spent its synchronous budget. */
-  turnSpent(): boolean {
-    return this.turnSpentMs >= this.turnBudgetMs;
+  private coolingDown(): boolean {
+    return this.now() < this.offUntil;
   }
 
   /**

@@ -372,7 +372,7 @@ export class Segment {
    */
   async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number, gate: DirectWriteGate | null = null): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
-    while (gate !== null && gate.turnSpent() && !gate.coolingDown()) await gate.nextTurn();
+    while (gate !== null && gate.mustWait()) await gate.nextTurn();
     const written =
       gate !== null && gate.open()
         ? gate.write(() => this.fsys.writevSync(this.logFd, chunks, this.size))
