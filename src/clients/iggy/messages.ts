@@ -184,23 +184,29 @@ export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: Bu
  * same checks and reasons as parsePolledBatches 'full'), then building one message per frame.
  */
 export function decodePolledRecords(partitionId: number, records: readonly Buffer[]): IggyMessage[] {
-  const out: IggyMessage[] = [];
+  let out: IggyMessage[] = [];
+  let at = 0;
   for (const region of records) {
     const batches: ValidatedBatch[] = [];
+    let messages = 0;
     let pos = 0;
     while (pos < region.length) {
       const batch = validateBatch(pos === 0 ? region : region.subarray(pos));
       if ('code' in batch) throw new IggyProtocolError(`poll reply: record ${batches.length}: ${batch.reason}`);
       batches.push(batch);
+      messages += batch.header.messageCount;
       pos += batch.bytes.length;
     }
-    for (const batch of batches) decodeFrames(partitionId, batch, out);
+    // Sized once per region (a poll reply has one): message_count is a verified batch's frame count.
+    if (at === 0) out = new Array<IggyMessage>(messages);
+    else out.length = at + messages;
+    for (const batch of batches) at = decodeFrames(partitionId, batch, out, at);
   }
   return out;
 }
 
-/** Appends the messages of a verified batch to `out`. */
-function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessage[]): void {
+/** Writes the messages of a verified batch into `out` from index `at`; returns the next index. */
+function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessage[], at: number): number {
   const { bytes, header: h } = batch;
   const timestamp = h.baseTimestamp;
   const origin = h.originTimestamp;
@@ -220,27 +226,30 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
       if (typeof decoded === 'string') throw new IggyProtocolError(`poll reply: ${decoded}`);
       headers = decoded;
     }
-    out.push(
+    out[at++] = (
       new PolledMessage(
         partitionId,
-        baseNumber >= 0 ? BigInt(baseNumber + offsetDelta) : h.baseOffset + BigInt(offsetDelta),
+        baseNumber >= 0 ? baseNumber + offsetDelta : -1,
+        baseNumber >= 0 ? undefined : h.baseOffset + BigInt(offsetDelta),
         timestamp,
         timestampDelta === 0 ? origin : origin + BigInt(timestampDelta),
         bytes.subarray(body, end - userHeadersLength),
         headers,
         bytes,
         pos,
-      ),
+      )
     );
     pos = end;
   }
+  return at;
 }
 
 /**
- * A polled message. `id` and `checksum` are read from the frame when first asked for: building
- * five BigInts per message for fields most consumers never read was a third of the SDK's decode
- * time. They are accessors (on the prototype; assigning them works as on a plain object), so an
- * object spread (`{ ...m }`) leaves them out: copy them by name.
+ * A polled message. `offset` is built as a BigInt each time it is read, from a number held while
+ * exact; `id` and `checksum` are read from the frame when first asked for. Building those BigInts
+ * for every message (fields many consumers never read, or read for the last message only) was
+ * over a third of the SDK's decode time. They are accessors (on the prototype; assigning them
+ * works as on a plain object), so an object spread (`{ ...m }`) leaves them out: copy them by name.
  */
 class PolledMessage implements IggyMessage {
   private idValue: bigint | undefined = undefined;
@@ -248,7 +257,9 @@ class PolledMessage implements IggyMessage {
 
   constructor(
     readonly partitionId: number,
-    readonly offset: bigint,
+    /** The offset while below 2^53 - 2^32 (always, in practice), else -1 and `offsetValue` holds it. */
+    private readonly offsetNumber: number,
+    private offsetValue: bigint | undefined,
     readonly timestamp: bigint,
     readonly originTimestamp: bigint,
     readonly payload: Buffer,
@@ -257,6 +268,14 @@ class PolledMessage implements IggyMessage {
     private readonly batch: Buffer,
     private readonly frameAt: number,
   ) {}
+
+  get offset(): bigint {
+    return this.offsetValue ?? BigInt(this.offsetNumber);
+  }
+
+  set offset(value: bigint) {
+    this.offsetValue = value;
+  }
 
   get id(): bigint {
     return (this.idValue ??= readU128(this.batch, this.frameAt + 8));

@@ -105,14 +105,26 @@ describe('iggy SDK messages', () => {
     );
   });
 
-  it('polled messages read id and checksum from the frame, and take assignments like plain objects', () => {
-    const batch = encodeBatchBytes([{ id: 42n, originTimestamp: 5n, payload: Buffer.from('x') }], { partitionId: 1n, baseOffset: 7n, baseTimestamp: 9n });
-    const [m] = decodePolledRecords(1, [batch]);
-    assert.equal(m!.id, 42n);
-    assert.equal(m!.checksum, batch.readBigUInt64LE(batchHeaderBytes));
-    m!.id = 5n;
-    m!.checksum = 6n;
-    assert.deepEqual([m!.id, m!.checksum], [5n, 6n]);
+  it('polled messages read offset, id and checksum from the frame, and take assignments like plain objects', () => {
+    const batch = encodeBatchBytes(
+      [
+        { id: 42n, originTimestamp: 5n, payload: Buffer.from('x') },
+        { id: 43n, originTimestamp: 5n, payload: Buffer.from('y') },
+      ],
+      { partitionId: 1n, baseOffset: 7n, baseTimestamp: 9n },
+    );
+    const messages = decodePolledRecords(1, [batch]);
+    assert.equal(messages.length, 2);
+    const m = messages[1]!;
+    assert.deepEqual([m.offset, m.id, m.payload.toString()], [8n, 43n, 'y']);
+    assert.equal(m.checksum, batch.readBigUInt64LE(batchHeaderBytes + 48 + 1));
+    m.offset = 4n;
+    m.id = 5n;
+    m.checksum = 6n;
+    assert.deepEqual([m.offset, m.id, m.checksum], [4n, 5n, 6n]);
+    // Offsets past 2^53 - 2^32 are kept as BigInts.
+    const far = encodeBatchBytes([{ id: 1n, originTimestamp: 5n, payload: Buffer.from('z') }], { partitionId: 1n, baseOffset: (1n << 63n) + 3n, baseTimestamp: 9n });
+    assert.equal(decodePolledRecords(1, [far])[0]!.offset, (1n << 63n) + 3n);
   });
 
   it('mints UUIDv7-shaped ids: time, version 7, variant 10, random and unique across pool refills', () => {
