@@ -13,7 +13,8 @@
 //    Baseline: 1 MiB writes client -> server-process sink (1 and 4 sockets; the faster counts).
 //    Target: >= 25% of it.
 // 2. Read-back: 4 consumers, each polling its partition from offset 0 (strategy offset) in polls
-//    of 1,000 messages until it has read every message; per-poll latency.
+//    of 1,000 messages until it has read every message; per-poll latency. Before it, each consumer
+//    makes 1,000 untimed polls of the warm-up topic (see readWarmupPolls).
 //    Baseline: server-process source -> client, 1 MiB writes (1 and 4 sockets). Target: >= 50%.
 // 3. Latency: p50/p99/p99.9 of send and poll, next to a raw 1 MiB write -> 8 B ack (and an 8 B
 //    request -> 1 MiB reply) round trip on 4 sockets at once. Target: send p99 < 10 ms. The same
@@ -65,6 +66,14 @@ const batchesPerProducer = envInt('QUARTET_BENCH_IGGY_BATCHES', quick ? 25 : 250
 const trials = envInt('QUARTET_BENCH_IGGY_TRIALS', quick ? 1 : 3);
 /** Batches each producer sends to a separate topic before the timed run (JIT, allocations). */
 const warmupBatches = quick ? 3 : 10;
+/**
+ * Polls each consumer makes of that topic (its warm-up batches, round and round) before the timed
+ * read-back. The poll path needs far more than the send path: its per-request functions run once
+ * per poll (no per-message loop inside them to fill V8's tier-up budget), and in a fresh broker and
+ * SDK the first ~500 polls per consumer ran in V8's baseline tiers, paying for TurboFan compiles
+ * besides: 1,000 timed polls measured the warm-up (docs/benchmarks.md, eighth session).
+ */
+const readWarmupPolls = quick ? 50 : 1000;
 /** Time bounds of the Quartet phases and of each raw baseline measurement. */
 const phaseSecondsMax = 120;
 const rawSeconds = quick ? 0.5 : 2;
@@ -474,7 +483,7 @@ async function produce(broker: Broker, preallocateSegments = false): Promise<Pha
   return { messages: latencies.length * messagesPerBatch, perPartition: ends.map((e) => e.count), seconds, latencies, brokerCpu: broker.cpuSeconds() - cpu0.broker, benchCpu: selfCpuSeconds() - cpu0.bench };
 }
 
-/** Consumer p reads partition p from offset 0 up to `expected[p]` messages. */
+/** Consumer p reads partition p from offset 0 up to `expected[p]` messages (after its warm-up polls). */
 async function consume(broker: Broker, expected: number[]): Promise<Phase> {
   const gate = barrier(clients);
   const latencies: number[] = [];
@@ -485,6 +494,12 @@ async function consume(broker: Broker, expected: number[]): Promise<Phase> {
       const c = newClient(broker.addr);
       await c.connect();
       try {
+        const consumer = { consumer: p + 1 };
+        for (let i = 0; i < readWarmupPolls; i++) {
+          const offset = (i % warmupBatches) * messagesPerBatch;
+          const r = await c.pollMessages({ streamId: stream, topicId: 'warmup', partitionId: p, consumer, strategy: { offset }, count: messagesPerBatch });
+          if (r.messages.length !== messagesPerBatch) throw new Error(`warm-up poll of partition ${p} at offset ${offset}: ${r.messages.length} messages`);
+        }
         const start = await gate.arrive();
         if (p === 0) cpu0 = { broker: broker.cpuSeconds(), bench: selfCpuSeconds() };
         const deadline = start + phaseSecondsMax * 1000;
@@ -492,7 +507,7 @@ async function consume(broker: Broker, expected: number[]): Promise<Phase> {
         let offset = 0;
         for (let polls = 0; offset < perPartition && polls < perPartition && performance.now() < deadline; polls++) {
           const t0 = performance.now();
-          const r = await c.pollMessages({ streamId: stream, topicId: topic, partitionId: p, consumer: { consumer: p + 1 }, strategy: { offset }, count: messagesPerBatch });
+          const r = await c.pollMessages({ streamId: stream, topicId: topic, partitionId: p, consumer, strategy: { offset }, count: messagesPerBatch });
           latencies.push(performance.now() - t0);
           const first = r.messages[0];
           if (first === undefined || first.offset !== BigInt(offset) || first.payload.length !== messageBytes || first.payload.readUInt32LE(0) !== offset % messagesPerBatch) {
@@ -662,7 +677,7 @@ export async function runIggyBench(): Promise<void> {
       target: `>= 25%: ${verdict(ingestMb / upLimit >= 0.25)}`,
     },
     {
-      case: `read-back: ${clients} consumers, polls of ${messagesPerBatch} from offset (baseline: server-process source -> client)`,
+      case: `read-back: ${clients} consumers, polls of ${messagesPerBatch} from offset, after ${int(readWarmupPolls)} warm-up polls each (baseline: server-process source -> client)`,
       value: `${mbS(readMb)}, ${int(median(runs.map((r) => rate(r.read))))} msg/s (wire ${mbS(median(runs.map((r) => wireMb(r.read))))})`,
       baseline: mbS(downLimit),
       ratio: `${fmt((readMb / downLimit) * 100, 0)}%`,
