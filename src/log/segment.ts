@@ -146,14 +146,17 @@ export class Segment {
    * files it created are unlinked again (best effort): an empty `<base>.log` left behind by a
    * failed roll would otherwise look, at the next open, like an active segment starting below
    * data the old segment goes on to receive. Recovery removes such a file if it survives anyway.
+   * `syncDir` false leaves the directory fsync that makes the names durable to the caller
+   * (FileLog.rollActive under 'interval' does it in the background: on ext4 in ordered mode, a
+   * directory fsync commits the journal, which first writes out every file's dirty data).
    */
-  static async create(fsys: LogFileSystem, dir: string, baseOffset: number, indexIntervalBytes: number, suffix = '', preallocateBytes = 0): Promise<Segment> {
+  static async create(fsys: LogFileSystem, dir: string, baseOffset: number, indexIntervalBytes: number, suffix = '', preallocateBytes = 0, syncDir = true): Promise<Segment> {
     const paths = segmentPaths(dir, baseOffset, suffix);
     const files = [paths.log, paths.index, paths.timeIndex];
     const fds: number[] = [];
     try {
       for (const path of files) fds.push(await fsys.open(path, 'w+'));
-      await fsys.fsyncDir(dir);
+      if (syncDir) await fsys.fsyncDir(dir);
     } catch (error) {
       await Promise.allSettled(fds.map((fd) => fsys.close(fd)));
       await unlinkQuietly(fsys, dir, files);
@@ -528,14 +531,31 @@ export class Segment {
    * segment's indexes.
    */
   async seal(): Promise<void> {
+    this.closeForAppends();
+    await this.finishSeal();
+  }
+
+  /**
+   * The part of a seal that must happen before the next segment takes appends: the last time
+   * index entry, and no more block reservations. Synchronous; `finishSeal` does the rest.
+   */
+  closeForAppends(): void {
     if (this.maxTimestamp !== null) this.timeIndex.maybeAppend(this.maxTimestamp, this.offsetOfMaxTimestamp);
+    this.reserveStopped = true;
+  }
+
+  /**
+   * The rest of a seal, which may run while the next segment takes appends (FileLog.rollActive
+   * under 'interval'): give back unused reserved blocks, then write out the indexes and sync all
+   * three files.
+   */
+  async finishSeal(): Promise<void> {
     // Blocks reserved past the end (preallocation, reserveAhead) and never written go back: an
     // ftruncate to the size frees them. Unconditional, so that a reservation made before a crash
     // or restart is freed too. Best effort like the reservation: the data is unaffected either way.
     await this.reservationSettled();
     await this.fsys.ftruncate(this.logFd, this.size).catch(() => undefined);
     this.reservedTo = 0;
-    this.reserveStopped = true;
     await this.syncAll();
   }
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
+import { readRecoveryPoint, writeRecoveryPoint } from '../../src/log/checkpoint.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { BufferLease } from '../../src/log/buffer-pool.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
@@ -409,15 +410,8 @@ describe('FileLog files and recovery', () => {
   it('under interval, a flush drops its own timer fsync queued behind other logs\' instead of waiting for them', async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     // The first fdatasync (log A's timer fsync) is held; later ones pass.
-    let release: (() => void) | null = null;
-    let calls = 0;
-    const fs = new FaultyFileSystem({
-      ...nodeFileSystem,
-      fdatasync: async (fd) => {
-        if (calls++ === 0) await new Promise<void>((resolve) => (release = resolve));
-        return nodeFileSystem.fdatasync(fd);
-      },
-    });
+    const held = firstSyncHeld();
+    const fs = held.fs;
     const slots = new TaskSlots(1);
     const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 });
     const a = await openFileLog(freshDir(), config, { fs, backgroundSyncs: slots });
@@ -425,7 +419,7 @@ describe('FileLog files and recovery', () => {
     await a.append(batch('a'));
     await b.append(batch('b'));
     t.mock.timers.tick(5);
-    await until(() => release !== null && slots.queued === 1);
+    await until(() => held.release !== null && slots.queued === 1);
     // B's timer fsync waits behind A's held one; B's flush does not (5 s deadline, then A goes on).
     let deadline: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
@@ -435,8 +429,8 @@ describe('FileLog files and recovery', () => {
     clearTimeout(deadline);
     const queuedAfter = slots.queued;
     const activeAfter = slots.active;
-    const syncsAfter = calls;
-    release!();
+    const syncsAfter = held.calls;
+    held.release!();
     assert.equal(outcome, 'flushed');
     assert.equal(syncsAfter, 2, "A's held timer fsync, then B's flush fsync (which covers B's dropped timer fsync)");
     assert.equal(queuedAfter, 0, "B's queued timer fsync was dropped");
@@ -465,6 +459,29 @@ describe('FileLog files and recovery', () => {
     await log.close().catch(() => undefined);
   });
 });
+
+/** A filesystem whose first fdatasync waits for `release()`; later ones pass. */
+function firstSyncHeld(): { fs: FaultyFileSystem; release: (() => void) | null; calls: number } {
+  const held: { fs: FaultyFileSystem; release: (() => void) | null; calls: number } = {
+    release: null,
+    calls: 0,
+    fs: new FaultyFileSystem({
+      ...nodeFileSystem,
+      fdatasync: async (fd) => {
+        if (held.calls++ === 0) await new Promise<void>((resolve) => (held.release = resolve));
+        return nodeFileSystem.fdatasync(fd);
+      },
+    }),
+  };
+  return held;
+}
+
+/** Flips one byte of a file (bad media, or a page that never reached the disk). */
+function damage(path: string, position: number): void {
+  const bytes = readFileSync(path);
+  bytes[position] = bytes[position]! ^ 0xff;
+  writeFileSync(path, bytes);
+}
 
 /** Awaits `reached`, keeping the event loop alive (the log's fsync timer is unref'd) up to a deadline. */
 async function reachedWithin(reached: Promise<void>, ms: number): Promise<void> {
@@ -548,6 +565,8 @@ describe('FileLog fault injection', () => {
     const config = testConfig({ segmentBytes: 1024 });
     const log = await openFileLog(dir, config, { fs });
     for (let i = 0; i < 20; i++) await log.append(batch(`v${i}`));
+    // The rolls' background seals (and their recovery point writes) are done before the fault is armed.
+    await log.flush();
     const segments = log.stats().segmentCount;
     fs.failNextWrite();
     await rejectsWith(log.truncateAll(), 'storage_error');
@@ -599,19 +618,237 @@ describe('FileLog fault injection', () => {
     await log.close();
   });
 
-  it('goes read-only when sealing a segment fails (interval)', async () => {
+  it('goes read-only when sealing a segment fails (interval): the roll does not wait for it, the next append finds out', async () => {
     const dir = freshDir();
     const fs = new FaultyFileSystem();
     const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 300 });
     const log = await openFileLog(dir, config, { fs });
     await log.append(batch('a'.repeat(100)));
+    await log.append(batch('x'.repeat(150))); // the first roll (it also writes the recovery point)
+    await log.flush();
     fs.failNextFsync();
-    await rejectsWith(log.append(batch('b'.repeat(150))), 'storage_error'); // the roll's seal fails
-    // The segment's acknowledged data went through a failed fsync; a retried seal would "succeed".
-    await rejectsWith(log.append(batch('c'.repeat(150))), 'storage_error');
+    // The roll seals the second segment in the background: 'b' goes into a new segment at once.
+    assert.equal((await log.append(batch('b'.repeat(150)))).baseOffset, 2);
+    assert.equal(log.stats().segmentCount, 3);
+    // The seal's fsync fails: the sealed segment's acknowledged data went through a failed fsync,
+    // and a retried one would "succeed", so the log stops taking writes.
     await rejectsWith(log.flush(), 'storage_error');
-    assert.equal(log.stats().segmentCount, 1);
+    await rejectsWith(log.append(batch('c'.repeat(150))), 'storage_error');
+    assert.deepEqual(await contents(log), [`0:${'a'.repeat(100)}-0`, `1:${'x'.repeat(150)}-0`, `2:${'b'.repeat(150)}-0`], 'reads still work');
     await log.close().catch(() => undefined);
+  });
+
+  it('under interval, a roll does not wait for the sealed segment\'s fsync; a flush does, and then the recovery point moves past it', async () => {
+    const dir = freshDir();
+    const fs = new HeldFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 1000 });
+    const log = await openFileLog(dir, config, { fs });
+    await log.append(batch('a'.repeat(700)));
+    const sealSync = fs.holdNextSync();
+    // 'b' rolls the log: the first segment's sync is held, and 'b' is acknowledged all the same.
+    assert.equal((await log.append(batch('b'.repeat(700)))).baseOffset, 1);
+    await reachedWithin(sealSync.reached, 5_000);
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), null, 'no recovery point yet: recovery would trust neither segment');
+    assert.equal((await log.append(batch('c'))).baseOffset, 2, 'appends go on while the seal syncs');
+    let flushed = false;
+    const flush = log.flush().then(() => (flushed = true));
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(flushed, false, 'a flush waits for the sealed segment too');
+    sealSync.open();
+    await flush;
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 1, 'every segment below the active one is synced');
+    await log.close();
+    assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
+  });
+
+  it('after an unclean stop, a segment sealed but not yet synced is re-validated whole; a cut one takes the later segments with it', async () => {
+    const dir = freshDir();
+    const fs = new HeldFileSystem();
+    // Batches of equal size (170 bytes with the envelope), four to a segment.
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+    const log = await openFileLog(dir, config, { fs });
+    const value = (i: number) => `v${String(i).padStart(2, '0')}`.repeat(25);
+    for (let i = 0; i < 8; i++) await log.append(batch(value(i)));
+    await log.flush(); // the first segment's seal is done: the recovery point is the second's base
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 4);
+    const sealSync = fs.holdNextSync();
+    await log.append(batch(value(8))); // rolls; the second segment's sync is held
+    await reachedWithin(sealSync.reached, 5_000);
+    await log.append(batch(value(9)));
+    // The directory as a power cut would leave it now, with a byte of the second segment's second
+    // batch lost (a page the kernel never wrote): no clean-shutdown marker, recovery point 4.
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    sealSync.open();
+    await log.close();
+    const sealedPath = join(crashed, '00000000000000000004.log');
+    const sealedBytes = readFileSync(sealedPath);
+    const second = sealedBytes.length / 4 + 20; // inside the second of four equal batches
+    sealedBytes[second] = sealedBytes[second]! ^ 0xff;
+    writeFileSync(sealedPath, sealedBytes);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      const expected = [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`);
+      assert.deepEqual(await contents(reopened), expected, 'a prefix: the batches before the damage, nothing after it');
+      assert.equal(reopened.stats().segmentCount, 2, 'the segment after the cut one went');
+      assert.equal((await reopened.append(batch('next'))).baseOffset, 5);
+    } finally {
+      await reopened.close();
+    }
+    assert.deepEqual((await verifyPartitionDir(crashed)).problems, []);
+  });
+
+  it('after an unclean stop, segments below the recovery point are trusted as synced (only their tails are re-validated)', async () => {
+    const dir = freshDir();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 600 });
+    const log = await openFileLog(dir, config);
+    for (let i = 0; i < 4; i++) await log.append(batch(`a${i}`.repeat(20)));
+    await log.append(batch('b'.repeat(300))); // rolls
+    await log.flush(); // the seal is synced: the recovery point moves to the new segment
+    await log.append(batch('c'));
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    await log.close();
+    assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 4);
+    // Bad media, not a lost write: recovery does not read a trusted segment whole, so it keeps it
+    // (`quartet log verify` is what finds such damage).
+    const sealedPath = join(crashed, '00000000000000000000.log');
+    const sealedBytes = readFileSync(sealedPath);
+    const second = sealedBytes.length / 4 + 20;
+    sealedBytes[second] = sealedBytes[second]! ^ 0xff;
+    writeFileSync(sealedPath, sealedBytes);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      assert.equal(reopened.stats().segmentCount, 2);
+      assert.equal(reopened.stats().nextOffset, 6);
+    } finally {
+      await reopened.close();
+    }
+    assert.ok((await verifyPartitionDir(crashed)).problems.length > 0, 'verify still reports the damage');
+  });
+
+  it('after an unclean stop without a recovery point, the last two segments are re-validated whole', async () => {
+    const dir = freshDir();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+    const log = await openFileLog(dir, config);
+    const value = (i: number) => `w${String(i).padStart(2, '0')}`.repeat(25);
+    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
+    await log.flush();
+    // A directory from before recovery points (or one whose point was never written), left by an
+    // unclean stop with a byte of the second segment's second batch lost.
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    await log.close();
+    rmSync(join(crashed, 'recovery-point.checkpoint'));
+    damage(join(crashed, '00000000000000000004.log'), 170 + 20);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`));
+      assert.equal(reopened.stats().segmentCount, 2);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('after an unclean stop, damage found in a trusted segment cuts that segment alone (what follows was synced)', async () => {
+    const dir = freshDir();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+    const log = await openFileLog(dir, config);
+    const value = (i: number) => `t${String(i).padStart(2, '0')}`.repeat(25);
+    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
+    await log.flush(); // recovery point 8: the first two segments are trusted
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    await log.close();
+    // Bad media in the first segment's last batch, inside the tail recovery re-validates.
+    damage(join(crashed, '00000000000000000000.log'), 3 * 170 + 20);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      assert.deepEqual(
+        await contents(reopened),
+        [0, 1, 2, 4, 5, 6, 7, 8, 9].map((i) => `${i}:${value(i)}-0`),
+      );
+      assert.equal(reopened.stats().segmentCount, 3);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('after an unclean stop, a segment not yet synced that ends short of the next one (a loss at a batch boundary) takes the later segments with it', async () => {
+    const dir = freshDir();
+    const fs = new HeldFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+    const log = await openFileLog(dir, config, { fs });
+    const value = (i: number) => `g${String(i).padStart(2, '0')}`.repeat(25);
+    for (let i = 0; i < 8; i++) await log.append(batch(value(i)));
+    await log.flush();
+    const sealSync = fs.holdNextSync();
+    await log.append(batch(value(8))); // rolls; the second segment's sync is held
+    await reachedWithin(sealSync.reached, 5_000);
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    sealSync.open();
+    await log.close();
+    // The second segment kept only its first two batches: no torn envelope to find.
+    truncateSync(join(crashed, '00000000000000000004.log'), 2 * 170);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4, 5].map((i) => `${i}:${value(i)}-0`));
+      assert.equal(reopened.stats().nextOffset, 6, 'offsets go on from the end of what survived');
+    } finally {
+      await reopened.close();
+    }
+    assert.deepEqual((await verifyPartitionDir(crashed)).problems, []);
+  });
+
+  it('a flush takes its log\'s seal out of the fsync queue and runs it, instead of waiting behind other logs', async () => {
+    // The first fdatasync (log A's timer fsync) is held; later ones pass.
+    const held = firstSyncHeld();
+    const fs = held.fs;
+    const slots = new TaskSlots(1);
+    const a = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, backgroundSyncs: slots });
+    const b = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 1000 }), { fs, backgroundSyncs: slots });
+    await a.append(batch('a'));
+    await until(() => held.release !== null); // A's timer fsync holds the only slot
+    await b.append(batch('x'.repeat(700)));
+    await b.append(batch('y'.repeat(700))); // rolls: B's seal waits for the slot
+    assert.equal(slots.queued, 1);
+    let deadline: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      b.flush().then(() => 'flushed'),
+      new Promise<string>((resolve) => (deadline = globalThis.setTimeout(() => resolve('stuck behind A'), 5_000))),
+    ]);
+    clearTimeout(deadline);
+    const queuedAfter = slots.queued;
+    held.release!();
+    assert.equal(outcome, 'flushed');
+    assert.equal(queuedAfter, 0, 'the seal left the queue');
+    assert.equal(await readRecoveryPoint(nodeFileSystem, b.dir), 1);
+    await until(() => slots.active === 0);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a roll that must first lower a recovery point left above the old segment fails if it cannot, and the log stays writable (interval)', async () => {
+    const dir = freshDir();
+    // A recovery point above every segment (a planted or damaged-then-rewritten file): it would
+    // trust the sealed segment before its background sync is done, so the roll rewrites it first.
+    mkdirSync(dir, { recursive: true });
+    await writeRecoveryPoint(nodeFileSystem, dir, 1_000);
+    const fs = new FaultyFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 300 });
+    const log = await openFileLog(dir, config, { fs });
+    await log.append(batch('a'.repeat(100)));
+    fs.failNextFsync();
+    await rejectsWith(log.append(batch('b'.repeat(150))), 'storage_error');
+    assert.equal(log.stats().segmentCount, 1);
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 1_000, 'the failed write left the old file');
+    assert.equal((await log.append(batch('c'))).baseOffset, 1, 'a small batch still fits the old segment');
+    assert.equal((await log.append(batch('d'.repeat(150)))).baseOffset, 2, 'the next roll works');
+    assert.equal(log.stats().segmentCount, 2);
+    await log.flush();
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 2);
+    await log.close();
+    assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
   });
 
   it('a roll that fails after creating the new .log leaves no segment that hides acknowledged data', async () => {
@@ -671,6 +908,7 @@ describe('FileLog segment preallocation and reservation ahead', () => {
     // ~5 MiB of 512 KiB batches: one roll.
     const value = 'p'.repeat(512 * 1024);
     for (let i = 0; i < 10; i++) await log.append(encodeNeutralBatch([{ key: null, value: `${i}${value}` }], { timestamp: 1 }));
+    await log.flush(); // the sealed segment gives its blocks back in its background seal
     const [sealed, active] = logFiles();
     assert.ok(active !== undefined, 'the log rolled');
     assert.equal(fs.preallocateCalls, 2, 'the new segment reserved its blocks too');
@@ -700,6 +938,7 @@ describe('FileLog segment preallocation and reservation ahead', () => {
     assert.ok(activeLog().size < 11 * 2 ** 20, 'the size stays at the data end');
     // Past 24 MiB the segment rolls; the sealed one gives back what it did not use.
     for (let i = 10; i < 26; i++) await log.append(mib(i));
+    await log.flush(); // the sealed segment gives its blocks back in its background seal
     const sealed = statSync(join(dir, readdirSync(dir).filter((f) => f.endsWith('.log')).sort()[0]!));
     assert.ok(log.stats().segmentCount >= 2);
     assert.ok(sealed.blocks * 512 < sealed.size + 64 * 1024, `the sealed segment keeps ${sealed.blocks * 512} bytes for ${sealed.size} of data`);
@@ -735,6 +974,7 @@ describe('FileLog segment preallocation and reservation ahead', () => {
     assert.deepEqual(events, ['reserve'], 'the seal has not cut the file while the reservation is held');
     release!();
     await rolled;
+    await log.flush(); // the seal's cut runs in its background part
     assert.deepEqual(events.slice(0, 3), ['reserve', 'reserved', 'truncate']);
     await log.close();
   });
