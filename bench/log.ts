@@ -19,8 +19,10 @@ const kib = 1024;
 const sizes = [16 * kib, 256 * kib, 1024 * kib];
 /** Bytes written per no-fsync trial; bounded in time as well. */
 const volumeBytes = 256 * 1024 * 1024;
+/** A stream longer than the default 1 GiB segment: its roll happens inside the timed run. */
+const rollVolumeBytes = 1280 * 1024 * 1024;
 const fsyncVolumeBytes = 64 * 1024 * 1024;
-const secondsMax = 6;
+const secondsMax = 8;
 /** Each case runs this many times, alternating with its baseline; the median is printed. */
 const trials = 3;
 /** Appends kept in flight by the no-fsync appender (a producer pipeline). */
@@ -170,19 +172,21 @@ export async function runLogBench(): Promise<void> {
       removeDir(dir);
     }
   };
+  /** Raw writes into a new directory that is removed afterwards. */
+  const rawThrowaway = (size: number, sync: boolean, bytesMax: number) => async () => {
+    const dir = benchDir('raw-');
+    try {
+      return await rawWrites(dir, size, sync, bytesMax);
+    } finally {
+      removeDir(dir);
+    }
+  };
   try {
     const rows: Row[] = [];
     for (const size of sizes) {
       const target = size === 256 * kib ? '>= 80%' : undefined;
       const writes = await interleaved(
-        async () => {
-          const dir = benchDir('raw-');
-          try {
-            return await rawWrites(dir, size, false, volumeBytes);
-          } finally {
-            removeDir(dir);
-          }
-        },
+        rawThrowaway(size, false, volumeBytes),
         [
           throwaway('nofsync', size, { fsyncPolicy: 'interval' }, 1, volumeBytes),
           throwaway('nofsync-p', size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes),
@@ -192,6 +196,14 @@ export async function runLogBench(): Promise<void> {
       rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, writes.results[0]!, writes.base, target));
       rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, writes.results[1]!, writes.base, target));
       rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, CRC supplied by the front-end`, writes.results[2]!, writes.base, target));
+      if (size === 256 * kib) {
+        // The same appender for 1.25 GiB: the log rolls its 1 GiB segment inside the timed run.
+        const long = await interleaved(
+          rawThrowaway(size, false, rollVolumeBytes),
+          [throwaway('roll', size, { fsyncPolicy: 'interval' }, 1, rollVolumeBytes)],
+        );
+        rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, 1.25 GiB (a segment roll inside the run)`, long.results[0]!, long.base, target));
+      }
 
       // Reads: one log and one raw file of the same bytes, both warm in the page cache.
       const rawDir = benchDir('raw-');
@@ -211,14 +223,7 @@ export async function runLogBench(): Promise<void> {
     const syncRows: Row[] = [];
     for (const size of sizes) {
       const { base, results } = await interleaved(
-        async () => {
-          const dir = benchDir('raw-');
-          try {
-            return await rawWrites(dir, size, true, fsyncVolumeBytes);
-          } finally {
-            removeDir(dir);
-          }
-        },
+        rawThrowaway(size, true, fsyncVolumeBytes),
         [
           throwaway('always-1', size, { fsyncPolicy: 'always' }, 1, fsyncVolumeBytes),
           throwaway('always-64', size, { fsyncPolicy: 'always' }, 64, fsyncVolumeBytes * 4),
