@@ -298,6 +298,8 @@ export class FileLog implements PartitionLog {
   private sealJob: ScheduledTask<true> | null = null;
   /** The recovery point on disk (null: none yet): segments below it are synced. */
   private recoveryPoint: number | null;
+  /** The segment the timer's fsync is syncing while it runs (writes to it skip direct writes). */
+  private syncingSegment: Segment | null = null;
   /** The timer's fsync as scheduled on the process-wide slots (cancellable while it waits). */
   private queuedSync: ScheduledTask<void> | null = null;
   /** A flush's fsync is running: the timer does not start a second one beside it. */
@@ -452,7 +454,11 @@ export class FileLog implements PartitionLog {
         chunks,
         total,
         // A round that ends in an fsync waits for the disk anyway: the write rides the thread pool.
-        syncNow ? null : this.directWrites,
+        // So does one written while the timer's fsync runs on the same file: the fsync writes out
+        // the page the write continues, and ext4 makes a write into a page under writeback wait
+        // for it (15-78 ms now and then), which on the event loop held every connection (and a
+        // write over 20 ms turns direct writes off for 10 s).
+        syncNow || this.syncingSegment === segment ? null : this.directWrites,
       );
       segment.firstAppendTime ??= taken[0]!.appendTime;
       if (syncNow) {
@@ -740,7 +746,14 @@ export class FileLog implements PartitionLog {
     const segment = this.active();
     // Writes from now on mark the log dirty again for the next tick.
     this.dirty = false;
-    const job = this.backgroundSyncs.schedule(() => segment.sync());
+    const job = this.backgroundSyncs.schedule(async () => {
+      this.syncingSegment = segment;
+      try {
+        await segment.sync();
+      } finally {
+        this.syncingSegment = null;
+      }
+    });
     this.queuedSync = job;
     this.backgroundSync = this.pinned(segment, async () => void (await job.done))
       .catch((error: unknown) => this.goReadOnly(error))

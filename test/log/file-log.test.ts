@@ -1162,6 +1162,25 @@ describe('FileLog direct (synchronous) writes', () => {
     await always.close();
   });
 
+  it('writes through the thread pool while the timer fsync of the same segment runs (a write into a page under writeback waits)', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const fs = new HeldFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, directWrites: new DirectWriteGate() });
+    await log.append(batch('before'));
+    assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 0]);
+    const timerSync = fs.holdNextSync();
+    t.mock.timers.tick(5);
+    await reachedWithin(timerSync.reached, 5_000);
+    await log.append(batch('during'));
+    assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 1], 'the write beside the fsync went to the thread pool');
+    timerSync.open();
+    await log.flush(); // waits for the timer fsync first
+    await log.append(batch('after'));
+    assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [2, 1], 'direct again once it is done');
+    assert.deepEqual(await contents(log), ['0:before-0', '1:during-0', '2:after-0']);
+    await log.close();
+  });
+
   it('never writes synchronously with directWrites: null', async () => {
     const fs = new FaultyFileSystem();
     const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: null });
