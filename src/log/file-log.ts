@@ -150,8 +150,8 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
 interface RecoveredLog {
   segments: Segment[];
   logStartOffset: number;
-  /** The recovery point on disk (null: none, or damaged). */
-  recoveryPoint: number | null;
+  /** The recovery point on disk after recovery (the active segment's base). */
+  recoveryPoint: number;
 }
 
 /** Recovery at open: see docs/log-format.md, "Recovery". */
@@ -161,15 +161,16 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
   await removeLeftovers(fsys, dir, names, logger);
   const bases = names.map(parseSegmentLogName).filter((b): b is number => b !== null).sort((a, b) => a - b);
   const clean = names.includes(cleanShutdownFileName);
-  // Which segments an unclean stop may have left with unsynced data: the active one, and the one
-  // before it if its background seal had not finished (FileLog.rollActive). Segments below the
-  // recovery point are synced; without one, all but the last two are. A damaged one trusts none.
+  // Which segments an unclean stop may have left with unsynced data: the active one, and one
+  // before it whose background seal had not finished (FileLog.rollActive). Segments below the
+  // recovery point are synced. A directory without one predates recovery points (every open
+  // writes one): its sealed segments were synced when sealed. A damaged one trusts none.
   const storedPoint = await readRecoveryPoint(fsys, dir);
   if (typeof storedPoint === 'string') logger.warn('ignoring a damaged recovery point checkpoint; re-validating every segment', { problem: storedPoint });
   const recoveryPoint = typeof storedPoint === 'number' ? storedPoint : null;
   const synced = (i: number): boolean => {
     if (i >= bases.length - 1) return false;
-    if (storedPoint === null) return i < bases.length - 2;
+    if (storedPoint === null) return true;
     return recoveryPoint !== null && bases[i]! < recoveryPoint;
   };
   const segments: Segment[] = [];
@@ -178,14 +179,16 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
     const trust = clean || synced(i);
     const { segment, report } = await Segment.open(fsys, dir, bases[i]!, config.indexIntervalBytes, trust, logger);
     segments.push(segment);
-    // A sealed segment that may have lost unsynced data and did (its tail was cut, or it ends
-    // short of the next segment's base: a loss that ended on a batch boundary, or a cut made by
-    // a recovery that stopped before it removed what follows): the later segments would leave a
-    // hole of acknowledged-then-lost offsets in the middle of the log, so they go, newest first,
-    // and the recovered log is a prefix of what was written. (Compaction, which leaves such gaps
-    // on purpose, only rewrites segments recovery trusts.) Damage in a trusted segment cuts that
-    // segment alone, as before: what follows it was synced.
-    if (!last && !trust && (report.truncatedBytes > 0 || segment.nextOffset < bases[i + 1]!)) {
+    // A sealed segment that may have lost unsynced data and did (its tail was cut, or, at or
+    // above a recovery point, it ends short of the next segment's base: a loss that ended on a
+    // batch boundary, or a cut made by a recovery that stopped before it removed what follows):
+    // the later segments would leave a hole of acknowledged-then-lost offsets in the middle of
+    // the log, so they go, newest first, and the recovered log is a prefix of what was written.
+    // (Compaction, which leaves such gaps on purpose, only rewrites segments below the recovery
+    // point; segments compacted before there were recovery points are trusted.) Damage in a
+    // trusted segment cuts that segment alone, as before: what follows it was synced.
+    const shortOfNext = recoveryPoint !== null && bases[i]! >= recoveryPoint && segment.nextOffset < (bases[i + 1] ?? Number.POSITIVE_INFINITY);
+    if (!last && !trust && (report.truncatedBytes > 0 || shortOfNext)) {
       logger.warn('a sealed segment lost data not yet synced; removing the segments after it', {
         file: segment.paths.log,
         end: segment.nextOffset,
@@ -211,12 +214,21 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
   if (segments.length === 0) segments.push(await Segment.create(fsys, dir, logStartOffset, config.indexIntervalBytes, '', preallocateBytesOf(config)));
   while (segments.length > 1 && segments[1]!.baseOffset <= logStartOffset) await segments.shift()!.delete();
   logStartOffset = Math.max(logStartOffset, segments[0]!.baseOffset);
+  // Every sealed segment recovery did not trust is synced now (after a process crash its data
+  // was read back from the page cache, possibly never written: a seal the crash interrupted);
+  // then the recovery point moves to the active segment, so that it is there from the first
+  // roll on. (In a new directory, or one from before recovery points, it is written here first.)
+  const active = segments.at(-1)!;
+  if (recoveryPoint !== active.baseOffset) {
+    for (const segment of segments.slice(0, -1)) if (recoveryPoint === null || segment.baseOffset >= recoveryPoint) await segment.syncAll();
+    await writeRecoveryPoint(fsys, dir, active.baseOffset);
+  }
   if (clean) {
     // Gone before any new write: a later crash must not look like a clean shutdown.
     await fsys.unlink(join(dir, cleanShutdownFileName));
     await fsys.fsyncDir(dir);
   }
-  return { segments, logStartOffset, recoveryPoint };
+  return { segments, logStartOffset, recoveryPoint: active.baseOffset };
 }
 
 /**
@@ -296,8 +308,8 @@ export class FileLog implements PartitionLog {
   private sealSync: Promise<void> | null = null;
   /** That sync as scheduled on the process-wide slots (cancellable while it waits). */
   private sealJob: ScheduledTask<true> | null = null;
-  /** The recovery point on disk (null: none yet): segments below it are synced. */
-  private recoveryPoint: number | null;
+  /** The recovery point on disk: segments below it are synced. */
+  private recoveryPoint: number;
   /** The segment the timer's fsync is syncing while it runs (writes to it skip direct writes). */
   private syncingSegment: Segment | null = null;
   /** The timer's fsync as scheduled on the process-wide slots (cancellable while it waits). */
@@ -583,16 +595,12 @@ export class FileLog implements PartitionLog {
       await this.advanceRecoveryPoint(baseOffset);
       return;
     }
-    // Before the old segment can be left unsynced, the recovery point must not trust it. Without a
-    // recovery point recovery trusts neither of the last two segments, and the point each seal
-    // leaves is the base of the segment that is now the old one: the write here is for a point
-    // left above it, which only a damaged or planted file gives. (Written here, on the roll's
-    // path, it cost 0.1-0.3 s at the first roll of a 1 GiB segment: its fsyncs made ext4 commit
-    // the journal, which in ordered mode first writes out the big file's dirty data.)
-    if (this.recoveryPoint !== null && this.recoveryPoint > old.baseOffset) {
-      await writeRecoveryPoint(this.fsys, this.dir, old.baseOffset);
-      this.recoveryPoint = old.baseOffset;
-    }
+    // The old segment may be left unsynced only if the recovery point does not trust it: the open
+    // put the point at the active segment, and each seal moves it to the next one, so it is at the
+    // old segment's base now. (Writing it here instead cost 0.1-0.3 s at the roll of a 1 GiB
+    // segment: its fsyncs made ext4 commit the journal, which in ordered mode first writes out the
+    // big file's dirty data.)
+    assert.ok(this.recoveryPoint <= old.baseOffset, 'the recovery point does not trust the active segment');
     // The directory fsync that makes the new segment's name durable is the seal's too: until it
     // is done, a flush waits (it waits for the seal).
     const segment = await this.createSegment(baseOffset, false);
@@ -1139,11 +1147,10 @@ export class FileLog implements PartitionLog {
     return this.maintenance.run(async () => {
       const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
       if (!this.config.cleanupPolicy.includes('compact')) return result;
-      // Only segments recovery trusts (below the recovery point; without one, all but the newest
-      // sealed one): after an unclean stop the others are checked for lost data, and the gaps
-      // compaction leaves would look like it.
+      // Only segments recovery trusts (below the recovery point): after an unclean stop the others
+      // are checked for lost data, and the gaps compaction leaves would look like it.
       await this.settleSealSync();
-      const sealed = this.segments.slice(0, -1).filter((s, i, all) => (this.recoveryPoint !== null ? s.baseOffset < this.recoveryPoint : i < all.length - 1));
+      const sealed = this.segments.slice(0, -1).filter((s) => s.baseOffset < this.recoveryPoint);
       const keys = new CompactionKeyMap(this.formats);
       for (const segment of sealed) {
         await this.pinned(segment, async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
-import { readRecoveryPoint, writeRecoveryPoint } from '../../src/log/checkpoint.js';
+import { readRecoveryPoint } from '../../src/log/checkpoint.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { BufferLease } from '../../src/log/buffer-pool.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
@@ -648,7 +648,7 @@ describe('FileLog fault injection', () => {
     // 'b' rolls the log: the first segment's sync is held, and 'b' is acknowledged all the same.
     assert.equal((await log.append(batch('b'.repeat(700)))).baseOffset, 1);
     await reachedWithin(sealSync.reached, 5_000);
-    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), null, 'no recovery point yet: recovery would trust neither segment');
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 0, 'the sealed segment is not trusted yet');
     assert.equal((await log.append(batch('c'))).baseOffset, 2, 'appends go on while the seal syncs');
     let flushed = false;
     const flush = log.flush().then(() => (flushed = true));
@@ -727,24 +727,28 @@ describe('FileLog fault injection', () => {
     assert.ok((await verifyPartitionDir(crashed)).problems.length > 0, 'verify still reports the damage');
   });
 
-  it('after an unclean stop without a recovery point, the last two segments are re-validated whole', async () => {
+  it('a directory from before recovery points keeps trusting its sealed segments (compacted ones end short of the next), and gets a recovery point at open', async () => {
     const dir = freshDir();
     const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
     const log = await openFileLog(dir, config);
     const value = (i: number) => `w${String(i).padStart(2, '0')}`.repeat(25);
     for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
     await log.flush();
-    // A directory from before recovery points (or one whose point was never written), left by an
-    // unclean stop with a byte of the second segment's second batch lost.
-    const crashed = freshDir();
-    cpSync(dir, crashed, { recursive: true });
+    const legacy = freshDir();
+    cpSync(dir, legacy, { recursive: true });
     await log.close();
-    rmSync(join(crashed, 'recovery-point.checkpoint'));
-    damage(join(crashed, '00000000000000000004.log'), 170 + 20);
-    const reopened = await openFileLog(crashed, config);
+    // As an older version left it after an unclean stop: no recovery point, and the second
+    // segment ending short of the third's base, as compaction leaves a segment whose last batches
+    // it removed. Its sealed segments were synced when sealed, so none of this is a loss.
+    rmSync(join(legacy, 'recovery-point.checkpoint'));
+    truncateSync(join(legacy, '00000000000000000004.log'), 2 * 170);
+    rmSync(join(legacy, '00000000000000000004.index'));
+    rmSync(join(legacy, '00000000000000000004.timeindex'));
+    const reopened = await openFileLog(legacy, config);
     try {
-      assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`));
-      assert.equal(reopened.stats().segmentCount, 2);
+      assert.equal(reopened.stats().segmentCount, 3, 'no segment removed');
+      assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4, 5, 8, 9].map((i) => `${i}:${value(i)}-0`));
+      assert.equal(await readRecoveryPoint(nodeFileSystem, legacy), 8, 'the open wrote one, at the active segment');
     } finally {
       await reopened.close();
     }
@@ -826,29 +830,6 @@ describe('FileLog fault injection', () => {
     assert.equal(await readRecoveryPoint(nodeFileSystem, b.dir), 1);
     await until(() => slots.active === 0);
     await Promise.all([a.close(), b.close()]);
-  });
-
-  it('a roll that must first lower a recovery point left above the old segment fails if it cannot, and the log stays writable (interval)', async () => {
-    const dir = freshDir();
-    // A recovery point above every segment (a planted or damaged-then-rewritten file): it would
-    // trust the sealed segment before its background sync is done, so the roll rewrites it first.
-    mkdirSync(dir, { recursive: true });
-    await writeRecoveryPoint(nodeFileSystem, dir, 1_000);
-    const fs = new FaultyFileSystem();
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 300 });
-    const log = await openFileLog(dir, config, { fs });
-    await log.append(batch('a'.repeat(100)));
-    fs.failNextFsync();
-    await rejectsWith(log.append(batch('b'.repeat(150))), 'storage_error');
-    assert.equal(log.stats().segmentCount, 1);
-    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 1_000, 'the failed write left the old file');
-    assert.equal((await log.append(batch('c'))).baseOffset, 1, 'a small batch still fits the old segment');
-    assert.equal((await log.append(batch('d'.repeat(150)))).baseOffset, 2, 'the next roll works');
-    assert.equal(log.stats().segmentCount, 2);
-    await log.flush();
-    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 2);
-    await log.close();
-    assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
   });
 
   it('a roll that fails after creating the new .log leaves no segment that hides acknowledged data', async () => {
@@ -1147,6 +1128,7 @@ describe('FileLog direct (synchronous) writes', () => {
     const fs = new FaultyFileSystem();
     const gate = new DirectWriteGate();
     const interval = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
+    fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
     for (let i = 0; i < 5; i++) await interval.append(batch(`i${i}`));
     assert.equal(fs.writevSyncCalls, 5);
     assert.equal(fs.writevCalls, 0);
@@ -1166,6 +1148,7 @@ describe('FileLog direct (synchronous) writes', () => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const fs = new HeldFileSystem();
     const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, directWrites: new DirectWriteGate() });
+    fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
     await log.append(batch('before'));
     assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 0]);
     const timerSync = fs.holdNextSync();
@@ -1184,6 +1167,7 @@ describe('FileLog direct (synchronous) writes', () => {
   it('never writes synchronously with directWrites: null', async () => {
     const fs = new FaultyFileSystem();
     const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: null });
+    fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
     for (let i = 0; i < 3; i++) await log.append(batch(`n${i}`));
     assert.equal(fs.writevSyncCalls, 0);
     assert.equal(fs.writevCalls, 3);
@@ -1219,6 +1203,7 @@ describe('FileLog direct (synchronous) writes', () => {
     fs.syncWriteMs = 4;
     const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: 10, now: () => time.now });
     const logs = await Promise.all([0, 1, 2, 3, 4].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
+    fs.writevCalls = 0; // count the appends' writes, not the recovery points written at open
     // Five partitions with a round queued in the same turn: 4 ms each, so the budget of 10 ms lets
     // three write synchronously; the other two wait for the next turn (an immediate queued behind
     // this one runs first), and write synchronously there.
@@ -1240,6 +1225,7 @@ describe('FileLog direct (synchronous) writes', () => {
     fs.syncWriteMs = 4;
     const gate = new DirectWriteGate({ slowWriteMs: 20, cooldownMs: 10_000, turnBudgetMs: 10, now: () => time.now });
     const logs = await Promise.all([0, 1, 2, 3, 4].map(() => openFileLog(freshDir(), testConfig(), { fs, directWrites: gate })));
+    fs.writevCalls = 0; // count the appends' writes, not the recovery points written at open
     // Three partitions spend the turn's budget; the fourth and fifth wait for the next turn. There
     // the fourth's write is slow and turns direct writes off: the fifth goes to the thread pool.
     const appends = logs.map((log, i) => log.append(batch(`p${i}`)));
@@ -1277,6 +1263,7 @@ describe('FileLog direct (synchronous) writes', () => {
     fs.syncWriteMs = 4;
     const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: 10, now: () => time.now });
     const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: gate });
+    fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
     // Counts turns of the event loop: an immediate queued from an immediate runs in the next turn.
     let turns = 0;
     let ticking = true;
