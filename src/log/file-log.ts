@@ -164,14 +164,17 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
   // Which segments an unclean stop may have left with unsynced data: the active one, and one
   // before it whose background seal had not finished (FileLog.rollActive). Segments below the
   // recovery point are synced. A directory without one predates recovery points (every open
-  // writes one): its sealed segments were synced when sealed. A damaged one trusts none.
+  // writes one): its sealed segments were synced when sealed. With a damaged one, the last two
+  // are re-validated (a roll leaves at most one sealed segment unsynced, the one before the
+  // active; an empty leftover of a failed create aside).
   const storedPoint = await readRecoveryPoint(fsys, dir);
-  if (typeof storedPoint === 'string') logger.warn('ignoring a damaged recovery point checkpoint; re-validating every segment', { problem: storedPoint });
+  if (typeof storedPoint === 'string') logger.warn('ignoring a damaged recovery point checkpoint; re-validating the last two segments', { problem: storedPoint });
   const recoveryPoint = typeof storedPoint === 'number' ? storedPoint : null;
   const synced = (i: number): boolean => {
     if (i >= bases.length - 1) return false;
     if (storedPoint === null) return true;
-    return recoveryPoint !== null && bases[i]! < recoveryPoint;
+    if (recoveryPoint === null) return i < bases.length - 2;
+    return bases[i]! < recoveryPoint;
   };
   const segments: Segment[] = [];
   for (let i = 0; i < bases.length; i++) {
@@ -187,8 +190,11 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
     // (Compaction, which leaves such gaps on purpose, only rewrites segments below the recovery
     // point; segments compacted before there were recovery points are trusted.) Damage in a
     // trusted segment cuts that segment alone, as before: what follows it was synced.
+    // (An empty segment that starts below its predecessor's end is the leftover of a failed
+    // create, which repairOverlaps removes: it lost nothing.)
+    const leftover = segment.isEmpty && i > 0 && segments[i - 1]!.nextOffset > segment.baseOffset;
     const shortOfNext = recoveryPoint !== null && bases[i]! >= recoveryPoint && segment.nextOffset < (bases[i + 1] ?? Number.POSITIVE_INFINITY);
-    if (!last && !trust && (report.truncatedBytes > 0 || shortOfNext)) {
+    if (!last && !trust && !leftover && (report.truncatedBytes > 0 || shortOfNext)) {
       logger.warn('a sealed segment lost data not yet synced; removing the segments after it', {
         file: segment.paths.log,
         end: segment.nextOffset,
@@ -617,6 +623,9 @@ export class FileLog implements PartitionLog {
     // the next roll, close) takes it out of the queue and runs it at once (settleSealSync).
     const job = this.backgroundSyncs.schedule(seal);
     this.sealJob = job;
+    // A timer fsync of the old segment may run beside the seal: a writeback error reaches only
+    // one of two fsyncs of a file, so the point moves on only if that one succeeded too.
+    const timerSync = this.backgroundSync;
     let failure: unknown = null;
     this.sealSync = this.pinned(old, async () => {
       try {
@@ -627,7 +636,11 @@ export class FileLog implements PartitionLog {
     })
       // Closing the files of a segment retired meanwhile failed: nothing to do with the seal.
       .catch((error: unknown) => this.logger.warn('closing a retired segment failed', { file: old.paths.log, error: String(error) }))
-      .then(() => (failure !== null ? this.goReadOnly(failure) : this.advanceRecoveryPoint(baseOffset)))
+      .then(async () => {
+        await timerSync;
+        if (failure !== null) this.goReadOnly(failure);
+        else if (this.readOnlyCause === null) await this.advanceRecoveryPoint(baseOffset);
+      })
       .finally(() => {
         this.sealSync = null;
         this.sealJob = null;

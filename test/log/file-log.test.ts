@@ -634,6 +634,7 @@ describe('FileLog fault injection', () => {
     // and a retried one would "succeed", so the log stops taking writes.
     await rejectsWith(log.flush(), 'storage_error');
     await rejectsWith(log.append(batch('c'.repeat(150))), 'storage_error');
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 1, 'the point did not move past the segment whose seal failed');
     assert.deepEqual(await contents(log), [`0:${'a'.repeat(100)}-0`, `1:${'x'.repeat(150)}-0`, `2:${'b'.repeat(150)}-0`], 'reads still work');
     await log.close().catch(() => undefined);
   });
@@ -725,6 +726,81 @@ describe('FileLog fault injection', () => {
       await reopened.close();
     }
     assert.ok((await verifyPartitionDir(crashed)).problems.length > 0, 'verify still reports the damage');
+  });
+
+  it('under interval, the recovery point does not move past a sealed segment whose timer fsync failed beside its seal', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const dir = freshDir();
+    const fs = new HeldFileSystem();
+    const log = await openFileLog(dir, testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5, segmentBytes: 1000 }), { fs });
+    await log.append(batch('a'.repeat(700)));
+    const timerSync = fs.holdNextSync();
+    t.mock.timers.tick(5);
+    await reachedWithin(timerSync.reached, 5_000);
+    // The roll seals the first segment while its timer fsync is held; the seal's own fsyncs pass.
+    await log.append(batch('b'.repeat(700)));
+    timerSync.fail(); // the writeback error reaches the timer's fsync, not the seal's
+    await rejectsWith(log.flush(), 'storage_error');
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 0, 'the first segment is still to be re-validated after a crash');
+    await log.close().catch(() => undefined);
+  });
+
+  it('under always, a roll moves the recovery point to the new segment', async () => {
+    const dir = freshDir();
+    const log = await openFileLog(dir, testConfig({ fsyncPolicy: 'always', segmentBytes: 1000 }));
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 0, 'written at open');
+    await log.append(batch('a'.repeat(700)));
+    await log.append(batch('b'.repeat(700)));
+    assert.equal(log.stats().segmentCount, 2);
+    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 1);
+    await log.close();
+  });
+
+  it('after an unclean stop, recovery syncs a sealed segment whose seal was cut short, then trusts it from the recovery point it writes', async () => {
+    const dir = freshDir();
+    const held = new HeldFileSystem();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 1000 });
+    const log = await openFileLog(dir, config, { fs: held });
+    await log.append(batch('a'.repeat(700)));
+    const sealSync = held.holdNextSync();
+    await log.append(batch('b'.repeat(700))); // rolls; the seal's sync is held
+    await reachedWithin(sealSync.reached, 5_000);
+    const crashed = freshDir(); // as a process crash leaves it: page cache intact, seal not done
+    cpSync(dir, crashed, { recursive: true });
+    sealSync.open();
+    await log.close();
+    assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 0);
+    const fs = new FaultyFileSystem();
+    const reopened = await openFileLog(crashed, config, { fs });
+    try {
+      assert.ok(fs.fsyncCalls >= 4, `the sealed segment's three files and the point were synced (${fs.fsyncCalls} syncs)`);
+      assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 1);
+      assert.deepEqual(await contents(reopened), [`0:${'a'.repeat(700)}-0`, `1:${'b'.repeat(700)}-0`]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('with a damaged recovery point, the last two segments are re-validated and a cut one takes the active one with it', async () => {
+    const dir = freshDir();
+    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+    const log = await openFileLog(dir, config);
+    const value = (i: number) => `d${String(i).padStart(2, '0')}`.repeat(25);
+    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
+    await log.flush();
+    const crashed = freshDir();
+    cpSync(dir, crashed, { recursive: true });
+    await log.close();
+    writeFileSync(join(crashed, 'recovery-point.checkpoint'), Buffer.alloc(16, 0x5a));
+    damage(join(crashed, '00000000000000000004.log'), 170 + 20);
+    const reopened = await openFileLog(crashed, config);
+    try {
+      assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`));
+      assert.equal(reopened.stats().segmentCount, 2);
+      assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 4, 'rewritten at the active segment');
+    } finally {
+      await reopened.close();
+    }
   });
 
   it('a directory from before recovery points keeps trusting its sealed segments (compacted ones end short of the next), and gets a recovery point at open', async () => {
