@@ -460,6 +460,24 @@ describe('FileLog files and recovery', () => {
   });
 });
 
+/**
+ * Ten equal batches (170 bytes with the envelope) under 'interval' in segments of four, flushed
+ * (the recovery point at the active segment, offset 8), and a copy of the directory taken before
+ * the log closes: an unclean stop with every seal done.
+ */
+async function tenBatchesCopied(tag: string): Promise<{ config: LogConfig; value: (i: number) => string; copy: string }> {
+  const dir = freshDir();
+  const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+  const log = await openFileLog(dir, config);
+  const value = (i: number) => `${tag}${String(i).padStart(2, '0')}`.repeat(25);
+  for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
+  await log.flush();
+  const copy = freshDir();
+  cpSync(dir, copy, { recursive: true });
+  await log.close();
+  return { config, value, copy };
+}
+
 /** A filesystem whose first fdatasync waits for `release()`; later ones pass. */
 function firstSyncHeld(): { fs: FaultyFileSystem; release: (() => void) | null; calls: number } {
   const held: { fs: FaultyFileSystem; release: (() => void) | null; calls: number } = {
@@ -782,15 +800,7 @@ describe('FileLog fault injection', () => {
   });
 
   it('with a damaged recovery point, the last two segments are re-validated and a cut one takes the active one with it', async () => {
-    const dir = freshDir();
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
-    const log = await openFileLog(dir, config);
-    const value = (i: number) => `d${String(i).padStart(2, '0')}`.repeat(25);
-    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
-    await log.flush();
-    const crashed = freshDir();
-    cpSync(dir, crashed, { recursive: true });
-    await log.close();
+    const { config, value, copy: crashed } = await tenBatchesCopied('d');
     writeFileSync(join(crashed, 'recovery-point.checkpoint'), Buffer.alloc(16, 0x5a));
     damage(join(crashed, '00000000000000000004.log'), 170 + 20);
     const reopened = await openFileLog(crashed, config);
@@ -804,15 +814,7 @@ describe('FileLog fault injection', () => {
   });
 
   it('a directory from before recovery points keeps trusting its sealed segments (compacted ones end short of the next), and gets a recovery point at open', async () => {
-    const dir = freshDir();
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
-    const log = await openFileLog(dir, config);
-    const value = (i: number) => `w${String(i).padStart(2, '0')}`.repeat(25);
-    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
-    await log.flush();
-    const legacy = freshDir();
-    cpSync(dir, legacy, { recursive: true });
-    await log.close();
+    const { config, value, copy: legacy } = await tenBatchesCopied('w');
     // As an older version left it after an unclean stop: no recovery point, and the second
     // segment ending short of the third's base, as compaction leaves a segment whose last batches
     // it removed. Its sealed segments were synced when sealed, so none of this is a loss.
@@ -831,15 +833,7 @@ describe('FileLog fault injection', () => {
   });
 
   it('after an unclean stop, damage found in a trusted segment cuts that segment alone (what follows was synced)', async () => {
-    const dir = freshDir();
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
-    const log = await openFileLog(dir, config);
-    const value = (i: number) => `t${String(i).padStart(2, '0')}`.repeat(25);
-    for (let i = 0; i < 10; i++) await log.append(batch(value(i)));
-    await log.flush(); // recovery point 8: the first two segments are trusted
-    const crashed = freshDir();
-    cpSync(dir, crashed, { recursive: true });
-    await log.close();
+    const { config, value, copy: crashed } = await tenBatchesCopied('t');
     // Bad media in the first segment's last batch, inside the tail recovery re-validates.
     damage(join(crashed, '00000000000000000000.log'), 3 * 170 + 20);
     const reopened = await openFileLog(crashed, config);
