@@ -177,11 +177,14 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
     return bases[i]! < recoveryPoint;
   };
   const segments: Segment[] = [];
+  /** Sealed segments re-validated because they may hold unsynced data. */
+  const unverified = new Set<Segment>();
   for (let i = 0; i < bases.length; i++) {
     const last = i === bases.length - 1;
     const trust = clean || synced(i);
     const { segment, report } = await Segment.open(fsys, dir, bases[i]!, config.indexIntervalBytes, trust, logger);
     segments.push(segment);
+    if (!last && !trust) unverified.add(segment);
     // A sealed segment that may have lost unsynced data and did (its tail was cut, or, at or
     // above a recovery point, it ends short of the next segment's base: a loss that ended on a
     // batch boundary, or a cut made by a recovery that stopped before it removed what follows):
@@ -226,7 +229,7 @@ async function recoverDirectory(fsys: LogFileSystem, dir: string, config: LogCon
   // roll on. (In a new directory, or one from before recovery points, it is written here first.)
   const active = segments.at(-1)!;
   if (recoveryPoint !== active.baseOffset) {
-    for (const segment of segments.slice(0, -1)) if (recoveryPoint === null || segment.baseOffset >= recoveryPoint) await segment.syncAll();
+    for (const segment of segments.slice(0, -1)) if (unverified.has(segment)) await segment.syncAll();
     await writeRecoveryPoint(fsys, dir, active.baseOffset);
   }
   if (clean) {
@@ -483,8 +486,7 @@ export class FileLog implements PartitionLog {
         waiters = this.syncWaiters.splice(0);
         syncing = true;
         // As in syncRound: a timer fsync or seal sync in flight reports first; if it failed, so does this round.
-        await this.settleBackgroundSync();
-        await this.settleSealSync();
+        await this.settleSyncs();
         if (this.readOnlyCause !== null) throw this.readOnlyCause;
         await this.foregroundSync(segment);
       } else {
@@ -585,14 +587,14 @@ export class FileLog implements PartitionLog {
     const old = this.active();
     if (old.isEmpty) return;
     assert.ok(baseOffset >= old.nextOffset, 'a new segment starts at or after the old end');
-    // Whatever the policy now, a seal started under 'interval' is done before the next roll.
-    await this.settleSealSync();
+    // Whatever the policy now, a seal started under 'interval' is done before the next roll. Under
+    // 'always' so is a timer fsync left from 'interval' (of two fsyncs of one file, a writeback
+    // error reaches only one), so the point never moves past a failed one.
+    const always = this.config.fsyncPolicy === 'always';
+    if (always) await this.settleSyncs();
+    else await this.settleSealSync();
     if (this.readOnlyCause !== null) throw storageError('the log is read-only after a storage failure', this.readOnlyCause);
-    if (this.config.fsyncPolicy === 'always') {
-      // A timer fsync left from 'interval' reports first (of two fsyncs of one file, a writeback
-      // error reaches only one), so the point below never moves past a failed one.
-      await this.settleBackgroundSync();
-      if (this.readOnlyCause !== null) throw storageError('the log is read-only after a storage failure', this.readOnlyCause);
+    if (always) {
       try {
         await old.seal();
       } catch (error) {
@@ -669,6 +671,12 @@ export class FileLog implements PartitionLog {
     return Segment.create(this.fsys, this.dir, baseOffset, this.config.indexIntervalBytes, '', preallocateBytesOf(this.config), syncDir);
   }
 
+  /** Waits for the timer fsync, then for the background seal (settleBackgroundSync, settleSealSync). */
+  private async settleSyncs(): Promise<void> {
+    await this.settleBackgroundSync();
+    await this.settleSealSync();
+  }
+
   /**
    * Waits for the background seal of the last sealed segment, if there is one (never rejects).
    * One still waiting for a slot runs at once instead, so nothing that waits for it queues
@@ -684,8 +692,7 @@ export class FileLog implements PartitionLog {
     // A timer fsync in flight covers data these waiters need: its outcome comes first (two
     // concurrent fsyncs of one file can report a writeback error to only one of them). So does
     // the sync of a segment sealed by a roll: it holds data they need too.
-    await this.settleBackgroundSync();
-    await this.settleSealSync();
+    await this.settleSyncs();
     if (this.readOnlyCause !== null) {
       const failure = storageError('the log is read-only after a storage failure', this.readOnlyCause);
       for (const waiter of waiters) waiter.reject(failure);
@@ -1236,8 +1243,7 @@ export class FileLog implements PartitionLog {
     this.closed = true;
     this.stopTimer();
     await this.whenWritten(this.nextOffset);
-    await this.settleBackgroundSync();
-    await this.settleSealSync();
+    await this.settleSyncs();
     let failure: unknown = null;
     await this.maintenance.run(() =>
       this.io.run(async () => {
