@@ -6,7 +6,13 @@
 // The risk of writing on the event loop is the kernel throttling a writer once dirty pages pass
 // its limit (balance_dirty_pages): one write can then take many milliseconds, and every connection
 // waits. The gate watches for that: after one synchronous write slower than `slowWriteMs`, every
-// log of the process goes back to thread-pool writes for `cooldownMs`, then tries again. It also
+// log of the process goes back to thread-pool writes for a cooldown, then tries again. The first
+// cooldown is short (`cooldownMs`): a single slow write is often a one-off (the journal commit of
+// a segment roll's directory fsync held one write for 50-90 ms), and ten seconds on the thread
+// pool for it cost a 1.25 GiB stream half its rate. A throttled writer stays throttled, so a slow
+// write within `forgetMs` of the previous one quadruples the cooldown, up to `maxCooldownMs`: under
+// sustained throttling the event loop pays three more stalls (after 0.25, 1 and 4 s) before the
+// cooldown reaches its 10 s ceiling, where it stays while slow writes keep coming. It also
 // bounds the synchronous writing done in one turn of the event loop (`turnBudgetMs`): many
 // partitions with rounds queued at once (one large multi-partition request, a producer whose
 // appends chain without ever leaving the microtask queue, or the backlog after a cooldown) wait
@@ -20,8 +26,12 @@ import { performance } from 'node:perf_hooks';
 export interface DirectWriteGateOptions {
   /** A synchronous write slower than this turns direct writes off. Default 20 ms. */
   slowWriteMs?: number;
-  /** How long they stay off. Default 10 s. */
+  /** How long they stay off after a slow write that follows none within `forgetMs`. Default 250 ms. */
   cooldownMs?: number;
+  /** The longest cooldown; each slow write within `forgetMs` of the previous one quadruples it up to this. Default 10 s. */
+  maxCooldownMs?: number;
+  /** A slow write more than this after the previous one starts again from `cooldownMs`. Default 60 s. */
+  forgetMs?: number;
   /** Synchronous writing allowed per turn of the event loop, in ms (> 0). Default 10 ms. */
   turnBudgetMs?: number;
   /** Milliseconds, monotonic; injectable for tests. */
@@ -31,9 +41,14 @@ export interface DirectWriteGateOptions {
 export class DirectWriteGate {
   private readonly slowWriteMs: number;
   private readonly cooldownMs: number;
+  private readonly maxCooldownMs: number;
+  private readonly forgetMs: number;
   private readonly turnBudgetMs: number;
   private readonly now: () => number;
   private offUntil = Number.NEGATIVE_INFINITY;
+  /** When the last slow write ended, and the cooldown it started. */
+  private lastSlowAt = Number.NEGATIVE_INFINITY;
+  private lastCooldownMs = 0;
   /** Time spent in synchronous writes since the turn began; reset by a setImmediate. */
   private turnSpentMs = 0;
   private turnResetPending = false;
@@ -44,7 +59,9 @@ export class DirectWriteGate {
 
   constructor(options: DirectWriteGateOptions = {}) {
     this.slowWriteMs = options.slowWriteMs ?? 20;
-    this.cooldownMs = options.cooldownMs ?? 10_000;
+    this.cooldownMs = options.cooldownMs ?? 250;
+    this.maxCooldownMs = Math.max(this.cooldownMs, options.maxCooldownMs ?? 10_000);
+    this.forgetMs = options.forgetMs ?? 60_000;
     this.turnBudgetMs = options.turnBudgetMs ?? 10;
     // A round waits for a turn with budget left (Segment.append): none would never come.
     if (!(this.turnBudgetMs > 0)) throw new RangeError(`turnBudgetMs must be > 0, got ${this.turnBudgetMs}`);
@@ -91,13 +108,24 @@ export class DirectWriteGate {
       return write();
     } finally {
       const end = this.now();
-      if (end - start > this.slowWriteMs) {
-        this.slowWrites++;
-        this.offUntil = end + this.cooldownMs;
-      }
+      if (end - start > this.slowWriteMs) this.slowWrite(end);
       this.turnSpentMs += end - start;
       this.scheduleReset();
     }
+  }
+
+  /** Direct writes off for the next cooldown: the first, or four times the last one if it is recent. */
+  private slowWrite(end: number): void {
+    this.slowWrites++;
+    const repeated = end - this.lastSlowAt <= this.forgetMs;
+    this.lastCooldownMs = repeated ? Math.min(this.lastCooldownMs * 4, this.maxCooldownMs) : this.cooldownMs;
+    this.lastSlowAt = end;
+    this.offUntil = Math.max(this.offUntil, end + this.lastCooldownMs);
+  }
+
+  /** The cooldown the last slow write started, in ms (0 before any; for tests and metrics). */
+  get currentCooldownMs(): number {
+    return this.lastCooldownMs;
   }
 
   private scheduleReset(): void {

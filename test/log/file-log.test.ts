@@ -1267,6 +1267,46 @@ describe('FileLog direct (synchronous) writes', () => {
     await log.close();
   });
 
+  it('a single slow write costs a short cooldown; slow writes that keep coming quadruple it up to the ceiling, and one long after starts short again', () => {
+    const time = { now: 1_000 };
+    const gate = new DirectWriteGate({ slowWriteMs: 20, turnBudgetMs: Infinity, now: () => time.now });
+    const slow = (): void => void gate.write(() => (time.now += 50));
+    /** The time from now until direct writes are allowed again, to the nearest ms. */
+    const offFor = (): number => {
+      const start = time.now;
+      let ms = 0;
+      while (!gate.open()) time.now = start + ++ms;
+      time.now = start;
+      return ms;
+    };
+    gate.write(() => (time.now += 19));
+    assert.equal(gate.slowWrites, 0, 'a write under the threshold is not slow');
+    assert.ok(gate.open());
+    slow();
+    assert.equal(gate.slowWrites, 1);
+    assert.equal(offFor(), 250, 'the first cooldown is 250 ms');
+    // Throttling goes on: each write tried after the cooldown is slow again.
+    const cooldowns: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      time.now += offFor();
+      assert.ok(gate.open());
+      slow();
+      cooldowns.push(offFor());
+    }
+    assert.deepEqual(cooldowns, [1_000, 4_000, 10_000, 10_000, 10_000]);
+    assert.equal(gate.currentCooldownMs, 10_000);
+    // A minute without a slow write: the next one is treated as a one-off again.
+    time.now += offFor() + 60_001;
+    slow();
+    assert.equal(offFor(), 250);
+    // Fast writes in between do not reset the escalation: only time does.
+    time.now += offFor();
+    gate.write(() => (time.now += 1));
+    time.now += 1_000;
+    slow();
+    assert.equal(offFor(), 1_000);
+  });
+
   it('waits for the next turn of the event loop once a turn has spent its synchronous budget, then writes synchronously', async () => {
     const time = { now: 1_000 };
     const fs = new TimedFs(time);
