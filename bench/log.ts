@@ -10,7 +10,7 @@ import { crc32c } from '../src/native/index.js';
 import { execFileSync } from 'node:child_process';
 import { closeSync, fdatasyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { openFileLog } from '../src/log/index.js';
+import { defaultDirectWriteGate, openFileLog } from '../src/log/index.js';
 import { BatchFormat, defaultLogConfig, type AppendRequest, type LogConfig, type PartitionLog } from '../src/log/types.js';
 import { benchDir, fmt, mbPerSecond, printTable, removeDir, timed, type Measurement, type Row } from './harness.js';
 
@@ -122,12 +122,13 @@ async function logReads(dir: string, size: number, totalBytes: number): Promise<
   return { name: `read ${size / kib} KiB`, bytes, ops, seconds };
 }
 
-function ratioRow(name: string, q: Measurement, base: Measurement, target?: string): Row {
+/** `trials`: each trial's ratio against its own baseline run, printed after the medians' ratio. */
+function ratioRow(name: string, q: Measurement, base: Measurement, target?: string, trials?: string): Row {
   return {
     case: name,
     value: `${fmt(mbPerSecond(q))} MB/s`,
     baseline: `${fmt(mbPerSecond(base))} MB/s`,
-    ratio: `${fmt((mbPerSecond(q) / mbPerSecond(base)) * 100, 0)}%`,
+    ratio: `${fmt((mbPerSecond(q) / mbPerSecond(base)) * 100, 0)}%${trials ? ` (trials ${trials}%)` : ''}`,
     ...(target ? { target } : {}),
   };
 }
@@ -145,7 +146,7 @@ function median(ms: Measurement[]): Measurement {
 }
 
 /** Runs `baseline` and each of `cases` `trials` times, interleaved; returns medians. */
-async function interleaved(baseline: () => Promise<Measurement>, cases: Array<() => Promise<Measurement>>): Promise<{ base: Measurement; results: Measurement[] }> {
+async function interleaved(baseline: () => Promise<Measurement>, cases: Array<() => Promise<Measurement>>): Promise<{ base: Measurement; results: Measurement[]; trials: string[] }> {
   const base: Measurement[] = [];
   const results: Measurement[][] = cases.map(() => []);
   for (let t = 0; t < trials; t++) {
@@ -156,7 +157,9 @@ async function interleaved(baseline: () => Promise<Measurement>, cases: Array<()
       results[i]!.push(await cases[i]!());
     }
   }
-  return { base: median(base), results: results.map(median) };
+  // Each trial's ratio to the baseline run just before it: the spread the median hides.
+  const trialRatios = results.map((rs) => rs.map((r, t) => fmt((mbPerSecond(r) / mbPerSecond(base[t]!)) * 100, 0)).join(' / '));
+  return { base: median(base), results: results.map(median), trials: trialRatios };
 }
 
 export async function runLogBench(): Promise<void> {
@@ -193,16 +196,16 @@ export async function runLogBench(): Promise<void> {
           throwaway('nofsync-crc', size, { fsyncPolicy: 'interval' }, 1, volumeBytes, true),
         ],
       );
-      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, writes.results[0]!, writes.base, target));
-      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, writes.results[1]!, writes.base, target));
-      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, CRC supplied by the front-end`, writes.results[2]!, writes.base, target));
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender`, writes.results[0]!, writes.base, target, writes.trials[0]));
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, ${pipelineDepth} in flight`, writes.results[1]!, writes.base, target, writes.trials[1]));
+      rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, CRC supplied by the front-end`, writes.results[2]!, writes.base, target, writes.trials[2]));
       if (size === 256 * kib) {
         // The same appender for 1.25 GiB: the log rolls its 1 GiB segment inside the timed run.
         const long = await interleaved(
           rawThrowaway(size, false, rollVolumeBytes),
           [throwaway('roll', size, { fsyncPolicy: 'interval' }, 1, rollVolumeBytes)],
         );
-        rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, 1.25 GiB (a segment roll inside the run)`, long.results[0]!, long.base, target));
+        rows.push(ratioRow(`append ${size / kib} KiB, no fsync, 1 appender, 1.25 GiB (a segment roll inside the run)`, long.results[0]!, long.base, target, long.trials[0]));
       }
 
       // Reads: one log and one raw file of the same bytes, both warm in the page cache.
@@ -218,7 +221,9 @@ export async function runLogBench(): Promise<void> {
       removeDir(rawDir);
       removeDir(logDir);
     }
-    printTable(`Log appends and reads without fsync (median of ${trials}; ratio = Quartet / raw)`, rows);
+    printTable(`Log appends and reads without fsync (median of ${trials}; ratio = Quartet / raw of the medians, then for appends each trial against the raw run just before it)`, rows);
+    // Each one sent every write of the process to the thread pool for a while (src/log/direct-write.ts).
+    console.log(`\nsynchronous writes over 20 ms (direct writes paused): ${defaultDirectWriteGate.slowWrites}`);
 
     const syncRows: Row[] = [];
     for (const size of sizes) {
