@@ -475,11 +475,13 @@ export class FileLog implements PartitionLog {
         chunks,
         total,
         // A round that ends in an fsync waits for the disk anyway: the write rides the thread pool.
-        // So does one written while the timer's fsync runs on the same file: the fsync writes out
-        // the page the write continues, and ext4 makes a write into a page under writeback wait
-        // for it (15-78 ms now and then), which on the event loop held every connection (and a
-        // write over 20 ms turns direct writes off for 10 s).
-        syncNow || this.syncingSegment === segment ? null : this.directWrites,
+        syncNow ? null : this.directWrites,
+        // So does one written while the timer's fsync runs on the same file (asked right before
+        // the write, after any wait for a turn): the fsync writes out the page the write
+        // continues, and ext4 makes a write into a page under writeback wait for it (15-78 ms now
+        // and then), which on the event loop held every connection (and a write over 20 ms turns
+        // direct writes off for a while).
+        () => this.syncingSegment !== segment,
       );
       segment.firstAppendTime ??= taken[0]!.appendTime;
       if (syncNow) {

@@ -370,14 +370,22 @@ export class Segment {
   /**
    * Writes envelopes (header and payload chunks, in order) at the segment end in one writev:
    * synchronously with a `gate` that is open (see direct-write.ts; once the turn's budget is
-   * spent, in the next turn), otherwise through the thread pool. On any error the caller restores
-   * the snapshot it took before. Then keeps blocks reserved ahead (reserveAhead).
+   * spent, in the next turn) while `direct()` allows it, otherwise through the thread pool. Both
+   * are asked again after each wait for a turn, right before the write (the caller's reason for
+   * the thread pool may have come up meanwhile). On any error the caller restores the snapshot it
+   * took before. Then keeps blocks reserved ahead (reserveAhead).
    */
-  async append(batches: readonly BatchMeta[], chunks: readonly Buffer[], totalBytes: number, gate: DirectWriteGate | null = null): Promise<void> {
+  async append(
+    batches: readonly BatchMeta[],
+    chunks: readonly Buffer[],
+    totalBytes: number,
+    gate: DirectWriteGate | null = null,
+    direct: () => boolean = () => true,
+  ): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
-    while (gate !== null && gate.mustWait()) await gate.nextTurn();
+    while (gate !== null && direct() && gate.mustWait()) await gate.nextTurn();
     const written =
-      gate !== null && gate.open()
+      gate !== null && direct() && gate.open()
         ? gate.write(() => this.fsys.writevSync(this.logFd, chunks, this.size))
         : await this.fsys.writev(this.logFd, chunks, this.size);
     if (written !== totalBytes) throw new Error(`short write: ${written} of ${totalBytes} bytes`);

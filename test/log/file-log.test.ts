@@ -1234,6 +1234,36 @@ describe('FileLog direct (synchronous) writes', () => {
     await log.close();
   });
 
+  it('a round that waited for the next turn goes to the thread pool if the timer fsync of its segment started meanwhile', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const time = { now: 1_000 };
+    let waited!: () => void;
+    const roundWaits = new Promise<void>((resolve) => (waited = resolve));
+    const gate = new (class extends DirectWriteGate {
+      override nextTurn(): Promise<void> {
+        waited();
+        return super.nextTurn();
+      }
+    })({ turnBudgetMs: 10, now: () => time.now });
+    const fs = new HeldFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, directWrites: gate });
+    fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
+    await log.append(batch('before')); // direct; leaves the log dirty for the timer
+    assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 0]);
+    gate.write(() => (time.now += 12)); // another log spends this turn's budget
+    const timerSync = fs.holdNextSync();
+    const during = log.append(batch('during'));
+    await roundWaits; // the round waits for the next turn, its write not yet decided
+    t.mock.timers.tick(5); // the timer fsync of the same segment starts (and is held)
+    await reachedWithin(timerSync.reached, 5_000);
+    await during;
+    assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 1], 'the write beside the fsync went to the thread pool');
+    timerSync.open();
+    await log.flush();
+    assert.deepEqual(await contents(log), ['0:before-0', '1:during-0']);
+    await log.close();
+  });
+
   it('never writes synchronously with directWrites: null', async () => {
     const fs = new FaultyFileSystem();
     const log = await openFileLog(freshDir(), testConfig(), { fs, directWrites: null });
