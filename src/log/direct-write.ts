@@ -26,11 +26,11 @@ import { performance } from 'node:perf_hooks';
 export interface DirectWriteGateOptions {
   /** A synchronous write slower than this turns direct writes off. Default 20 ms. */
   slowWriteMs?: number;
-  /** How long they stay off after a slow write that follows none within `forgetMs`. Default 250 ms. */
+  /** How long they stay off after a slow write that follows none within `forgetMs`. Default 250 ms (0: never off). */
   cooldownMs?: number;
   /** The longest cooldown; each slow write within `forgetMs` of the previous one quadruples it up to this. Default 10 s. */
   maxCooldownMs?: number;
-  /** A slow write more than this after the previous one starts again from `cooldownMs`. Default 60 s. */
+  /** A slow write more than this after the previous one starts again from `cooldownMs`. Default 60 s; at least `maxCooldownMs`. */
   forgetMs?: number;
   /** Synchronous writing allowed per turn of the event loop, in ms (> 0). Default 10 ms. */
   turnBudgetMs?: number;
@@ -61,7 +61,9 @@ export class DirectWriteGate {
     this.slowWriteMs = options.slowWriteMs ?? 20;
     this.cooldownMs = options.cooldownMs ?? 250;
     this.maxCooldownMs = Math.max(this.cooldownMs, options.maxCooldownMs ?? 10_000);
-    this.forgetMs = options.forgetMs ?? 60_000;
+    // Shorter than the longest cooldown, a cooldown could outlast it: the slow write that ends it
+    // would start over from the first cooldown while throttling goes on.
+    this.forgetMs = Math.max(this.maxCooldownMs, options.forgetMs ?? 60_000);
     this.turnBudgetMs = options.turnBudgetMs ?? 10;
     // A round waits for a turn with budget left (Segment.append): none would never come.
     if (!(this.turnBudgetMs > 0)) throw new RangeError(`turnBudgetMs must be > 0, got ${this.turnBudgetMs}`);
@@ -117,7 +119,7 @@ export class DirectWriteGate {
   /** Direct writes off for the next cooldown: the first, or four times the last one if it is recent. */
   private slowWrite(end: number): void {
     this.slowWrites++;
-    const repeated = end - this.lastSlowAt <= this.forgetMs;
+    const repeated = Number.isFinite(this.lastSlowAt) && end - this.lastSlowAt <= this.forgetMs;
     this.lastCooldownMs = repeated ? Math.min(this.lastCooldownMs * 4, this.maxCooldownMs) : this.cooldownMs;
     this.lastSlowAt = end;
     this.offUntil = Math.max(this.offUntil, end + this.lastCooldownMs);

@@ -1246,7 +1246,8 @@ describe('FileLog direct (synchronous) writes', () => {
       }
     })({ turnBudgetMs: 10, now: () => time.now });
     const fs = new HeldFileSystem();
-    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, directWrites: gate });
+    // Its own fsync slot: the timer fsync must start at once, not queue behind another test's.
+    const log = await openFileLog(freshDir(), testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 5 }), { fs, directWrites: gate, backgroundSyncs: new TaskSlots(1) });
     fs.writevCalls = 0; // count the appends' writes, not the recovery point written at open
     await log.append(batch('before')); // direct; leaves the log dirty for the timer
     assert.deepEqual([fs.writevSyncCalls, fs.writevCalls], [1, 0]);
@@ -1335,6 +1336,28 @@ describe('FileLog direct (synchronous) writes', () => {
     time.now += 1_000;
     slow();
     assert.equal(offFor(), 1_000);
+  });
+
+  it('cooldown options: 0 never turns direct writes off; an infinite forgetMs still starts short; forgetMs is at least the longest cooldown', () => {
+    const time = { now: 1_000 };
+    const slowOn = (gate: DirectWriteGate): void => void gate.write(() => (time.now += 50));
+    const off = new DirectWriteGate({ cooldownMs: 0, turnBudgetMs: Infinity, now: () => time.now });
+    slowOn(off);
+    slowOn(off);
+    assert.equal(off.slowWrites, 2);
+    assert.ok(off.open(), 'a cooldown of 0 keeps direct writes on');
+    const forever = new DirectWriteGate({ forgetMs: Infinity, turnBudgetMs: Infinity, now: () => time.now });
+    slowOn(forever);
+    assert.equal(forever.currentCooldownMs, 250, 'the first slow write is no repeat, however long the memory');
+    slowOn(forever);
+    assert.equal(forever.currentCooldownMs, 1_000);
+    // forgetMs 1 s with cooldowns up to 64 s: a slow write right after a 16 s cooldown still escalates.
+    const long = new DirectWriteGate({ cooldownMs: 250, maxCooldownMs: 64_000, forgetMs: 1_000, turnBudgetMs: Infinity, now: () => time.now });
+    for (const expected of [250, 1_000, 4_000, 16_000, 64_000]) {
+      slowOn(long);
+      assert.equal(long.currentCooldownMs, expected);
+      time.now += expected;
+    }
   });
 
   it('waits for the next turn of the event loop once a turn has spent its synchronous budget, then writes synchronously', async () => {
