@@ -68,7 +68,7 @@ import {
   isTerminalEviction,
   type IggyClientError,
 } from './errors.js';
-import { decodePolledRecords, encodeSendBatch, prepareMessage, type PolledMessages, type PreparedMessage, type SendMessage } from './messages.js';
+import { decodePolledRecords, encodeMessages, encodeSendBatch, type PolledMessages, type PreparedMessage, type SendMessage } from './messages.js';
 
 export const sdkName = 'quartet-ts';
 export const sdkVersion = quartetVersion;
@@ -756,28 +756,46 @@ export class IggyClient extends EventEmitter {
   // -------------------------------------------------------------------------------------------
   // Messages
 
-  /** Sends one batch; resolves when the server acknowledged it. */
-  sendMessages(
+  /**
+   * Sends one batch; resolves when the server acknowledged it. The messages are encoded straight
+   * into the request (no prepared object per message; the producer prepares once instead, for
+   * its retries). Bad input (no messages, a bad header or partitioning) rejects.
+   */
+  async sendMessages(
     request: { streamId: Id; topicId: Id; partitioning?: PartitioningInput; messages: ReadonlyArray<SendMessage | Buffer | string> },
     options?: RequestOptions,
   ): Promise<SendResult> {
+    const count = request.messages.length;
+    if (count === 0) throw new RangeError('sendMessages needs at least one message');
+    const partitioning = toPartitioning(request.partitioning ?? 'balanced');
     const nowMs = Date.now();
-    const now = BigInt(nowMs) * 1000n;
-    const prepared = request.messages.map((m) => prepareMessage(m, now, nowMs));
-    return this.sendPrepared(request.streamId, request.topicId, toPartitioning(request.partitioning ?? 'balanced'), prepared, options);
+    const lease = new BufferLease();
+    let batch: Buffer;
+    try {
+      batch = encodeMessages(request.messages, BigInt(nowMs) * 1000n, nowMs, lease);
+    } catch (error) {
+      lease.release(); // nothing has seen the buffer
+      throw error;
+    }
+    return this.sendBatch(request.streamId, request.topicId, partitioning, count, batch, lease, options);
   }
 
   /** Sends messages already prepared with prepareMessage (the producer's path). */
   async sendPrepared(streamId: Id, topicId: Id, partitioning: Partitioning, messages: readonly PreparedMessage[], options?: RequestOptions): Promise<SendResult> {
     if (messages.length === 0) throw new RangeError('sendMessages needs at least one message');
-    // The batch buffer is pooled and goes back once the server has answered (it has then read
-    // every byte). Without an answer (timeout, lost connection) it may still be queued on the
-    // socket, so it is left to GC instead.
     const lease = new BufferLease();
-    const batch = encodeSendBatch(messages, lease);
+    return this.sendBatch(streamId, topicId, partitioning, messages.length, encodeSendBatch(messages, lease), lease, options);
+  }
+
+  /**
+   * Sends an encoded batch. Its buffer is pooled (`lease`) and goes back once the server has
+   * answered (it has then read every byte). Without an answer (timeout, lost connection) it may
+   * still be queued on the socket, so it is left to GC instead.
+   */
+  private async sendBatch(streamId: Id, topicId: Id, partitioning: Partitioning, messagesCount: number, batch: Buffer, lease: BufferLease, options?: RequestOptions): Promise<SendResult> {
     const reply = await this.call(
       CommandCode.sendMessages,
-      { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount: messages.length, batch },
+      { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount, batch },
       options,
     ).then(
       (r) => {

@@ -146,25 +146,50 @@ export interface PreparedMessage {
 }
 
 export function prepareMessage(m: SendMessage | Buffer | string, now = nowMicros(), nowMs = Date.now()): PreparedMessage {
-  const msg: SendMessage = typeof m === 'string' || Buffer.isBuffer(m) ? { payload: m } : m;
-  const payload = typeof msg.payload === 'string' ? Buffer.from(msg.payload, 'utf8') : Buffer.isBuffer(msg.payload) ? msg.payload : Buffer.from(msg.payload);
-  const userHeaders = encodeUserHeaders(toUserHeaders(msg.headers));
-  // Without an id, one is minted here, once, so a retried send carries the same ids: 16 bytes
-  // in a shared slab instead of a BigInt per message. (One object shape either way.)
-  let idAt = 0;
-  if (msg.id === undefined) {
-    idAt = takeIdSlot();
-    writeNewMessageId(idSlab, idAt, nowMs);
+  const input = newInput();
+  fillInput(input, m, now, nowMs);
+  return { input, bytes: 48 + input.payload.length + input.userHeaders!.length };
+}
+
+const noBytes = Buffer.alloc(0);
+
+/** A MessageInput with every field present (one object shape for the encoder). */
+function newInput(): MessageInput {
+  return { id: undefined, idBytes: undefined, idAt: 0, originTimestamp: 0n, payload: noBytes, userHeaders: noBytes };
+}
+
+/**
+ * Fills `input` from what the caller gave. Without an id, one is minted here, once, so a retried
+ * send carries the same ids: 16 bytes in a shared slab instead of a BigInt per message.
+ */
+function fillInput(input: MessageInput, m: SendMessage | Buffer | string, now: bigint, nowMs: number): void {
+  let id: bigint | undefined;
+  if (typeof m === 'string') {
+    input.payload = Buffer.from(m, 'utf8');
+    input.userHeaders = noBytes;
+    input.originTimestamp = now;
+  } else if (Buffer.isBuffer(m)) {
+    input.payload = m;
+    input.userHeaders = noBytes;
+    input.originTimestamp = now;
+  } else {
+    const payload = m.payload;
+    input.payload = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+    input.userHeaders = m.headers === undefined ? noBytes : encodeUserHeaders(toUserHeaders(m.headers));
+    input.originTimestamp = m.timestampMicros ?? now;
+    id = m.id;
   }
-  const input: MessageInput = {
-    id: msg.id,
-    idBytes: msg.id === undefined ? idSlab : undefined,
-    idAt,
-    originTimestamp: msg.timestampMicros ?? now,
-    payload,
-    userHeaders,
-  };
-  return { input, bytes: 48 + payload.length + userHeaders.length };
+  if (id === undefined) {
+    const at = takeIdSlot();
+    writeNewMessageId(idSlab, at, nowMs);
+    input.id = undefined;
+    input.idBytes = idSlab;
+    input.idAt = at;
+  } else {
+    input.id = id;
+    input.idBytes = undefined;
+    input.idAt = 0;
+  }
 }
 
 /**
@@ -177,6 +202,34 @@ export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: Bu
     undefined,
     lease !== undefined ? { alloc: (length: number) => lease.buffer(length) } : {},
   );
+}
+
+// encodeMessages fills these in place and encodes them at once (synchronously, so one set serves
+// every send of the process): no object per message per send. Payload references are dropped
+// right after, so the set never keeps a caller's buffers alive.
+const scratchInputs: MessageInput[] = [];
+
+/**
+ * The batch bytes of a SendMessages request straight from the caller's messages (sendMessages):
+ * the same bytes as prepareMessage for each and encodeSendBatch, without a PreparedMessage per
+ * message. Ids are minted as prepareMessage mints them (on every call: unlike the producer's
+ * prepared messages, a second call gets new ids).
+ */
+export function encodeMessages(messages: ReadonlyArray<SendMessage | Buffer | string>, now: bigint, nowMs: number, lease?: BufferLease): Buffer {
+  const n = messages.length;
+  while (scratchInputs.length < n) scratchInputs.push(newInput());
+  try {
+    for (let i = 0; i < n; i++) fillInput(scratchInputs[i]!, messages[i]!, now, nowMs);
+    return encodeBatchBytes(scratchInputs, undefined, lease !== undefined ? { alloc: (length: number) => lease.buffer(length), count: n } : { count: n });
+  } finally {
+    for (let i = 0; i < n; i++) {
+      const input = scratchInputs[i]!;
+      input.payload = noBytes;
+      input.userHeaders = noBytes;
+      input.id = undefined;
+      input.idBytes = undefined;
+    }
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { batchHeaderBytes, decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
-import { decodePolledRecords, encodeSendBatch, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage } from '../../../src/clients/iggy/messages.js';
+import { decodePolledRecords, encodeMessages, encodeSendBatch, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage, type SendMessage } from '../../../src/clients/iggy/messages.js';
 import { parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 
 /** decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame. */
@@ -166,5 +166,58 @@ describe('iggy SDK messages', () => {
     assert.equal(new Set(minted).size, minted.length);
     assert.throws(() => encodeBatchBytes([{ originTimestamp: 0n, payload: Buffer.from('x') }]), TypeError, 'no id at all');
     assert.throws(() => writeNewMessageId(Buffer.alloc(16), 0, 2 ** 48), RangeError);
+  });
+
+  it('encodeMessages (sendMessages) writes the bytes prepareMessage + encodeSendBatch write, from every kind of input', () => {
+    const now = 1_700_000_000_000_000n;
+    const nowMs = 1_700_000_000_000;
+    const given: Array<SendMessage | Buffer | string> = [
+      { id: 1n, payload: 'text', timestampMicros: now + 5n },
+      { id: 2n, payload: new Uint8Array([1, 2, 3]), headers: { k: 'v', n: 7 } },
+      { id: (1n << 128n) - 1n, payload: Buffer.from('buf'), headers: [userHeader('typed', { kind: 'bool', value: true })] },
+    ];
+    const direct = encodeMessages(given, now, nowMs);
+    const prepared = encodeSendBatch(given.map((m) => prepareMessage(m, now, nowMs)));
+    assert.deepEqual(direct, prepared);
+    // Plain Buffers and strings get minted ids: the same bytes once the ids are read back.
+    const plainInputs = [Buffer.from('a'), 'b', Buffer.alloc(0)];
+    const batch = parseBatch(encodeMessages(plainInputs, now, nowMs));
+    assert.ok(!('code' in batch), 'the batch verifies');
+    assert.deepEqual(batch.frames.map((f) => f.payload.toString()), ['a', 'b', '']);
+    const ids = batch.frames.map((f) => f.id);
+    for (const id of ids) {
+      assert.equal(Number(id >> 80n), nowMs, 'minted at the send time');
+      assert.equal((id >> 76n) & 0xfn, 7n);
+    }
+    assert.equal(new Set(ids).size, 3);
+    const again = encodeSendBatch(plainInputs.map((m, i) => prepareMessage({ id: ids[i]!, payload: m }, now, nowMs)));
+    assert.deepEqual(encodeMessages(plainInputs.map((m, i) => ({ id: ids[i]!, payload: m })), now, nowMs), again);
+  });
+
+  it('encodeMessages reuses its inputs without carrying a field from one send into the next', () => {
+    const now = 1_000_000n;
+    const nowMs = 1_000;
+    // A long send with ids, headers and timestamps, then a shorter one with none of them.
+    const first = Array.from({ length: 50 }, (_, i): SendMessage => ({ id: BigInt(i + 1), payload: `p${i}`, headers: { h: i }, timestampMicros: now + BigInt(i) }));
+    assert.ok(!('code' in parseBatch(encodeMessages(first, now, nowMs))));
+    const second = parseBatch(encodeMessages([Buffer.from('x'), 'y'], now + 100n, nowMs));
+    assert.ok(!('code' in second));
+    assert.equal(second.frames.length, 2);
+    for (const f of second.frames) {
+      assert.equal(f.userHeaders.length, 0, 'no headers left over');
+      assert.ok(f.id > 1000n, 'a minted id, not the previous send\'s');
+      assert.equal(f.timestampDelta, 0, 'the send time, not the previous send\'s timestamps');
+    }
+    assert.equal(second.header.originTimestamp, now + 100n);
+  });
+
+  it('encodeBatchBytes encodes only the first `count` inputs, and refuses a count outside the list', () => {
+    const inputs = ['a', 'b', 'c'].map((p, i) => ({ id: BigInt(i + 1), originTimestamp: 10n, payload: Buffer.from(p) }));
+    const two = parseBatch(encodeBatchBytes(inputs, undefined, { count: 2 }));
+    assert.ok(!('code' in two));
+    assert.deepEqual(two.frames.map((f) => f.payload.toString()), ['a', 'b']);
+    assert.deepEqual(encodeBatchBytes(inputs, undefined, { count: 2 }), encodeBatchBytes(inputs.slice(0, 2)));
+    assert.throws(() => encodeBatchBytes(inputs, undefined, { count: 4 }), RangeError);
+    assert.throws(() => encodeBatchBytes(inputs, undefined, { count: -1 }), RangeError);
   });
 });

@@ -57,4 +57,18 @@ describe('SendMessages batch buffers', () => {
     await assert.rejects(pending, IggyTimeoutError);
     assert.equal(bufferPoolStats().freeBuffers, pooled.freeBuffers - 1, 'not returned after the timeout');
   });
+
+  test('a send whose messages cannot be encoded rejects, sends nothing and leaves the pool whole', async () => {
+    await send(); // a pooled buffer of the batch's size is free
+    const pooled = bufferPoolStats();
+    const requests = server.requests.length;
+    const now = BigInt(Date.now()) * 1000n;
+    // 100 KiB of messages whose timestamps lie more than u32 µs apart: the encoder refuses them
+    // once it has taken the batch buffer.
+    const bad = messages.map((payload, i) => ({ payload, timestampMicros: i === 0 ? now : now + (1n << 33n) }));
+    await assert.rejects(client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: bad }), RangeError);
+    await assert.rejects(client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: [] }), RangeError);
+    assert.deepEqual(bufferPoolStats(), pooled, 'the buffer went back');
+    assert.equal(server.requests.length, requests, 'nothing reached the server');
+  });
 });

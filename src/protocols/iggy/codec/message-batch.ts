@@ -509,6 +509,8 @@ export interface MessageInput {
 export interface EncodeBatchOptions {
   /** Allocates the batch buffer (default Buffer.allocUnsafe); the SDK passes a pooled lease. */
   alloc?: (length: number) => Buffer;
+  /** Encode only the first `count` messages (default all): the SDK reuses one longer array of inputs. */
+  count?: number;
 }
 
 export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStamp): Buffer[] {
@@ -523,7 +525,8 @@ export function encodeBatch(messages: readonly MessageInput[], stamp?: BatchStam
  */
 export function encodeBatchBytes(messages: readonly MessageInput[], stamp?: BatchStamp, options: EncodeBatchOptions = {}): Buffer {
   const { alloc } = options;
-  const n = messages.length;
+  const n = options.count ?? messages.length;
+  if (!(Number.isInteger(n) && n >= 0 && n <= messages.length)) throw new RangeError(`count ${n} is outside 0..${messages.length}`);
   let origin = n > 0 ? messages[0]!.originTimestamp : 0n;
   let total = batchHeaderBytes;
   for (let i = 0; i < n; i++) {
