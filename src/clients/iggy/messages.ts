@@ -206,8 +206,10 @@ export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: Bu
 
 // encodeMessages fills these in place and encodes them at once (synchronously, so one set serves
 // every send of the process): no object per message per send. Payload references are dropped
-// right after, so the set never keeps a caller's buffers alive.
+// right after, so the set never keeps a caller's buffers alive, and a set grown by an unusually
+// large batch is cut back to scratchInputsKept.
 const scratchInputs: MessageInput[] = [];
+const scratchInputsKept = 16 * 1024;
 
 /**
  * The batch bytes of a SendMessages request straight from the caller's messages (sendMessages):
@@ -229,6 +231,7 @@ export function encodeMessages(messages: ReadonlyArray<SendMessage | Buffer | st
       input.id = undefined;
       input.idBytes = undefined;
     }
+    if (scratchInputs.length > scratchInputsKept) scratchInputs.length = scratchInputsKept;
   }
 }
 

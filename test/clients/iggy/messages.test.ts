@@ -209,6 +209,14 @@ describe('iggy SDK messages', () => {
       assert.equal(f.timestampDelta, 0, 'the send time, not the previous send\'s timestamps');
     }
     assert.equal(second.header.originTimestamp, now + 100n);
+    // A batch larger than the set the encoder keeps between sends, then a small one again.
+    const big = parseBatch(encodeMessages(Array.from({ length: 20_000 }, (_, i) => `b${i}`), now, nowMs));
+    assert.ok(!('code' in big));
+    assert.equal(big.frames.length, 20_000);
+    assert.equal(big.frames[19_999]!.payload.toString(), 'b19999');
+    const small = parseBatch(encodeMessages(['z'], now, nowMs));
+    assert.ok(!('code' in small));
+    assert.deepEqual(small.frames.map((f) => f.payload.toString()), ['z']);
   });
 
   it('encodeBatchBytes encodes only the first `count` inputs, and refuses a count outside the list', () => {
