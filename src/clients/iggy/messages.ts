@@ -210,6 +210,7 @@ export function encodeSendBatch(messages: readonly PreparedMessage[], lease?: Bu
 // large batch is cut back to scratchInputsKept.
 const scratchInputs: MessageInput[] = [];
 const scratchInputsKept = 16 * 1024;
+let scratchBusy = false;
 
 /**
  * The batch bytes of a SendMessages request straight from the caller's messages (sendMessages):
@@ -219,10 +220,21 @@ const scratchInputsKept = 16 * 1024;
  */
 export function encodeMessages(messages: ReadonlyArray<SendMessage | Buffer | string>, now: bigint, nowMs: number, lease?: BufferLease): Buffer {
   const n = messages.length;
+  const options = lease !== undefined ? { alloc: (length: number) => lease.buffer(length), count: n } : { count: n };
+  if (scratchBusy) {
+    // Re-entered while filling (a getter on a message that sends): fresh inputs for this one.
+    const inputs = messages.map((m) => {
+      const input = newInput();
+      fillInput(input, m, now, nowMs);
+      return input;
+    });
+    return encodeBatchBytes(inputs, undefined, options);
+  }
+  scratchBusy = true;
   while (scratchInputs.length < n) scratchInputs.push(newInput());
   try {
     for (let i = 0; i < n; i++) fillInput(scratchInputs[i]!, messages[i]!, now, nowMs);
-    return encodeBatchBytes(scratchInputs, undefined, lease !== undefined ? { alloc: (length: number) => lease.buffer(length), count: n } : { count: n });
+    return encodeBatchBytes(scratchInputs, undefined, options);
   } finally {
     for (let i = 0; i < n; i++) {
       const input = scratchInputs[i]!;
@@ -232,6 +244,7 @@ export function encodeMessages(messages: ReadonlyArray<SendMessage | Buffer | st
       input.idBytes = undefined;
     }
     if (scratchInputs.length > scratchInputsKept) scratchInputs.length = scratchInputsKept;
+    scratchBusy = false;
   }
 }
 

@@ -219,6 +219,23 @@ describe('iggy SDK messages', () => {
     assert.deepEqual(small.frames.map((f) => f.payload.toString()), ['z']);
   });
 
+  it('encodeMessages re-entered from a message being read encodes both batches intact', () => {
+    let inner: Buffer | null = null;
+    const sneaky = {
+      id: 7n,
+      get payload(): Buffer {
+        inner ??= encodeMessages([{ id: 99n, payload: 'inner' }], 5n, 1);
+        return Buffer.from('outer');
+      },
+    };
+    const outer = parseBatch(encodeMessages([{ id: 1n, payload: 'first' }, sneaky, { id: 3n, payload: 'last' }], 5n, 1));
+    assert.ok(!('code' in outer));
+    assert.deepEqual(outer.frames.map((f) => [f.id, f.payload.toString()]), [[1n, 'first'], [7n, 'outer'], [3n, 'last']]);
+    const innerBatch = parseBatch(inner!);
+    assert.ok(!('code' in innerBatch));
+    assert.deepEqual(innerBatch.frames.map((f) => [f.id, f.payload.toString()]), [[99n, 'inner']]);
+  });
+
   it('encodeBatchBytes encodes only the first `count` inputs, and refuses a count outside the list', () => {
     const inputs = ['a', 'b', 'c'].map((p, i) => ({ id: BigInt(i + 1), originTimestamp: 10n, payload: Buffer.from(p) }));
     const two = parseBatch(encodeBatchBytes(inputs, undefined, { count: 2 }));
