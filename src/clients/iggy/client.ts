@@ -41,7 +41,10 @@ import {
   topicCommands,
   userCommands,
   u64Max,
+  writeIdentifier,
+  writePartitioning,
   ConsumerKind,
+  Writer,
   IggyErrorCode,
   PollingKind,
   polledBuffers,
@@ -110,6 +113,25 @@ export function toPollingStrategy(s: PollStrategyInput): PollingStrategy {
 
 /** Balanced (server round-robin), a partition id, or a messages key (server hashes it). */
 export type PartitioningInput = 'balanced' | { partitionId: number } | { key: Buffer | string } | Partitioning;
+
+interface SendMetadata {
+  streamId: Identifier;
+  topicId: Identifier;
+  partitioning: Partitioning;
+}
+
+/**
+ * The metadata of a SendMessages request, encoded once to throw here what encoding the request
+ * would throw (a name or key over 255 bytes), before the batch takes a pooled buffer.
+ */
+function sendMetadata(streamId: Id, topicId: Id, partitioning: Partitioning): SendMetadata {
+  const meta = { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning };
+  const w = new Writer();
+  writeIdentifier(w, meta.streamId);
+  writeIdentifier(w, meta.topicId);
+  writePartitioning(w, meta.partitioning);
+  return meta;
+}
 
 export function toPartitioning(p: PartitioningInput): Partitioning {
   if (p === 'balanced') return { kind: 'balanced' };
@@ -767,7 +789,7 @@ export class IggyClient extends EventEmitter {
   ): Promise<SendResult> {
     const count = request.messages.length;
     if (count === 0) throw new RangeError('sendMessages needs at least one message');
-    const partitioning = toPartitioning(request.partitioning ?? 'balanced');
+    const meta = sendMetadata(request.streamId, request.topicId, toPartitioning(request.partitioning ?? 'balanced'));
     const nowMs = Date.now();
     const lease = new BufferLease();
     let batch: Buffer;
@@ -777,14 +799,22 @@ export class IggyClient extends EventEmitter {
       lease.release(); // nothing has seen the buffer
       throw error;
     }
-    return this.sendBatch(request.streamId, request.topicId, partitioning, count, batch, lease, options);
+    return this.sendBatch(meta, count, batch, lease, options);
   }
 
   /** Sends messages already prepared with prepareMessage (the producer's path). */
   async sendPrepared(streamId: Id, topicId: Id, partitioning: Partitioning, messages: readonly PreparedMessage[], options?: RequestOptions): Promise<SendResult> {
     if (messages.length === 0) throw new RangeError('sendMessages needs at least one message');
+    const meta = sendMetadata(streamId, topicId, partitioning);
     const lease = new BufferLease();
-    return this.sendBatch(streamId, topicId, partitioning, messages.length, encodeSendBatch(messages, lease), lease, options);
+    let batch: Buffer;
+    try {
+      batch = encodeSendBatch(messages, lease);
+    } catch (error) {
+      lease.release(); // nothing has seen the buffer
+      throw error;
+    }
+    return this.sendBatch(meta, messages.length, batch, lease, options);
   }
 
   /**
@@ -792,12 +822,8 @@ export class IggyClient extends EventEmitter {
    * answered (it has then read every byte). Without an answer (timeout, lost connection) it may
    * still be queued on the socket, so it is left to GC instead.
    */
-  private async sendBatch(streamId: Id, topicId: Id, partitioning: Partitioning, messagesCount: number, batch: Buffer, lease: BufferLease, options?: RequestOptions): Promise<SendResult> {
-    const reply = await this.call(
-      CommandCode.sendMessages,
-      { streamId: toIdentifier(streamId), topicId: toIdentifier(topicId), partitioning, messagesCount, batch },
-      options,
-    ).then(
+  private async sendBatch(meta: SendMetadata, messagesCount: number, batch: Buffer, lease: BufferLease, options?: RequestOptions): Promise<SendResult> {
+    const reply = await this.call(CommandCode.sendMessages, { ...meta, messagesCount, batch }, options).then(
       (r) => {
         lease.release();
         return r;

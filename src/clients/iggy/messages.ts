@@ -218,6 +218,11 @@ let scratchBusy = false;
  * message. Ids are minted as prepareMessage mints them (on every call: unlike the producer's
  * prepared messages, a second call gets new ids).
  */
+/** What the reused inputs hold between sends (tests): how many are kept, and how many still hold a payload. */
+export function encoderInputsForTests(): { kept: number; holdingPayloads: number } {
+  return { kept: scratchInputs.length, holdingPayloads: scratchInputs.filter((input) => input.payload.length > 0 || input.userHeaders!.length > 0).length };
+}
+
 export function encodeMessages(messages: ReadonlyArray<SendMessage | Buffer | string>, now: bigint, nowMs: number, lease?: BufferLease): Buffer {
   const n = messages.length;
   const options = lease !== undefined ? { alloc: (length: number) => lease.buffer(length), count: n } : { count: n };

@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { batchHeaderBytes, decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
-import { decodePolledRecords, encodeMessages, encodeSendBatch, newMessageId, prepareMessage, writeNewMessageId, type IggyMessage, type SendMessage } from '../../../src/clients/iggy/messages.js';
+import { decodePolledRecords, encodeMessages, encoderInputsForTests, encodeSendBatch, newMessageId, prepareMessage, toUserHeaders, writeNewMessageId, type IggyMessage, type SendMessage } from '../../../src/clients/iggy/messages.js';
+import type { MessageInput } from '../../../src/protocols/iggy/codec/index.js';
 import { parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 
 /** decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame. */
@@ -35,6 +36,14 @@ function reference(partitionId: number, records: readonly Buffer[]): IggyMessage
     }
   }
   return out;
+}
+
+/** The encoder input the SDK built for a message with an id before the ninth session (a frozen copy). */
+function referenceInput(m: SendMessage | Buffer | string, now: bigint): MessageInput {
+  const msg: SendMessage = typeof m === 'string' || Buffer.isBuffer(m) ? { payload: m } : m;
+  const payload = typeof msg.payload === 'string' ? Buffer.from(msg.payload, 'utf8') : Buffer.isBuffer(msg.payload) ? msg.payload : Buffer.from(msg.payload);
+  assert.notEqual(msg.id, undefined, 'the reference is for messages with ids');
+  return { id: msg.id!, originTimestamp: msg.timestampMicros ?? now, payload, userHeaders: encodeUserHeaders(toUserHeaders(msg.headers)) };
 }
 
 /** The fields of a message as a plain object (a polled message's id and checksum are getters). */
@@ -177,8 +186,8 @@ describe('iggy SDK messages', () => {
       { id: (1n << 128n) - 1n, payload: Buffer.from('buf'), headers: [userHeader('typed', { kind: 'bool', value: true })] },
     ];
     const direct = encodeMessages(given, now, nowMs);
-    const prepared = encodeSendBatch(given.map((m) => prepareMessage(m, now, nowMs)));
-    assert.deepEqual(direct, prepared);
+    assert.deepEqual(direct, encodeBatchBytes(given.map((m) => referenceInput(m, now))), 'the inputs the SDK built before');
+    assert.deepEqual(direct, encodeSendBatch(given.map((m) => prepareMessage(m, now, nowMs))), 'the producer\'s path');
     // Plain Buffers and strings get minted ids: the same bytes once the ids are read back.
     const plainInputs = [Buffer.from('a'), 'b', Buffer.alloc(0)];
     const batch = parseBatch(encodeMessages(plainInputs, now, nowMs));
@@ -217,6 +226,7 @@ describe('iggy SDK messages', () => {
     const small = parseBatch(encodeMessages(['z'], now, nowMs));
     assert.ok(!('code' in small));
     assert.deepEqual(small.frames.map((f) => f.payload.toString()), ['z']);
+    assert.deepEqual(encoderInputsForTests(), { kept: 16 * 1024, holdingPayloads: 0 }, 'cut back, and no caller buffer kept alive');
   });
 
   it('encodeMessages re-entered from a message being read encodes both batches intact', () => {

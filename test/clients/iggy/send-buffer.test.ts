@@ -68,6 +68,10 @@ describe('SendMessages batch buffers', () => {
     const bad = messages.map((payload, i) => ({ payload, timestampMicros: i === 0 ? now : now + (1n << 33n) }));
     await assert.rejects(client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: bad }), RangeError);
     await assert.rejects(client.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: [] }), RangeError);
+    // Metadata the request encoder refuses (a key or a name over 255 bytes): refused before the
+    // batch takes a pooled buffer.
+    await assert.rejects(client.sendMessages({ streamId: 1, topicId: 1, partitioning: { key: 'k'.repeat(256) }, messages }));
+    await assert.rejects(client.sendMessages({ streamId: 's'.repeat(256), topicId: 1, partitioning: { partitionId: 0 }, messages }));
     assert.deepEqual(bufferPoolStats(), pooled, 'the buffer went back');
     assert.equal(server.requests.length, requests, 'nothing reached the server');
   });
