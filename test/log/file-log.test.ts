@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { readRecoveryPoint } from '../../src/log/checkpoint.js';
-import { openFileLog } from '../../src/log/file-log.js';
+import { openFileLog, type FileLogOptions } from '../../src/log/file-log.js';
 import { BufferLease } from '../../src/log/buffer-pool.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
 import { reserveAfterBytes, reserveAheadBytes, writebackAlignBytes, writebackBytes, writebackDelayMs, writebackStreakDelayMs } from '../../src/log/segment.js';
@@ -478,6 +478,16 @@ async function tenBatchesCopied(tag: string): Promise<{ config: LogConfig; value
   return { config, value, copy };
 }
 
+/** Opens `dir` again (as after a restart), runs `check` on the log, and closes it whatever happens. */
+async function withReopened(dir: string, config: LogConfig, check: (log: PartitionLog) => Promise<void>, options?: FileLogOptions): Promise<void> {
+  const log = await openFileLog(dir, config, options);
+  try {
+    await check(log);
+  } finally {
+    await log.close();
+  }
+}
+
 /** A filesystem whose first fdatasync waits for `release()`; later ones pass. */
 function firstSyncHeld(): { fs: FaultyFileSystem; release: (() => void) | null; calls: number } {
   const held: { fs: FaultyFileSystem; release: (() => void) | null; calls: number } = {
@@ -705,15 +715,12 @@ describe('FileLog fault injection', () => {
     const second = sealedBytes.length / 4 + 20; // inside the second of four equal batches
     sealedBytes[second] = sealedBytes[second]! ^ 0xff;
     writeFileSync(sealedPath, sealedBytes);
-    const reopened = await openFileLog(crashed, config);
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       const expected = [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`);
       assert.deepEqual(await contents(reopened), expected, 'a prefix: the batches before the damage, nothing after it');
       assert.equal(reopened.stats().segmentCount, 2, 'the segment after the cut one went');
       assert.equal((await reopened.append(batch('next'))).baseOffset, 5);
-    } finally {
-      await reopened.close();
-    }
+    });
     assert.deepEqual((await verifyPartitionDir(crashed)).problems, []);
   });
 
@@ -736,13 +743,10 @@ describe('FileLog fault injection', () => {
     const second = sealedBytes.length / 4 + 20;
     sealedBytes[second] = sealedBytes[second]! ^ 0xff;
     writeFileSync(sealedPath, sealedBytes);
-    const reopened = await openFileLog(crashed, config);
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       assert.equal(reopened.stats().segmentCount, 2);
       assert.equal(reopened.stats().nextOffset, 6);
-    } finally {
-      await reopened.close();
-    }
+    });
     assert.ok((await verifyPartitionDir(crashed)).problems.length > 0, 'verify still reports the damage');
   });
 
@@ -789,28 +793,22 @@ describe('FileLog fault injection', () => {
     await log.close();
     assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 0);
     const fs = new FaultyFileSystem();
-    const reopened = await openFileLog(crashed, config, { fs });
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       assert.ok(fs.fsyncCalls >= 4, `the sealed segment's three files and the point were synced (${fs.fsyncCalls} syncs)`);
       assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 1);
       assert.deepEqual(await contents(reopened), [`0:${'a'.repeat(700)}-0`, `1:${'b'.repeat(700)}-0`]);
-    } finally {
-      await reopened.close();
-    }
+    }, { fs });
   });
 
   it('with a damaged recovery point, the last two segments are re-validated and a cut one takes the active one with it', async () => {
     const { config, value, copy: crashed } = await tenBatchesCopied('d');
     writeFileSync(join(crashed, 'recovery-point.checkpoint'), Buffer.alloc(16, 0x5a));
     damage(join(crashed, '00000000000000000004.log'), 170 + 20);
-    const reopened = await openFileLog(crashed, config);
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4].map((i) => `${i}:${value(i)}-0`));
       assert.equal(reopened.stats().segmentCount, 2);
       assert.equal(await readRecoveryPoint(nodeFileSystem, crashed), 4, 'rewritten at the active segment');
-    } finally {
-      await reopened.close();
-    }
+    });
   });
 
   it('a directory from before recovery points keeps trusting its sealed segments (compacted ones end short of the next), and gets a recovery point at open', async () => {
@@ -822,30 +820,24 @@ describe('FileLog fault injection', () => {
     truncateSync(join(legacy, '00000000000000000004.log'), 2 * 170);
     rmSync(join(legacy, '00000000000000000004.index'));
     rmSync(join(legacy, '00000000000000000004.timeindex'));
-    const reopened = await openFileLog(legacy, config);
-    try {
+    await withReopened(legacy, config, async (reopened) => {
       assert.equal(reopened.stats().segmentCount, 3, 'no segment removed');
       assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4, 5, 8, 9].map((i) => `${i}:${value(i)}-0`));
       assert.equal(await readRecoveryPoint(nodeFileSystem, legacy), 8, 'the open wrote one, at the active segment');
-    } finally {
-      await reopened.close();
-    }
+    });
   });
 
   it('after an unclean stop, damage found in a trusted segment cuts that segment alone (what follows was synced)', async () => {
     const { config, value, copy: crashed } = await tenBatchesCopied('t');
     // Bad media in the first segment's last batch, inside the tail recovery re-validates.
     damage(join(crashed, '00000000000000000000.log'), 3 * 170 + 20);
-    const reopened = await openFileLog(crashed, config);
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       assert.deepEqual(
         await contents(reopened),
         [0, 1, 2, 4, 5, 6, 7, 8, 9].map((i) => `${i}:${value(i)}-0`),
       );
       assert.equal(reopened.stats().segmentCount, 3);
-    } finally {
-      await reopened.close();
-    }
+    });
   });
 
   it('after an unclean stop, a segment not yet synced that ends short of the next one (a loss at a batch boundary) takes the later segments with it', async () => {
@@ -865,13 +857,10 @@ describe('FileLog fault injection', () => {
     await log.close();
     // The second segment kept only its first two batches: no torn envelope to find.
     truncateSync(join(crashed, '00000000000000000004.log'), 2 * 170);
-    const reopened = await openFileLog(crashed, config);
-    try {
+    await withReopened(crashed, config, async (reopened) => {
       assert.deepEqual(await contents(reopened), [0, 1, 2, 3, 4, 5].map((i) => `${i}:${value(i)}-0`));
       assert.equal(reopened.stats().nextOffset, 6, 'offsets go on from the end of what survived');
-    } finally {
-      await reopened.close();
-    }
+    });
     assert.deepEqual((await verifyPartitionDir(crashed)).problems, []);
   });
 
@@ -916,13 +905,10 @@ describe('FileLog fault injection', () => {
     assert.equal((await log.append(batch('small'))).baseOffset, 1);
     const before = await contents(log);
     await log.close();
-    const reopened = await openFileLog(dir, config);
-    try {
+    await withReopened(dir, config, async (reopened) => {
       assert.deepEqual(await contents(reopened), before, 'acknowledged data hidden after reopen');
       assert.equal(reopened.stats().nextOffset, 2, 'offset 1 would be assigned twice');
-    } finally {
-      await reopened.close();
-    }
+    });
     assert.deepEqual((await verifyPartitionDir(dir)).problems, []);
   });
 
