@@ -321,6 +321,15 @@ export class FileLog implements PartitionLog {
   private recoveryPoint: number;
   /** The segment the timer's fsync is syncing while it runs (writes to it skip direct writes). */
   private syncingSegment: Segment | null = null;
+  /**
+   * Whether a round may write `segment` synchronously as far as the timer fsync goes (Segment.append
+   * asks right before the write, after any wait for a turn). A round written while the timer's
+   * fsync runs on the same file goes to the thread pool: the fsync writes out the page the write
+   * continues, and ext4 makes a write into a page under writeback wait for it (15-78 ms now and
+   * then), which on the event loop held every connection (and a write over 20 ms turns direct
+   * writes off for a while).
+   */
+  private readonly notTimerSyncing = (segment: Segment): boolean => this.syncingSegment !== segment;
   /** The timer's fsync as scheduled on the process-wide slots (cancellable while it waits). */
   private queuedSync: ScheduledTask<void> | null = null;
   /** A flush's fsync is running: the timer does not start a second one beside it. */
@@ -475,13 +484,9 @@ export class FileLog implements PartitionLog {
         chunks,
         total,
         // A round that ends in an fsync waits for the disk anyway: the write rides the thread pool.
+        // So does one beside the timer's fsync of the same file (notTimerSyncing).
         syncNow ? null : this.directWrites,
-        // So does one written while the timer's fsync runs on the same file (asked right before
-        // the write, after any wait for a turn): the fsync writes out the page the write
-        // continues, and ext4 makes a write into a page under writeback wait for it (15-78 ms now
-        // and then), which on the event loop held every connection (and a write over 20 ms turns
-        // direct writes off for a while).
-        () => this.syncingSegment !== segment,
+        this.notTimerSyncing,
       );
       segment.firstAppendTime ??= taken[0]!.appendTime;
       if (syncNow) {

@@ -15,6 +15,7 @@ import { readFully, scanEnvelopes, type ScanStop } from './scan.js';
 import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
 
 const baseDigits = 20;
+const always = (): boolean => true;
 /** Index bytes held in memory before they are written out (bounds memory and rebuild work). */
 const indexFlushBytes = 64 * 1024;
 /** Unsynced bytes, and their age, after which startWriteback asks the kernel to write them out. */
@@ -370,7 +371,7 @@ export class Segment {
   /**
    * Writes envelopes (header and payload chunks, in order) at the segment end in one writev:
    * synchronously with a `gate` that is open (see direct-write.ts; once the turn's budget is
-   * spent, in the next turn) while `direct()` allows it, otherwise through the thread pool. Both
+   * spent, in the next turn) while `direct(this)` allows it, otherwise through the thread pool. Both
    * are asked again after each wait for a turn, right before the write (the caller's reason for
    * the thread pool may have come up meanwhile). On any error the caller restores the snapshot it
    * took before. Then keeps blocks reserved ahead (reserveAhead).
@@ -380,12 +381,12 @@ export class Segment {
     chunks: readonly Buffer[],
     totalBytes: number,
     gate: DirectWriteGate | null = null,
-    direct: () => boolean = () => true,
+    direct: (segment: Segment) => boolean = always,
   ): Promise<void> {
     assert.equal(chunks.length, batches.length * 2, 'one header and one payload chunk per batch');
-    while (gate !== null && direct() && gate.mustWait()) await gate.nextTurn();
+    while (gate !== null && direct(this) && gate.mustWait()) await gate.nextTurn();
     const written =
-      gate !== null && direct() && gate.open()
+      gate !== null && direct(this) && gate.open()
         ? gate.write(() => this.fsys.writevSync(this.logFd, chunks, this.size))
         : await this.fsys.writev(this.logFd, chunks, this.size);
     if (written !== totalBytes) throw new Error(`short write: ${written} of ${totalBytes} bytes`);
