@@ -210,8 +210,6 @@ export interface ValidatedBatch {
   header: BatchHeader;
   /** The batch bytes (exactly batch_length). */
   bytes: Buffer;
-  /** Index of the first frame with an empty payload, or -1. */
-  firstEmptyPayload: number;
   /** timestamp_delta of the first frame (0 for an empty batch). */
   firstTimestampDelta: number;
   /** Largest timestamp_delta (0 for an empty batch). */
@@ -235,7 +233,6 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   const count = header.messageCount;
   const sequential = options.requireSequentialDeltas === true;
   const bounds = frameBoundsScratch(count);
-  let firstEmptyPayload = -1;
   let firstTimestampDelta = 0;
   let maxTimestampDelta = 0;
   let k = 0;
@@ -260,7 +257,6 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
     const timestampDelta = view.getUint32(pos + 28, true);
     if (k === 0) firstTimestampDelta = timestampDelta;
     if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
-    if (payloadLength === 0 && firstEmptyPayload < 0) firstEmptyPayload = k;
     bounds[k] = pos;
     k++;
     bounds[k] = end;
@@ -273,7 +269,7 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   gatherFrameChecksums(bytes, bounds, 0, count, checksumInput);
   writeChecksumInputHeader(checksumInput, header);
   if (xxh3(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
-  return { header, bytes: bytes.subarray(0, length), firstEmptyPayload, firstTimestampDelta, maxTimestampDelta, checksumInput };
+  return { header, bytes: bytes.subarray(0, length), firstTimestampDelta, maxTimestampDelta, checksumInput };
 }
 
 /** The message_checksum rejection for the first of frames 0..n-1 (bounds) whose checksum is wrong. */
@@ -395,69 +391,82 @@ export function sliceBatch(batch: ParsedBatch, fromOffset: bigint, toOffsetExclu
 
 /** The part of a stored batch a poll returns (sliceStoredBatch). */
 export interface StoredSlice {
-  /** The whole batch (the same bytes), or a new 256-byte header and a view of the kept frames. */
+  /**
+   * The whole batch (the same bytes), or a new 256-byte header followed by views of the kept
+   * frames (one view per run of adjacent kept frames).
+   */
   chunks: Buffer[];
-  /** Frames with offsets in the range. */
+  /** Frames kept. */
   count: number;
-  /** Offset of the last frame in the range. */
+  /** Offset of the last frame kept. */
   lastOffset: number;
 }
 
 /**
  * What a poll takes from one stored batch, without a per-frame object: the frames with offsets
- * in [fromOffset, toOffsetExclusive), or with `minTimestampMicros`, from the first frame at or
- * after `fromOffset` whose producer time (origin_timestamp + timestamp_delta) is not older. The
- * result is exactly what parseBatch('layout', exact) + sliceBatch give; null when the batch fails
- * that layout check or no frame is in the range.
+ * in [fromOffset, toOffsetExclusive) and, with `minTimestampMicros`, whose producer time is not
+ * older (every frame is tested, as the reference server's timestamp polls do: producers may send
+ * times out of order). Producer time is origin_timestamp + timestamp_delta, or base_timestamp
+ * when the producer sent origin 0 (the rule the log's time index uses, iggy-format.ts). Returns
+ * the stored bytes when every frame is kept; else a sub-batch (header copied, message_count and
+ * batch_length shrunk, batch_checksum recomputed; kept frames byte-identical); null when the
+ * batch fails the layout check of parseBatch('layout', exact) or no frame is kept.
  */
 export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, minTimestampMicros: bigint | null = null): StoredSlice | null {
   const starts = layoutFrameStarts(bytes);
   if (starts === null) return null;
+  const threshold = minTimestampMicros === null ? 0 : timestampDeltaThreshold(bytes, minTimestampMicros);
+  if (threshold < 0) return null;
   const base = Number(bytes.readBigUInt64LE(8));
-  let first = fromOffset;
-  if (minTimestampMicros !== null) {
-    first = Number.MAX_SAFE_INTEGER;
-    const need = minTimestampMicros - bytes.readBigUInt64LE(24);
-    // Frames qualify when timestamp_delta >= need (a u32): all when need <= 0, none above u32.
-    const threshold = need <= 0n ? 0 : need > BigInt(timestampDeltaMicrosMax) ? -1 : Number(need);
-    if (threshold >= 0) {
-      for (const at of starts) {
-        const o = base + bytes.readUInt32LE(at + 24);
-        if (o >= fromOffset && bytes.readUInt32LE(at + 28) >= threshold) {
-          first = o;
-          break;
-        }
-      }
-    }
-  }
-  let firstIndex = -1;
-  let lastIndex = -1;
-  let count = 0;
+  const kept: number[] = [];
   let lastOffset = -1;
-  for (let i = 0; i < starts.length; i++) {
-    const o = base + bytes.readUInt32LE(starts[i]! + 24);
-    if (o >= first && o < toOffsetExclusive) {
-      if (firstIndex < 0) firstIndex = i;
-      lastIndex = i;
-      count++;
+  for (const at of starts) {
+    const o = base + bytes.readUInt32LE(at + 24);
+    if (o >= fromOffset && o < toOffsetExclusive && bytes.readUInt32LE(at + 28) >= threshold) {
+      kept.push(at);
       lastOffset = o;
     }
   }
-  if (firstIndex < 0) return null;
-  if (firstIndex === 0 && lastIndex === starts.length - 1) return { chunks: [bytes], count, lastOffset };
-  const kept = lastIndex - firstIndex + 1;
-  const blobStart = starts[firstIndex]!;
-  const blobEnd = lastIndex + 1 < starts.length ? starts[lastIndex + 1]! : bytes.length;
+  const count = kept.length;
+  if (count === 0) return null;
+  if (count === starts.length) return { chunks: [bytes], count, lastOffset };
+  // Runs of frames adjacent in the batch become one view each.
+  const chunks: Buffer[] = [];
+  let runStart = kept[0]!;
+  let runEnd = runStart;
+  let blobLength = 0;
+  for (let k = 0; k <= count; k++) {
+    const at = k < count ? kept[k]! : -1;
+    if (at !== runEnd || k === 0) {
+      if (k > 0) {
+        chunks.push(bytes.subarray(runStart, runEnd));
+        blobLength += runEnd - runStart;
+      }
+      runStart = at;
+    }
+    if (at >= 0) runEnd = at + frameHeaderBytes + bytes.readUInt32LE(at + 36) + bytes.readUInt32LE(at + 32);
+  }
   const header = Buffer.from(bytes.subarray(0, batchHeaderBytes));
-  const batchLength = batchHeaderBytes + blobEnd - blobStart;
-  header.writeBigUInt64LE(BigInt(batchLength), 32);
-  header.writeUInt32LE(kept, batchMessageCountOffset);
-  const input = Buffer.allocUnsafe(44 + 8 * kept);
+  header.writeBigUInt64LE(BigInt(batchHeaderBytes + blobLength), 32);
+  header.writeUInt32LE(count, batchMessageCountOffset);
+  const input = Buffer.allocUnsafe(44 + 8 * count);
   header.copy(input, 0, 0, 40);
-  input.writeUInt32LE(kept, 40);
-  gatherFrameChecksums(bytes, starts, firstIndex, kept, input);
+  input.writeUInt32LE(count, 40);
+  gatherFrameChecksums(bytes, kept, 0, count, input);
   header.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
-  return { chunks: [header, bytes.subarray(blobStart, blobEnd)], count, lastOffset };
+  return { chunks: [header, ...chunks], count, lastOffset };
+}
+
+/**
+ * The least timestamp_delta a frame of this batch needs for a producer time at or after
+ * `minMicros`; -1 when no frame can have it.
+ */
+function timestampDeltaThreshold(bytes: Buffer, minMicros: bigint): number {
+  const origin = bytes.readBigUInt64LE(24);
+  // Origin 0: every frame's time is the batch's base_timestamp.
+  if (origin === 0n) return bytes.readBigUInt64LE(16) >= minMicros ? 0 : -1;
+  const need = minMicros - origin;
+  return need <= 0n ? 0 : need > BigInt(timestampDeltaMicrosMax) ? -1 : Number(need);
 }
 
 /**

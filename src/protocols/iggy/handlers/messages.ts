@@ -69,7 +69,7 @@ interface PolledPiece {
   lastOffset: number;
 }
 
-/** The part of one stored batch in [from, toExclusive) (and not older than minUs), as Iggy bytes. */
+/** The messages of one stored batch in [from, toExclusive) and not older than minUs, as Iggy bytes. */
 function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): PolledPiece | null {
   if (servedAsStored(batch, from, toExclusive, minUs)) {
     // Every frame is in range: the stored bytes as they are (or their file range), from the header alone.
@@ -127,7 +127,6 @@ export const messageHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'send');
     const parsed = validateSendMessagesBatch(req, ctx.frontend.settings.pollMessagesMax);
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
-    if (parsed.firstEmptyPayload >= 0) throw new IggyFailure(IggyErrorCode.emptyMessagePayload, 'status');
     const partition = pickPartition(ctx, topic, req.partitioning);
     const result = await ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(parsed, { partitionId: partition }));
     return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(result.baseOffset) }] };
@@ -161,6 +160,7 @@ export const messageHandlers: IggyHandlerTable = {
     if (count === 0) return empty;
 
     let start: number;
+    // A timestamp poll returns only messages at or after the time, in every batch it reads.
     let minUs: bigint | null = null;
     switch (req.strategy.kind) {
       case PollingKind.offset:
@@ -214,7 +214,6 @@ export const messageHandlers: IggyHandlerTable = {
         }
         messages += piece.count;
         lastOffset = piece.lastOffset;
-        if (piece.count > 0) minUs = null;
         if (next >= end) break;
       }
     }

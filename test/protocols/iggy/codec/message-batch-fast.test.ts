@@ -2,7 +2,7 @@
 // validateSendMessagesBatch against parseBatch('full') (same rejections, codes and reasons, over
 // valid and corrupted batches), stampValidatedBatch against stampBatch, encodeBatchBytes against
 // the per-frame streaming encoder it replaced, and sliceStoredBatch against parseBatch('layout')
-// + sliceBatch as PollMessages used them.
+// frame by frame (every frame in range and not older than a timestamp poll's time).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import {
   isBatchRejection,
   numericId,
   parseBatch,
-  sliceBatch,
+  computeBatchChecksum,
   sliceStoredBatch,
   stampBatch,
   stampValidatedBatch,
@@ -22,6 +22,7 @@ import {
   validateSendMessagesBatch,
   writeBatchHeader,
   writeU128,
+  type BatchHeader,
   type BatchRejection,
   type BatchStamp,
   type MessageInput,
@@ -153,7 +154,6 @@ function sameOutcome(fast: ReturnType<typeof validateBatch>, slow: ParsedBatch |
   }
   assert.deepEqual(fast.header, slow.header);
   assert.ok(fast.bytes.equals(slow.bytes) && fast.bytes.buffer === slow.bytes.buffer && fast.bytes.byteOffset === slow.bytes.byteOffset);
-  assert.equal(fast.firstEmptyPayload, slow.frames.findIndex((f) => f.payload.length === 0));
   assert.equal(fast.firstTimestampDelta, slow.frames[0]?.timestampDelta ?? 0);
   assert.equal(fast.maxTimestampDelta, Math.max(0, ...slow.frames.map((f) => f.timestampDelta)));
   // Stamping through the kept checksum input writes what stampBatch writes.
@@ -247,38 +247,26 @@ describe('message batch fast paths', () => {
     const good = vector('send_messages_batch');
     const ok = validateSendMessagesBatch({ streamId: numericId(1), topicId: numericId(1), partitioning: { kind: 'balanced' }, messagesCount: 2, batch: good });
     assert.ok(!isBatchRejection(ok));
-    assert.equal(ok.firstEmptyPayload, -1);
   });
 
-  it('sliceStoredBatch returns what parseBatch("layout") + sliceBatch returned for a poll (fast-check)', () => {
-    /** PollMessages' stored-batch path as it was. */
-    function reference(payload: Buffer, from: number, to: number, minUs: bigint | null): { chunks: Buffer[]; count: number; lastOffset: number } | null {
+  it('sliceStoredBatch keeps exactly the frames in the offset range and not older than the time (fast-check against parseBatch("layout"))', () => {
+    /** A poll's stored-batch slice, frame by frame from parseBatch, with no shortcut. */
+    function reference(payload: Buffer, from: number, to: number, minUs: bigint | null): { bytes: Buffer; whole: boolean; count: number; lastOffset: number; runs: number } | null {
       const parsed = parseBatch(payload, { verify: 'layout', exact: true });
       if (isBatchRejection(parsed)) return null;
-      const base = Number(parsed.header.baseOffset);
-      let first = from;
-      if (minUs !== null) {
-        first = Number.MAX_SAFE_INTEGER;
-        for (const f of parsed.frames) {
-          const o = base + f.offsetDelta;
-          if (o >= from && parsed.header.originTimestamp + BigInt(f.timestampDelta) >= minUs) {
-            first = o;
-            break;
-          }
-        }
-      }
-      const chunks = sliceBatch(parsed, BigInt(first), BigInt(to));
-      if (chunks === null) return null;
-      let count = 0;
-      let lastOffset = -1;
-      for (const f of parsed.frames) {
-        const o = base + f.offsetDelta;
-        if (o >= first && o < to) {
-          count++;
-          lastOffset = o;
-        }
-      }
-      return { chunks, count, lastOffset };
+      const h = parsed.header;
+      const base = Number(h.baseOffset);
+      const time = (delta: number) => (h.originTimestamp === 0n ? h.baseTimestamp : h.originTimestamp + BigInt(delta));
+      const kept = parsed.frames.filter((f) => base + f.offsetDelta >= from && base + f.offsetDelta < to && (minUs === null || time(f.timestampDelta) >= minUs));
+      if (kept.length === 0) return null;
+      const lastOffset = base + kept[kept.length - 1]!.offsetDelta;
+      if (kept.length === parsed.frames.length) return { bytes: payload, whole: true, count: kept.length, lastOffset, runs: 1 };
+      const frames = kept.map((f) => payload.subarray(f.start, f.end));
+      const sub: BatchHeader = { ...h, batchLength: BigInt(batchHeaderBytes + frames.reduce((n, f) => n + f.length, 0)), messageCount: kept.length };
+      const header = Buffer.from(payload.subarray(0, batchHeaderBytes));
+      writeBatchHeader(header, { ...sub, batchChecksum: computeBatchChecksum(payload, sub, kept) });
+      const runs = kept.filter((f, i) => i === 0 || kept[i - 1]!.end !== f.start).length;
+      return { bytes: Buffer.concat([header, ...frames]), whole: false, count: kept.length, lastOffset, runs };
     }
     const seen = new Set<string>();
     fc.assert(
@@ -288,32 +276,34 @@ describe('message batch fast paths', () => {
         fc.array(mutationArb, { maxLength: 1 }),
         fc.integer({ min: -2, max: 30 }),
         fc.nat(30),
-        fc.option(fc.bigInt({ min: 999_000n, max: 1_006_000n }), { nil: null }),
-        (frames, base, mutations, fromRel, span, minUs) => {
+        fc.oneof(fc.constant(null), fc.bigInt({ min: 999_000n, max: 1_006_000n }), fc.bigInt({ min: 0n, max: 10n })),
+        fc.boolean(),
+        (frames, base, mutations, fromRel, span, minUs, zeroOrigin) => {
           let delta = -1;
           const inputs: MessageInput[] = frames.map((f, i) => {
             delta += 1 + f.gap;
-            return { id: BigInt(i + 1), originTimestamp: 1_000_000n + BigInt(f.time), payload: Buffer.from(f.payload), offsetDelta: delta };
+            return { id: BigInt(i + 1), originTimestamp: zeroOrigin ? 0n : 1_000_000n + BigInt(f.time), payload: Buffer.from(f.payload), offsetDelta: delta };
           });
           const payload = mutate(encodeBatchBytes(inputs, { partitionId: 2n, baseOffset: BigInt(base), baseTimestamp: 5n }), mutations);
           const from = base + fromRel;
           const to = from + span;
           const fast = sliceStoredBatch(payload, from, to, minUs);
           const slow = reference(payload, from, to, minUs);
-          seen.add(slow === null ? 'null' : slow.chunks.length === 1 ? 'whole' : minUs === null ? 'partial' : 'partial by time');
+          seen.add(slow === null ? 'null' : slow.whole ? 'whole' : minUs === null ? 'partial' : slow.runs > 1 ? 'by time, with gaps' : 'by time');
           if (slow === null || fast === null) {
             assert.equal(fast, slow);
             return;
           }
           assert.equal(fast.count, slow.count);
           assert.equal(fast.lastOffset, slow.lastOffset);
-          assert.equal(fast.chunks.length, slow.chunks.length);
-          if (slow.chunks.length === 1) assert.equal(fast.chunks[0], payload);
-          assert.deepEqual(Buffer.concat(fast.chunks), Buffer.concat(slow.chunks));
+          if (slow.whole) assert.deepEqual(fast.chunks, [payload]);
+          else assert.equal(fast.chunks.length, 1 + slow.runs, 'a new header, then one view per run of adjacent frames');
+          assert.deepEqual(Buffer.concat(fast.chunks), slow.bytes);
+          if (!slow.whole && mutations.length === 0) assert.ok(!isBatchRejection(parseBatch(slow.bytes, { verify: 'full', exact: true })), 'the slice verifies as a batch');
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 3000 },
     );
-    assert.deepEqual([...seen].sort(), ['null', 'partial', 'partial by time', 'whole']);
+    assert.deepEqual([...seen].sort(), ['by time', 'by time, with gaps', 'null', 'partial', 'whole']);
   });
 });

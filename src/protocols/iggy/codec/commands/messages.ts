@@ -38,7 +38,6 @@ import {
 } from '../primitives.js';
 import {
   batchHeaderBytes,
-  batchMessageCountOffset,
   parseBatch,
   validateBatch,
   type BatchRejection,
@@ -152,10 +151,9 @@ export function readSendMessagesRequest(r: Reader): SendMessagesRequest {
   const partitioning = readPartitioning(meta);
   const messagesCount = meta.u32('messages_count');
   r.adopt(meta, 'metadata_length');
+  // A messages_count that differs from the batch's message_count is refused with a status by
+  // validateSendMessagesBatch, not here: a decode failure would cost the client its session.
   const batch = r.rest();
-  if (r.ok && batch.length >= batchMessageCountOffset + 4 && batch.readUInt32LE(batchMessageCountOffset) !== messagesCount) {
-    r.fail(`messages_count ${messagesCount} differs from the batch message_count`);
-  }
   return { streamId, topicId, partitioning, messagesCount, batch };
 }
 
