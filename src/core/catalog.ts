@@ -2,7 +2,10 @@
 //
 // Protocols name things differently (Kafka topic names, Iggy stream/topic ids and names, Felix
 // tenant/namespace/stream); all of them land here. A namespace is an Iggy stream or a Felix
-// tenant+namespace; Kafka and Cursus topics live in the 'default' namespace, which always exists.
+// tenant+namespace; Kafka and Cursus topics live in the 'default' namespace. That namespace is
+// created with the first topic made in it (or by name, as an Iggy stream), not at startup: a fresh
+// broker has no namespaces, so an Iggy client sees no streams and its first stream gets id 0, as
+// on the reference server. Once it exists it cannot be renamed or deleted.
 //
 // Reads are served from memory (they are on every produce and fetch); mutations run one at a
 // time, are written to the metadata store first and then applied to memory, and are announced to
@@ -103,12 +106,11 @@ export class Catalog {
     private readonly clock: Clock,
   ) {}
 
-  /** Loads the catalog from the store and creates the 'default' namespace if it is missing. */
+  /** Loads the catalog from the store ('default' is created with its first topic). */
   static async open(store: MetadataStore, clock: Clock): Promise<Catalog> {
     const catalog = new Catalog(store, clock);
     for (const record of await store.listNamespaces()) catalog.applyNamespace(record);
     for (const record of await store.listTopics()) catalog.applyTopic(record);
-    if (!catalog.namespacesByName.has(defaultNamespaceName)) await catalog.createNamespace(defaultNamespaceName);
     return catalog;
   }
 
@@ -130,8 +132,9 @@ export class Catalog {
     return this.requireNamespaceEntry(ref).ns;
   }
 
-  /** Topics of one namespace (by id), or of all namespaces. */
+  /** Topics of one namespace (by id), or of all namespaces. 'default' before it exists has none. */
   listTopics(namespace?: NamespaceRef): Topic[] {
+    if (namespace === defaultNamespaceName && !this.namespacesByName.has(namespace)) return [];
     const topics = namespace === undefined ? [...this.topicsByInternalId.values()] : [...this.requireNamespaceEntry(namespace).byId.values()];
     return topics.sort((a, b) => a.namespaceId - b.namespaceId || a.id - b.id);
   }
@@ -147,7 +150,8 @@ export class Catalog {
   requireTopic(ref: TopicRef): Topic {
     const topic = this.getTopic(ref);
     if (topic) return topic;
-    if (!isTopic(ref)) this.requireNamespaceEntry(ref.namespace ?? defaultNamespaceName);
+    // A topic of 'default' before that namespace exists is an unknown topic, not namespace.
+    if (!isTopic(ref) && ref.namespace !== undefined && ref.namespace !== defaultNamespaceName) this.requireNamespaceEntry(ref.namespace);
     throw new QuartetError('unknown_topic', `unknown topic ${describeRef(ref)}`);
   }
 
@@ -163,15 +167,7 @@ export class Catalog {
   // --- namespace mutations --------------------------------------------------------------------
 
   createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
-    return this.mutations.run(async () => {
-      assertValidName(name, 'namespace');
-      if (this.namespacesByName.has(name)) throw new QuartetError('namespace_exists', `namespace '${name}' already exists`);
-      if (this.namespacesById.size >= namespacesMax) throw new QuartetError('resource_exhausted', `at most ${namespacesMax} namespaces`);
-      const id = await this.allocateId(counters.namespaceId, options.id, (n) => this.namespacesById.has(n), 'namespace_exists');
-      const record: NamespaceRecord = { id, name, createdAt: this.clock.now() };
-      await this.store.putNamespace(record);
-      return this.applyNamespace(record).ns;
-    });
+    return this.mutations.run(async () => (await this.createNamespaceNow(name, options)).ns);
   }
 
   renameNamespace(ref: NamespaceRef, newName: string): Promise<Namespace> {
@@ -205,12 +201,14 @@ export class Catalog {
 
   // --- topic mutations ------------------------------------------------------------------------
 
+  /** Creates the topic; in 'default' (by name), creates that namespace first if it is missing. */
   createTopic(namespace: NamespaceRef, name: string, options: CreateTopicOptions): Promise<Topic> {
     return this.mutations.run(async () => {
-      const entry = this.requireNamespaceEntry(namespace);
       assertValidName(name, 'topic');
       assertPartitionCount(options.partitions);
       const config = parseTopicConfig(options.config ?? {});
+      const entry =
+        namespace === defaultNamespaceName ? (this.namespacesByName.get(namespace) ?? (await this.createNamespaceNow(namespace))) : this.requireNamespaceEntry(namespace);
       if (entry.byName.has(name)) throw new QuartetError('topic_exists', `topic '${name}' already exists in namespace '${entry.ns.name}'`);
       if (entry.byId.size >= topicsPerNamespaceMax) throw new QuartetError('resource_exhausted', `at most ${topicsPerNamespaceMax} topics per namespace`);
       const id = await this.allocateId(counters.topicId(entry.ns.id), options.id, (n) => entry.byId.has(n), 'topic_exists');
@@ -298,6 +296,16 @@ export class Catalog {
   }
 
   // --- internals ------------------------------------------------------------------------------
+
+  private async createNamespaceNow(name: string, options: { id?: number } = {}): Promise<NamespaceEntry> {
+    assertValidName(name, 'namespace');
+    if (this.namespacesByName.has(name)) throw new QuartetError('namespace_exists', `namespace '${name}' already exists`);
+    if (this.namespacesById.size >= namespacesMax) throw new QuartetError('resource_exhausted', `at most ${namespacesMax} namespaces`);
+    const id = await this.allocateId(counters.namespaceId, options.id, (n) => this.namespacesById.has(n), 'namespace_exists');
+    const record: NamespaceRecord = { id, name, createdAt: this.clock.now() };
+    await this.store.putNamespace(record);
+    return this.applyNamespace(record);
+  }
 
   private async deleteTopicNow(topic: Topic): Promise<Topic> {
     await this.store.deleteTopic(topic.internalId);

@@ -10,9 +10,26 @@ function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
 }
 
-test("the 'default' namespace exists from the start with id 0", async () => {
+test("a new catalog has no namespaces; 'default' comes with its first topic, with the next id", async () => {
   const catalog = await Catalog.open(memoryStore(), new ManualClock());
-  assert.deepEqual(catalog.listNamespaces().map((n) => [n.id, n.name]), [[0, defaultNamespaceName]]);
+  assert.deepEqual(catalog.listNamespaces(), []);
+  // Before it exists, 'default' reads as empty and its topics as unknown topics.
+  assert.deepEqual(catalog.listTopics(defaultNamespaceName), []);
+  assert.equal(catalog.getTopic({ topic: 'orders' }), null);
+  assert.throws(() => catalog.requireTopic({ topic: 'orders' }), code('unknown_topic'));
+  assert.throws(() => catalog.requireTopic({ namespace: defaultNamespaceName, topic: 'orders' }), code('unknown_topic'));
+  // The first namespace created gets id 0 (an Iggy client's first stream).
+  assert.equal((await catalog.createNamespace('first')).id, 0);
+  const orders = await catalog.createTopic(defaultNamespaceName, 'orders', { partitions: 1 });
+  assert.deepEqual(catalog.listNamespaces().map((n) => [n.id, n.name]), [[0, 'first'], [1, defaultNamespaceName]]);
+  assert.equal(orders.namespaceId, 1);
+  assert.equal(catalog.requireTopic({ topic: 'orders' }).internalId, orders.internalId);
+  // Only 'default' is made on demand.
+  await assert.rejects(catalog.createTopic('other', 't', { partitions: 1 }), code('unknown_namespace'));
+  // A failed topic creation in a missing 'default' leaves no namespace behind.
+  const fresh = await Catalog.open(memoryStore(), new ManualClock());
+  await assert.rejects(fresh.createTopic(defaultNamespaceName, 't', { partitions: -1 }), code('invalid_partitions'));
+  assert.deepEqual(fresh.listNamespaces(), []);
 });
 
 test('catalog survives a reopen of a file-backed store', async (t) => {
@@ -20,8 +37,8 @@ test('catalog survives a reopen of a file-backed store', async (t) => {
   const clock = new ManualClock(1_000);
   let store = SqliteMetadataStore.openInDataDir(dir);
   let catalog = await Catalog.open(store, clock);
-  const ns = await catalog.createNamespace('payments');
   const orders = await catalog.createTopic(defaultNamespaceName, 'orders', { partitions: 3, config: { 'retention.ms': '60000' } });
+  const ns = await catalog.createNamespace('payments');
   clock.advance(5);
   const refunds = await catalog.createTopic('payments', 'refunds', { partitions: 1, id: 42 });
   await catalog.addPartitions(orders, 5);
@@ -53,6 +70,7 @@ test('catalog survives a reopen of a file-backed store', async (t) => {
 
 test('names, ids and counts are validated', async () => {
   const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  await catalog.createNamespace(defaultNamespaceName);
   await assert.rejects(catalog.createNamespace(''), code('invalid_name'));
   await assert.rejects(catalog.createNamespace('x'.repeat(256)), code('invalid_name'));
   await assert.rejects(catalog.createNamespace('a\nb'), code('invalid_name'));
@@ -74,8 +92,10 @@ test('names, ids and counts are validated', async () => {
 test('ids: auto-allocated from 0, skipping explicit ones; unique per namespace', async () => {
   const catalog = await Catalog.open(memoryStore(), new ManualClock());
   const a = await catalog.createNamespace('a', { id: 1 });
+  const z = await catalog.createNamespace('z');
   const b = await catalog.createNamespace('b');
   assert.equal(a.id, 1);
+  assert.equal(z.id, 0);
   assert.equal(b.id, 2);
   const t0 = await catalog.createTopic('a', 'x', { partitions: 1 });
   const t1 = await catalog.createTopic('b', 'x', { partitions: 1 });
@@ -115,9 +135,10 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
   await catalog.updateTopicConfig({ namespace: 'ns', topic: 'b' }, { 'retention.ms': 1 });
   await catalog.renameNamespace('ns', 'ns2');
   await catalog.deleteNamespace('ns2');
-  assert.deepEqual(events, ['created a', 'renamed ns/b', 'partitions b 1->3', 'removed b 3->2', 'config b', 'renamed ns2/b', 'deleted b']);
+  await catalog.createTopic(defaultNamespaceName, 'kept', { partitions: 1 });
+  assert.deepEqual(events, ['created a', 'renamed ns/b', 'partitions b 1->3', 'removed b 3->2', 'config b', 'renamed ns2/b', 'deleted b', 'created kept']);
   assert.equal(catalog.getNamespace('ns2'), null);
-  assert.equal(catalog.listTopics().length, 0);
+  assert.deepEqual(catalog.listTopics().map((x) => x.name), ['kept']);
   await assert.rejects(catalog.deleteNamespace('default'), code('invalid_request'));
   await assert.rejects(catalog.renameNamespace('default', 'x'), code('invalid_request'));
   await assert.rejects(catalog.deleteTopic({ topic: 'b' }), code('unknown_topic'));

@@ -1,7 +1,7 @@
 // Iggy names onto the catalog (docs/mapping.md):
-//   Iggy stream (id, name)            = catalog namespace (id, name); 'default' is always stream
-//                                       `default` (its id is whatever the catalog gave it, 0 on a
-//                                       fresh data directory).
+//   Iggy stream (id, name)            = catalog namespace (id, name); 'default' is stream
+//                                       `default`, made with its first topic (catalog.ts), with
+//                                       the next free id: a fresh broker has no streams.
 //   Iggy topic (id, name) in a stream = catalog topic (id unique within the namespace, name).
 //   Iggy partition id (0-based)       = catalog partition number.
 //   Kafka name of an Iggy topic       = src/protocols/mapping.ts (stream `default` topic `orders`

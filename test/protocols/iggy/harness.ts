@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker, type BrokerOptions } from '../../../src/core/broker.js';
 import type { Clock } from '../../../src/core/clock.js';
+import { defaultNamespaceName } from '../../../src/core/catalog.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
 import type { Scheduler } from '../../../src/core/scheduler.js';
@@ -59,7 +60,11 @@ export interface HarnessOptions {
   clock?: Clock;
   scheduler?: Scheduler;
   broker?: Partial<BrokerOptions>;
-  /** Extra setup with the broker before the listener starts (e.g. a Kafka front-end). */
+  /**
+   * Most tests work in stream `default` (where Kafka topics live), which a broker creates with its
+   * first Kafka topic: the harness creates it up front unless this is false (a fresh broker).
+   */
+  defaultStream?: boolean;
 }
 
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
@@ -72,6 +77,7 @@ export async function startIggy(t: After, options: HarnessOptions = {}): Promise
     ...(options.clock ? { clock: options.clock } : {}),
     ...options.broker,
   });
+  if (options.defaultStream !== false && broker.catalog.getNamespace(defaultNamespaceName) === null) await broker.createNamespace(defaultNamespaceName);
   const frontend = new IggyFrontend({
     broker,
     logger: silentLogger,

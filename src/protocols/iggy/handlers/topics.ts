@@ -1,7 +1,7 @@
 // Topics (300–305): catalog topics of a namespace, with the Iggy option block (topic-options.ts).
 // Replies per server notes §7 "Topics and partitions".
 
-import type { Topic } from '../../../core/catalog.js';
+import { defaultNamespaceName, type Topic } from '../../../core/catalog.js';
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
 import { partitionsPerRequestMax } from '../codec/commands/partitions.js';
 import { IggyFailure } from '../errors.js';
@@ -42,12 +42,17 @@ export const topicHandlers: IggyHandlerTable = {
   },
 
   [CommandCode.createTopic]: async (ctx, req) => {
-    const ns = requireStream(ctx.frontend.broker.catalog, req.streamId, 'result');
-    requireCreateTopic(ctx.user, ns.id);
+    const catalog = ctx.frontend.broker.catalog;
+    // Stream `default` (Kafka's topics) is made with its first topic, from Iggy as from Kafka
+    // (catalog.ts): creating a topic in it by name works on a broker that has none yet.
+    const madeOnDemand = req.streamId.kind === 'string' && req.streamId.value === defaultNamespaceName && catalog.getNamespace(defaultNamespaceName) === null;
+    const ns = madeOnDemand ? null : requireStream(catalog, req.streamId, 'result');
+    // Without the stream, only global permissions can allow it.
+    requireCreateTopic(ctx.user, ns?.id ?? -1);
     if (req.partitionsCount > partitionsPerRequestMax) throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `at most ${partitionsPerRequestMax} partitions`);
     const options = admitTopicOptions(req.options, req.partitionsCount);
     const topic = await ctx.frontend.broker
-      .createTopic(ns.id, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
+      .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
       .catch(rethrowTopicName);
     await ctx.frontend.saveTopicOptions(topic, options);
     return topicDetails(ctx.frontend, topic, true);

@@ -35,6 +35,41 @@ describe('iggy streams', () => {
   });
 });
 
+describe('iggy on a fresh broker', () => {
+  it('lists no streams, numbers the first stream, topic and partition 0, and makes `default` with its first topic', async (t) => {
+    const h = await startIggy(t, { defaultStream: false });
+    const c = await h.root();
+    // What the Iggy BDD scenarios expect of a fresh server: no streams, then ids from 0.
+    assert.deepEqual(await c.ok(CommandCode.getStreams, {}), []);
+    assert.equal(await c.ok(CommandCode.getStream, { streamId: sid('default') }), null);
+    const stream = await c.ok(CommandCode.createStream, { name: 'test-stream', options: [] });
+    assert.equal(stream.id, 0);
+    const topic = await c.ok(CommandCode.createTopic, { streamId: sid(0), partitionsCount: 3, name: 'test-topic', options: [] });
+    assert.equal(topic.id, 0);
+    assert.deepEqual(topic.partitions.map((p) => p.id), [0, 1, 2]);
+    const sent = await c.ok(CommandCode.sendMessages, sendRequest(sid(0), sid(0), ['m'], { kind: 'partitionId', partitionId: 0 }));
+    assert.deepEqual(sent.confirmations, [{ streamId: 0, topicId: 0, partitionId: 0, baseOffset: 0n }]);
+
+    // A user with per-stream permissions only cannot make `default` on demand.
+    const perms = { manageServers: false, readServers: false, manageUsers: false, readUsers: false, manageStreams: false, readStreams: true, manageTopics: false, readTopics: true, pollMessages: true, sendMessages: true };
+    const streamOnly = { streamId: 0, manageStream: true, readStream: true, manageTopics: true, readTopics: true, pollMessages: true, sendMessages: true, topics: [] };
+    await c.ok(CommandCode.createUser, { username: 'scoped', password: 'password-1', status: 1, permissions: { global: perms, streams: [streamOnly] }, options: [] });
+    const scoped = await h.client();
+    assert.ok('value' in (await scoped.login('scoped', 'password-1')));
+    assert.deepEqual(await scoped.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'orders', options: [] }), { status: IggyErrorCode.unauthorized });
+    assert.equal(h.broker.catalog.getNamespace('default'), null);
+
+    // Kafka's topics live in stream `default`: creating a topic in it by name makes it, with the next id.
+    const orders = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'orders', options: [] });
+    assert.equal(orders.id, 0);
+    const streams = await c.ok(CommandCode.getStreams, {});
+    assert.deepEqual(streams.map((s) => [s.id, s.name]), [[0, 'test-stream'], [1, 'default']]);
+    assert.equal(h.broker.catalog.requireTopic({ topic: 'orders' }).namespaceId, 1);
+    // Other streams are not made on demand.
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('elsewhere'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamNameNotFound });
+  });
+});
+
 describe('iggy topics', () => {
   it('honours preallocate_segments: the partitions\' logs preallocate new segments', async (t) => {
     const h = await startIggy(t);
