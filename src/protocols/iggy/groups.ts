@@ -80,7 +80,8 @@ export class IggyGroups {
 
   require(topic: Topic, id: Identifier, mode: 'status' | 'result' = 'result'): IggyGroup {
     const g = this.find(topic, id);
-    if (g === null) throw new IggyFailure(id.kind === 'numeric' ? IggyErrorCode.consumerGroupIdNotFound : IggyErrorCode.consumerGroupNameNotFound, mode, 'consumer group not found');
+    // 5000 by id or by name, as the reference server's group commands commit (5003 is for offsets).
+    if (g === null) throw new IggyFailure(IggyErrorCode.consumerGroupIdNotFound, mode, 'consumer group not found');
     return g;
   }
 

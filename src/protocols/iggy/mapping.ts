@@ -28,18 +28,22 @@ export function findStream(catalog: Catalog, id: Identifier): Namespace | null {
   return catalog.getNamespace(id.value);
 }
 
-/** The stream, or status 1009 (pre-commit denial, empty body). */
+/**
+ * The stream, or 1009 StreamIdNotFound (status: pre-commit denial, empty body; or committed).
+ * The reference server answers 1009/2010 whether the stream or topic was named by id or by
+ * name (its commands may only commit those codes); 1010/2011 are never sent.
+ */
 export function requireStream(catalog: Catalog, id: Identifier, mode: 'status' | 'result' = 'status'): Namespace {
   const ns = catalog.getNamespace(id.value);
-  if (ns === null) throw new IggyFailure(id.kind === 'numeric' ? IggyErrorCode.streamIdNotFound : IggyErrorCode.streamNameNotFound, mode, 'stream not found');
+  if (ns === null) throw new IggyFailure(IggyErrorCode.streamIdNotFound, mode, 'stream not found');
   return ns;
 }
 
-/** The topic, or 1009/2010 (1010/2011 when named by string). */
+/** The topic, or 1009/2010 (by id or by name alike). */
 export function requireTopic(catalog: Catalog, stream: Identifier, topic: Identifier, mode: 'status' | 'result' = 'status'): Topic {
   const ns = requireStream(catalog, stream, mode);
   const t = catalog.getTopic({ namespace: ns.id, topic: topic.value });
-  if (t === null) throw new IggyFailure(topic.kind === 'numeric' ? IggyErrorCode.topicIdNotFound : IggyErrorCode.topicNameNotFound, mode, 'topic not found');
+  if (t === null) throw new IggyFailure(IggyErrorCode.topicIdNotFound, mode, 'topic not found');
   return t;
 }
 

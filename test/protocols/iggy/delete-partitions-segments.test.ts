@@ -60,8 +60,8 @@ describe('iggy DeleteSegments', () => {
     assert.equal(sent.baseOffset, 10n);
 
     await assert.rejects(client.deleteSegments('seg', 't', 7, 1), isIggyError(IggyErrorCode.partitionNotFound));
-    await assert.rejects(client.deleteSegments('seg', 'nope', 0, 1), isIggyError(IggyErrorCode.topicNameNotFound));
-    await assert.rejects(client.deleteSegments('nope', 't', 0, 1), isIggyError(IggyErrorCode.streamNameNotFound));
+    await assert.rejects(client.deleteSegments('seg', 'nope', 0, 1), isIggyError(IggyErrorCode.topicIdNotFound));
+    await assert.rejects(client.deleteSegments('nope', 't', 0, 1), isIggyError(IggyErrorCode.streamIdNotFound));
   });
 
   it('never deletes past the lowest stored consumer offset', async (t) => {
@@ -119,7 +119,7 @@ describe('iggy DeletePartitions', () => {
     // Out of range counts are InvalidPartitionsCount.
     await assert.rejects(client.deletePartitions('parts', 't', 3), isIggyError(IggyErrorCode.invalidPartitionsCount));
     await assert.rejects(client.deletePartitions('parts', 't', 0), isIggyError(IggyErrorCode.invalidPartitionsCount));
-    await assert.rejects(client.deletePartitions('parts', 'nope', 1), isIggyError(IggyErrorCode.topicNameNotFound));
+    await assert.rejects(client.deletePartitions('parts', 'nope', 1), isIggyError(IggyErrorCode.topicIdNotFound));
 
     // Partitions created again under the removed numbers start empty, without the old offsets.
     await client.createPartitions('parts', 't', 2);

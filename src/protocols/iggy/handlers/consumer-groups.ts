@@ -1,5 +1,6 @@
-// Consumer groups (600–606), on ../groups.ts. Get: missing stream 1009, missing topic 2010
-// (status), missing group → empty body. Join/Leave commit 1009, 2010, 5000 (5006 for Leave).
+// Consumer groups (600–606), on ../groups.ts. Get and list: missing stream 1009, missing topic
+// 2010 (status); Get of a missing group → empty body. Join/Leave commit 1009, 2010, 5000 (5006
+// for Leave). Sync answers only the caller's own membership: an empty body for anything missing.
 
 import { CommandCode } from '../codec/index.js';
 import type { IggyGroup } from '../groups.js';
@@ -22,7 +23,6 @@ export const consumerGroupHandlers: IggyHandlerTable = {
   },
 
   [CommandCode.getConsumerGroups]: (ctx, req) => {
-    if (findStream(ctx.frontend.broker.catalog, req.streamId) === null) return [];
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     return ctx.frontend.groups.list(topic).map((g) => info(g, topic.partitions));
@@ -57,8 +57,11 @@ export const consumerGroupHandlers: IggyHandlerTable = {
   },
 
   [CommandCode.syncConsumerGroup]: (ctx, req) => {
-    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    // Self-scoped (no permission rule: joining took the poll permission), as the reference server.
+    const catalog = ctx.frontend.broker.catalog;
+    const ns = findStream(catalog, req.streamId);
+    const topic = ns === null ? null : catalog.getTopic({ namespace: ns.id, topic: req.topicId.value });
+    if (topic === null) return null;
     const g = ctx.frontend.groups.find(topic, req.groupId);
     const member = g?.members.get(ctx.session.connectionId);
     if (!g || !member) return null;

@@ -28,6 +28,11 @@ describe('iggy consumer groups', () => {
     assert.equal(await a.ok(CommandCode.getConsumerGroup, { ...ref, groupId: sid(9) }), null);
     assert.deepEqual(await a.call(CommandCode.getConsumerGroup, { ...ref, streamId: sid(999), groupId: sid(0) }), { status: IggyErrorCode.streamIdNotFound });
     assert.equal(await a.ok(CommandCode.syncConsumerGroup, group), null, 'not a member yet');
+    // Lists of a missing stream or topic are refused like Get; Sync answers anything missing with an empty body.
+    assert.deepEqual(await a.call(CommandCode.getConsumerGroups, { ...ref, streamId: sid('nope') }), { status: IggyErrorCode.streamIdNotFound });
+    assert.deepEqual(await a.call(CommandCode.getConsumerGroups, { ...ref, topicId: sid(77) }), { status: IggyErrorCode.topicIdNotFound });
+    assert.equal(await a.ok(CommandCode.syncConsumerGroup, { ...group, streamId: sid('nope') }), null);
+    assert.equal(await a.ok(CommandCode.syncConsumerGroup, { ...group, topicId: sid('nope') }), null);
 
     await a.ok(CommandCode.joinConsumerGroup, group);
     const s1 = await sync(a);
@@ -65,7 +70,7 @@ describe('iggy consumer groups', () => {
     await a.ok(CommandCode.leaveConsumerGroup, group);
     assert.deepEqual(await a.call(CommandCode.leaveConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupMemberNotFound });
     await a.ok(CommandCode.deleteConsumerGroup, group);
-    assert.deepEqual(await a.call(CommandCode.joinConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupNameNotFound });
+    assert.deepEqual(await a.call(CommandCode.joinConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupIdNotFound });
   });
 
   it('evicts a member that stops pinging (StaleClient 13) and rebalances', async (t) => {

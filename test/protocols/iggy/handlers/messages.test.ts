@@ -83,7 +83,7 @@ describe('iggy messages', () => {
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: batchSum }), { status: IggyErrorCode.invalidBatchChecksum });
     const miscounted = sendRequest(sid('default'), sid('m'), ['x', 'y']);
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...miscounted, messagesCount: 3 }), { status: IggyErrorCode.invalidFormat });
-    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.streamNameNotFound });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.streamIdNotFound });
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid(77), ['x'])), { status: IggyErrorCode.topicIdNotFound });
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['x'], { kind: 'partitionId', partitionId: 5 })), { status: IggyErrorCode.partitionNotFound });
     assert.equal(h.broker.partition({ topic: 'm' }, 0).stats().nextOffset, 0);

@@ -66,7 +66,7 @@ describe('iggy on a fresh broker', () => {
     assert.deepEqual(streams.map((s) => [s.id, s.name]), [[0, 'test-stream'], [1, 'default']]);
     assert.equal(h.broker.catalog.requireTopic({ topic: 'orders' }).namespaceId, 1);
     // Other streams are not made on demand.
-    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('elsewhere'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamNameNotFound });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('elsewhere'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamIdNotFound });
   });
 });
 
@@ -149,7 +149,7 @@ describe('iggy topics', () => {
     assert.ok('value' in (await bad([option('preallocate_segments', { kind: 'bool', value: true })])));
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1001, name: 'many', options: [] }), { rejected: IggyErrorCode.invalidPartitionsCount });
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: [] }), { rejected: IggyErrorCode.topicNameAlreadyExists });
-    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamNameNotFound });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamIdNotFound });
   });
 
   it('updates (rename, patch of updatable options), purges and deletes topics', async (t) => {
