@@ -278,8 +278,11 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     const decoded = decodeRequest(code, body);
     if (!decoded.ok) {
+      // Refused before anything is applied, with a status, and the session stays: the reference
+      // server answers a body it cannot decode with InvalidCommand (3), an options block over
+      // 100,000 bytes with OptionsBlockTooLarge (4043), for reads and writes alike.
       this.context.logger.debug('undecodable iggy request body', { code, reason: decoded.reason });
-      return h.operation === Operation.nonReplicated ? { body: [], status: IggyErrorCode.invalidFormat } : { evict: EvictionReason.invalidRequestBody };
+      return { body: [], status: decoded.code ?? IggyErrorCode.invalidCommand };
     }
     const spec = commandSpec(code);
     // Only metadata operations carry a strictly increasing request number; partition operations

@@ -13,6 +13,7 @@ import {
   headerBytes,
   iggyProtocolVersion,
   iggyProtocolVersionMin,
+  option,
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
 import { startIggy, type Received } from './harness.js';
@@ -146,17 +147,30 @@ describe('iggy connection: header rules', () => {
     }
   });
 
-  it('answers an undecodable read body with status 4 and evicts an undecodable replicated body (5)', async (t) => {
+  it('answers an undecodable body with status 3, an options block over 100,000 bytes with 4043, and keeps the session', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
     const body = Buffer.from([9, 9, 9]);
     const nr = encodeRequestHeader({ size: headerBytes + 3, client: c.clientId, request: ++c.requestNo, operation: Operation.nonReplicated, session: c.session, commandCode: CommandCode.getStream });
     c.write([nr, body]);
     const r = await c.next();
-    assert.equal(r.kind === 'reply' && r.header.status, IggyErrorCode.invalidFormat);
+    assert.equal(r.kind === 'reply' && r.header.status, IggyErrorCode.invalidCommand);
     const rep = encodeRequestHeader({ size: headerBytes + 3, client: c.clientId, request: ++c.requestNo, operation: Operation.createStream, session: c.session });
     c.write([rep, body]);
-    assert.equal(evictionReason(await c.next()), EvictionReason.invalidRequestBody);
+    const r2 = await c.next();
+    assert.equal(r2.kind === 'reply' && r2.header.status, IggyErrorCode.invalidCommand);
+    // CreateStream: name 's', then an options block of 100,001 bytes.
+    const big = Buffer.concat([Buffer.from([1, 0x73]), Buffer.alloc(100_001, 1)]);
+    const huge = encodeRequestHeader({ size: headerBytes + big.length, client: c.clientId, request: ++c.requestNo, operation: Operation.createStream, session: c.session });
+    c.write([huge, big]);
+    const r3 = await c.next();
+    assert.equal(r3.kind === 'reply' && r3.header.status, IggyErrorCode.optionsBlockTooLarge);
+    assert.equal(r3.kind === 'reply' && r3.header.request, c.requestNo);
+    // Duplicate option keys: refused, nothing created, and the connection still answers.
+    const dup = await c.call(CommandCode.createStream, { name: 'dup', options: [option('k', { kind: 'string', value: 'a' }), option('k', { kind: 'string', value: 'b' })] });
+    assert.deepEqual(dup, { status: IggyErrorCode.invalidCommand });
+    assert.equal(h.broker.catalog.getNamespace('dup'), null);
+    assert.ok('value' in (await c.call(CommandCode.ping, {})));
   });
 
   it('keeps replies of pipelined requests in order', async (t) => {

@@ -7,7 +7,7 @@
 //   verifyRequestChecksum(h, frame.body)    -> false: Reply with status 4, empty body
 //   resolveCommand(h)                       -> { code } | rejection
 //   code 40 (operation Register)            -> decodeLoginRegisterBody(body) (password, then token)
-//   decodeRequest(code, body)               -> { code, request } | reason (Eviction 5 or status 4)
+//   decodeRequest(code, body)               -> { code, request } | reason (status 3, or its own code)
 //   encodeReply(code, reply) / encodeResultError(errorCode)
 //   encodeReplyFrame(h, body, { session, commit, status }) -> chunk list for writev
 //   encodeEviction({ client, reason, ... }) -> 256 bytes

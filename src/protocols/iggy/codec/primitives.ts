@@ -24,6 +24,7 @@
 // fields go into a shared scratch buffer, large byte runs are referenced, not copied.
 
 import type { FileSlice } from '../../../log/types.js';
+import { IggyErrorCode } from './errors.js';
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -32,6 +33,8 @@ export class Reader {
   pos: number;
   readonly end: number;
   error: string | null = null;
+  /** The Iggy error code the first failure calls for, when it is not a plain format error. */
+  errorCode: number | null = null;
 
   constructor(
     readonly buf: Buffer,
@@ -50,9 +53,12 @@ export class Reader {
     return this.error === null;
   }
 
-  /** Records the first failure; later reads return zeros and empty views. */
-  fail(reason: string): void {
-    if (this.error === null) this.error = reason;
+  /** Records the first failure (with its Iggy error code, if it has its own); later reads return zeros and empty views. */
+  fail(reason: string, code?: number): void {
+    if (this.error === null) {
+      this.error = reason;
+      this.errorCode = code ?? null;
+    }
     this.pos = this.end;
   }
 
@@ -148,7 +154,7 @@ export class Reader {
   /** Takes a sub-reader's outcome: its error, or trailing bytes it left unread. */
   adopt(sub: Reader, what: string): void {
     const problem = sub.done();
-    if (problem !== null) this.fail(`${what}: ${problem}`);
+    if (problem !== null) this.fail(`${what}: ${problem}`, sub.errorCode ?? undefined);
   }
 }
 
@@ -765,9 +771,10 @@ export function parseOptionsBlock(block: Buffer): OptionEntry[] | string {
 }
 
 export function readOptionsToEnd(r: Reader): OptionEntry[] {
-  const parsed = parseOptionsBlock(r.rest());
+  const block = r.rest();
+  const parsed = parseOptionsBlock(block);
   if (typeof parsed === 'string') {
-    r.fail(parsed);
+    r.fail(parsed, block.length > optionsBytesMax ? IggyErrorCode.optionsBlockTooLarge : undefined);
     return [];
   }
   return parsed;
@@ -954,8 +961,8 @@ export function writeClientVersionInfo(w: Writer, v: ClientVersionInfo): void {
 // ---------------------------------------------------------------------------------------------
 // Whole-body helpers
 
-/** A decoded value or the reason the bytes were refused. */
-export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
+/** A decoded value or the reason the bytes were refused (and the Iggy error code, when the reason has its own). */
+export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string; code?: number };
 
 /** Runs a straight-line decoder over a whole body and checks it consumed every byte. */
 export function decodeWith<T>(body: Buffer, read: (r: Reader) => T): Decoded<T> {

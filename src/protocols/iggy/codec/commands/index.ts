@@ -548,7 +548,7 @@ export function decodeRequest(code: number, body: Buffer): Decoded<DecodedReques
   const r = new Reader(body);
   const request = s.readRequest(r);
   const problem = r.done();
-  if (problem !== null) return { ok: false, reason: `${s.name}: ${problem}` };
+  if (problem !== null) return { ok: false, reason: `${s.name}: ${problem}`, ...(r.errorCode !== null ? { code: r.errorCode } : {}) };
   return { ok: true, value: { code, request } as DecodedRequest };
 }
 
