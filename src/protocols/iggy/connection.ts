@@ -57,7 +57,8 @@ import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
 /** How long an evicted peer has to read its eviction (and a reply before it) before the socket is destroyed. */
 const evictionDrainMs = 5_000;
 
-type Answer = { body: ReplyChunk[]; status?: number } | { evict: EvictionReason } | { close: true };
+/** `session`: the reply's `op` when it is not the connection's session now (a logout's reply carries the ended one). */
+type Answer = { body: ReplyChunk[]; status?: number; session?: bigint } | { evict: EvictionReason } | { close: true };
 
 export class IggyConnection implements ConnectionHandle, IggySession {
   readonly connectionId: number;
@@ -233,7 +234,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       else this.destroy();
       return true;
     }
-    const reply = encodeReplyFrame(h, answer.status ? [] : answer.body, { session: this.session, commit: this.frontend.commit, status: answer.status ?? 0 });
+    const reply = encodeReplyFrame(h, answer.status ? [] : answer.body, { session: answer.session ?? this.session, commit: this.frontend.commit, status: answer.status ?? 0 });
     if (reply.some(isFileSlice)) await this.writeWithFiles(reply, afterWrite);
     else this.write(reply as Buffer[], afterWrite);
     return false;
@@ -258,6 +259,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.lastActivityMs = this.frontend.clock.now();
     if (h.operation === Operation.register) return this.login(h, body);
     if (code === CommandCode.ping) return { body: [] };
+    // Logout without a login: what it asks for already holds (SDKs log out before logging in again).
+    if (code === CommandCode.logoutUser && (this.userId === null || this.session === 0n)) return { body: [] };
     if (this.userId === null || this.session === 0n) return { body: [], status: IggyErrorCode.unauthenticated };
     // Session fencing: the client id must be this registration's, and still its current epoch.
     if (h.client !== this.clientId) return { evict: EvictionReason.sessionError };
@@ -273,8 +276,9 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     if (user.status !== 'active') return { evict: EvictionReason.userInactive };
     if (code === CommandCode.logoutUser) {
+      const ended = this.session;
       this.frontend.logout(this);
-      return { body: [] };
+      return { body: [], session: ended };
     }
     const decoded = decodeRequest(code, body);
     if (!decoded.ok) {
@@ -289,8 +293,10 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     // (send, store/delete offset) and reads repeat the current one ("Request numbering").
     const dedupe = isMetadataOperation(h.operation);
     if (dedupe) {
-      const seen = this.frontend.lookupReply(this.clientId, h.request);
+      const seen = this.frontend.lookupReply(this.clientId, h.request, h.requestChecksum);
       if (seen.kind === 'cached') return { body: seen.body };
+      // A request number reused for other arguments: refused like a checksum that does not match.
+      if (seen.kind === 'mismatch') return { body: [], status: IggyErrorCode.invalidFormat };
       if (seen.kind === 'stale') return { body: [encodeResultError(IggyErrorCode.requestAlreadyApplied)] };
     }
     const handler = this.frontend.handlers[code] as IggyHandler<CommandCode> | undefined;
@@ -308,7 +314,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       if (!spec.resultFramed || (error instanceof IggyFailure && error.mode === 'status')) return { body: [], status: iggyCode };
       replyBody = [encodeResultError(iggyCode)];
     }
-    if (dedupe) this.frontend.rememberReply(this.clientId, h.request, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
+    if (dedupe) this.frontend.rememberReply(this.clientId, user.id, h.request, h.requestChecksum, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
     return { body: replyBody };
   }
 
@@ -338,6 +344,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       throw error;
     }
     if (this.ended || this.closing) return { close: true };
+    // A client id belongs to the user who registered it first (and its remembered replies).
+    if (this.frontend.ownedByAnotherUser(h.client, user.id)) return { evict: EvictionReason.sessionError };
     if (this.session !== 0n) this.frontend.logout(this);
     this.clientId = h.client;
     const session = this.frontend.register(this, user);

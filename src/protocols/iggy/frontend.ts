@@ -79,9 +79,12 @@ export interface IggyFrontendOptions {
 }
 
 interface CachedReplies {
+  /** The user the client id belongs to: another user may not register it. */
+  userId: number;
   /** Highest metadata request number applied. */
   highest: bigint;
-  replies: Map<bigint, Buffer[]>;
+  /** Reply body and the request's request_checksum (0 = not stamped) per request number. */
+  replies: Map<bigint, { body: Buffer[]; checksum: bigint }>;
 }
 
 export class IggyFrontend {
@@ -99,7 +102,7 @@ export class IggyFrontend {
   /** Live connections by connection id. */
   readonly sessions = new Map<number, IggySession>();
   /** Current session epoch per registered client id. */
-  private readonly registrations = new Map<bigint, { session: bigint; connectionId: number }>();
+  private readonly registrations = new Map<bigint, { session: bigint; connectionId: number; userId: number }>();
   private readonly replyCache = new Map<bigint, CachedReplies>();
   private readonly topicOptions = new Map<number, StoredTopicOptions>();
   private readonly balanced = new Map<number, number>();
@@ -177,14 +180,26 @@ export class IggyFrontend {
     if (reg && reg.connectionId === session.connectionId) this.registrations.delete(session.clientId);
   }
 
-  /** A new registration of `clientId`: its epoch fences any older one. */
+  /**
+   * Whether `clientId` belongs to another user than `userId` (a live registration or remembered
+   * replies of another user): such a login is refused, as the reference server refuses a client id
+   * owned by another user.
+   */
+  ownedByAnotherUser(clientId: bigint, userId: number): boolean {
+    const owner = this.registrations.get(clientId)?.userId ?? this.replyCache.get(clientId)?.userId;
+    return owner !== undefined && owner !== userId;
+  }
+
+  /**
+   * A new registration of `clientId`: its epoch fences any older one. The client's remembered
+   * replies and request watermark stay (a client that reconnects under its id resumes its request
+   * numbers, and a retry of a request applied before must still get its reply, not apply again).
+   */
   register(session: IggySession, user: User): bigint {
     const epoch = this.nextCommit();
     const previous = this.registrations.get(session.clientId);
     if (previous && previous.connectionId !== session.connectionId) this.groups.removeConnection(previous.connectionId);
-    this.registrations.set(session.clientId, { session: epoch, connectionId: session.connectionId });
-    // A new registration starts a new request-number sequence: forget the old session's replies.
-    this.replyCache.delete(session.clientId);
+    this.registrations.set(session.clientId, { session: epoch, connectionId: session.connectionId, userId: user.id });
     session.session = epoch;
     session.userId = user.id;
     return epoch;
@@ -205,26 +220,30 @@ export class IggyFrontend {
 
   // --- exactly-once metadata replies -------------------------------------------------------------
 
-  /** 'cached' with the reply body, 'stale' (applied earlier, no longer cached), or 'new'. */
-  lookupReply(clientId: bigint, request: bigint): { kind: 'cached'; body: Buffer[] } | { kind: 'stale' } | { kind: 'new' } {
+  /**
+   * 'cached' with the reply body, 'mismatch' (cached, but the retry's request_checksum differs from
+   * the original's, both stamped: the request number was reused for other arguments), 'stale'
+   * (applied earlier, no longer cached), or 'new'.
+   */
+  lookupReply(clientId: bigint, request: bigint, checksum: bigint): { kind: 'cached'; body: Buffer[] } | { kind: 'mismatch' } | { kind: 'stale' } | { kind: 'new' } {
     const entry = this.replyCache.get(clientId);
     if (!entry) return { kind: 'new' };
-    const body = entry.replies.get(request);
-    if (body) return { kind: 'cached', body };
+    const cached = entry.replies.get(request);
+    if (cached) return checksum !== 0n && cached.checksum !== 0n && checksum !== cached.checksum ? { kind: 'mismatch' } : { kind: 'cached', body: cached.body };
     return request <= entry.highest ? { kind: 'stale' } : { kind: 'new' };
   }
 
-  rememberReply(clientId: bigint, request: bigint, body: Buffer[]): void {
+  rememberReply(clientId: bigint, userId: number, request: bigint, checksum: bigint, body: Buffer[]): void {
     let entry = this.replyCache.get(clientId);
     if (!entry) {
       if (this.replyCache.size >= this.settings.replyCacheClientsMax) {
         const oldest = this.replyCache.keys().next().value;
         if (oldest !== undefined) this.replyCache.delete(oldest);
       }
-      entry = { highest: 0n, replies: new Map() };
+      entry = { userId, highest: 0n, replies: new Map() };
       this.replyCache.set(clientId, entry);
     }
-    entry.replies.set(request, body);
+    entry.replies.set(request, { body, checksum });
     if (request > entry.highest) entry.highest = request;
     while (entry.replies.size > this.settings.replyCacheEntriesMax) {
       const oldest = entry.replies.keys().next().value;

@@ -16,7 +16,7 @@ import {
   option,
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
-import { startIggy, type Received } from './harness.js';
+import { eventually, startIggy, type Received } from './harness.js';
 
 function evictionReason(r: Received): number {
   assert.equal(r.kind, 'eviction', 'expected an eviction frame');
@@ -266,15 +266,25 @@ describe('iggy connection: sessions', () => {
     assert.ok(second.session > first.session);
     assert.deepEqual(await first.call(CommandCode.getStreams, {}), { evicted: EvictionReason.sessionTooLow });
     assert.ok('value' in (await second.call(CommandCode.getStreams, {})));
-    // logout: the connection is back to "before login"
+    // logout: the connection is back to "before login"; the reply's op is the session it ended
+    const ended = second.session;
     const out = await second.raw(CommandCode.logoutUser, {});
     assert.equal(out.kind === 'reply' && out.header.status, 0);
+    assert.equal(out.kind === 'reply' && out.header.op, ended);
     second.session = 0n;
     const r = await second.call(CommandCode.getStreams, {});
     assert.deepEqual(r, { status: IggyErrorCode.unauthenticated });
+    // A logout on a connection with no login (an SDK that reconnected logs out its old session
+    // before logging in again) succeeds: what it asks for already holds. Its reply's op is 0.
+    const again = await second.raw(CommandCode.logoutUser, {}, { session: ended });
+    assert.ok(again.kind === 'reply' && again.header.status === 0 && again.header.op === 0n && again.body.length === 0);
+    const reconnected = await h.client();
+    const stale = await reconnected.raw(CommandCode.logoutUser, {}, { session: ended, request: 3n });
+    assert.ok(stale.kind === 'reply' && stale.header.status === 0 && stale.body.length === 0);
+    assert.ok('value' in (await reconnected.login('iggy', 'secret-root')));
   });
 
-  it('does not track partition operations by request number; a new registration starts afresh', async (t) => {
+  it('does not track partition operations by request number; a new registration of the client id keeps its replies', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
     await c.call(CommandCode.createTopic, { streamId: { kind: 'numeric', value: h.broker.catalog.requireNamespace('default').id }, partitionsCount: 1, name: 'n', options: [] }, { request: 5n });
@@ -284,11 +294,44 @@ describe('iggy connection: sessions', () => {
     assert.ok('value' in (await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 4n, ack: 1 }, { request: 5n })));
     const got = await c.call(CommandCode.getConsumerOffset, ref, { request: 5n });
     assert.ok('value' in got && got.value?.storedOffset === 4n);
-    // Same client id, new registration: request numbers start again at 1 and are new operations.
+    // Same client id, new registration: the client resumes its request numbers. A retry of request
+    // 5 is answered from the cache (the topic is not made twice), an older number is 59, and a
+    // reuse of 5 for other arguments (another request_checksum) is refused with status 4.
+    const topicsBefore = h.broker.catalog.listTopics().length;
     await c.login('iggy', 'secret-root');
-    const fresh = await c.call(CommandCode.createStream, { name: 'fresh', options: [] }, { request: 1n });
-    assert.ok('value' in fresh);
+    const retried = await c.call(CommandCode.createTopic, { streamId: { kind: 'numeric', value: h.broker.catalog.requireNamespace('default').id }, partitionsCount: 1, name: 'n', options: [] }, { request: 5n });
+    assert.ok('value' in retried, 'the cached reply');
+    assert.equal(h.broker.catalog.listTopics().length, topicsBefore);
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'late', options: [] }, { request: 1n }), { rejected: IggyErrorCode.requestAlreadyApplied });
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'other', options: [] }, { request: 5n }), { status: IggyErrorCode.invalidFormat });
+    assert.equal(h.broker.catalog.getNamespace('other'), null);
+    // Unstamped (request_checksum 0): nothing to compare, so the cached reply (CreateTopic's).
+    const cachedTopic = await c.raw(CommandCode.createTopic, { streamId: { kind: 'numeric', value: h.broker.catalog.requireNamespace('default').id }, partitionsCount: 1, name: 'n', options: [] }, { request: 5n });
+    const unstamped = await c.raw(CommandCode.createStream, { name: 'other', options: [] }, { request: 5n, stampChecksum: false });
+    assert.ok(cachedTopic.kind === 'reply' && unstamped.kind === 'reply' && unstamped.header.status === 0 && unstamped.body.equals(cachedTopic.body));
+    assert.equal(h.broker.catalog.getNamespace('other'), null);
+    assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'fresh', options: [] }, { request: 6n })));
     assert.notEqual(h.broker.catalog.getNamespace('fresh'), null);
+  });
+
+  it('refuses a client id that belongs to another user (Eviction 12), and lets its owner back', async (t) => {
+    const h = await startIggy(t);
+    await h.broker.users.create({ username: 'other', password: 'password1', status: 'active' });
+    const owner = await h.root();
+    assert.ok('value' in (await owner.call(CommandCode.createStream, { name: 'mine', options: [] })));
+    const thief = await h.client();
+    thief.clientId = owner.clientId;
+    assert.deepEqual(await thief.login('other', 'password1'), { evicted: EvictionReason.sessionError });
+    assert.ok('value' in (await owner.call(CommandCode.getStreams, {})), 'the owner keeps its session');
+    // Even with the owner gone, its client id (with remembered replies) stays its own.
+    owner.destroy();
+    await eventually(() => h.frontend.sessions.size === 1, 'the owner disconnected');
+    const again = await h.client();
+    again.clientId = owner.clientId;
+    assert.deepEqual(await again.login('other', 'password1'), { evicted: EvictionReason.sessionError });
+    const back = await h.client();
+    back.clientId = owner.clientId;
+    assert.ok('value' in (await back.login('iggy', 'secret-root')));
   });
 
   it('serves a retried metadata request from the reply cache, applying it once', async (t) => {
