@@ -8,7 +8,9 @@
 //   reference server and Node SDK tests); it carries the session epoch echoed on every request.
 // - Metadata operations (128..149) take the next request number (1, 2, 3, ...); partition-plane
 //   and non-replicated requests send the current counter value without advancing it.
-// - Only Ping works before login; TransientNotCommitted (57) on login is replayed.
+// - Only Ping works before login. A login answered TransientNotCommitted (57) is replayed on the
+//   same connection with the same client id; one answered TransientNotAccepted (58) is replayed
+//   with a fresh client id (core/server/src/auth.rs::transient_login_code).
 //
 // Connection: requests are pipelined on one connection and matched to replies in order
 // (./connection.ts). When the connection drops, in-flight requests fail with the retriable
@@ -49,12 +51,14 @@ import {
   PollingKind,
   polledBuffers,
   type Consumer,
+  type Decoded,
   type Identifier,
   type OptionEntry,
   type Partitioning,
   type Permissions,
   type PollingStrategy,
   type ReplyOf,
+  type ReplyOutcome,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
 import { BufferLease } from '../../log/buffer-pool.js';
@@ -243,12 +247,28 @@ interface Session {
   nextRequest: bigint;
   login: LoginResult | null;
   loggedInWith: IggyCredentials | null;
+  /** The last request header `timestamp` (µs) sent on this connection; see encode. */
+  lastTimestamp: bigint;
 }
 
 export type IggyClientState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'closed';
 
-/** Bounds: login replays on TransientNotCommitted. */
+/** Bounds: login replays on TransientNotCommitted (57) and TransientNotAccepted (58). */
 const loginReplaysMax = 3;
+
+/**
+ * decodeReply, with what the SDK accepts beyond the shared codec: an empty SendMessages body is
+ * zero confirmations (server notes §7: "the server sends one entry or count 0"; the reference
+ * answers a de-duplicated send with an empty success, and the upstream Node SDK reads an empty
+ * body as `{ confirmations: [] }`).
+ */
+function decodeSdkReply<C extends CommandCode>(code: C, body: Buffer): Decoded<ReplyOutcome<ReplyOf<C>>> {
+  if (code === CommandCode.sendMessages && body.length === 0) {
+    const none: ReplyOf<typeof CommandCode.sendMessages> = { confirmations: [] };
+    return { ok: true, value: { rejected: false, value: none as ReplyOf<C> } };
+  }
+  return decodeReply(code, body);
+}
 
 export function mintClientId(): bigint {
   for (;;) {
@@ -388,8 +408,9 @@ export class IggyClient extends EventEmitter {
           if (settled) return;
           let frame: Buffer[];
           let requestNo: bigint;
+          let timestamp: bigint;
           try {
-            ({ frame, requestNo } = this.encode(s, code, request));
+            ({ frame, requestNo, timestamp } = this.encode(s, code, request));
           } catch (err) {
             settle(err instanceof Error ? err : new Error(String(err)));
             return;
@@ -399,6 +420,7 @@ export class IggyClient extends EventEmitter {
             frame,
             request: requestNo,
             operation: commandSpec(code).operation,
+            timestamp,
             abandoned: false,
             onError: (err) => settle(err),
             onReply: (header, body) => {
@@ -406,7 +428,7 @@ export class IggyClient extends EventEmitter {
                 settle(new IggyError(header.status, name));
                 return;
               }
-              const decoded = decodeReply(code, body);
+              const decoded = decodeSdkReply(code, body);
               if (!decoded.ok) settle(new IggyProtocolError(`${name}: ${decoded.reason}`));
               else if (decoded.value.rejected) settle(new IggyError(decoded.value.code, name));
               else settle(null, decoded.value.value);
@@ -422,7 +444,7 @@ export class IggyClient extends EventEmitter {
   }
 
   /** Numbers and frames a request for session `s` (see "Request numbering"). */
-  private encode<C extends CommandCode>(s: Session, code: C, request: RequestOf<C>): { frame: Buffer[]; requestNo: bigint } {
+  private encode<C extends CommandCode>(s: Session, code: C, request: RequestOf<C>): { frame: Buffer[]; requestNo: bigint; timestamp: bigint } {
     const operation = commandSpec(code).operation;
     let requestNo: bigint;
     let session = s.session;
@@ -434,13 +456,19 @@ export class IggyClient extends EventEmitter {
     } else {
       requestNo = s.nextRequest;
     }
+    // The header timestamp is informational to the server, which echoes it: the send time in µs,
+    // kept strictly increasing per connection, tells apart the replies of requests that share a
+    // request number and operation (non-metadata requests between two metadata ones).
+    const now = BigInt(Date.now()) * 1000n;
+    s.lastTimestamp = now > s.lastTimestamp ? now : s.lastTimestamp + 1n;
     const frame = encodeRequestFrame(code, request, {
       client: s.clientId,
       request: requestNo,
       session,
+      timestamp: s.lastTimestamp,
       stampChecksum: this.options.requestChecksums ?? true,
     });
-    return { frame, requestNo };
+    return { frame, requestNo, timestamp: s.lastTimestamp };
   }
 
   /** The current session, or a (re)connection in progress; `explicit`: connect() was called. */
@@ -479,7 +507,7 @@ export class IggyClient extends EventEmitter {
           conn.destroy(new IggyClosedError());
           throw new IggyClosedError();
         }
-        const s: Session = { conn, clientId: mintClientId(), session: 0n, nextRequest: 1n, login: null, loggedInWith: null };
+        const s: Session = { conn, clientId: mintClientId(), session: 0n, nextRequest: 1n, login: null, loggedInWith: null, lastTimestamp: 0n };
         conn.onClose((err) => this.onConnectionClosed(s, err));
         if (this.credentials !== null) {
           try {
@@ -517,8 +545,13 @@ export class IggyClient extends EventEmitter {
       sdkName: this.options.sdkName ?? sdkName,
       sdkVersion: this.options.sdkVersion ?? sdkVersion,
     };
+    // A registration has a fresh client id. TransientNotCommitted (57) leaves the outcome unknown:
+    // the register may have committed, so the replay keeps this connection and this client id and
+    // rebinds the same client-table entry (a new id would orphan it). TransientNotAccepted (58)
+    // says nothing was committed: the replay may take a new identity.
+    let mint = true;
     for (let replay = 0; ; replay++) {
-      s.clientId = mintClientId();
+      if (mint) s.clientId = mintClientId();
       s.session = 0n;
       s.nextRequest = 1n;
       s.login = null;
@@ -534,8 +567,10 @@ export class IggyClient extends EventEmitter {
         s.loggedInWith = creds;
         return;
       } catch (err) {
-        if (err instanceof IggyError && err.code === IggyErrorCode.transientNotCommitted && replay < loginReplaysMax) continue;
-        throw err;
+        if (!(err instanceof IggyError) || err instanceof IggyEvictedError || replay >= loginReplaysMax) throw err;
+        if (err.code === IggyErrorCode.transientNotCommitted) mint = false;
+        else if (err.code === IggyErrorCode.transientNotAccepted) mint = true;
+        else throw err;
       }
     }
   }

@@ -2,11 +2,18 @@
 // eviction frames with the codec's IggyFramer, and matches replies to requests in order.
 //
 // The server answers the requests of one connection in the order it received them, so replies
-// are matched FIFO; each reply's echoed `request` number and `operation` byte are checked against
-// the head of the queue (a mismatch means the stream is out of step: the connection is dropped).
-// At most `inflightRequestsMax` requests are on the wire; later ones wait here, unsent, in order.
-// A request that times out while on the wire keeps its slot (its late reply is read and dropped);
-// one that times out while waiting is removed and never sent.
+// are matched FIFO against each reply's echoed `request` number and `operation` byte. At most
+// `inflightRequestsMax` requests are on the wire; later ones wait here, unsent, in order. A
+// request that times out while waiting is removed and never sent; one that times out on the wire
+// is abandoned but keeps its slot, and its late reply is read and dropped.
+//
+// The reference server may never answer a request (a replicated one it could not submit: "Stay
+// silent; the SDK read-timeout replays"), so a reply that does not match the head skips the
+// abandoned entries before the first one it matches. A reply that matches nothing before the
+// first live entry means the stream is out of step: the connection is dropped. Requests that
+// share a request number and operation (non-metadata requests between two metadata requests) are
+// told apart by the header timestamp the server echoes, which the client keeps strictly
+// increasing per connection.
 //
 // An Eviction frame (command 13) kills the session: every request fails with IggyEvictedError and
 // the socket is closed. Any other end of the socket fails what is left with IggyConnectionError
@@ -15,9 +22,10 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import {
+  EvictionReason,
   FrameCommand,
   IggyFramer,
-  decodeEviction,
+  decodeEvictionLenient,
   decodeReplyHeader,
   headerBytes,
   type FramerResult,
@@ -42,9 +50,10 @@ export interface Exchange {
   /** What was asked, for error messages ('stream.create'). */
   name: string;
   frame: Buffer[];
-  /** Echo checks on the reply. */
+  /** Echo checks on the reply: request number, operation byte and header timestamp. */
   request: bigint;
   operation: number;
+  timestamp: bigint;
   onReply(header: ReplyHeader, body: Buffer): void;
   onError(err: IggyClientError): void;
   /** Set by the owner when the caller gave up (timeout): the reply is read and dropped. */
@@ -186,33 +195,53 @@ export class IggyConnection {
   }
 
   private onReply(header: ReplyHeader, body: Buffer): void {
-    const exchange = this.inflight[0];
-    if (exchange === undefined) {
-      this.fail(new IggyProtocolError(`unsolicited reply (request ${header.request}) from ${this.address}`));
-      return;
-    }
-    if (header.request !== exchange.request || header.operation !== exchange.operation) {
+    const at = this.matchReply(header);
+    if (at < 0) {
+      const live = this.inflight.find((e) => !e.abandoned);
       this.fail(
         new IggyProtocolError(
-          `reply out of step: expected request ${exchange.request} operation ${exchange.operation}, got request ${header.request} operation ${header.operation}`,
+          live === undefined
+            ? `unsolicited reply (request ${header.request} operation ${header.operation}) from ${this.address}`
+            : `reply out of step: expected request ${live.request} operation ${live.operation} timestamp ${live.timestamp}, got request ${header.request} operation ${header.operation} timestamp ${header.timestamp}`,
         ),
       );
       return;
     }
-    this.inflight.shift();
-    const next = this.waiting.shift();
-    if (next !== undefined) this.write(next);
+    // Entries before the match were abandoned and will never be answered.
+    const exchange = this.inflight[at]!;
+    this.inflight.splice(0, at + 1);
+    for (let sent = 0; sent <= at; sent++) {
+      const next = this.waiting.shift();
+      if (next === undefined) break;
+      this.write(next);
+    }
     if (!exchange.abandoned) exchange.onReply(header, body.length === 0 ? body : body.subarray(0, header.size - headerBytes));
+  }
+
+  /**
+   * The index in `inflight` of the entry a reply answers: the first that echoes its request
+   * number, operation and timestamp, looking past abandoned entries only. -1 when none does.
+   */
+  private matchReply(header: ReplyHeader): number {
+    for (let i = 0; i < this.inflight.length; i++) {
+      const e = this.inflight[i]!;
+      if (header.request === e.request && header.operation === e.operation && header.timestamp === e.timestamp) return i;
+      if (!e.abandoned) return -1;
+    }
+    return -1;
   }
 
   private onEviction(header: Buffer): void {
     const name = this.inflight[0]?.name ?? 'session';
-    const e = decodeEviction(header);
+    // Lenient on the reason and the version window: IggyEvictedError maps an unknown reason to 3
+    // and an IncompatibleProtocol with an invalid window to 40 (server notes §3).
+    const e = decodeEvictionLenient(header);
     if (typeof e === 'string') {
       this.fail(new IggyProtocolError(`bad eviction frame from ${this.address}: ${e}`));
       return;
     }
-    this.fail(new IggyEvictedError(e.reason, name, e.serverProtocolVersion, e.serverProtocolVersionMin));
+    const window = e.reason === EvictionReason.incompatibleProtocol;
+    this.fail(new IggyEvictedError(e.reason, name, window ? e.serverProtocolVersion : 0, window ? e.serverProtocolVersionMin : 0));
   }
 
   private fail(err: IggyClientError): void {

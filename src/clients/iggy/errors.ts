@@ -62,7 +62,8 @@ const reasonNames = new Map<number, string>(Object.entries(EvictionReason).map((
 /**
  * The server evicted the session (EvictionHeader, command 13). `code` is the IggyError an SDK
  * raises for the reason (server notes §3): 42 bad credentials, 53 bad token, 40 session errors,
- * 30 stale client, 14003 incompatible protocol (40 when the window is invalid), 4 malformed login.
+ * 30 stale client, 14003 incompatible protocol (40 when the window is invalid), 4 malformed login,
+ * 3 for any other reason, unknown ones included (the connection decodes evictions leniently).
  */
 export class IggyEvictedError extends IggyError {
   override readonly kind: IggyClientErrorKind = 'evicted';
@@ -76,7 +77,7 @@ export class IggyEvictedError extends IggyError {
     readonly serverProtocolVersion = 0,
     readonly serverProtocolVersionMin = 0,
   ) {
-    const windowValid = serverProtocolVersionMin !== 0 && serverProtocolVersion >= serverProtocolVersionMin;
+    const windowValid = isValidWindow(serverProtocolVersion, serverProtocolVersionMin);
     const code =
       reason === EvictionReason.incompatibleProtocol && !windowValid
         ? IggyErrorCode.unauthenticated
@@ -93,11 +94,16 @@ export class IggyEvictedError extends IggyError {
     this.retriable = sessionReasons.has(reason);
   }
 
-  /** The server's accepted protocol window as semver strings, for IncompatibleProtocol. */
+  /** The server's accepted protocol window as semver strings, for IncompatibleProtocol with a valid window. */
   get serverProtocolWindow(): { min: string; max: string } | null {
-    if (this.reason !== EvictionReason.incompatibleProtocol || this.serverProtocolVersionMin === 0) return null;
+    if (this.reason !== EvictionReason.incompatibleProtocol || !isValidWindow(this.serverProtocolVersion, this.serverProtocolVersionMin)) return null;
     return { min: formatVersion(this.serverProtocolVersionMin), max: formatVersion(this.serverProtocolVersion) };
   }
+}
+
+/** An IncompatibleProtocol window the SDK trusts: 1 <= min <= max (else the eviction maps to 40). */
+function isValidWindow(max: number, min: number): boolean {
+  return min !== 0 && max >= min;
 }
 
 const sessionReasons: ReadonlySet<number> = new Set([

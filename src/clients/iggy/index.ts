@@ -27,7 +27,17 @@ export {
 export { IggyProducer, type IggyProducerOptions, type ProducerSendOptions, type SendReceipt } from './producer.js';
 export { IggyConsumer, type IggyConsumerOptions } from './consumer.js';
 export { partitionForKey, RoundRobin } from './partitioning.js';
-export { headerValue, newMessageId, prepareMessage, toHeaderValue, type HeaderInput, type IggyMessage, type PolledMessages, type SendMessage } from './messages.js';
+export {
+  headerValue,
+  newMessageId,
+  prepareMessage,
+  toHeaderValue,
+  userHeadersBytesMax,
+  type HeaderInput,
+  type IggyMessage,
+  type PolledMessages,
+  type SendMessage,
+} from './messages.js';
 export {
   IggyClientError,
   IggyClosedError,

@@ -1,5 +1,10 @@
 // Messages as the SDK user sees them, and their translation to and from the codec's batch layout
-// (src/protocols/iggy/codec/message-batch.ts): ids, payloads, typed user headers, offsets.
+// (src/protocols/iggy/codec/message-batch.ts): ids, payloads, user headers, offsets.
+//
+// User headers are opaque bytes to the reference server: it stores and returns them as sent, so
+// a polled frame may carry bytes that are not a TLV block (the golden poll vector's frame 1 has 17
+// such bytes). A polled message exposes them as `rawHeaders`; `headers` is their TLV reading,
+// empty when they are not one. A poll never fails because of header contents.
 
 import { randomBytes } from 'node:crypto';
 import {
@@ -25,11 +30,19 @@ export interface SendMessage {
   /** u128 message id; default: a fresh UUIDv7-shaped id (time-ordered, random tail). */
   id?: bigint;
   payload: Buffer | Uint8Array | string;
-  /** User headers by string key, or the codec's typed list. */
+  /** User headers by string key, or the codec's typed list (encoded as a TLV block). */
   headers?: Readonly<Record<string, HeaderInput>> | readonly UserHeader[];
+  /**
+   * The user-header bytes as they go on the wire, not checked to be a TLV block (at most
+   * userHeadersBytesMax). Not with `headers`. Sent as given, so opaque headers round-trip.
+   */
+  rawHeaders?: Buffer | Uint8Array;
   /** Producer timestamp in µs since the epoch; default now. */
   timestampMicros?: bigint;
 }
+
+/** The most user-header bytes one message may carry (the reference's MAX_USER_HEADERS_SIZE, 100 KB). */
+export const userHeadersBytesMax = 100_000;
 
 export interface IggyMessage {
   partitionId: number;
@@ -41,6 +54,9 @@ export interface IggyMessage {
   originTimestamp: bigint;
   checksum: bigint;
   payload: Buffer;
+  /** The user-header bytes as stored (empty for none); opaque to the server. */
+  rawHeaders: Buffer;
+  /** `rawHeaders` read as a TLV block; empty when there are none or they are not a valid block. */
   headers: UserHeader[];
 }
 
@@ -175,7 +191,7 @@ function fillInput(input: MessageInput, m: SendMessage | Buffer | string, now: b
   } else {
     const payload = m.payload;
     input.payload = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
-    input.userHeaders = m.headers === undefined ? noBytes : encodeUserHeaders(toUserHeaders(m.headers));
+    input.userHeaders = m.rawHeaders !== undefined ? rawHeaderBytes(m) : m.headers === undefined ? noBytes : encodeUserHeaders(toUserHeaders(m.headers));
     input.originTimestamp = m.timestampMicros ?? now;
     id = m.id;
   }
@@ -190,6 +206,15 @@ function fillInput(input: MessageInput, m: SendMessage | Buffer | string, now: b
     input.idBytes = undefined;
     input.idAt = 0;
   }
+}
+
+/** A message's rawHeaders as a Buffer (a view of a Uint8Array), checked for size only. */
+function rawHeaderBytes(m: SendMessage): Buffer {
+  if (m.headers !== undefined) throw new TypeError('a message takes headers or rawHeaders, not both');
+  const raw = m.rawHeaders!;
+  if (!(raw instanceof Uint8Array)) throw new TypeError('rawHeaders must be a Buffer or Uint8Array');
+  if (raw.length > userHeadersBytesMax) throw new RangeError(`rawHeaders of ${raw.length} bytes exceed ${userHeadersBytesMax}`);
+  return Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
 }
 
 /**
@@ -291,15 +316,9 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
   while (pos < bytes.length) {
     const offsetDelta = view.getUint32(pos + 24, true);
     const timestampDelta = view.getUint32(pos + 28, true);
-    const userHeadersLength = view.getUint32(pos + 32, true);
     const body = pos + frameHeaderBytes;
-    const end = body + view.getUint32(pos + 36, true) + userHeadersLength;
-    let headers: UserHeader[] = [];
-    if (userHeadersLength > 0) {
-      const decoded = decodeUserHeaders(bytes.subarray(end - userHeadersLength, end));
-      if (typeof decoded === 'string') throw new IggyProtocolError(`poll reply: ${decoded}`);
-      headers = decoded;
-    }
+    const payloadEnd = body + view.getUint32(pos + 36, true);
+    // User headers stay bytes here: PolledMessage reads them when asked (never a reason to fail).
     out[at++] = (
       new PolledMessage(
         partitionId,
@@ -307,13 +326,12 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
         baseNumber >= 0 ? undefined : h.baseOffset + BigInt(offsetDelta),
         timestamp,
         timestampDelta === 0 ? origin : origin + BigInt(timestampDelta),
-        bytes.subarray(body, end - userHeadersLength),
-        headers,
+        bytes.subarray(body, payloadEnd),
         bytes,
         pos,
       )
     );
-    pos = end;
+    pos = payloadEnd + view.getUint32(pos + 32, true);
   }
   return at;
 }
@@ -322,12 +340,17 @@ function decodeFrames(partitionId: number, batch: ValidatedBatch, out: IggyMessa
  * A polled message. `offset` is built as a BigInt each time it is read, from a number held while
  * exact; `id` and `checksum` are read from the frame when first asked for. Building those BigInts
  * for every message (fields many consumers never read, or read for the last message only) was
- * over a third of the SDK's decode time. They are accessors (on the prototype; assigning them
- * works as on a plain object), so an object spread (`{ ...m }`) leaves them out: copy them by name.
+ * over a third of the SDK's decode time. `rawHeaders` (a view of the frame's user-header bytes)
+ * and `headers` (their TLV reading) are made on first read too, so a consumer that never reads
+ * headers pays nothing for them; bytes that are not a TLV block read as no headers. All five are
+ * accessors (on the prototype; assigning them works as on a plain object), so an object spread
+ * (`{ ...m }`) leaves them out: copy them by name.
  */
 class PolledMessage implements IggyMessage {
   private idValue: bigint | undefined = undefined;
   private checksumValue: bigint | undefined = undefined;
+  private rawHeadersValue: Buffer | undefined = undefined;
+  private headersValue: UserHeader[] | undefined = undefined;
 
   constructor(
     readonly partitionId: number,
@@ -337,7 +360,6 @@ class PolledMessage implements IggyMessage {
     readonly timestamp: bigint,
     readonly originTimestamp: bigint,
     readonly payload: Buffer,
-    readonly headers: UserHeader[],
     /** The verified batch the frame is in, and the frame's position in it. */
     private readonly batch: Buffer,
     private readonly frameAt: number,
@@ -365,6 +387,35 @@ class PolledMessage implements IggyMessage {
 
   set checksum(value: bigint) {
     this.checksumValue = value;
+  }
+
+  get rawHeaders(): Buffer {
+    return (this.rawHeadersValue ??= this.frameHeaders());
+  }
+
+  set rawHeaders(value: Buffer) {
+    this.rawHeadersValue = value;
+  }
+
+  get headers(): UserHeader[] {
+    if (this.headersValue === undefined) {
+      const raw = this.frameHeaders();
+      const decoded = raw.length === 0 ? [] : decodeUserHeaders(raw);
+      this.headersValue = typeof decoded === 'string' ? [] : decoded;
+    }
+    return this.headersValue;
+  }
+
+  set headers(value: UserHeader[]) {
+    this.headersValue = value;
+  }
+
+  /** A view of the frame's user-header bytes: they follow the 48-byte frame header and the payload. */
+  private frameHeaders(): Buffer {
+    const length = this.batch.readUInt32LE(this.frameAt + 32);
+    if (length === 0) return noBytes;
+    const start = this.frameAt + frameHeaderBytes + this.batch.readUInt32LE(this.frameAt + 36);
+    return this.batch.subarray(start, start + length);
   }
 }
 

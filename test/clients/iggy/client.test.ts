@@ -1,5 +1,7 @@
 // IggyClient against the fake server: framing, request numbering, pipelining, errors, evictions,
-// timeouts, reconnect + re-login, the login prefix.
+// timeouts (and requests the server never answers), reconnect + re-login, login replays, the login
+// prefix, and the message replies the reference server sends (empty SendMessages bodies, opaque
+// user headers in a poll).
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -16,11 +18,13 @@ import {
   IggyConnectionError,
   IggyError,
   IggyEvictedError,
+  IggyProducer,
   IggyTimeoutError,
   isIggyClientError,
   type IggyClientOptions,
 } from '../../../src/clients/iggy/index.js';
 import { quartetVersion } from '../../../src/server/version.js';
+import { vector } from '../../protocols/iggy/codec/vectors.js';
 import { FakeIggyServer, type FakeRequest } from './fake-server.js';
 
 let server: FakeIggyServer;
@@ -111,6 +115,31 @@ describe('login-register', () => {
     await assert.rejects(c.ping(), IggyEvictedError);
   });
 
+  test('an eviction with an unknown reason is IggyEvictedError code 3, not a protocol error', async () => {
+    server.handler = (r) => (r.code === CommandCode.getStreams ? { evict: 99 } : undefined);
+    const c = client();
+    await c.connect();
+    await assert.rejects(c.getStreams(), (e: unknown) => {
+      assert.ok(e instanceof IggyEvictedError, String(e));
+      assert.deepEqual([e.reason, e.code, e.codeName, e.reasonName, e.retriable], [99, 3, 'invalidCommand', 'reason 99', false]);
+      return true;
+    });
+    await assert.rejects(c.ping(), IggyEvictedError, 'terminal: no reconnect');
+  });
+
+  test('IncompatibleProtocol with an invalid version window is IggyEvictedError code 40', async () => {
+    for (const window of [{ serverProtocolVersion: 11264, serverProtocolVersionMin: 0 }, { serverProtocolVersion: 11264, serverProtocolVersionMin: 11265 }]) {
+      server.handler = (r) => (r.header.operation === Operation.register ? { evict: EvictionReason.incompatibleProtocol, ...window } : undefined);
+      const c = client();
+      await assert.rejects(c.connect(), (e: unknown) => {
+        assert.ok(e instanceof IggyEvictedError, String(e));
+        assert.deepEqual([e.reason, e.code, e.codeName, e.serverProtocolWindow], [EvictionReason.incompatibleProtocol, 40, 'unauthenticated', null]);
+        assert.doesNotMatch(e.message, /server accepts/);
+        return true;
+      });
+    }
+  });
+
   test('IncompatibleProtocol carries the server version window', async () => {
     const c = client({ protocolVersion: (0 << 20) | (12 << 10) });
     await assert.rejects(c.connect(), (e: unknown) => {
@@ -123,7 +152,7 @@ describe('login-register', () => {
     });
   });
 
-  test('TransientNotCommitted (57) on login is replayed with a new client id', async () => {
+  test('TransientNotCommitted (57) on login is replayed on the same connection with the same client id', async () => {
     let first = true;
     server.handler = (r) => {
       if (r.header.operation === Operation.register && first) {
@@ -135,8 +164,27 @@ describe('login-register', () => {
     const c = client();
     const login = await c.connect();
     assert.equal(server.requests.length, 2);
-    assert.notEqual(server.requests[0]!.header.client, server.requests[1]!.header.client);
-    assert.equal(login?.clientId, server.requests[1]!.header.client);
+    const [rejected, replay] = server.requests as [FakeRequest, FakeRequest];
+    // The register may have committed: a new id would orphan its client-table entry.
+    assert.equal(replay.header.client, rejected.header.client);
+    assert.equal(replay.conn, rejected.conn);
+    assert.deepEqual([replay.header.operation, replay.header.request, replay.header.session], [Operation.register, 0n, 0n]);
+    assert.equal(login?.clientId, rejected.header.client);
+  });
+
+  test('TransientNotAccepted (58) on login is replayed with a new client id', async () => {
+    const refusals = [58, 57];
+    server.handler = (r) => {
+      const code = r.header.operation === Operation.register ? refusals.shift() : undefined;
+      return code === undefined ? undefined : { rejected: code };
+    };
+    const c = client();
+    const login = await c.connect();
+    const ids = server.requests.map((r) => r.header.client);
+    assert.equal(ids.length, 3);
+    assert.notEqual(ids[1], ids[0], 'nothing was committed: a fresh identity');
+    assert.equal(ids[2], ids[1], 'after 57 the id stays');
+    assert.equal(login?.clientId, ids[2]);
   });
 
   test('logout sends code 39 on operation Logout, and the session is dropped', async () => {
@@ -301,6 +349,55 @@ describe('errors', () => {
     assert.deepEqual(await c.getStreams(), []);
   });
 
+  test('a request the server never answers times out, and the next request on the connection still gets its reply', async () => {
+    // The reference server stays silent on a replicated request it could not submit.
+    server.handler = (r) => (r.code === CommandCode.createStream ? { hold: true } : undefined);
+    const c = client();
+    const login = await c.connect();
+    const disconnected: unknown[] = [];
+    c.on('disconnect', (e) => disconnected.push(e));
+    await assert.rejects(c.createStream('silent', { timeoutMs: 50 }), IggyTimeoutError);
+    await assert.rejects(c.createStream('silent-too', { timeoutMs: 50 }), IggyTimeoutError);
+    assert.deepEqual(await c.getStreams(), []);
+    await c.ping();
+    assert.deepEqual(
+      afterLogin().map((r) => [r.code, r.header.request]),
+      [
+        [CommandCode.createStream, 1n],
+        [CommandCode.createStream, 2n],
+        [CommandCode.getStreams, 3n],
+        [CommandCode.ping, 3n],
+      ],
+      'numbering as before: the silent requests keep their numbers',
+    );
+    assert.deepEqual(disconnected, []);
+    assert.equal(c.loginInfo!.clientId, login!.clientId, 'the same connection and session');
+    // A reply that matches nothing up to the first live request still means the stream is out of step.
+    await assert.rejects(c.createStream('silent-again', { timeoutMs: 50 }), IggyTimeoutError);
+    server.handler = (r) => {
+      if (r.code !== CommandCode.ping) return undefined;
+      r.conn.reply({ ...r, header: { ...r.header, request: 99n } }, []);
+      return { hold: true };
+    };
+    await assert.rejects(c.ping(), (e: unknown) => isIggyClientError(e) && e.kind === 'protocol');
+    assert.equal(disconnected.length, 1);
+  });
+
+  test('requests sharing a request number are told apart by the echoed timestamp: a silent ping does not take the next ping\'s reply', async () => {
+    let held = 0;
+    server.handler = (r) => (r.code === CommandCode.ping && held++ === 0 ? { hold: true } : undefined);
+    const c = client();
+    await c.connect();
+    await assert.rejects(c.ping({ timeoutMs: 50 }), IggyTimeoutError);
+    await c.ping({ timeoutMs: 2_000 });
+    await c.ping({ timeoutMs: 2_000 });
+    const pings = afterLogin().filter((r) => r.code === CommandCode.ping);
+    assert.equal(pings.length, 3);
+    assert.equal(new Set(pings.map((r) => r.header.request)).size, 1, 'one request number for all three');
+    const stamps = pings.map((r) => r.header.timestamp);
+    assert.ok(stamps[0]! < stamps[1]! && stamps[1]! < stamps[2]!, 'strictly increasing timestamps');
+  });
+
   test('close() fails pending requests with IggyClosedError', async () => {
     server.handler = (r) => (r.code === CommandCode.getStreams ? { hold: true } : undefined);
     const c = client();
@@ -370,5 +467,33 @@ describe('reconnect', () => {
     c.on('reconnect', (n: number) => attempts.push(n));
     await assert.rejects(c.connect(), IggyConnectionError);
     assert.deepEqual(attempts, [1, 2]);
+  });
+});
+
+describe('message replies', () => {
+  test('an empty SendMessages reply body is zero confirmations: sendMessages resolves with nulls', async () => {
+    // What the reference sends for a de-duplicated send (and the Node SDK reads as { confirmations: [] }).
+    server.handler = (r) => (r.code === CommandCode.sendMessages ? { reply: [] } : undefined);
+    const c = client();
+    await c.connect();
+    assert.deepEqual(await c.sendMessages({ streamId: 1, topicId: 1, partitioning: { partitionId: 0 }, messages: ['x'] }), { partitionId: null, baseOffset: null });
+    const producer = new IggyProducer(c, { streamId: 1, topicId: 1 });
+    assert.deepEqual(await producer.send(['a', 'b'], { partitionId: 2 }), { partitionId: 2, firstOffset: null, count: 2 });
+    await producer.close();
+    // A count of 0 reads the same.
+    server.handler = (r) => (r.code === CommandCode.sendMessages ? { reply: [Buffer.alloc(4)] } : undefined);
+    assert.deepEqual(await c.sendMessages({ streamId: 1, topicId: 1, messages: ['y'] }), { partitionId: null, baseOffset: null });
+  });
+
+  test('pollMessages returns the golden poll reply, opaque user headers included', async () => {
+    server.handler = (r) => (r.code === CommandCode.pollMessages ? { reply: [vector('poll_messages_reply_body')] } : undefined);
+    const c = client();
+    await c.connect();
+    const polled = await c.pollMessages({ streamId: 1, topicId: 2, partitionId: 3, strategy: 'first', count: 2 });
+    assert.equal(polled.currentOffset, 101n);
+    assert.deepEqual(polled.messages.map((m) => [m.offset, m.payload.toString(), m.rawHeaders.toString(), m.headers]), [
+      [100n, 'first-payload', '', []],
+      [101n, 'second-payload', 'user-header-bytes', []],
+    ]);
   });
 });

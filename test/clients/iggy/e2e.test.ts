@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { IggyClient, IggyConsumer, IggyError, IggyEvictedError, IggyProducer, headerValue, partitionForKey, type IggyCredentials, type IggyMessage } from '../../../src/clients/iggy/index.js';
+import { encodeUserHeaders, userHeader } from '../../../src/protocols/iggy/codec/index.js';
 import { e2eSkip, rootPassword, rootUsername, startIggyBroker, type IggyBroker } from './broker.js';
 
 let broker: IggyBroker | null = null;
@@ -90,6 +91,32 @@ describe('iggy sdk end to end', { skip: e2eSkip }, () => {
     await client.deleteConsumerOffset(base);
     assert.equal(await client.getConsumerOffset(base), null);
     await assert.rejects(client.flushUnsavedBuffer('msgs', 't', 0), (e: unknown) => e instanceof IggyError && e.code === 5);
+  });
+
+  test('opaque user headers round-trip byte for byte (sendMessages and the producer)', async () => {
+    await client.createStream('raw-headers');
+    await client.createTopic({ streamId: 'raw-headers', name: 't', partitionsCount: 1 });
+    const opaque = [Buffer.from('user-header-bytes'), Buffer.from([0, 0xff, 1, 2, 3]), Buffer.alloc(300, 0xab)];
+    await client.sendMessages({
+      streamId: 'raw-headers',
+      topicId: 't',
+      partitioning: { partitionId: 0 },
+      messages: [...opaque.map((rawHeaders, i) => ({ payload: `m${i}`, rawHeaders })), { payload: 'typed', headers: { h: 'x' } }],
+    });
+    const producer = new IggyProducer(client, { streamId: 'raw-headers', topicId: 't' });
+    await producer.send({ payload: 'produced', rawHeaders: opaque[1]! }, { partitionId: 0 });
+    await producer.close();
+    const polled = await client.pollMessages({ streamId: 'raw-headers', topicId: 't', partitionId: 0, consumer: { consumer: 'raw' }, strategy: 'first', count: 10 });
+    assert.deepEqual(
+      polled.messages.map((m) => [m.payload.toString(), m.rawHeaders.toString('hex')]),
+      [
+        ...opaque.map((h, i) => [`m${i}`, h.toString('hex')]),
+        ['typed', encodeUserHeaders([userHeader('h', { kind: 'string', value: 'x' })]).toString('hex')],
+        ['produced', opaque[1]!.toString('hex')],
+      ],
+    );
+    assert.deepEqual(polled.messages[0]!.headers, [], 'not a TLV block: no headers');
+    assert.equal(headerValue(polled.messages[3]!, 'h')?.value, 'x');
   });
 
   test('users, permissions, tokens; PAT login; bad password is an eviction', async () => {

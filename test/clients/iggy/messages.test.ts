@@ -1,17 +1,44 @@
 // The SDK's message helpers: decodePolledRecords (one walk, no frame objects) against the
-// parsePolledBatches-based decoder it replaced, over valid and corrupted poll regions; and the
+// parsePolledBatches-based decoder it replaced, over valid and corrupted poll regions; the golden
+// poll reply and its opaque user headers; raw user headers on the send side; and the
 // UUIDv7-shaped ids drawn from the pooled random bytes.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { batchHeaderBytes, decodeUserHeaders, encodeBatchBytes, encodeUserHeaders, parsePolledBatches, userHeader } from '../../../src/protocols/iggy/codec/index.js';
+import {
+  CommandCode,
+  batchHeaderBytes,
+  decodeReply,
+  decodeUserHeaders,
+  encodeBatchBytes,
+  encodeUserHeaders,
+  parsePolledBatches,
+  polledBuffers,
+  userHeader,
+} from '../../../src/protocols/iggy/codec/index.js';
 import { IggyProtocolError } from '../../../src/clients/iggy/errors.js';
-import { decodePolledRecords, encodeMessages, encoderInputsForTests, encodeSendBatch, newMessageId, prepareMessage, toUserHeaders, writeNewMessageId, type IggyMessage, type SendMessage } from '../../../src/clients/iggy/messages.js';
+import {
+  decodePolledRecords,
+  encodeMessages,
+  encoderInputsForTests,
+  encodeSendBatch,
+  newMessageId,
+  prepareMessage,
+  toUserHeaders,
+  userHeadersBytesMax,
+  writeNewMessageId,
+  type IggyMessage,
+  type SendMessage,
+} from '../../../src/clients/iggy/messages.js';
+import { vector } from '../../protocols/iggy/codec/vectors.js';
 import type { MessageInput } from '../../../src/protocols/iggy/codec/index.js';
 import { parseBatch } from '../../../src/protocols/iggy/codec/index.js';
 
-/** decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame. */
+/**
+ * decodePolledRecords as it was: parsePolledBatches('full') frames, then one object per frame;
+ * user headers that are not a TLV block read as none (they are opaque to the server).
+ */
 function reference(partitionId: number, records: readonly Buffer[]): IggyMessage[] {
   const out: IggyMessage[] = [];
   for (const region of records) {
@@ -20,8 +47,8 @@ function reference(partitionId: number, records: readonly Buffer[]): IggyMessage
     for (const batch of batches) {
       const h = batch.header;
       for (const f of batch.frames) {
-        const headers = f.userHeaders.length === 0 ? [] : decodeUserHeaders(f.userHeaders);
-        if (typeof headers === 'string') throw new IggyProtocolError(`poll reply: ${headers}`);
+        const decoded = f.userHeaders.length === 0 ? [] : decodeUserHeaders(f.userHeaders);
+        const headers = typeof decoded === 'string' ? [] : decoded;
         out.push({
           partitionId,
           offset: h.baseOffset + BigInt(f.offsetDelta),
@@ -30,6 +57,7 @@ function reference(partitionId: number, records: readonly Buffer[]): IggyMessage
           originTimestamp: h.originTimestamp + BigInt(f.timestampDelta),
           checksum: f.checksum,
           payload: f.payload,
+          rawHeaders: f.userHeaders,
           headers,
         });
       }
@@ -46,10 +74,10 @@ function referenceInput(m: SendMessage | Buffer | string, now: bigint): MessageI
   return { id: msg.id!, originTimestamp: msg.timestampMicros ?? now, payload, userHeaders: encodeUserHeaders(toUserHeaders(msg.headers)) };
 }
 
-/** The fields of a message as a plain object (a polled message's id and checksum are getters). */
+/** The fields of a message as a plain object (a polled message's id, checksum and headers are getters). */
 function plain(m: IggyMessage): IggyMessage {
-  const { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, headers } = m;
-  return { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, headers };
+  const { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, rawHeaders, headers } = m;
+  return { partitionId, offset, id, timestamp, originTimestamp, checksum, payload, rawHeaders, headers };
 }
 
 function outcome(f: () => IggyMessage[]): IggyMessage[] | string {
@@ -84,7 +112,7 @@ const batchArb = fc.record({
 });
 
 describe('iggy SDK messages', () => {
-  it('decodePolledRecords decodes and rejects exactly as the frame-object decoder did (fast-check)', () => {
+  it('decodePolledRecords decodes and rejects exactly as the frame-object decoder did, headers read leniently (fast-check)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.array(batchArb, { minLength: 1, maxLength: 3 }), { maxLength: 2 }),
@@ -134,6 +162,70 @@ describe('iggy SDK messages', () => {
     // Offsets past 2^53 - 2^32 are kept as BigInts.
     const far = encodeBatchBytes([{ id: 1n, originTimestamp: 5n, payload: Buffer.from('z') }], { partitionId: 1n, baseOffset: (1n << 63n) + 3n, baseTimestamp: 9n });
     assert.equal(decodePolledRecords(1, [far])[0]!.offset, (1n << 63n) + 3n);
+  });
+
+  it('decodes the golden poll reply through the SDK path: frame 1 keeps its 17 opaque header bytes', () => {
+    // vectors.md: the header bytes are ASCII "user-header-bytes", not a TLV block.
+    const body = vector('poll_messages_reply_body');
+    const decoded = decodeReply(CommandCode.pollMessages, body);
+    assert.ok(decoded.ok && !decoded.value.rejected);
+    const reply = decoded.value.value;
+    const messages = decodePolledRecords(reply.partitionId, polledBuffers(reply));
+    assert.deepEqual(
+      messages.map((m) => [m.partitionId, m.id, m.offset, m.timestamp, m.originTimestamp, m.checksum, m.payload.toString()]),
+      [
+        [3, 7n, 100n, 5000n, 1000n, 0x7596755a20b9d2bfn, 'first-payload'],
+        [3, 8n, 101n, 5000n, 1050n, 0xc0b78e751c7e6bd6n, 'second-payload'],
+      ],
+    );
+    const [m0, m1] = messages as [IggyMessage, IggyMessage];
+    assert.equal(m0.rawHeaders.length, 0);
+    assert.deepEqual(m0.headers, []);
+    assert.deepEqual(m1.rawHeaders, Buffer.from('user-header-bytes'));
+    assert.equal(m1.rawHeaders.buffer, body.buffer, 'a view of the reply, not a copy');
+    assert.equal(m1.rawHeaders.byteOffset - body.byteOffset, 412 - 17, 'the last 17 bytes of the reply');
+    assert.deepEqual(m1.headers, [], 'not a TLV block: no headers, and no error');
+  });
+
+  it('polled headers decode on read; rawHeaders and headers take assignments like plain fields', () => {
+    const tlv = encodeUserHeaders([userHeader('k', { kind: 'string', value: 'v' })]);
+    const batch = encodeBatchBytes(
+      [
+        { id: 1n, originTimestamp: 5n, payload: Buffer.from('a'), userHeaders: tlv },
+        { id: 2n, originTimestamp: 5n, payload: Buffer.from('b'), userHeaders: tlv.subarray(0, tlv.length - 1) }, // truncated TLV
+      ],
+      { partitionId: 1n, baseOffset: 0n, baseTimestamp: 9n },
+    );
+    const [good, cut] = decodePolledRecords(1, [batch]) as [IggyMessage, IggyMessage];
+    assert.deepEqual(good.rawHeaders, tlv);
+    assert.deepEqual(good.headers, [userHeader('k', { kind: 'string', value: 'v' })]);
+    assert.equal(good.headers, good.headers, 'decoded once');
+    assert.deepEqual(cut.rawHeaders, tlv.subarray(0, tlv.length - 1));
+    assert.deepEqual(cut.headers, []);
+    good.headers = [];
+    good.rawHeaders = Buffer.from('x');
+    assert.deepEqual([good.headers, good.rawHeaders], [[], Buffer.from('x')]);
+  });
+
+  it('sends rawHeaders byte for byte (opaque, checked for size only), never with headers', () => {
+    const now = 1_000_000n;
+    const nowMs = 1_000;
+    const opaque = Buffer.from('user-header-bytes');
+    const fromArray = new Uint8Array([0xff, 0, 1]);
+    const given: SendMessage[] = [
+      { id: 1n, payload: 'a', rawHeaders: opaque },
+      { id: 2n, payload: 'b', rawHeaders: fromArray },
+      { id: 3n, payload: 'c', rawHeaders: Buffer.alloc(0) },
+      { id: 4n, payload: 'd', rawHeaders: Buffer.alloc(userHeadersBytesMax, 7) },
+    ];
+    const batch = parseBatch(encodeMessages(given, now, nowMs));
+    assert.ok(!('code' in batch));
+    assert.deepEqual(batch.frames.map((f) => f.userHeaders), [opaque, Buffer.from(fromArray), Buffer.alloc(0), Buffer.alloc(userHeadersBytesMax, 7)]);
+    assert.deepEqual(encodeSendBatch(given.map((m) => prepareMessage(m, now, nowMs))), encodeMessages(given, now, nowMs), 'the producer\'s path');
+    assert.throws(() => encodeMessages([{ payload: 'x', rawHeaders: Buffer.alloc(userHeadersBytesMax + 1) }], now, nowMs), RangeError);
+    assert.throws(() => encodeMessages([{ payload: 'x', rawHeaders: opaque, headers: { k: 'v' } }], now, nowMs), TypeError);
+    assert.throws(() => prepareMessage({ payload: 'x', rawHeaders: 'text' as unknown as Buffer }), TypeError);
+    assert.deepEqual(encoderInputsForTests().holdingPayloads, 0, 'a refused send leaves no input behind');
   });
 
   it('mints UUIDv7-shaped ids: time, version 7, variant 10, random and unique across pool refills', () => {

@@ -433,22 +433,46 @@ export function encodeEviction(e: Partial<EvictionHeader> & Pick<EvictionHeader,
   return b;
 }
 
+/** An Eviction header as a client reads it: `reason` may be any byte (see decodeEvictionLenient). */
+export interface ReceivedEviction extends Omit<EvictionHeader, 'reason'> {
+  reason: number;
+}
+
 /**
- * Decodes and validates an Eviction header as an SDK must (EvictionHeader::validate): size 256,
- * client != 0, reserved bytes zero, reason != 0 (and known), window only on reason 14 with
- * 1 <= min <= max.
+ * Decodes an Eviction header the way the SDK reads one: the framing is checked (256 bytes,
+ * command 13, size 256, reserved bytes zero, client != 0), the reason and the version window are
+ * not. The session is over whatever they say, so they are left to the SDK's error mapping (server
+ * notes §3, foreign/node/src/wire/vsr/reply.ts): an unknown reason becomes InvalidCommand (3), an
+ * IncompatibleProtocol (14) whose window is not 1 <= min <= max becomes Unauthenticated (40).
  */
-export function decodeEviction(bytes: Buffer): EvictionHeader | string {
+export function decodeEvictionLenient(bytes: Buffer): ReceivedEviction | string {
   if (bytes.length < headerBytes) return 'eviction shorter than 256 bytes';
   if (bytes[60] !== FrameCommand.eviction) return `command ${bytes[60]} is not Eviction (13)`;
   if (bytes.readUInt32LE(48) !== headerBytes) return 'eviction size must be 256';
   if (!isZero(bytes, 62, 128) || !isZero(bytes, 152, 255)) return 'eviction reserved bytes must be zero';
   const client = readU128(bytes, 128);
   if (client === 0n) return 'eviction client must be non-zero';
-  const reason = bytes[255]!;
+  return {
+    cluster: readU128(bytes, 32),
+    view: bytes.readUInt32LE(52),
+    replica: bytes[61]!,
+    client,
+    reason: bytes[255]!,
+    serverProtocolVersion: bytes.readUInt32LE(144),
+    serverProtocolVersionMin: bytes.readUInt32LE(148),
+  };
+}
+
+/**
+ * Decodes and validates an Eviction header strictly (EvictionHeader::validate), for checking what
+ * a server sends: decodeEvictionLenient's framing checks, then reason != 0 (and known), window
+ * only on reason 14 with 1 <= min <= max.
+ */
+export function decodeEviction(bytes: Buffer): EvictionHeader | string {
+  const e = decodeEvictionLenient(bytes);
+  if (typeof e === 'string') return e;
+  const { reason, serverProtocolVersion, serverProtocolVersionMin } = e;
   if (reason === 0 || reason > EvictionReason.malformedLogin) return `eviction reason ${reason} is not valid`;
-  const serverProtocolVersion = bytes.readUInt32LE(144);
-  const serverProtocolVersionMin = bytes.readUInt32LE(148);
   if (reason === EvictionReason.incompatibleProtocol) {
     if (serverProtocolVersionMin === 0 || serverProtocolVersion < serverProtocolVersionMin) {
       return 'incompatible-protocol window must satisfy 1 <= min <= max';
@@ -456,15 +480,7 @@ export function decodeEviction(bytes: Buffer): EvictionHeader | string {
   } else if (serverProtocolVersion !== 0 || serverProtocolVersionMin !== 0) {
     return 'protocol window bytes must be zero unless reason is 14';
   }
-  return {
-    cluster: readU128(bytes, 32),
-    view: bytes.readUInt32LE(52),
-    replica: bytes[61]!,
-    client,
-    reason: reason as EvictionReason,
-    serverProtocolVersion,
-    serverProtocolVersionMin,
-  };
+  return { ...e, reason: reason as EvictionReason };
 }
 
 function isZero(b: Buffer, from: number, to: number): boolean {
