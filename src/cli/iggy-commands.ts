@@ -720,6 +720,8 @@ function messageJson(m: IggyMessage): string {
     timestampMicros: Number(m.timestamp),
     originTimestampMicros: Number(m.originTimestamp),
     headers,
+    // User-header bytes that are not a TLV block (opaque to the server) are shown as they are.
+    ...(m.headers.length === 0 && m.rawHeaders.length > 0 ? { rawHeaders: m.rawHeaders.toString('base64') } : {}),
     payload: m.payload.toString('base64'),
   });
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { IggyClient } from '../../src/clients/iggy/index.js';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { startBroker, type StartedBroker } from '../conformance/helpers.js';
@@ -263,6 +264,20 @@ describe('quartet iggy', () => {
     assert.ok(Date.parse(m.timestamp as string) >= Date.parse(before) - 1000);
     assert.deepEqual(m.headers, { trace: { kind: 'string', value: 'abc' }, tenant: { kind: 'string', value: '7' } });
     assert.equal(Buffer.from(m.payload as string, 'base64').toString(), 'with-headers');
+
+    // User-header bytes that are not a key/value block (the server stores them as sent) print as rawHeaders.
+    const [host, port] = addr.split(':');
+    const sdk = new IggyClient({ host: host!, port: Number(port), credentials: { username: 'root', password: rootPassword } });
+    try {
+      await sdk.sendMessages({ streamId: 'cli-poll', topicId: 't', partitioning: { partitionId: 0 }, messages: [{ payload: 'opaque', rawHeaders: Buffer.from('not a TLV block') }] });
+    } finally {
+      await sdk.close();
+    }
+    const [opaque] = lines(await ok(['poll', 'cli-poll', 't', '--from', '11', '--json']));
+    const o = JSON.parse(opaque!) as Record<string, unknown>;
+    assert.deepEqual(o.headers, {});
+    assert.equal(Buffer.from(o.rawHeaders as string, 'base64').toString(), 'not a TLV block');
+    assert.equal(Buffer.from(o.payload as string, 'base64').toString(), 'opaque');
 
     const badPartition = await iggy(['poll', 'cli-poll', 't', '--partition', '5']);
     assert.equal(badPartition.code, 1);
