@@ -2,11 +2,11 @@
 // object stored as the user's opaque core `permissions` (../permissions.ts). Reading users needs
 // read_users (a user may always read itself); changing them needs manage_users (a user may change
 // its own password, giving the current one). Root (id 0) cannot be deleted (48) nor have its
-// permissions changed (49). User not found: 20 (ResourceNotFound). Tokens are the caller's own.
+// permissions changed (49); it is reported with every global permission. User not found: 20 (ResourceNotFound). Tokens are the caller's own.
 
 import { QuartetError } from '../../../core/errors.js';
 import type { User } from '../../../core/users.js';
-import { CommandCode, IggyErrorCode, u64Max, type Identifier } from '../codec/index.js';
+import { CommandCode, IggyErrorCode, u64Max, type Identifier, type Permissions } from '../codec/index.js';
 import { UserStatus, type UserDetails, type UserInfo } from '../codec/commands/users.js';
 import { IggyFailure } from '../errors.js';
 import { permissionsOf, requireServer } from '../permissions.js';
@@ -17,8 +17,26 @@ function userInfo(u: User): UserInfo {
   return { id: u.id, createdAt: micros(u.createdAt), status: u.status === 'active' ? UserStatus.active : UserStatus.inactive, username: u.username, options: [] };
 }
 
+/** Every global permission, what the reference server reports for its root user (Permissions::root). */
+const rootPermissions: Permissions = {
+  global: {
+    manageServers: true,
+    readServers: true,
+    manageUsers: true,
+    readUsers: true,
+    manageStreams: true,
+    readStreams: true,
+    manageTopics: true,
+    readTopics: true,
+    pollMessages: true,
+    sendMessages: true,
+  },
+  streams: [],
+};
+
 function userDetails(u: User): UserDetails {
-  return { ...userInfo(u), permissions: permissionsOf(u) };
+  // Root may do everything whatever is stored for it; report it so.
+  return { ...userInfo(u), permissions: u.root ? rootPermissions : permissionsOf(u) };
 }
 
 function findUser(ctx: IggyRequestContext, id: Identifier): User | null {

@@ -35,6 +35,10 @@ describe('iggy users', () => {
     const users = await c.ok(CommandCode.getUsers, {});
     assert.deepEqual(users.map((u) => u.username), ['iggy', 'alice']);
     assert.equal(users[0]!.id, 0, 'root is user 0');
+    // Root is reported with every global permission, as the reference server's root user.
+    const root = await c.ok(CommandCode.getUser, { userId: sid(0) });
+    const all = Object.fromEntries(Object.keys(none).map((k) => [k, true]));
+    assert.deepEqual(root?.permissions, { global: all, streams: [] });
     await c.ok(CommandCode.updateUser, { userId: sid(created.id), username: 'alice2', status: null, options: [] });
     await c.ok(CommandCode.changePassword, { userId: sid('alice2'), currentPassword: '', newPassword: 'password-2' });
     const a = await h.client();
