@@ -190,18 +190,29 @@ function asBool(key: string, v: HeaderValue): boolean {
   throw bad(key, `kind ${v.kind} is not a bool`);
 }
 
-/** Parses one entry into its canonical value; throws 4041 (unknown key) or 4042 (bad value). */
-export function parseTopicOption(entry: OptionEntry): { key: TopicOptionKey; value: IggyTopicOptions[TopicOptionKey] } {
+/**
+ * Parses one entry into its canonical value, or null for the server-default sentinel (0 for the
+ * zeroMeansDefault keys); throws 4041 (unknown key) or 4042 (bad value).
+ */
+export function parseTopicOption(entry: OptionEntry): { key: TopicOptionKey; value: IggyTopicOptions[TopicOptionKey] | null } {
   const key = entry.key as TopicOptionKey;
   if (!topicOptionKeys.includes(key)) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', `unknown topic option '${entry.key}'`);
+  if (isServerDefault(key, entry)) return { key, value: null };
   const v = decodeHeaderValue(entry.kind, entry.value);
   if (typeof v === 'string') throw bad(key, v);
   switch (key) {
     case 'compression_algorithm': {
-      if (v.kind !== 'string') throw bad(key, 'must be a string');
-      const c = v.value.toLowerCase();
-      if (c !== 'none' && c !== 'gzip') throw bad(key, 'must be none or gzip');
-      return { key, value: c };
+      // By name, or by code (spec "Compression": 1 none, 2 gzip), in any unsigned integer kind.
+      if (v.kind === 'string') {
+        const c = v.value.toLowerCase();
+        if (c !== 'none' && c !== 'gzip') throw bad(key, 'must be none or gzip');
+        return { key, value: c };
+      }
+      if (v.kind === 'uint8' || v.kind === 'uint16' || v.kind === 'uint32') {
+        if (v.value === 1) return { key, value: 'none' };
+        if (v.value === 2) return { key, value: 'gzip' };
+      }
+      throw bad(key, 'must be none or gzip (or code 1 or 2)');
     }
     case 'message_expiry':
       return { key, value: asUnsigned(key, v, parseHumanDuration) };
@@ -234,12 +245,28 @@ export interface StoredTopicOptions {
   values: IggyTopicOptions;
 }
 
+/**
+ * Keys whose value 0 is the wire's "server default" sentinel (the reference's IggyExpiry,
+ * MaxTopicSize and IggyByteSize ServerDefault): parsed as if the key were absent, so a Rust client
+ * sending ServerDefault gets the default, not "expire at once" or a refusal.
+ */
+const zeroMeansDefault: ReadonlySet<TopicOptionKey> = new Set(['message_expiry', 'max_topic_size', 'segment_size']);
+
+function isServerDefault(key: TopicOptionKey, entry: OptionEntry): boolean {
+  if (!zeroMeansDefault.has(key)) return false;
+  const v = decodeHeaderValue(entry.kind, entry.value);
+  if (typeof v === 'string') return false;
+  if (v.kind === 'string') return v.value.trim() === '0';
+  return v.value === 0 || v.value === 0n;
+}
+
 /** Validates a create request's options: the resolved values and the keys that were explicit. */
 export function admitTopicOptions(entries: readonly OptionEntry[], partitions: number): StoredTopicOptions {
   const values: IggyTopicOptions = { ...topicOptionDefaults };
   const explicit: TopicOptionKey[] = [];
   for (const e of entries) {
     const { key, value } = parseTopicOption(e);
+    if (value === null) continue;
     (values as unknown as Record<string, unknown>)[key] = value;
     explicit.push(key);
   }
@@ -253,7 +280,9 @@ export function patchTopicOptions(current: StoredTopicOptions, entries: readonly
   const explicit = new Set(current.explicit);
   for (const e of entries) {
     const { key, value } = parseTopicOption(e);
-    if (!updatableTopicOptionKeys.has(key)) throw bad(key, 'cannot be updated');
+    if (!updatableTopicOptionKeys.has(key)) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', `${key} cannot be updated`);
+    // The server-default sentinel in a patch leaves the value as it is.
+    if (value === null) continue;
     (values as unknown as Record<string, unknown>)[key] = value;
     explicit.add(key);
   }

@@ -55,7 +55,32 @@ describe('iggy topic options', () => {
     assert.deepEqual(s.values, topicOptionDefaults);
     const p = patchTopicOptions(s, [option('compression_algorithm', { kind: 'string', value: 'gzip' })], 1);
     assert.equal(p.values.compression_algorithm, 'gzip');
-    assert.equal(code(() => patchTopicOptions(s, [option('enforce_fsync', { kind: 'bool', value: true })], 1)), IggyErrorCode.invalidOptionValue);
+    // A create-only key in an update is an unsupported key there (4041), as the reference server.
+    assert.equal(code(() => patchTopicOptions(s, [option('enforce_fsync', { kind: 'bool', value: true })], 1)), IggyErrorCode.unsupportedOptionKey);
+  });
+
+  it('reads 0 as the server default for message_expiry, max_topic_size and segment_size (the ServerDefault sentinel)', () => {
+    const zeros = [
+      option('message_expiry', { kind: 'uint64', value: 0n }),
+      option('max_topic_size', { kind: 'uint64', value: 0n }),
+      option('segment_size', { kind: 'string', value: '0' }),
+    ];
+    const s = admitTopicOptions(zeros, 2);
+    assert.deepEqual(s.values, topicOptionDefaults);
+    assert.deepEqual(s.explicit, [], 'a sentinel is not an explicit value');
+    // In an update the sentinel changes nothing.
+    const set = admitTopicOptions([option('message_expiry', { kind: 'uint64', value: 5_000_000n })], 1);
+    assert.equal(patchTopicOptions(set, [option('message_expiry', { kind: 'uint64', value: 0n })], 1).values.message_expiry, 5_000_000n);
+    // Other keys keep their rules: 0 is out of range there.
+    assert.equal(code(() => admitTopicOptions([option('messages_required_to_save', { kind: 'uint32', value: 0 })], 1)), IggyErrorCode.invalidOptionValue);
+  });
+
+  it('takes compression_algorithm by name or by code (1 none, 2 gzip)', () => {
+    assert.equal(admitTopicOptions([option('compression_algorithm', { kind: 'uint8', value: 2 })], 1).values.compression_algorithm, 'gzip');
+    assert.equal(admitTopicOptions([option('compression_algorithm', { kind: 'uint8', value: 1 })], 1).values.compression_algorithm, 'none');
+    assert.equal(admitTopicOptions([option('compression_algorithm', { kind: 'string', value: 'GZIP' })], 1).values.compression_algorithm, 'gzip');
+    assert.equal(code(() => admitTopicOptions([option('compression_algorithm', { kind: 'uint8', value: 3 })], 1)), IggyErrorCode.invalidOptionValue);
+    assert.equal(code(() => admitTopicOptions([option('compression_algorithm', { kind: 'string', value: 'lz4' })], 1)), IggyErrorCode.invalidOptionValue);
   });
 
   it('maps onto the core topic config and survives serialization', () => {

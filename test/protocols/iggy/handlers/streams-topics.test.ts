@@ -163,7 +163,7 @@ describe('iggy topics', () => {
     assert.equal(h.broker.catalog.requireTopic({ topic: 'orders-v2' }).config['retention.ms'], 60_000);
     assert.deepEqual(
       await c.call(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders-v2'), name: 'orders-v2', options: [option('segment_size', { kind: 'uint64', value: 1048576n })] }),
-      { rejected: IggyErrorCode.invalidOptionValue },
+      { rejected: IggyErrorCode.unsupportedOptionKey },
     );
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x']));
     await c.ok(CommandCode.purgeTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
