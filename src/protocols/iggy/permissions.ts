@@ -99,13 +99,12 @@ export function requireCreateTopic(user: User, streamId: number): void {
   if (!p || !(p.global.manageStreams || p.global.manageTopics || (s !== undefined && (s.manageStream || s.manageTopics)))) throw unauthorized();
 }
 
-/** Read stream details (lists filter by this). */
-export function canReadStream(user: User, streamId: number): boolean {
-  return allowedStream(user, streamId, 'readStream') || allowedTopicsAny(user, streamId);
-}
-
-function allowedTopicsAny(user: User, streamId: number): boolean {
-  const p = permissionsOf(user);
-  const s = p ? streamEntry(p, streamId) : undefined;
-  return p !== null && (p.global.readTopics || p.global.manageTopics || (s !== undefined && (s.readTopics || s.manageTopics)));
+/**
+ * The stream list (GetStreams): global manage_streams or read_streams only, as the reference
+ * permissioner's get_streams; per-stream grants do not open the list.
+ */
+export function requireStreamList(user: User): void {
+  if (user.root) return;
+  const g = permissionsOf(user)?.global;
+  if (!g || !(g.manageStreams || g.readStreams)) throw unauthorized();
 }

@@ -4,7 +4,7 @@
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
 import { IggyFailure } from '../errors.js';
 import { findStream, requireStream } from '../mapping.js';
-import { canReadStream, requireCreateStream, requireStreamPermission } from '../permissions.js';
+import { requireCreateStream, requireStreamList, requireStreamPermission } from '../permissions.js';
 import type { IggyHandlerTable } from './types.js';
 import { streamInfo, topicInfo } from './views.js';
 
@@ -12,16 +12,14 @@ export const streamHandlers: IggyHandlerTable = {
   [CommandCode.getStream]: (ctx, req) => {
     const ns = findStream(ctx.frontend.broker.catalog, req.streamId);
     if (ns === null) return null;
-    if (!canReadStream(ctx.user, ns.id)) throw new IggyFailure(IggyErrorCode.unauthorized, 'status');
+    requireStreamPermission(ctx.user, ns.id, 'readStream');
     const topics = ctx.frontend.broker.catalog.listTopics(ns.id).map((t) => topicInfo(ctx.frontend, t));
     return { ...streamInfo(ctx.frontend, ns), topics };
   },
 
   [CommandCode.getStreams]: (ctx) => {
-    return ctx.frontend.broker.catalog
-      .listNamespaces()
-      .filter((ns) => canReadStream(ctx.user, ns.id))
-      .map((ns) => streamInfo(ctx.frontend, ns));
+    requireStreamList(ctx.user);
+    return ctx.frontend.broker.catalog.listNamespaces().map((ns) => streamInfo(ctx.frontend, ns));
   },
 
   [CommandCode.createStream]: async (ctx, req) => {

@@ -1,6 +1,6 @@
 // Users (31–37) and personal access tokens (41–43). Permissions are the codec's Permissions
 // object stored as the user's opaque core `permissions` (../permissions.ts). Reading users needs
-// read_users (a user may always read itself); changing them needs manage_users (a user may change
+// read_users (for oneself too); changing them needs manage_users (a user may change
 // its own password, giving the current one). Root (id 0) cannot be deleted (48) nor have its
 // permissions changed (49); it is reported with every global permission. User not found: 20 (ResourceNotFound). Tokens are the caller's own.
 
@@ -64,8 +64,9 @@ function usernameProblem(err: unknown): never {
 
 export const userHandlers: IggyHandlerTable = {
   [CommandCode.getUser]: (ctx, req) => {
+    // read_users even for oneself, as the reference permissioner's get_user.
+    requireServer(ctx.user, 'readUsers');
     const u = findUser(ctx, req.userId);
-    if (u === null || u.id !== ctx.user.id) requireServer(ctx.user, 'readUsers');
     return u === null ? null : userDetails(u);
   },
 

@@ -72,16 +72,19 @@ describe('iggy users', () => {
     assert.deepEqual(await reader.call(CommandCode.getUsers, {}), denied);
     assert.deepEqual(await reader.call(CommandCode.getStats, {}), denied);
     assert.deepEqual(await reader.call(CommandCode.createUser, { username: 'x', password: 'password-1', status: 1, permissions: null, options: [] }), denied);
-    // nobody: sees no streams, cannot read topics
-    assert.deepEqual(await nobody.ok(CommandCode.getStreams, {}), []);
+    // The stream list takes a global read_streams (or manage_streams), as the reference
+    // permissioner: a per-stream grant reads that stream, not the list.
+    assert.deepEqual(await reader.call(CommandCode.getStreams, {}), denied);
+    // nobody: no streams, no topics
+    assert.deepEqual(await nobody.call(CommandCode.getStreams, {}), denied);
     assert.deepEqual(await nobody.call(CommandCode.getStream, { streamId: sid(s.id) }), denied);
     assert.deepEqual(await nobody.call(CommandCode.createStream, { name: 'mine', options: [] }), denied);
     assert.deepEqual(await nobody.call(CommandCode.getTopic, { streamId: sid(s.id), topicId: sid('orders') }), denied);
     // granting send at the topic level
     await root.ok(CommandCode.updatePermissions, { userId: sid('nobody'), permissions: { global: { ...none }, streams: [{ streamId: s.id, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [{ topicId: 0, manageTopic: false, readTopic: false, pollMessages: false, sendMessages: true }] }] } });
     assert.ok('value' in (await nobody.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['y']))));
-    // a user reads itself and changes its own password without manage_users
-    assert.ok('value' in (await nobody.call(CommandCode.getUser, { userId: sid('nobody') })));
+    // reading users takes read_users, for oneself too; a user changes its own password without manage_users
+    assert.deepEqual(await nobody.call(CommandCode.getUser, { userId: sid('nobody') }), denied);
     assert.ok('value' in (await nobody.call(CommandCode.changePassword, { userId: sid('nobody'), currentPassword: 'password-1', newPassword: 'password-9' })));
     assert.deepEqual(await nobody.call(CommandCode.changePassword, { userId: sid('reader'), currentPassword: 'password-1', newPassword: 'password-9' }), denied);
   });
