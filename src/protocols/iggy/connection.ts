@@ -221,7 +221,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     const afterWrite: (() => void)[] = [];
     let answer: Answer;
     try {
-      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code, afterWrite) : this.rejectionAnswer(resolved);
+      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code, afterWrite) : this.rejectionAnswer(resolved, h);
     } catch (error) {
       done('error');
       runAll(afterWrite);
@@ -247,10 +247,12 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     return true;
   }
 
-  private rejectionAnswer(r: RequestRejection): Answer {
+  private rejectionAnswer(r: RequestRejection, h?: RequestHeader): Answer {
     this.context.logger.debug('iggy request refused', { reason: r.reason, action: r.action });
     if (r.action === 'close') return { close: true };
     if (r.action === 'evict') return { evict: r.eviction };
+    // Before login every non-replicated code but Ping is Unauthenticated, known or not (notes §5).
+    if (h?.operation === Operation.nonReplicated && (this.userId === null || this.session === 0n)) return { body: [], status: IggyErrorCode.unauthenticated };
     return { body: [], status: r.status };
   }
 

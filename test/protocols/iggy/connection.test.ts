@@ -120,7 +120,7 @@ describe('iggy connection: header rules', () => {
     await c.whenClosed();
   });
 
-  it('answers a request checksum mismatch with status 4, and an unknown command with status 3', async (t) => {
+  it('answers a request checksum mismatch with status 4, an unknown command with 3 (40 before login), a misrouted one with 5', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
     const frame = c.frame(CommandCode.createStream, { name: 'checked', options: [] });
@@ -135,6 +135,15 @@ describe('iggy connection: header rules', () => {
     c.write([pingFrame(c.clientId, ++c.requestNo, (b) => b.writeUInt32LE(9999, 196))]);
     const unknown = await c.next();
     assert.equal(unknown.kind === 'reply' && unknown.header.status, IggyErrorCode.invalidCommand);
+    // A replicated command's code sent as NonReplicated: no such read, FeatureUnavailable (5).
+    c.write([pingFrame(c.clientId, ++c.requestNo, (b) => b.writeUInt32LE(CommandCode.createStream, 196))]);
+    const misrouted = await c.next();
+    assert.equal(misrouted.kind === 'reply' && misrouted.header.status, IggyErrorCode.featureUnavailable);
+    // Before login, any non-replicated code but Ping is Unauthenticated (40), unknown ones included.
+    const fresh = await h.client();
+    fresh.write([pingFrame(fresh.clientId, 1n, (b) => b.writeUInt32LE(9999, 196))]);
+    const early = await fresh.next();
+    assert.equal(early.kind === 'reply' && early.header.status, IggyErrorCode.unauthenticated);
   });
 
   it('evicts legacy logins 38/44 with reason 15', async (t) => {

@@ -529,7 +529,8 @@ export function resolveCommand(h: RequestHeader): { code: CommandCode } | Reques
       return { action: 'evict', reason: `login command ${code} must ride operation Register`, eviction: EvictionReason.malformedLogin };
     }
     if (s.operation !== Operation.nonReplicated) {
-      return { action: 'status', reason: `command ${code} must ride operation ${s.operation}`, status: IggyErrorCode.invalidCommand };
+      // The reference server's non-replicated path has no handler for it: FeatureUnavailable.
+      return { action: 'status', reason: `command ${code} must ride operation ${s.operation}`, status: IggyErrorCode.featureUnavailable };
     }
     return { code: code as CommandCode };
   }
