@@ -4,9 +4,13 @@
 // rotation. The first poll of a partition uses `strategy` (next, first, last, an offset or a
 // timestamp); later polls continue from the last delivered offset + 1, tracked here.
 // Consumer-group mode (`group`): joins the group (creating it by name unless createGroup is
-// false), polls with strategy `next` and no partition so the server serves the member's assigned
-// partitions from the group's stored offsets, re-joins after a reconnect (a new session loses the
-// membership), and leaves the group on close().
+// false), asks for its assignment (SyncConsumerGroup) and polls its assigned partitions in
+// rotation, each by id with strategy `next` (the group's stored offset + 1), as the reference SDKs
+// do (the reference server wants the partition of a group poll named). It syncs again after a
+// round with no messages (a rebalance may have moved partitions), when a poll is refused with
+// 5009 (partition not owned any more) or 5006 (not a member: it joins again), and when a reply
+// names partition u32::MAX (the reference server's "re-sync" answer to a fenced poll). It re-joins
+// after a reconnect (a new session loses the membership) and leaves the group on close().
 //
 // Commits (`autoCommit`):
 //   'poll'  (default) the poll itself stores the offset server-side (auto_commit = 1);
@@ -21,6 +25,9 @@ import { IggyErrorCode } from '../../protocols/iggy/codec/index.js';
 import type { ConsumerInput, Id, IggyClient, PollStrategyInput } from './client.js';
 import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
 import type { IggyMessage } from './messages.js';
+
+/** The partition id the reference server answers a fenced group poll with: sync again. */
+const resyncPartitionId = 0xffff_ffff;
 
 export interface IggyConsumerOptions {
   streamId: Id;
@@ -52,6 +59,8 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
   private readonly consumerRef: ConsumerInput;
   private partitionList: number[] = [];
   private cursor = 0;
+  /** Group mode: the assignment is stale and must be fetched before the next poll. */
+  private needsSync = true;
   private readonly nextOffsets = new Map<number, bigint>();
   private joined = false;
   private needsJoin = true;
@@ -60,6 +69,7 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
   private wake: (() => void) | null = null;
   private readonly onConnect = (): void => {
     this.needsJoin = true;
+    this.needsSync = true;
   };
 
   constructor(
@@ -121,24 +131,15 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
   }
 
   /**
-   * One poll: in group mode the server picks the partition; in single mode the partitions are
-   * tried in rotation until one has messages or a whole round came back empty.
+   * One poll: the partitions (in group mode, the member's assigned ones) are tried in rotation
+   * until one has messages or a whole round came back empty.
    */
   async poll(): Promise<IggyMessage[]> {
     if (this.closed) throw new IggyClosedError('the consumer is closed');
     await this.start();
     const { streamId, topicId } = this.options;
     const autoCommit = this.autoCommit === 'poll';
-    if (this.isGroup) {
-      if (this.needsJoin) await this.join();
-      try {
-        const r = await this.client.pollMessages({ streamId, topicId, consumer: this.consumerRef, partitionId: null, strategy: 'next', count: this.batchSize, autoCommit });
-        return r.messages;
-      } catch (err) {
-        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupMemberNotFound) this.needsJoin = true;
-        throw err;
-      }
-    }
+    if (this.isGroup) return this.pollGroup(autoCommit);
     for (let tried = 0; tried < this.partitionList.length; tried++) {
       const partitionId = this.partitionList[this.cursor % this.partitionList.length]!;
       this.cursor = (this.cursor + 1) % this.partitionList.length;
@@ -180,6 +181,51 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
     const last = new Map<number, IggyMessage>();
     for (const m of batch) last.set(m.partitionId, m);
     for (const m of last.values()) await this.commit(m);
+  }
+
+  private async pollGroup(autoCommit: boolean): Promise<IggyMessage[]> {
+    const { streamId, topicId } = this.options;
+    if (this.needsJoin) await this.join();
+    if (this.needsSync) await this.sync();
+    for (let tried = 0; tried < this.partitionList.length; tried++) {
+      const partitionId = this.partitionList[this.cursor % this.partitionList.length]!;
+      this.cursor = (this.cursor + 1) % this.partitionList.length;
+      let r;
+      try {
+        r = await this.client.pollMessages({ streamId, topicId, consumer: this.consumerRef, partitionId, strategy: 'next', count: this.batchSize, autoCommit });
+      } catch (err) {
+        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupPartitionNotOwned) {
+          this.needsSync = true;
+          return [];
+        }
+        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupMemberNotFound) {
+          this.needsJoin = true;
+          this.needsSync = true;
+        }
+        throw err;
+      }
+      if (r.partitionId === resyncPartitionId) {
+        this.needsSync = true;
+        return [];
+      }
+      if (r.messages.length > 0) return r.messages;
+    }
+    // Nothing anywhere (or no partitions assigned): look again at the assignment next time.
+    this.needsSync = true;
+    return [];
+  }
+
+  /** Fetches this member's assigned partitions; not a member any more → joins again first. */
+  private async sync(): Promise<void> {
+    const { streamId, topicId, group } = this.options;
+    let assignment = await this.client.syncConsumerGroup(streamId, topicId, group!);
+    if (assignment === null) {
+      await this.join();
+      assignment = await this.client.syncConsumerGroup(streamId, topicId, group!);
+    }
+    this.partitionList = assignment === null ? [] : [...assignment.partitions];
+    this.cursor = 0;
+    this.needsSync = false;
   }
 
   private async loadPartitions(): Promise<void> {

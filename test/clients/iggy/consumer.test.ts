@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, encodeReply } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyConsumer, IggyProducer, headerValue, type IggyMessage } from '../../../src/clients/iggy/index.js';
 import { useFakeServer, type FakeIggyServer } from './fake-server.js';
 
@@ -73,7 +73,7 @@ describe('single consumer', () => {
 });
 
 describe('consumer group', () => {
-  test('joins (creating the group when missing), polls next without a partition, leaves on close', async () => {
+  test('joins (creating the group when missing), syncs its assignment, polls next from its partitions by id, leaves on close', async () => {
     let created = false;
     server.handler = (r) => {
       if (r.code === CommandCode.joinConsumerGroup && !created) return { rejected: 5000 };
@@ -87,9 +87,10 @@ describe('consumer group', () => {
     const got = await take(c, 3);
     assert.deepEqual(got.map((m) => m.payload.toString()), ['p0-a', 'p0-b', 'p0-c']);
     const codes = server.codes().filter((x) => x >= 600);
-    assert.deepEqual(codes, [CommandCode.joinConsumerGroup, CommandCode.createConsumerGroup, CommandCode.joinConsumerGroup, CommandCode.leaveConsumerGroup]);
+    assert.deepEqual(codes, [CommandCode.joinConsumerGroup, CommandCode.createConsumerGroup, CommandCode.joinConsumerGroup, CommandCode.syncConsumerGroup, CommandCode.leaveConsumerGroup]);
     const poll = server.requests.find((r) => r.code === CommandCode.pollMessages)!.decoded as { request: { partitionId: number | null; consumer: { kind: number }; strategy: { kind: number } } };
-    assert.equal(poll.request.partitionId, null);
+    // The partition is named, as the reference server wants for group polls.
+    assert.equal(poll.request.partitionId, 0);
     assert.equal(poll.request.consumer.kind, 2);
     assert.equal(poll.request.strategy.kind, 5);
     assert.equal(server.groupMembers.size, 0);
@@ -105,6 +106,30 @@ describe('consumer group', () => {
     const second = await it.next();
     assert.equal(second.done, false);
     assert.equal(server.codes().filter((x) => x === CommandCode.joinConsumerGroup).length, 2);
+    assert.ok(server.codes().filter((x) => x === CommandCode.syncConsumerGroup).length >= 2, 'the assignment is fetched again on the new session');
     await it.return?.();
+  });
+
+  test('syncs again when a poll is refused with 5009 (partition not owned), or answered with partition u32::MAX', async () => {
+    // First assignment: partition 1, which the server then refuses (5009); the next sync gives 0.
+    let syncs = 0;
+    let resync = false;
+    server.handler = (r) => {
+      if (r.code === CommandCode.syncConsumerGroup) {
+        syncs++;
+        return { reply: encodeReply(CommandCode.syncConsumerGroup, { generation: BigInt(syncs), partitions: syncs === 1 ? [1] : [0] }) };
+      }
+      if (r.code === CommandCode.pollMessages && !resync && syncs === 2) {
+        resync = true;
+        return { reply: encodeReply(CommandCode.pollMessages, { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] }) };
+      }
+      return undefined;
+    };
+    const c = new IggyConsumer(client, { streamId: 1, topicId: 1, group: 'g3', batchSize: 10, pollIntervalMs: 5 });
+    const got = await take(c, 1);
+    assert.equal(got[0]!.payload.toString(), 'p0-a');
+    const polls = server.requests.filter((r) => r.code === CommandCode.pollMessages).map((r) => (r.decoded as { request: { partitionId: number } }).request.partitionId);
+    assert.deepEqual(polls, [1, 0, 0], 'refused on 1; the re-sync answer on 0; then served');
+    assert.equal(syncs, 3);
   });
 });

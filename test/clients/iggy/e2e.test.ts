@@ -188,4 +188,36 @@ describe('iggy sdk end to end', { skip: e2eSkip }, () => {
     await member.close();
     await client.deleteConsumerGroup('cg', 't', 'workers');
   });
+
+  test('consumer group: two members poll only their assigned partitions, each message once', async () => {
+    await client.createStream('cg2');
+    await client.createTopic({ streamId: 'cg2', name: 't', partitionsCount: 2 });
+    const producer = new IggyProducer(client, { streamId: 'cg2', topicId: 't' });
+    await producer.send(['p0-1', 'p0-2', 'p0-3'], { partitionId: 0 });
+    await producer.send(['p1-1', 'p1-2', 'p1-3'], { partitionId: 1 });
+    const members = [newClient(), newClient()];
+    const consumers = members.map((m) => new IggyConsumer(m, { streamId: 'cg2', topicId: 't', group: 'pair', batchSize: 10, pollIntervalMs: 10 }));
+    try {
+      for (const m of members) await m.connect();
+      // Both join before either polls: the two partitions are split between them.
+      for (const c of consumers) await c.start();
+      const taken = await Promise.all(
+        consumers.map(async (c) => {
+          const got: { partition: number; payload: string }[] = [];
+          for await (const m of c) {
+            got.push({ partition: m.partitionId, payload: m.payload.toString() });
+            if (got.length === 3) break;
+          }
+          return got;
+        }),
+      );
+      const partitionsOf = taken.map((got) => new Set(got.map((g) => g.partition)));
+      assert.ok(partitionsOf.every((p) => p.size === 1), 'each member read one partition');
+      assert.notDeepEqual([...partitionsOf[0]!], [...partitionsOf[1]!], 'different partitions');
+      assert.deepEqual(taken.flat().map((g) => g.payload).sort(), ['p0-1', 'p0-2', 'p0-3', 'p1-1', 'p1-2', 'p1-3']);
+    } finally {
+      for (const c of consumers) await c.close();
+      for (const m of members) await m.close();
+    }
+  });
 });

@@ -234,6 +234,9 @@ export class FakeIggyServer {
       case CommandCode.leaveConsumerGroup:
         this.groupMembers.delete(req.header.client);
         return { reply: encodeReply(d.code, {}) };
+      case CommandCode.syncConsumerGroup:
+        // Every member is assigned partition 0 (generation = members so far).
+        return { reply: encodeReply(d.code, this.groupMembers.has(req.header.client) ? { generation: BigInt(this.groupMembers.size), partitions: [0] } : null) };
       default:
         return { status: 3 };
     }
@@ -282,10 +285,11 @@ export class FakeIggyServer {
 
   private poll(req: FakeRequest, p: Extract<DecodedRequest, { code: 100 }>['request']): FakeAction {
     let partitionId = p.partitionId;
-    if (partitionId === null) {
+    if (p.consumer.kind === 2) {
       if (!this.groupMembers.has(req.header.client)) return { status: 5006 };
-      partitionId = 0;
+      if (partitionId !== null && partitionId !== 0) return { status: 5009 };
     }
+    partitionId ??= 0;
     const log = this.partitions.get(partitionId) ?? [];
     const key = `${p.consumer.kind}:${JSON.stringify(p.consumer.id)}:${partitionId}`;
     const stored = this.offsets.get(key);
