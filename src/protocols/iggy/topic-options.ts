@@ -327,12 +327,18 @@ export function optionsFromCoreConfig(topic: Topic, brokerDefaults: TopicConfig)
   return { explicit: [], values };
 }
 
+/** Keys in byte order: the reference server keeps a topic's options in a sorted map and serves them so. */
+const byKey = (a: TopicOptionKey, b: TopicOptionKey): number => (a < b ? -1 : a > b ? 1 : 0);
+
 export function explicitEntries(s: StoredTopicOptions): OptionEntry[] {
-  return s.explicit.map((k) => optionEntry(k, s.values[k]));
+  return [...s.explicit].sort(byKey).map((k) => optionEntry(k, s.values[k]));
 }
 
 export function derivedEntries(s: StoredTopicOptions): OptionEntry[] {
-  return topicOptionKeys.filter((k) => !s.explicit.includes(k)).map((k) => optionEntry(k, s.values[k]));
+  return topicOptionKeys
+    .filter((k) => !s.explicit.includes(k))
+    .sort(byKey)
+    .map((k) => optionEntry(k, s.values[k]));
 }
 
 /** JSON form for the group store (bigints as decimal strings). */
