@@ -31,6 +31,10 @@ describe('iggy system commands', () => {
     assert.equal(stats.topicsCount, 1);
     assert.equal(stats.partitionsCount, 2);
     assert.equal(stats.messagesCount, 2n);
+    // Segments as GetTopic counts them (at least one per partition, the empty one included).
+    const topic = await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('s') });
+    assert.equal(stats.segmentsCount, topic!.partitions.reduce((n, p) => n + p.segmentsCount, 0));
+    assert.ok(stats.segmentsCount >= 2);
     assert.equal(stats.clientsCount, 1);
     // This process has done work since it started: the first call averages over all of it.
     assert.ok(stats.cpuUsage > 0, `cpu usage ${stats.cpuUsage}`);
