@@ -83,9 +83,13 @@ export interface CreateTopicOptions {
 }
 
 const counters = {
-  namespaceId: 'namespace_id',
   topicInternalId: 'topic_internal_id',
-  topicId: (namespaceId: number) => `topic_id:${namespaceId}`,
+};
+
+/** Where the search for a free namespace id (or a namespace's free topic id) starts. */
+const idSpaces = {
+  namespaceId: 'namespace',
+  topicId: (namespaceId: number) => `topic:${namespaceId}`,
 };
 
 interface NamespaceEntry {
@@ -99,6 +103,8 @@ export class Catalog {
   private readonly namespacesByName = new Map<string, NamespaceEntry>();
   private readonly topicsByInternalId = new Map<number, Topic>();
   private readonly mutations = new SerialQueue();
+  /** Per id space, an id below which every id is taken (allocateId). */
+  private readonly freeIdFrom = new Map<string, number>();
   private observer: CatalogObserver | null = null;
 
   private constructor(
@@ -195,6 +201,8 @@ export class Catalog {
       await this.store.deleteNamespace(entry.ns.id);
       this.namespacesById.delete(entry.ns.id);
       this.namespacesByName.delete(entry.ns.name);
+      this.idFreed(idSpaces.namespaceId, entry.ns.id);
+      this.freeIdFrom.delete(idSpaces.topicId(entry.ns.id));
       return entry.ns;
     });
   }
@@ -211,7 +219,7 @@ export class Catalog {
         namespace === defaultNamespaceName ? (this.namespacesByName.get(namespace) ?? (await this.createNamespaceNow(namespace))) : this.requireNamespaceEntry(namespace);
       if (entry.byName.has(name)) throw new QuartetError('topic_exists', `topic '${name}' already exists in namespace '${entry.ns.name}'`);
       if (entry.byId.size >= topicsPerNamespaceMax) throw new QuartetError('resource_exhausted', `at most ${topicsPerNamespaceMax} topics per namespace`);
-      const id = await this.allocateId(counters.topicId(entry.ns.id), options.id, (n) => entry.byId.has(n), 'topic_exists');
+      const id = this.allocateId(idSpaces.topicId(entry.ns.id), options.id, (n) => entry.byId.has(n), 'topic_exists');
       const record: TopicRecord = {
         internalId: await this.store.nextId(counters.topicInternalId, 1),
         namespaceId: entry.ns.id,
@@ -301,7 +309,7 @@ export class Catalog {
     assertValidName(name, 'namespace');
     if (this.namespacesByName.has(name)) throw new QuartetError('namespace_exists', `namespace '${name}' already exists`);
     if (this.namespacesById.size >= namespacesMax) throw new QuartetError('resource_exhausted', `at most ${namespacesMax} namespaces`);
-    const id = await this.allocateId(counters.namespaceId, options.id, (n) => this.namespacesById.has(n), 'namespace_exists');
+    const id = this.allocateId(idSpaces.namespaceId, options.id, (n) => this.namespacesById.has(n), 'namespace_exists');
     const record: NamespaceRecord = { id, name, createdAt: this.clock.now() };
     await this.store.putNamespace(record);
     return this.applyNamespace(record);
@@ -311,6 +319,7 @@ export class Catalog {
     await this.store.deleteTopic(topic.internalId);
     // Out of memory first, so no new append finds the partitions while the logs close.
     this.removeTopic(topic);
+    this.idFreed(idSpaces.topicId(topic.namespaceId), topic.id);
     await this.observer?.topicDeleted(topic);
     return topic;
   }
@@ -327,23 +336,29 @@ export class Catalog {
     return this.applyTopic(record);
   }
 
-  private async allocateId(
-    counter: string,
-    explicit: number | undefined,
-    taken: (id: number) => boolean,
-    existsCode: 'namespace_exists' | 'topic_exists',
-  ): Promise<number> {
+  /**
+   * An explicit id (refused when taken), or the lowest id not in use: a freed id is handed out
+   * again, as the reference Iggy server does (its BDD scenarios delete their streams and expect
+   * the next one to be stream 0 again). Topic directories and every per-topic record use the
+   * internal id, which is never reused. The search starts at the lowest id freed since the last
+   * allocation in that space (or 0 after a restart), so creations without deletions take O(1).
+   */
+  private allocateId(space: string, explicit: number | undefined, taken: (id: number) => boolean, existsCode: 'namespace_exists' | 'topic_exists'): number {
     if (explicit !== undefined) {
       if (!Number.isInteger(explicit) || explicit < 0 || explicit > idMax) throw new QuartetError('invalid_request', `id ${explicit} is not a u32`);
       if (taken(explicit)) throw new QuartetError(existsCode, `id ${explicit} is already in use`);
       return explicit;
     }
-    // Explicit ids may sit in the counter's path; skip them. Bounded by the count of taken ids.
-    for (;;) {
-      const id = await this.store.nextId(counter, 0);
-      if (id > idMax) throw new QuartetError('resource_exhausted', 'numeric ids are exhausted');
-      if (!taken(id)) return id;
-    }
+    let id = this.freeIdFrom.get(space) ?? 0;
+    while (id <= idMax && taken(id)) id++;
+    if (id > idMax) throw new QuartetError('resource_exhausted', 'numeric ids are exhausted');
+    this.freeIdFrom.set(space, id + 1);
+    return id;
+  }
+
+  /** `id` of `space` is free again: the next allocation there may take it. */
+  private idFreed(space: string, id: number): void {
+    this.freeIdFrom.set(space, Math.min(this.freeIdFrom.get(space) ?? 0, id));
   }
 
   private applyNamespace(record: NamespaceRecord): NamespaceEntry {

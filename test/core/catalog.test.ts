@@ -106,6 +106,34 @@ test('ids: auto-allocated from 0, skipping explicit ones; unique per namespace',
   assert.equal(catalog.topicByUuid(t1.uuid)?.internalId, t1.internalId);
 });
 
+test('ids freed by a deletion are handed out again, lowest first (internal ids never are), across a reopen too', async (t) => {
+  const dir = tempDir(t);
+  let store = SqliteMetadataStore.openInDataDir(dir);
+  let catalog = await Catalog.open(store, new ManualClock());
+  const [a, b, c] = [await catalog.createNamespace('a'), await catalog.createNamespace('b'), await catalog.createNamespace('c')];
+  assert.deepEqual([a.id, b.id, c.id], [0, 1, 2]);
+  const t0 = await catalog.createTopic('a', 't0', { partitions: 1 });
+  const t1 = await catalog.createTopic('a', 't1', { partitions: 1 });
+  await catalog.deleteTopic(t0);
+  const again = await catalog.createTopic('a', 'again', { partitions: 1 });
+  assert.equal(again.id, 0, 'the freed topic id');
+  assert.ok(again.internalId > t1.internalId, 'a new internal id (and so a new directory)');
+  assert.equal((await catalog.createTopic('a', 'next', { partitions: 1 })).id, 2);
+  await catalog.deleteNamespace('b');
+  await catalog.deleteNamespace('a');
+  assert.equal((await catalog.createNamespace('first')).id, 0, 'the lowest freed id first');
+  assert.equal((await catalog.createNamespace('second')).id, 1);
+  assert.equal((await catalog.createNamespace('third')).id, 3);
+  // A namespace made again under a freed id starts its topic ids at 0.
+  assert.equal((await catalog.createTopic('first', 'x', { partitions: 1 })).id, 0);
+  await catalog.deleteNamespace('second');
+  await store.close();
+  store = SqliteMetadataStore.openInDataDir(dir);
+  catalog = await Catalog.open(store, new ManualClock());
+  assert.equal((await catalog.createNamespace('after-reopen')).id, 1, 'a gap left before the restart is found');
+  await store.close();
+});
+
 test('concurrent creations of one name: exactly one wins', async () => {
   const catalog = await Catalog.open(memoryStore(), new ManualClock());
   const results = await Promise.allSettled([1, 2, 3].map(() => catalog.createTopic('default', 'race', { partitions: 1 })));
