@@ -305,6 +305,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (handler === undefined) return { body: [], status: IggyErrorCode.featureUnavailable };
     const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => afterWrite.push(fn), fileSlices: this.fileSlices };
     let replyBody: ReplyChunk[];
+    let transientResult = false;
     try {
       const reply = await handler(ctx, decoded.value.request as never);
       replyBody = encodeReplyChunks(code, reply as never);
@@ -315,8 +316,10 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       this.context.logger.debug('iggy request failed', { code, iggyCode, error });
       if (!spec.resultFramed || (error instanceof IggyFailure && error.mode === 'status')) return { body: [], status: iggyCode };
       replyBody = [encodeResultError(iggyCode)];
+      transientResult = iggyCode === IggyErrorCode.transientNotCommitted || iggyCode === IggyErrorCode.transientNotAccepted;
     }
-    if (dedupe) this.frontend.rememberReply(this.clientId, user.id, h.request, h.requestChecksum, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
+    // A transient refusal (57/58: shutting down, not ready) is retried with the same request: not remembered.
+    if (dedupe && !transientResult) this.frontend.rememberReply(this.clientId, user.id, h.request, h.requestChecksum, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
     return { body: replyBody };
   }
 

@@ -16,6 +16,7 @@ import {
   option,
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
+import { QuartetError } from '../../../src/core/errors.js';
 import { eventually, startIggy, type Received } from './harness.js';
 
 function evictionReason(r: Received): number {
@@ -321,6 +322,28 @@ describe('iggy connection: sessions', () => {
     assert.equal(h.broker.catalog.getNamespace('other'), null);
     assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'fresh', options: [] }, { request: 6n })));
     assert.notEqual(h.broker.catalog.getNamespace('fresh'), null);
+  });
+
+  it('does not number DeleteSegments as a metadata request, and does not remember transient refusals (57/58)', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.call(CommandCode.createTopic, { streamId: { kind: 'string', value: 'default' }, partitionsCount: 1, name: 'seg', options: [] }, { request: 1n });
+    // The Rust SDK sends DeleteSegments with the request number the next metadata request takes.
+    const del = await c.raw(CommandCode.deleteSegments, { streamId: { kind: 'string', value: 'default' }, topicId: { kind: 'string', value: 'seg' }, partitionId: 0, segmentsCount: 1 }, { request: 2n });
+    assert.ok(del.kind === 'reply' && del.header.status === 0);
+    assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'after-segments', options: [] }, { request: 2n })));
+    assert.notEqual(h.broker.catalog.getNamespace('after-segments'), null, 'applied, not answered from a cache');
+    // A transient refusal is replayed by the SDKs with the same request: the replay is applied.
+    const createNamespace = h.broker.createNamespace;
+    t.after(() => {
+      h.broker.createNamespace = createNamespace;
+    });
+    let refusals = 1;
+    h.broker.createNamespace = (name, options) => (refusals-- > 0 ? Promise.reject(new QuartetError('not_ready', 'starting')) : createNamespace.call(h.broker, name, options));
+    assert.deepEqual(await c.call(CommandCode.createStream, { name: 'later', options: [] }, { request: 3n }), { rejected: IggyErrorCode.transientNotAccepted });
+    const replayed = await c.call(CommandCode.createStream, { name: 'later', options: [] }, { request: 3n });
+    assert.ok('value' in replayed, 'the replay is applied, not answered from the cache');
+    assert.notEqual(h.broker.catalog.getNamespace('later'), null);
   });
 
   it('refuses a client id that belongs to another user (Eviction 12), and lets its owner back', async (t) => {

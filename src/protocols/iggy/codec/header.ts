@@ -62,9 +62,13 @@ export const operationOffset = 176;
 export const internalOperationMin = 64;
 export const internalOperationMax = 127;
 
-/** Metadata-plane operations: replies are result-framed and deduplicated by (client, request). */
+/**
+ * Metadata-plane operations: replies are result-framed and deduplicated by (client, request).
+ * DeleteSegments (138) sits in the band but is a partition truncation: the reference SDKs
+ * (Operation::is_metadata) neither number it as a metadata request nor expect a result section.
+ */
 export function isMetadataOperation(op: number): boolean {
-  return op >= Operation.createStream && op <= Operation.leaveConsumerGroup;
+  return op >= Operation.createStream && op <= Operation.leaveConsumerGroup && op !== Operation.deleteSegments;
 }
 
 /** Eviction reasons (@255). Session-terminal; 0 is reserved and never sent. */

@@ -432,7 +432,11 @@ export const commands = {
     writeRequest: parts.writePartitionsRequest,
   }),
   [CommandCode.deleteSegments]: spec<seg.DeleteSegmentsRequest, Empty>({
-    ...rEmpty('segment.delete', Operation.deleteSegments),
+    // Not result-framed (isMetadataOperation): an empty body, errors as a status.
+    name: 'segment.delete',
+    operation: Operation.deleteSegments,
+    resultFramed: false,
+    ...emptyReply,
     readRequest: seg.readDeleteSegmentsRequest,
     writeRequest: seg.writeDeleteSegmentsRequest,
   }),
