@@ -110,6 +110,12 @@ interface PartitionMetrics {
   logEndOffset: Gauge;
 }
 
+/** What a front-end hears about deletions (Broker.onDeleted). */
+export interface DeletionListener {
+  topicDeleted?(topic: Topic): Promise<void> | void;
+  namespaceDeleted?(namespace: Namespace): Promise<void> | void;
+}
+
 export class Broker implements CatalogObserver {
   readonly catalog: Catalog;
   readonly users: UserStore;
@@ -133,6 +139,7 @@ export class Broker implements CatalogObserver {
   private readonly partitionMetrics: PartitionMetrics;
   /** Topic internal id → its partitions, index = partition number. */
   private readonly logs = new Map<number, PartitionHandle[]>();
+  private readonly deletionListeners = new Set<DeletionListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
@@ -383,8 +390,19 @@ export class Broker implements CatalogObserver {
   }
 
   /** Deletes the namespace with every topic in it. */
-  deleteNamespace(namespace: NamespaceRef): Promise<Namespace> {
-    return this.catalog.deleteNamespace(namespace);
+  async deleteNamespace(namespace: NamespaceRef): Promise<Namespace> {
+    const ns = await this.catalog.deleteNamespace(namespace);
+    for (const l of this.deletionListeners) await l.namespaceDeleted?.(ns);
+    return ns;
+  }
+
+  /**
+   * Told after a topic (any protocol's deletion, or its namespace's) or a namespace is gone, so a
+   * front-end can drop what it keeps about it. Returns the unsubscribe function.
+   */
+  onDeleted(listener: DeletionListener): () => void {
+    this.deletionListeners.add(listener);
+    return () => this.deletionListeners.delete(listener);
   }
 
   /** Removes every record of the topic; offsets keep increasing (Iggy purge). */
@@ -421,6 +439,7 @@ export class Broker implements CatalogObserver {
     await this.transactions.dropPartitions(handles.map((h) => h.key));
     this.dropPartitionMetrics(handles);
     this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
+    for (const l of this.deletionListeners) await l.topicDeleted?.(topic);
   }
 
   /** The partitions' series leave /metrics with them (a new partition of the same name starts at 0). */

@@ -16,6 +16,7 @@ import { BatchFormat } from '../../log/types.js';
 import { quartetVersion } from '../../server/version.js';
 import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
 import { IggyGroups } from './groups.js';
+import { permissionsOf } from './permissions.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
 import { deserializeTopicOptions, optionsFromCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
@@ -109,6 +110,7 @@ export class IggyFrontend {
   private metadataCommit = 0n;
   private sweepTimer: TimerHandle | null = null;
   private closed = false;
+  private stopListening: (() => void) | null = null;
   private bound: { host: string; port: number } | null = null;
   private readonly configuredAdvertised: { host: string; port: number } | null;
 
@@ -136,11 +138,22 @@ export class IggyFrontend {
       this.topicOptions.set(internalId, parsed);
     }
     await this.groups.load();
+    // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
+    // gone stream or topic (ids are handed out again, and must not inherit them).
+    this.stopListening = this.broker.onDeleted({
+      topicDeleted: async (topic) => {
+        await this.forgetTopic(topic);
+        await this.dropGrants(topic.namespaceId, topic.id);
+      },
+      namespaceDeleted: (ns) => this.dropGrants(ns.id, null),
+    });
     this.scheduleSweep();
   }
 
   close(): void {
     this.closed = true;
+    this.stopListening?.();
+    this.stopListening = null;
     this.sweepTimer?.cancel();
     this.sweepTimer = null;
   }
@@ -263,7 +276,21 @@ export class IggyFrontend {
     this.topicOptions.set(topic.internalId, options);
   }
 
-  async forgetTopic(topic: Topic): Promise<void> {
+  /** Removes every user's per-stream (topicId null) or per-topic permission entry for it. */
+  private async dropGrants(streamId: number, topicId: number | null): Promise<void> {
+    for (const user of this.broker.users.list()) {
+      const p = permissionsOf(user);
+      if (user.root || p === null || !p.streams.some((s) => s.streamId === streamId)) continue;
+      const streams =
+        topicId === null
+          ? p.streams.filter((s) => s.streamId !== streamId)
+          : p.streams.map((s) => (s.streamId === streamId ? { ...s, topics: s.topics.filter((t) => t.topicId !== topicId) } : s));
+      const changed = streams.length !== p.streams.length || streams.some((s, i) => s.topics.length !== p.streams[i]!.topics.length);
+      if (changed) await this.broker.users.setPermissions(user.id, { ...p, streams });
+    }
+  }
+
+  private async forgetTopic(topic: Topic): Promise<void> {
     this.topicOptions.delete(topic.internalId);
     this.balanced.delete(topic.internalId);
     await this.broker.groups.delete(topicOptionsScope, String(topic.internalId)).catch(() => undefined);

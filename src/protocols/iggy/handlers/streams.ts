@@ -41,9 +41,8 @@ export const streamHandlers: IggyHandlerTable = {
   [CommandCode.deleteStream]: async (ctx, req) => {
     const ns = requireStream(ctx.frontend.broker.catalog, req.streamId, 'result');
     requireStreamPermission(ctx.user, ns.id, 'manageStream');
-    const topics = ctx.frontend.broker.catalog.listTopics(ns.id);
+    // The front-end drops its state and the grants for it when told of the deletion (frontend.ts).
     await ctx.frontend.broker.deleteNamespace(ns.id);
-    for (const t of topics) await ctx.frontend.forgetTopic(t);
     return {};
   },
 

@@ -75,7 +75,6 @@ export const topicHandlers: IggyHandlerTable = {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     await ctx.frontend.broker.deleteTopic(topic);
-    await ctx.frontend.forgetTopic(topic);
     return {};
   },
 

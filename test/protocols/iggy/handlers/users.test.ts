@@ -90,6 +90,41 @@ describe('iggy users', () => {
   });
 });
 
+describe('iggy grants of deleted streams and topics', () => {
+  it('are dropped with the stream or topic, so a new one under the same id does not inherit them', async (t) => {
+    const h = await startIggy(t, { defaultStream: false });
+    const root = await h.root();
+    const shop = await root.ok(CommandCode.createStream, { name: 'shop', options: [] });
+    const other = await root.ok(CommandCode.createStream, { name: 'other', options: [] });
+    const orders = await root.ok(CommandCode.createTopic, { streamId: sid(other.id), partitionsCount: 1, name: 'orders', options: [] });
+    const streamGrant = { streamId: shop.id, manageStream: false, readStream: true, manageTopics: false, readTopics: true, pollMessages: true, sendMessages: false, topics: [] };
+    const topicGrant = { topicId: orders.id, manageTopic: false, readTopic: true, pollMessages: true, sendMessages: true };
+    const otherGrant = { streamId: other.id, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [topicGrant] };
+    await root.ok(CommandCode.createUser, { username: 'scoped', password: 'password-1', status: 1, permissions: { global: { ...none }, streams: [streamGrant, otherGrant] }, options: [] });
+    const scoped = await h.client();
+    await scoped.login('scoped', 'password-1');
+    assert.ok('value' in (await scoped.call(CommandCode.getStream, { streamId: sid(shop.id) })));
+
+    // The topic goes (here through the broker, as a Kafka DeleteTopics would): its grant goes too.
+    await h.broker.deleteTopic({ namespace: other.id, topic: 'orders' });
+    const afterTopic = await root.ok(CommandCode.getUser, { userId: sid('scoped') });
+    assert.deepEqual(afterTopic?.permissions?.streams.map((s) => [s.streamId, s.topics.length]), [[shop.id, 0], [other.id, 0]]);
+    const again = await root.ok(CommandCode.createTopic, { streamId: sid(other.id), partitionsCount: 1, name: 'again', options: [] });
+    assert.equal(again.id, orders.id, 'the id is handed out again');
+    assert.deepEqual(await scoped.call(CommandCode.sendMessages, sendRequest(sid(other.id), sid(again.id), ['x'])), { status: IggyErrorCode.unauthorized });
+
+    // The stream goes: its grant goes, and a new stream under its id is not readable.
+    await root.ok(CommandCode.deleteStream, { streamId: sid(shop.id) });
+    const afterStream = await root.ok(CommandCode.getUser, { userId: sid('scoped') });
+    assert.deepEqual(afterStream?.permissions?.streams.map((s) => s.streamId), [other.id]);
+    const reborn = await root.ok(CommandCode.createStream, { name: 'reborn', options: [] });
+    assert.equal(reborn.id, shop.id);
+    assert.deepEqual(await scoped.call(CommandCode.getStream, { streamId: sid(reborn.id) }), { status: IggyErrorCode.unauthorized });
+    // Iggy's own state of a topic deleted elsewhere goes as well (its stored options).
+    assert.deepEqual((await h.broker.groups.list('iggy.topic-options')).map((g) => g.groupId), [String(h.broker.catalog.requireTopic({ namespace: other.id, topic: 'again' }).internalId)]);
+  });
+});
+
 describe('iggy personal access tokens', () => {
   it('creates, lists, logs in with, and deletes tokens', async (t) => {
     const h = await startIggy(t);
