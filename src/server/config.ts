@@ -310,6 +310,20 @@ function protocolSettings(name: ProtocolName): Setting[] {
       set: (c, v) => void (get(c).tlsKeyFile = v),
     }),
   ];
+  if (name === 'iggy') {
+    rows.push(
+      define({
+        key: 'listeners.iggy.advertisedAddr',
+        flag: 'iggy-advertised-addr',
+        env: 'QUARTET_IGGY_ADVERTISED_ADDR',
+        kind: optional(addrKind),
+        default: null,
+        defaultText: 'derived',
+        doc: 'host:port of this node in the Iggy cluster metadata (GetClusterMetadata), which Iggy SDKs keep as the address to reconnect to. By default the bound host and port, with 127.0.0.1 in place of a wildcard host; set it whenever clients connect from other machines.',
+        set: (c, v) => void (c.listeners.iggy.advertisedAddr = v),
+      }),
+    );
+  }
   if (name === 'kafka') {
     rows.push(
       define({

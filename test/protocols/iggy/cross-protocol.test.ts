@@ -25,7 +25,7 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-cross-'));
     const { config } = loadConfig({
-      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true },
+      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'iggy-advertised-addr': 'iggy.example:18090' },
       env: { QUARTET_ROOT_PASSWORD: 'root-password' },
       cwd: dir,
     });
@@ -97,6 +97,14 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
   it('names a non-default stream topic for Kafka as <stream>.<topic> (escaped)', () => {
     assert.equal(kafkaTopicNameFor('default', 'orders'), 'orders');
     assert.equal(kafkaTopicNameFor('shop', 'eu orders'), 'shop.eu_20orders');
+  });
+
+  it('reports --iggy-advertised-addr as this node in the Iggy cluster metadata', async (t) => {
+    const iggy = await IggyTestClient.connect(iggyPort);
+    t.after(() => iggy.destroy());
+    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const meta = await iggy.ok(CommandCode.getClusterMetadata, {});
+    assert.deepEqual(meta.nodes.map((n) => [n.ip, n.tcpPort]), [['iggy.example', 18090]]);
   });
 
   it('Kafka lists and fetches non-default stream topics under the mapped name', async (t) => {
