@@ -182,6 +182,8 @@ export class Catalog {
       assertValidName(newName, 'namespace');
       if (entry.ns.name === newName) return entry.ns;
       if (entry.ns.name === defaultNamespaceName) throw new QuartetError('invalid_request', 'the default namespace cannot be renamed');
+      // 'default' holds every Kafka topic: no namespace (and its grants) may become it by a rename.
+      if (newName === defaultNamespaceName) throw new QuartetError('invalid_request', `a namespace cannot be renamed to '${defaultNamespaceName}'`);
       if (this.namespacesByName.has(newName)) throw new QuartetError('namespace_exists', `namespace '${newName}' already exists`);
       const record: NamespaceRecord = { ...entry.ns, name: newName };
       await this.store.putNamespace(record);

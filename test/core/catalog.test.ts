@@ -169,6 +169,11 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
   assert.deepEqual(catalog.listTopics().map((x) => x.name), ['kept']);
   await assert.rejects(catalog.deleteNamespace('default'), code('invalid_request'));
   await assert.rejects(catalog.renameNamespace('default', 'x'), code('invalid_request'));
+  // Nor may another namespace become 'default' (it would take Kafka's topics), even while none exists.
+  const fresh = await Catalog.open(memoryStore(), new ManualClock());
+  await fresh.createNamespace('mine');
+  await assert.rejects(fresh.renameNamespace('mine', 'default'), code('invalid_request'));
+  assert.equal(fresh.getNamespace('default'), null);
   await assert.rejects(catalog.deleteTopic({ topic: 'b' }), code('unknown_topic'));
 });
 

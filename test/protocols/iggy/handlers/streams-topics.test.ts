@@ -50,6 +50,8 @@ describe('iggy on a fresh broker', () => {
     const sent = await c.ok(CommandCode.sendMessages, sendRequest(sid(0), sid(0), ['m'], { kind: 'partitionId', partitionId: 0 }));
     assert.deepEqual(sent.confirmations, [{ streamId: 0, topicId: 0, partitionId: 0, baseOffset: 0n }]);
 
+    // No stream may be renamed to `default` (it would take Kafka's topics, and its grants with them).
+    assert.deepEqual(await c.call(CommandCode.updateStream, { streamId: sid(0), name: 'default', options: [] }), { rejected: IggyErrorCode.invalidStreamName });
     // A user with per-stream permissions only cannot make `default` on demand.
     const perms = { manageServers: false, readServers: false, manageUsers: false, readUsers: false, manageStreams: false, readStreams: true, manageTopics: false, readTopics: true, pollMessages: true, sendMessages: true };
     const streamOnly = { streamId: 0, manageStream: true, readStream: true, manageTopics: true, readTopics: true, pollMessages: true, sendMessages: true, topics: [] };
