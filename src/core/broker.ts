@@ -390,15 +390,14 @@ export class Broker implements CatalogObserver {
   }
 
   /** Deletes the namespace with every topic in it. */
-  async deleteNamespace(namespace: NamespaceRef): Promise<Namespace> {
-    const ns = await this.catalog.deleteNamespace(namespace);
-    for (const l of this.deletionListeners) await l.namespaceDeleted?.(ns);
-    return ns;
+  deleteNamespace(namespace: NamespaceRef): Promise<Namespace> {
+    return this.catalog.deleteNamespace(namespace);
   }
 
   /**
-   * Told after a topic (any protocol's deletion, or its namespace's) or a namespace is gone, so a
-   * front-end can drop what it keeps about it. Returns the unsubscribe function.
+   * Told when a topic (any protocol's deletion, or its namespace's) or a namespace is gone, inside
+   * the catalog mutation (before its id can be handed out again), so a front-end can drop what it
+   * keeps about it. Returns the unsubscribe function.
    */
   onDeleted(listener: DeletionListener): () => void {
     this.deletionListeners.add(listener);
@@ -439,7 +438,27 @@ export class Broker implements CatalogObserver {
     await this.transactions.dropPartitions(handles.map((h) => h.key));
     this.dropPartitionMetrics(handles);
     this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
-    for (const l of this.deletionListeners) await l.topicDeleted?.(topic);
+    await this.tellDeleted((l) => l.topicDeleted?.(topic));
+  }
+
+  /** @internal CatalogObserver */
+  async namespaceDeleted(namespace: Namespace): Promise<void> {
+    await this.tellDeleted((l) => l.namespaceDeleted?.(namespace));
+  }
+
+  /**
+   * Runs inside the catalog mutation, so a listener is done before the id can be reused. The
+   * deletion has happened whatever a listener does: its failure is logged (a front-end repairs
+   * what it keeps at its next start).
+   */
+  private async tellDeleted(call: (l: DeletionListener) => Promise<void> | void | undefined): Promise<void> {
+    for (const l of this.deletionListeners) {
+      try {
+        await call(l);
+      } catch (err) {
+        this.logger.warn('a deletion listener failed', { error: err });
+      }
+    }
   }
 
   /** The partitions' series leave /metrics with them (a new partition of the same name starts at 0). */

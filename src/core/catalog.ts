@@ -72,6 +72,8 @@ export interface CatalogObserver {
   partitionsRemoved(topic: Topic, previousCount: number): Promise<void>;
   topicConfigChanged(topic: Topic): Promise<void>;
   topicRenamed(topic: Topic): void;
+  /** The namespace is gone (its topics went first); its id is freed after this returns. */
+  namespaceDeleted?(namespace: Namespace): Promise<void>;
 }
 
 export interface CreateTopicOptions {
@@ -200,9 +202,9 @@ export class Catalog {
       const entry = this.requireNamespaceEntry(ref);
       if (entry.ns.name === defaultNamespaceName) throw new QuartetError('invalid_request', 'the default namespace cannot be deleted');
       for (const topic of [...entry.byId.values()]) await this.deleteTopicNow(topic);
-      await this.store.deleteNamespace(entry.ns.id);
-      this.namespacesById.delete(entry.ns.id);
-      this.namespacesByName.delete(entry.ns.name);
+      await this.dropNamespaceNow(entry);
+      // Told inside the mutation, before the id can be handed out again.
+      await this.observer?.namespaceDeleted?.(entry.ns);
       this.idFreed(idSpaces.namespaceId, entry.ns.id);
       this.freeIdFrom.delete(idSpaces.topicId(entry.ns.id));
       return entry.ns;
@@ -217,32 +219,47 @@ export class Catalog {
       assertValidName(name, 'topic');
       assertPartitionCount(options.partitions);
       const config = parseTopicConfig(options.config ?? {});
-      const entry =
-        namespace === defaultNamespaceName ? (this.namespacesByName.get(namespace) ?? (await this.createNamespaceNow(namespace))) : this.requireNamespaceEntry(namespace);
-      if (entry.byName.has(name)) throw new QuartetError('topic_exists', `topic '${name}' already exists in namespace '${entry.ns.name}'`);
-      if (entry.byId.size >= topicsPerNamespaceMax) throw new QuartetError('resource_exhausted', `at most ${topicsPerNamespaceMax} topics per namespace`);
-      const id = this.allocateId(idSpaces.topicId(entry.ns.id), options.id, (n) => entry.byId.has(n), 'topic_exists');
-      const record: TopicRecord = {
-        internalId: await this.store.nextId(counters.topicInternalId, 1),
-        namespaceId: entry.ns.id,
-        id,
-        name,
-        uuid: newTopicUuid(),
-        partitions: options.partitions,
-        config: config as Record<string, string | number>,
-        createdAt: this.clock.now(),
-      };
-      await this.store.putTopic(record);
-      const topic = this.applyTopic(record);
+      const madeDefault = namespace === defaultNamespaceName && !this.namespacesByName.has(namespace);
+      const entry = madeDefault ? await this.createNamespaceNow(defaultNamespaceName) : this.requireNamespaceEntry(namespace);
       try {
-        await this.observer?.topicCreated(topic);
+        return await this.createTopicNow(entry, name, options, config);
       } catch (err) {
-        // The topic could not be materialized (disk error): do not leave a topic without logs.
-        await this.deleteTopicNow(topic).catch(() => undefined);
+        // 'default' was made for this topic only: without the topic it goes again.
+        if (madeDefault) {
+          await this.dropNamespaceNow(entry).catch(() => undefined);
+          this.idFreed(idSpaces.namespaceId, entry.ns.id);
+        }
         throw err;
       }
-      return topic;
     });
+  }
+
+  private async createTopicNow(entry: NamespaceEntry, name: string, options: CreateTopicOptions, config: TopicConfig): Promise<Topic> {
+    if (entry.byName.has(name)) throw new QuartetError('topic_exists', `topic '${name}' already exists in namespace '${entry.ns.name}'`);
+    if (entry.byId.size >= topicsPerNamespaceMax) throw new QuartetError('resource_exhausted', `at most ${topicsPerNamespaceMax} topics per namespace`);
+    const space = idSpaces.topicId(entry.ns.id);
+    const id = this.allocateId(space, options.id, (n) => entry.byId.has(n), 'topic_exists');
+    const record: TopicRecord = {
+      internalId: await this.store.nextId(counters.topicInternalId, 1),
+      namespaceId: entry.ns.id,
+      id,
+      name,
+      uuid: newTopicUuid(),
+      partitions: options.partitions,
+      config: config as Record<string, string | number>,
+      createdAt: this.clock.now(),
+    };
+    await this.store.putTopic(record);
+    const topic = this.applyTopic(record);
+    if (options.id === undefined) this.idClaimed(space, id);
+    try {
+      await this.observer?.topicCreated(topic);
+    } catch (err) {
+      // The topic could not be materialized (disk error): do not leave a topic without logs.
+      await this.deleteTopicNow(topic).catch(() => undefined);
+      throw err;
+    }
+    return topic;
   }
 
   deleteTopic(ref: TopicRef): Promise<Topic> {
@@ -314,7 +331,16 @@ export class Catalog {
     const id = this.allocateId(idSpaces.namespaceId, options.id, (n) => this.namespacesById.has(n), 'namespace_exists');
     const record: NamespaceRecord = { id, name, createdAt: this.clock.now() };
     await this.store.putNamespace(record);
-    return this.applyNamespace(record);
+    const entry = this.applyNamespace(record);
+    if (options.id === undefined) this.idClaimed(idSpaces.namespaceId, id);
+    return entry;
+  }
+
+  /** Removes an empty namespace from the store and from memory (its id is freed by the caller). */
+  private async dropNamespaceNow(entry: NamespaceEntry): Promise<void> {
+    await this.store.deleteNamespace(entry.ns.id);
+    this.namespacesById.delete(entry.ns.id);
+    this.namespacesByName.delete(entry.ns.name);
   }
 
   private async deleteTopicNow(topic: Topic): Promise<Topic> {
@@ -354,8 +380,12 @@ export class Catalog {
     let id = this.freeIdFrom.get(space) ?? 0;
     while (id <= idMax && taken(id)) id++;
     if (id > idMax) throw new QuartetError('resource_exhausted', 'numeric ids are exhausted');
-    this.freeIdFrom.set(space, id + 1);
     return id;
+  }
+
+  /** A lowest-free `id` of `space` is now stored and applied: every id up to it is taken. */
+  private idClaimed(space: string, id: number): void {
+    this.freeIdFrom.set(space, id + 1);
   }
 
   /** `id` of `space` is free again: the next allocation there may take it. */

@@ -205,4 +205,20 @@ test('a topic whose logs cannot be opened is rolled back', async () => {
   });
   await assert.rejects(catalog.createTopic('default', 'doomed', { partitions: 1 }), /disk on fire/);
   assert.equal(catalog.getTopic({ topic: 'doomed' }), null);
+  // 'default', made for that topic, went with it, and its id is free again.
+  assert.deepEqual(catalog.listNamespaces(), []);
+  assert.equal((await catalog.createNamespace('next')).id, 0);
+});
+
+test('an id whose record could not be stored is not skipped afterwards', async () => {
+  const store = memoryStore();
+  const catalog = await Catalog.open(store, new ManualClock());
+  const putNamespace = store.putNamespace.bind(store);
+  let failures = 1;
+  store.putNamespace = async (record) => {
+    if (failures-- > 0) throw new Error('disk full');
+    return putNamespace(record);
+  };
+  await assert.rejects(catalog.createNamespace('a'), /disk full/);
+  assert.equal((await catalog.createNamespace('b')).id, 0);
 });

@@ -138,14 +138,17 @@ export class IggyFrontend {
       this.topicOptions.set(internalId, parsed);
     }
     await this.groups.load();
+    // Grants naming streams or topics that no longer exist (deleted while this front-end was not
+    // listening, or before a crash finished the cleanup) go before any id is handed out again.
+    await this.dropGrants((streamId, topicId) => this.broker.catalog.getTopic({ namespace: streamId, topic: topicId }) === null, (streamId) => this.broker.catalog.getNamespace(streamId) === null);
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
     // gone stream or topic (ids are handed out again, and must not inherit them).
     this.stopListening = this.broker.onDeleted({
       topicDeleted: async (topic) => {
         await this.forgetTopic(topic);
-        await this.dropGrants(topic.namespaceId, topic.id);
+        await this.dropGrants((s, t) => s === topic.namespaceId && t === topic.id, () => false);
       },
-      namespaceDeleted: (ns) => this.dropGrants(ns.id, null),
+      namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
     });
     this.scheduleSweep();
   }
@@ -276,16 +279,22 @@ export class IggyFrontend {
     this.topicOptions.set(topic.internalId, options);
   }
 
-  /** Removes every user's per-stream (topicId null) or per-topic permission entry for it. */
-  private async dropGrants(streamId: number, topicId: number | null): Promise<void> {
+  /** Removes from every user's permissions the per-stream and per-topic entries the predicates pick. */
+  private async dropGrants(topicGone: (streamId: number, topicId: number) => boolean, streamGone: (streamId: number) => boolean): Promise<void> {
     for (const user of this.broker.users.list()) {
       const p = permissionsOf(user);
-      if (user.root || p === null || !p.streams.some((s) => s.streamId === streamId)) continue;
-      const streams =
-        topicId === null
-          ? p.streams.filter((s) => s.streamId !== streamId)
-          : p.streams.map((s) => (s.streamId === streamId ? { ...s, topics: s.topics.filter((t) => t.topicId !== topicId) } : s));
-      const changed = streams.length !== p.streams.length || streams.some((s, i) => s.topics.length !== p.streams[i]!.topics.length);
+      if (user.root || p === null) continue;
+      let changed = false;
+      const streams = [];
+      for (const s of p.streams) {
+        if (streamGone(s.streamId)) {
+          changed = true;
+          continue;
+        }
+        const topics = s.topics.filter((t) => !topicGone(s.streamId, t.topicId));
+        if (topics.length !== s.topics.length) changed = true;
+        streams.push(topics.length === s.topics.length ? s : { ...s, topics });
+      }
       if (changed) await this.broker.users.setPermissions(user.id, { ...p, streams });
     }
   }

@@ -357,7 +357,7 @@ describe('iggy connection: sessions', () => {
     assert.ok('value' in (await owner.call(CommandCode.getStreams, {})), 'the owner keeps its session');
     // Even with the owner gone, its client id (with remembered replies) stays its own.
     owner.destroy();
-    await eventually(() => h.frontend.sessions.size === 1, 'the owner disconnected');
+    await eventually(() => h.frontend.sessions.size === 0, 'the owner disconnected');
     const again = await h.client();
     again.clientId = owner.clientId;
     assert.deepEqual(await again.login('other', 'password1'), { evicted: EvictionReason.sessionError });

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, IggyErrorCode, type Permissions } from '../../../../src/protocols/iggy/codec/index.js';
 import { UserStatus } from '../../../../src/protocols/iggy/codec/commands/users.js';
+import { silentLogger } from '../../../../src/core/logger.js';
+import { IggyFrontend } from '../../../../src/protocols/iggy/frontend.js';
 import { sendRequest, sid, startIggy } from '../harness.js';
 
 const none = {
@@ -122,6 +124,32 @@ describe('iggy grants of deleted streams and topics', () => {
     assert.deepEqual(await scoped.call(CommandCode.getStream, { streamId: sid(reborn.id) }), { status: IggyErrorCode.unauthorized });
     // Iggy's own state of a topic deleted elsewhere goes as well (its stored options).
     assert.deepEqual((await h.broker.groups.list('iggy.topic-options')).map((g) => g.groupId), [String(h.broker.catalog.requireTopic({ namespace: other.id, topic: 'again' }).internalId)]);
+  });
+});
+
+describe('iggy grants at start-up', () => {
+  it('drops grants that name streams or topics that no longer exist (deleted while no Iggy front-end listened)', async (t) => {
+    const h = await startIggy(t, { defaultStream: false });
+    const root = await h.root();
+    const kept = await root.ok(CommandCode.createStream, { name: 'kept', options: [] });
+    const topic = await root.ok(CommandCode.createTopic, { streamId: sid(kept.id), partitionsCount: 1, name: 't', options: [] });
+    const grant = (streamId: number, topicIds: number[]) => ({
+      streamId,
+      manageStream: false,
+      readStream: true,
+      manageTopics: false,
+      readTopics: true,
+      pollMessages: true,
+      sendMessages: false,
+      topics: topicIds.map((topicId) => ({ topicId, manageTopic: false, readTopic: true, pollMessages: true, sendMessages: false })),
+    });
+    const user = await h.broker.users.create({ username: 'stale', password: 'password1', status: 'active' });
+    await h.broker.users.setPermissions(user.id, { global: { ...none }, streams: [grant(kept.id, [topic.id, 41]), grant(77, [0])] });
+    const late = new IggyFrontend({ broker: h.broker, logger: silentLogger });
+    await late.start();
+    late.close();
+    const after = await root.ok(CommandCode.getUser, { userId: sid('stale') });
+    assert.deepEqual(after?.permissions?.streams.map((s) => [s.streamId, s.topics.map((x) => x.topicId)]), [[kept.id, [topic.id]]]);
   });
 });
 
