@@ -410,9 +410,10 @@ export interface StoredSlice {
  * when the producer sent origin 0 (the rule the log's time index uses, iggy-format.ts). Returns
  * the stored bytes when every frame is kept; else a sub-batch (header copied, message_count and
  * batch_length shrunk, batch_checksum recomputed; kept frames byte-identical); null when the
- * batch fails the layout check of parseBatch('layout', exact) or no frame is kept.
+ * batch fails the layout check of parseBatch('layout', exact) or no frame is kept. At most
+ * `countMax` frames are kept, the first ones.
  */
-export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, minTimestampMicros: bigint | null = null): StoredSlice | null {
+export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, minTimestampMicros: bigint | null = null, countMax = Infinity): StoredSlice | null {
   const starts = layoutFrameStarts(bytes);
   if (starts === null) return null;
   const threshold = minTimestampMicros === null ? 0 : timestampDeltaThreshold(bytes, minTimestampMicros);
@@ -425,6 +426,7 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
     if (o >= fromOffset && o < toOffsetExclusive && bytes.readUInt32LE(at + 28) >= threshold) {
       kept.push(at);
       lastOffset = o;
+      if (kept.length >= countMax) break;
     }
   }
   const count = kept.length;

@@ -69,8 +69,8 @@ interface PolledPiece {
   lastOffset: number;
 }
 
-/** The messages of one stored batch in [from, toExclusive) and not older than minUs, as Iggy bytes. */
-function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): PolledPiece | null {
+/** The messages of one stored batch in [from, toExclusive) and not older than minUs (at most countMax), as Iggy bytes. */
+function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null, countMax: number): PolledPiece | null {
   if (servedAsStored(batch, from, toExclusive, minUs)) {
     // Every frame is in range: the stored bytes as they are (or their file range), from the header alone.
     return { chunks: [batch.file ?? batch.payload], count: batch.recordCount, lastOffset: batch.lastOffset };
@@ -78,13 +78,16 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
   // Anything else is sliced or transcoded from the whole payload (the caller reads it first).
   assert.ok(batch.file === undefined, 'a file-sliced batch must be read whole before it is sliced');
   if (batch.format === BatchFormat.iggy) {
-    return sliceStoredBatch(batch.payload, from, toExclusive, minUs);
+    return sliceStoredBatch(batch.payload, from, toExclusive, minUs, countMax);
   }
   if ((batch.flags & BatchFlags.control) !== 0) return null;
   const codec = defaultFormatRegistry.get(batch.format);
   if (codec === undefined) return null;
   const minMs = minUs === null ? null : Number(minUs / 1000n);
-  const records = codec.decode(batch).filter((r) => r.offset >= from && r.offset < toExclusive && (minMs === null || r.timestamp >= minMs));
+  const records = codec
+    .decode(batch)
+    .filter((r) => r.offset >= from && r.offset < toExclusive && (minMs === null || r.timestamp >= minMs))
+    .slice(0, countMax);
   if (records.length === 0) return null;
   const encoded = iggyFormatCodec.encode(records, records[0]!.offset, batch);
   // The transcoded batch spans its records only (not the template's whole range).
@@ -186,7 +189,9 @@ export const messageHandlers: IggyHandlerTable = {
       }
     }
     start = Math.max(start, stats.logStartOffset);
-    const end = Math.min(stats.highWatermark, start + count);
+    // Offset polls read the `count` offsets from the start; a timestamp poll skips older messages
+    // on the way, so it reads on (to the end, or pollBytesMax) until it has `count` of them.
+    const end = minUs === null ? Math.min(stats.highWatermark, start + count) : stats.highWatermark;
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(ctx.afterReplyWritten);
@@ -198,14 +203,14 @@ export const messageHandlers: IggyHandlerTable = {
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
-    while (next < end && bytes < frontend.settings.pollBytesMax) {
+    while (next < end && bytes < frontend.settings.pollBytesMax && messages < count) {
       const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
       if (stored.length === 0) break;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
         // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
         if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) b = await log.wholePayload(b, lease);
-        const piece = pieceOf(b, next, end, minUs);
+        const piece = pieceOf(b, next, end, minUs, count - messages);
         next = b.lastOffset + 1;
         if (piece === null || piece.count === 0) continue;
         for (const c of piece.chunks) {
@@ -214,7 +219,7 @@ export const messageHandlers: IggyHandlerTable = {
         }
         messages += piece.count;
         lastOffset = piece.lastOffset;
-        if (next >= end) break;
+        if (next >= end || messages >= count) break;
       }
     }
     if (req.autoCommit && lastOffset >= 0) await storeOffset(frontend, consumer, topic, partition, lastOffset);

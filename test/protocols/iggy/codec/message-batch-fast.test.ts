@@ -249,15 +249,15 @@ describe('message batch fast paths', () => {
     assert.ok(!isBatchRejection(ok));
   });
 
-  it('sliceStoredBatch keeps exactly the frames in the offset range and not older than the time (fast-check against parseBatch("layout"))', () => {
+  it('sliceStoredBatch keeps exactly the frames in the offset range and not older than the time, at most countMax (fast-check against parseBatch("layout"))', () => {
     /** A poll's stored-batch slice, frame by frame from parseBatch, with no shortcut. */
-    function reference(payload: Buffer, from: number, to: number, minUs: bigint | null): { bytes: Buffer; whole: boolean; count: number; lastOffset: number; runs: number } | null {
+    function reference(payload: Buffer, from: number, to: number, minUs: bigint | null, countMax: number): { bytes: Buffer; whole: boolean; count: number; lastOffset: number; runs: number } | null {
       const parsed = parseBatch(payload, { verify: 'layout', exact: true });
       if (isBatchRejection(parsed)) return null;
       const h = parsed.header;
       const base = Number(h.baseOffset);
       const time = (delta: number) => (h.originTimestamp === 0n ? h.baseTimestamp : h.originTimestamp + BigInt(delta));
-      const kept = parsed.frames.filter((f) => base + f.offsetDelta >= from && base + f.offsetDelta < to && (minUs === null || time(f.timestampDelta) >= minUs));
+      const kept = parsed.frames.filter((f) => base + f.offsetDelta >= from && base + f.offsetDelta < to && (minUs === null || time(f.timestampDelta) >= minUs)).slice(0, countMax);
       if (kept.length === 0) return null;
       const lastOffset = base + kept[kept.length - 1]!.offsetDelta;
       if (kept.length === parsed.frames.length) return { bytes: payload, whole: true, count: kept.length, lastOffset, runs: 1 };
@@ -278,7 +278,8 @@ describe('message batch fast paths', () => {
         fc.nat(30),
         fc.oneof(fc.constant(null), fc.bigInt({ min: 999_000n, max: 1_006_000n }), fc.bigInt({ min: 0n, max: 10n })),
         fc.boolean(),
-        (frames, base, mutations, fromRel, span, minUs, zeroOrigin) => {
+        fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 8 })),
+        (frames, base, mutations, fromRel, span, minUs, zeroOrigin, countMax) => {
           let delta = -1;
           const inputs: MessageInput[] = frames.map((f, i) => {
             delta += 1 + f.gap;
@@ -287,8 +288,8 @@ describe('message batch fast paths', () => {
           const payload = mutate(encodeBatchBytes(inputs, { partitionId: 2n, baseOffset: BigInt(base), baseTimestamp: 5n }), mutations);
           const from = base + fromRel;
           const to = from + span;
-          const fast = sliceStoredBatch(payload, from, to, minUs);
-          const slow = reference(payload, from, to, minUs);
+          const fast = sliceStoredBatch(payload, from, to, minUs, countMax);
+          const slow = reference(payload, from, to, minUs, countMax);
           seen.add(slow === null ? 'null' : slow.whole ? 'whole' : minUs === null ? 'partial' : slow.runs > 1 ? 'by time, with gaps' : 'by time');
           if (slow === null || fast === null) {
             assert.equal(fast, slow);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { xxh32 } from '@node-rs/xxhash';
-import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, encodeBatch, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
 import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
@@ -56,6 +56,11 @@ describe('iggy messages', () => {
     const byTime = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_001n }, 10);
     assert.deepEqual(byTime.payloads, ['b', 'c', 'e']);
     assert.deepEqual(byTime.offsets, [1, 2, 4]);
+    // `count` messages that qualify, however many older ones lie between them: not `count` offsets.
+    const byTimeTwo = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_001n }, 2);
+    assert.deepEqual(byTimeTwo.offsets, [1, 2]);
+    const later = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_002n }, 1);
+    assert.deepEqual(later.offsets, [2]);
     const beyond = await poll(c, { kind: PollingKind.offset, value: 99n }, 10);
     assert.equal(beyond.reply.messagesCount, 0);
     assert.equal(beyond.reply.batches.length, 0);
@@ -65,6 +70,23 @@ describe('iggy messages', () => {
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 2, { autoCommit: true })).payloads, ['c', 'd']);
     const stored = await c.ok(CommandCode.getConsumerOffset, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 });
     assert.deepEqual(stored, { partitionId: 0, currentOffset: 4n, storedOffset: 3n });
+  });
+
+  it('a timestamp poll returns `count` messages at or after the time, reading past the older ones', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    // One batch of 10 messages a second apart, then one batch at T0 + 20 s.
+    const t0 = 1_700_000_000_000_000n;
+    const seconds = Array.from({ length: 10 }, (_, i) => `s${i}`);
+    const inputs = seconds.map((p, i) => ({ id: BigInt(i + 1), originTimestamp: t0 + BigInt(i) * 1_000_000n, payload: Buffer.from(p), userHeaders: Buffer.alloc(0), offsetDelta: i }));
+    await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 10, batch: Buffer.concat(encodeBatch(inputs)) });
+    await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 1, batch: batchOf(['late'], t0 + 20_000_000n) });
+    const at5 = await poll(c, { kind: PollingKind.timestamp, value: t0 + 5_000_000n }, 2);
+    assert.deepEqual(at5.payloads, ['s5', 's6']);
+    const rest = await poll(c, { kind: PollingKind.timestamp, value: t0 + 8_500_000n }, 10);
+    assert.deepEqual(rest.payloads, ['s9', 'late']);
+    assert.equal((await poll(c, { kind: PollingKind.timestamp, value: t0 + 30_000_000n }, 10)).payloads.length, 0);
   });
 
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
