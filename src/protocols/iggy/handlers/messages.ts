@@ -41,6 +41,9 @@ import { requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 
+/** A timestamp poll reads at most this many times pollBytesMax while it looks for `count` messages. */
+const timestampScanFactor = 8;
+
 const rejectionStatus: Record<BatchRejectionCode, number> = {
   truncated: IggyErrorCode.invalidFormat,
   bad_length: IggyErrorCode.invalidFormat,
@@ -203,11 +206,15 @@ export const messageHandlers: IggyHandlerTable = {
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
-    while (next < end && bytes < frontend.settings.pollBytesMax && messages < count) {
+    // What a poll may read besides what it returns: a timestamp poll passes over older messages.
+    let scanned = 0;
+    const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
+    while (next < end && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
       const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
       if (stored.length === 0) break;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
+        scanned += b.file?.length ?? b.payload.length;
         // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
         if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) b = await log.wholePayload(b, lease);
         const piece = pieceOf(b, next, end, minUs, count - messages);
@@ -219,7 +226,7 @@ export const messageHandlers: IggyHandlerTable = {
         }
         messages += piece.count;
         lastOffset = piece.lastOffset;
-        if (next >= end || messages >= count) break;
+        if (next >= end || messages >= count || scanned >= scanBytesMax) break;
       }
     }
     if (req.autoCommit && lastOffset >= 0) await storeOffset(frontend, consumer, topic, partition, lastOffset);

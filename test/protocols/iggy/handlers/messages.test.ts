@@ -89,6 +89,22 @@ describe('iggy messages', () => {
     assert.equal((await poll(c, { kind: PollingKind.timestamp, value: t0 + 30_000_000n }, 10)).payloads.length, 0);
   });
 
+  it('a timestamp poll stops reading past older messages after 8 x pollBytesMax', async (t) => {
+    const h = await startIggy(t, { settings: { pollBytesMax: 4096 } });
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const t0 = 1_700_000_000_000_000n;
+    const send = (payloads: string[], origin: bigint) => c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: payloads.length, batch: batchOf(payloads, origin) });
+    await send(['first'], t0 + 10n);
+    // 40 KiB of messages older than the time (sent later, out of order), then one newer message.
+    for (let i = 0; i < 40; i++) await send(['x'.repeat(1000)], t0 - 1_000_000n);
+    await send(['beyond'], t0 + 20n);
+    const r = await poll(c, { kind: PollingKind.timestamp, value: t0 }, 10);
+    assert.deepEqual(r.payloads, ['first'], 'the scan stopped before the last batch');
+    // From an offset past the older ones, the newer message is there.
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 41n }, 10)).payloads, ['beyond']);
+  });
+
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
