@@ -295,9 +295,9 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     // (send, store/delete offset) and reads repeat the current one ("Request numbering").
     const dedupe = isMetadataOperation(h.operation);
     if (dedupe) {
-      const seen = this.frontend.lookupReply(this.clientId, h.request, h.requestChecksum);
+      const seen = this.frontend.lookupReply(this.clientId, h.request, h.operation, h.requestChecksum);
       if (seen.kind === 'cached') return { body: seen.body };
-      // A request number reused for other arguments: refused like a checksum that does not match.
+      // A request number reused for another operation or other arguments: refused like a checksum that does not match.
       if (seen.kind === 'mismatch') return { body: [], status: IggyErrorCode.invalidFormat };
       if (seen.kind === 'stale') return { body: [encodeResultError(IggyErrorCode.requestAlreadyApplied)] };
     }
@@ -319,7 +319,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       transientResult = iggyCode === IggyErrorCode.transientNotCommitted || iggyCode === IggyErrorCode.transientNotAccepted;
     }
     // A transient refusal (57/58: shutting down, not ready) is retried with the same request: not remembered.
-    if (dedupe && !transientResult) this.frontend.rememberReply(this.clientId, user.id, h.request, h.requestChecksum, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
+    if (dedupe && !transientResult) this.frontend.rememberReply(this.clientId, user.id, h.request, h.operation, h.requestChecksum, replyBody.filter((c): c is Buffer => !isFileSlice(c)));
     return { body: replyBody };
   }
 

@@ -84,8 +84,8 @@ interface CachedReplies {
   userId: number;
   /** Highest metadata request number applied. */
   highest: bigint;
-  /** Reply body and the request's request_checksum (0 = not stamped) per request number. */
-  replies: Map<bigint, { body: Buffer[]; checksum: bigint }>;
+  /** Reply body, the request's operation and its request_checksum (0 = not stamped) per request number. */
+  replies: Map<bigint, { body: Buffer[]; operation: number; checksum: bigint }>;
 }
 
 export class IggyFrontend {
@@ -237,19 +237,22 @@ export class IggyFrontend {
   // --- exactly-once metadata replies -------------------------------------------------------------
 
   /**
-   * 'cached' with the reply body, 'mismatch' (cached, but the retry's request_checksum differs from
-   * the original's, both stamped: the request number was reused for other arguments), 'stale'
-   * (applied earlier, no longer cached), or 'new'.
+   * 'cached' with the reply body, 'mismatch' (cached, but for another operation, or the retry's
+   * request_checksum differs from the original's, both stamped: the request number was reused for
+   * other arguments), 'stale' (applied earlier, no longer cached), or 'new'.
    */
-  lookupReply(clientId: bigint, request: bigint, checksum: bigint): { kind: 'cached'; body: Buffer[] } | { kind: 'mismatch' } | { kind: 'stale' } | { kind: 'new' } {
+  lookupReply(clientId: bigint, request: bigint, operation: number, checksum: bigint): { kind: 'cached'; body: Buffer[] } | { kind: 'mismatch' } | { kind: 'stale' } | { kind: 'new' } {
     const entry = this.replyCache.get(clientId);
     if (!entry) return { kind: 'new' };
     const cached = entry.replies.get(request);
-    if (cached) return checksum !== 0n && cached.checksum !== 0n && checksum !== cached.checksum ? { kind: 'mismatch' } : { kind: 'cached', body: cached.body };
+    if (cached) {
+      const reused = cached.operation !== operation || (checksum !== 0n && cached.checksum !== 0n && checksum !== cached.checksum);
+      return reused ? { kind: 'mismatch' } : { kind: 'cached', body: cached.body };
+    }
     return request <= entry.highest ? { kind: 'stale' } : { kind: 'new' };
   }
 
-  rememberReply(clientId: bigint, userId: number, request: bigint, checksum: bigint, body: Buffer[]): void {
+  rememberReply(clientId: bigint, userId: number, request: bigint, operation: number, checksum: bigint, body: Buffer[]): void {
     let entry = this.replyCache.get(clientId);
     if (!entry) {
       if (this.replyCache.size >= this.settings.replyCacheClientsMax) {
@@ -259,7 +262,7 @@ export class IggyFrontend {
       entry = { userId, highest: 0n, replies: new Map() };
       this.replyCache.set(clientId, entry);
     }
-    entry.replies.set(request, { body, checksum });
+    entry.replies.set(request, { body, operation, checksum });
     if (request > entry.highest) entry.highest = request;
     while (entry.replies.size > this.settings.replyCacheEntriesMax) {
       const oldest = entry.replies.keys().next().value;
