@@ -8,12 +8,13 @@
 // is abandoned but keeps its slot, and its late reply is read and dropped.
 //
 // The reference server may never answer a request (a replicated one it could not submit: "Stay
-// silent; the SDK read-timeout replays"), so a reply that does not match the head skips the
-// abandoned entries before the first one it matches. A reply that matches nothing before the
-// first live entry means the stream is out of step: the connection is dropped. Requests that
-// share a request number and operation (non-metadata requests between two metadata requests) are
-// told apart by the header timestamp the server echoes, which the client keeps strictly
-// increasing per connection.
+// silent; the SDK read-timeout replays"). Replies come in request order, so a reply that answers a
+// later entry means the ones before it will not be answered: the abandoned (timed-out) ones are
+// dropped and the others fail at once with a retriable IggyTimeoutError. Requests that share a
+// request number and operation (non-metadata requests between two metadata requests) are told
+// apart by the header timestamp the server echoes, which the client keeps strictly increasing per
+// connection. A reply that matches no entry means the stream is out of step: the connection is
+// dropped.
 //
 // An Eviction frame (command 13) kills the session: every request fails with IggyEvictedError and
 // the socket is closed. Any other end of the socket fails what is left with IggyConnectionError
@@ -33,7 +34,7 @@ import {
 } from '../../protocols/iggy/codec/index.js';
 import { recycledBuffer } from '../../native/index.js';
 import { SocketReads, directReadBytesMin } from '../../protocols/socket-reads.js';
-import { IggyConnectionError, IggyEvictedError, IggyProtocolError, type IggyClientError } from './errors.js';
+import { IggyConnectionError, IggyEvictedError, IggyProtocolError, IggyTimeoutError, type IggyClientError } from './errors.js';
 
 export interface ConnectionOptions {
   host: string;
@@ -207,9 +208,11 @@ export class IggyConnection {
       );
       return;
     }
-    // Entries before the match were abandoned and will never be answered.
+    // Entries before the match will never be answered: the abandoned ones are dropped, the others
+    // fail as unanswered (IggyTimeoutError, retriable).
     const exchange = this.inflight[at]!;
-    this.inflight.splice(0, at + 1);
+    const skipped = this.inflight.splice(0, at + 1);
+    for (let i = 0; i < at; i++) if (!skipped[i]!.abandoned) skipped[i]!.onError(new IggyTimeoutError(skipped[i]!.name, 0));
     for (let sent = 0; sent <= at; sent++) {
       const next = this.waiting.shift();
       if (next === undefined) break;
@@ -219,16 +222,11 @@ export class IggyConnection {
   }
 
   /**
-   * The index in `inflight` of the entry a reply answers: the first that echoes its request
-   * number, operation and timestamp, looking past abandoned entries only. -1 when none does.
+   * The index in `inflight` of the entry a reply answers: the one that echoes its request number,
+   * operation and timestamp (the timestamp is unique per connection). -1 when none does.
    */
   private matchReply(header: ReplyHeader): number {
-    for (let i = 0; i < this.inflight.length; i++) {
-      const e = this.inflight[i]!;
-      if (header.request === e.request && header.operation === e.operation && header.timestamp === e.timestamp) return i;
-      if (!e.abandoned) return -1;
-    }
-    return -1;
+    return this.inflight.findIndex((e) => header.request === e.request && header.operation === e.operation && header.timestamp === e.timestamp);
   }
 
   private onEviction(header: Buffer): void {

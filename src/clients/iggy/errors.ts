@@ -124,6 +124,10 @@ export function formatVersion(packed: number): string {
   return `${v.major}.${v.minor}.${v.patch}`;
 }
 
+/**
+ * No reply: none came within `timeoutMs`, or (`timeoutMs` 0) the server answered a later request
+ * of the connection instead, so this one will not be answered.
+ */
 export class IggyTimeoutError extends IggyClientError {
   readonly kind: IggyClientErrorKind = 'timeout';
   /** The request may or may not have been applied; metadata requests are deduplicated server-side. */
@@ -132,7 +136,7 @@ export class IggyTimeoutError extends IggyClientError {
     readonly command: string,
     readonly timeoutMs: number,
   ) {
-    super(`${command}: no reply within ${timeoutMs} ms`);
+    super(timeoutMs > 0 ? `${command}: no reply within ${timeoutMs} ms` : `${command}: no reply (the server answered a later request of the connection)`);
     this.name = 'IggyTimeoutError';
   }
 }

@@ -383,6 +383,20 @@ describe('errors', () => {
     assert.equal(disconnected.length, 1);
   });
 
+  test('a pipelined request the server skips fails at once as unanswered when a later one is answered; the connection stays', async () => {
+    server.handler = (r) => (r.code === CommandCode.createStream ? { hold: true } : undefined);
+    const c = client();
+    await c.connect();
+    const disconnected: unknown[] = [];
+    c.on('disconnect', (e) => disconnected.push(e));
+    const skipped = c.createStream('never-answered', { timeoutMs: 60_000 });
+    const answered = c.getStreams();
+    assert.deepEqual(await answered, []);
+    await assert.rejects(skipped, (e: unknown) => e instanceof IggyTimeoutError && e.retriable && e.timeoutMs === 0);
+    await c.ping();
+    assert.deepEqual(disconnected, []);
+  });
+
   test('requests sharing a request number are told apart by the echoed timestamp: a silent ping does not take the next ping\'s reply', async () => {
     let held = 0;
     server.handler = (r) => (r.code === CommandCode.ping && held++ === 0 ? { hold: true } : undefined);
