@@ -93,17 +93,20 @@ describe('kcat', { skip: client.skip, timeout: 60_000 }, () => {
         assert.deepEqual(order, [...order].sort((x, y) => x - y), `produce order kept in partition ${partition}`);
       }
 
-      // Stored as sent: the batches keep the producer's compression codec.
+      // Stored as sent: the batches keep the producer's compression codec. librdkafka sends a batch
+      // uncompressed when compressing would not make it smaller (a partition that got only a few
+      // short records), so each batch has the codec or none, and some batch has the codec.
       const broker = b.broker!;
-      let batches = 0;
+      let compressed = 0;
       for (let p = 0; p < partitions; p++) {
         for (const batch of await broker.read({ topic }, p, 0, { maxBytes: 1 << 20 })) {
-          assert.equal(readBatchHeader(batch.payload).compression, codec.id, `partition ${p} batch at ${batch.baseOffset}`);
-          assert.equal(readBatchHeader(batch.payload).partitionLeaderEpoch, 0);
-          batches++;
+          const h = readBatchHeader(batch.payload);
+          assert.ok(h.compression === codec.id || h.compression === 0, `partition ${p} batch at ${batch.baseOffset}: codec ${h.compression}`);
+          assert.equal(h.partitionLeaderEpoch, 0);
+          if (h.compression === codec.id) compressed++;
         }
       }
-      assert.ok(batches >= 1);
+      assert.ok(compressed >= 1, 'at least one batch stored compressed with the codec');
     });
   }
 
