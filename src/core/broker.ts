@@ -431,14 +431,18 @@ export class Broker implements CatalogObserver {
   async topicDeleted(topic: Topic): Promise<void> {
     const handles = this.logs.get(topic.internalId) ?? [];
     this.logs.delete(topic.internalId);
-    await mapLimit(handles, logOpenConcurrencyMax, (h) => h.log.destroy());
-    if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
-    await this.offsets.deleteTopic(topic.internalId);
-    await this.producers.dropPartitions(handles.map((h) => h.key));
-    await this.transactions.dropPartitions(handles.map((h) => h.key));
-    this.dropPartitionMetrics(handles);
-    this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
-    await this.tellDeleted((l) => l.topicDeleted?.(topic));
+    try {
+      await mapLimit(handles, logOpenConcurrencyMax, (h) => h.log.destroy());
+      if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
+      await this.offsets.deleteTopic(topic.internalId);
+      await this.producers.dropPartitions(handles.map((h) => h.key));
+      await this.transactions.dropPartitions(handles.map((h) => h.key));
+      this.dropPartitionMetrics(handles);
+      this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
+    } finally {
+      // The catalog has let the topic go whatever failed above: front-ends hear of it regardless.
+      await this.tellDeleted((l) => l.topicDeleted?.(topic));
+    }
   }
 
   /** @internal CatalogObserver */

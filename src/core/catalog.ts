@@ -225,9 +225,13 @@ export class Catalog {
         return await this.createTopicNow(entry, name, options, config);
       } catch (err) {
         // 'default' was made for this topic only: without the topic it goes again.
-        if (madeDefault) {
-          await this.dropNamespaceNow(entry).catch(() => undefined);
-          this.idFreed(idSpaces.namespaceId, entry.ns.id);
+        // (Only if the topic's own rollback left it empty.)
+        if (madeDefault && entry.byId.size === 0) {
+          const dropped = await this.dropNamespaceNow(entry).then(
+            () => true,
+            () => false,
+          );
+          if (dropped) this.idFreed(idSpaces.namespaceId, entry.ns.id);
         }
         throw err;
       }

@@ -221,6 +221,27 @@ export class UserStore {
     });
   }
 
+  /**
+   * Replaces each user's permissions by `edit(current)` where it returns something else than
+   * `current` (the same object), one user at a time inside the store's mutation queue, so a
+   * concurrent setPermissions is never overwritten with a stale copy. Returns how many changed.
+   */
+  editPermissions(edit: (current: unknown, user: User) => unknown): Promise<number> {
+    return this.mutations.run(async () => {
+      let changed = 0;
+      for (const record of [...this.byId.values()]) {
+        const current = record.permissions ?? null;
+        const next = edit(current, publicUser(record));
+        if (next === current) continue;
+        const updated: UserRecord = { ...record, permissions: next ?? null };
+        await this.store.putUser(updated);
+        this.index(updated);
+        changed++;
+      }
+      return changed;
+    });
+  }
+
   /** Deletes the user and its tokens. Root cannot be deleted. */
   delete(ref: UserRef): Promise<User> {
     return this.mutations.run(async () => {

@@ -388,3 +388,31 @@ test('renaming a topic moves its metric series to the new name', async (t) => {
   assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ topic: 'after', partition: '0' }), 1);
   await broker.close();
 });
+
+test('deletion listeners hear of each topic and then the namespace before its id is handed out again; a failing one fails nothing', async (t) => {
+  const broker = await Broker.open(options(tempDir(t), new ManualClock()));
+  t.after(() => broker.close());
+  const ns = await broker.createNamespace('a');
+  await broker.createTopic('a', 't', { partitions: 1 });
+  const heard: string[] = [];
+  // Slow and failing listeners: the deletion still completes, and a creation queued meanwhile
+  // (which takes the freed id) waits for them.
+  broker.onDeleted({
+    topicDeleted: async (topic) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      heard.push(`topic ${topic.name}, namespaces ${broker.catalog.listNamespaces().map((n) => n.name).join(',')}`);
+      throw new Error('listener failed');
+    },
+    namespaceDeleted: async (gone) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      heard.push(`namespace ${gone.name}, namespaces ${broker.catalog.listNamespaces().map((n) => n.name).join(',')}`);
+      throw new Error('listener failed');
+    },
+  });
+  const deleted = broker.deleteNamespace(ns.id);
+  const created = broker.createNamespace('b');
+  assert.equal((await deleted).name, 'a');
+  assert.equal((await created).id, ns.id, 'the freed id, taken after the listeners');
+  assert.deepEqual(heard, ['topic t, namespaces a', 'namespace a, namespaces ']);
+  assert.equal(broker.catalog.getNamespace('a'), null);
+});

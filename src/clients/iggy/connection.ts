@@ -1,11 +1,11 @@
 // One TCP (or TLS) connection to an Iggy 0.11 server: writes request frames, reads reply and
 // eviction frames with the codec's IggyFramer, and matches replies to requests in order.
 //
-// The server answers the requests of one connection in the order it received them, so replies
-// are matched FIFO against each reply's echoed `request` number and `operation` byte. At most
-// `inflightRequestsMax` requests are on the wire; later ones wait here, unsent, in order. A
-// request that times out while waiting is removed and never sent; one that times out on the wire
-// is abandoned but keeps its slot, and its late reply is read and dropped.
+// The server answers the requests of one connection in the order it received them; a reply is
+// matched to its request by the echoed `request` number, `operation` byte and header `timestamp`.
+// At most `inflightRequestsMax` requests are on the wire; later ones wait here, unsent, in order.
+// A request that times out while waiting is removed and never sent; one that times out on the
+// wire is abandoned but keeps its slot, and its late reply is read and dropped.
 //
 // The reference server may never answer a request (a replicated one it could not submit: "Stay
 // silent; the SDK read-timeout replays"). Replies come in request order, so a reply that answers a

@@ -138,9 +138,6 @@ export class IggyFrontend {
       this.topicOptions.set(internalId, parsed);
     }
     await this.groups.load();
-    // Grants naming streams or topics that no longer exist (deleted while this front-end was not
-    // listening, or before a crash finished the cleanup) go before any id is handed out again.
-    await this.dropGrants((streamId, topicId) => this.broker.catalog.getTopic({ namespace: streamId, topic: topicId }) === null, (streamId) => this.broker.catalog.getNamespace(streamId) === null);
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
     // gone stream or topic (ids are handed out again, and must not inherit them).
     this.stopListening = this.broker.onDeleted({
@@ -150,6 +147,9 @@ export class IggyFrontend {
       },
       namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
     });
+    // Then grants naming streams or topics that do not exist (deleted while no Iggy front-end
+    // listened, or before a crash finished the cleanup); listening first, nothing slips between.
+    await this.dropGrants((streamId, topicId) => this.broker.catalog.getTopic({ namespace: streamId, topic: topicId }) === null, (streamId) => this.broker.catalog.getNamespace(streamId) === null);
     this.scheduleSweep();
   }
 
@@ -282,11 +282,14 @@ export class IggyFrontend {
     this.topicOptions.set(topic.internalId, options);
   }
 
-  /** Removes from every user's permissions the per-stream and per-topic entries the predicates pick. */
+  /**
+   * Removes from every user's permissions the per-stream and per-topic entries the predicates pick
+   * (inside the user store's queue: a permission change made meanwhile is not lost).
+   */
   private async dropGrants(topicGone: (streamId: number, topicId: number) => boolean, streamGone: (streamId: number) => boolean): Promise<void> {
-    for (const user of this.broker.users.list()) {
-      const p = permissionsOf(user);
-      if (user.root || p === null) continue;
+    await this.broker.users.editPermissions((current, user) => {
+      const p = permissionsOf({ ...user, permissions: current });
+      if (user.root || p === null) return current;
       let changed = false;
       const streams = [];
       for (const s of p.streams) {
@@ -298,8 +301,8 @@ export class IggyFrontend {
         if (topics.length !== s.topics.length) changed = true;
         streams.push(topics.length === s.topics.length ? s : { ...s, topics });
       }
-      if (changed) await this.broker.users.setPermissions(user.id, { ...p, streams });
-    }
+      return changed ? { ...p, streams } : current;
+    });
   }
 
   private async forgetTopic(topic: Topic): Promise<void> {

@@ -197,10 +197,10 @@ export const messageHandlers: IggyHandlerTable = {
     const end = minUs === null ? Math.min(stats.highWatermark, start + count) : stats.highWatermark;
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
-    const lease = leaseReleasedAfter(ctx.afterReplyWritten);
+    const afterWrite = ctx.afterReplyWritten;
     // Large stored batches go out as file ranges (sendfile) when the connection can send them.
     // (Not for a timestamp poll: its first batches are usually cut.)
-    const slices = lease !== undefined && ctx.fileSlices === true && minUs === null ? { fileSlicesMin: fileSliceBytesMin } : {};
+    const slices = afterWrite !== undefined && ctx.fileSlices === true && minUs === null ? { fileSlicesMin: fileSliceBytesMin } : {};
     const batches: Array<Buffer | FileSlice> = [];
     let messages = 0;
     let bytes = 0;
@@ -210,6 +210,10 @@ export const messageHandlers: IggyHandlerTable = {
     let scanned = 0;
     const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
     while (next < end && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
+      // A lease per read: a read the reply takes nothing from (a timestamp poll passing over older
+      // messages) goes back to the pool at once instead of after the reply.
+      const lease = leaseReleasedAfter(afterWrite);
+      const kept = messages;
       const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
       if (stored.length === 0) break;
       for (let b of stored) {
@@ -228,6 +232,7 @@ export const messageHandlers: IggyHandlerTable = {
         lastOffset = piece.lastOffset;
         if (next >= end || messages >= count || scanned >= scanBytesMax) break;
       }
+      if (messages === kept) lease?.release();
     }
     if (req.autoCommit && lastOffset >= 0) await storeOffset(frontend, consumer, topic, partition, lastOffset);
     return { partitionId: partition, currentOffset, messagesCount: messages, batches };

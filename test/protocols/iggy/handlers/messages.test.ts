@@ -8,6 +8,7 @@ import { xxh32 } from '@node-rs/xxhash';
 import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, encodeBatch, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
 import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
+import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
@@ -103,6 +104,28 @@ describe('iggy messages', () => {
     assert.deepEqual(r.payloads, ['first'], 'the scan stopped before the last batch');
     // From an offset past the older ones, the newer message is there.
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 41n }, 10)).payloads, ['beyond']);
+  });
+
+  it('a timestamp poll hands back at once the read buffers it keeps nothing from', async (t) => {
+    const h = await startIggy(t, { settings: { pollBytesMax: 300 * 1024 } });
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const t0 = 1_700_000_000_000_000n;
+    const send = (payloads: string[], origin: bigint) => c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: payloads.length, batch: batchOf(payloads, origin) });
+    await send(['first'], t0 + 10n);
+    // Older messages after it (out of order), 100 KB a batch: several reads of pooled buffers.
+    for (let i = 0; i < 12; i++) await send(Array.from({ length: 10 }, () => 'o'.repeat(10_000)), t0 - 1_000_000n);
+    const topic = h.broker.catalog.requireTopic({ topic: 'm' });
+    const handler = h.frontend.handlers[CommandCode.pollMessages]!;
+    const hooks: Array<() => void> = [];
+    // The reply is never "written" here: only reads the poll kept nothing from may go back.
+    const ctx = { frontend: h.frontend, session: { connectionId: -1 }, user: h.broker.users.get(0)!, header: {}, afterReplyWritten: (fn: () => void) => void hooks.push(fn), fileSlices: false };
+    const freeBefore = bufferPoolStats().freeBuffers;
+    const reply = (await handler(ctx as never, { consumer, streamId: sid(topic.namespaceId), topicId: sid(topic.id), partitionId: 0, strategy: { kind: PollingKind.timestamp, value: t0 }, count: 10, autoCommit: false } as never)) as { messagesCount: number };
+    assert.equal(reply.messagesCount, 1);
+    assert.ok(hooks.length >= 3, `several reads (${hooks.length})`);
+    assert.ok(bufferPoolStats().freeBuffers > freeBefore, 'buffers of reads with nothing kept are back in the pool before the reply is written');
+    for (const hook of hooks) hook();
   });
 
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
