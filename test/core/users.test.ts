@@ -139,3 +139,24 @@ test('scrypt hashes carry their parameters and verify timing-safely', async () =
   // Default cost still works (the production path).
   assert.equal(await verifyScrypt(await hashPassword('pw'), 'pw'), true);
 });
+
+test('editPermissions edits each user in the store queue: a setPermissions queued meanwhile is kept, and its result is what the edit sees', async () => {
+  const { users } = await openUsers();
+  const a = await users.create({ username: 'alice', password: 'password1', status: 'active' });
+  const b = await users.create({ username: 'bob', password: 'password1', status: 'active' });
+  await users.setPermissions(a.id, { grants: ['x', 'gone'] });
+  await users.setPermissions(b.id, { grants: ['gone'] });
+  // Queued before the edit: the edit sees bob's new permissions and keeps what it does not drop.
+  const set = users.setPermissions(b.id, { grants: ['gone', 'new'] });
+  const edited = users.editPermissions((current) => {
+    const p = current as { grants: string[] } | null;
+    if (p === null || !p.grants.includes('gone')) return current;
+    return { grants: p.grants.filter((g) => g !== 'gone') };
+  });
+  await set;
+  assert.equal(await edited, 2);
+  assert.deepEqual(users.get(a.id)?.permissions, { grants: ['x'] });
+  assert.deepEqual(users.get(b.id)?.permissions, { grants: ['new'] });
+  // Returning the same object changes nothing.
+  assert.equal(await users.editPermissions((current) => current), 0);
+});
