@@ -421,12 +421,7 @@ describe('FileLog files and recovery', () => {
     t.mock.timers.tick(5);
     await until(() => held.release !== null && slots.queued === 1);
     // B's timer fsync waits behind A's held one; B's flush does not (5 s deadline, then A goes on).
-    let deadline: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      b.flush().then(() => 'flushed'),
-      new Promise<string>((resolve) => (deadline = globalThis.setTimeout(() => resolve('stuck behind A'), 5_000))),
-    ]);
-    clearTimeout(deadline);
+    const outcome = await flushOrStuck(b, 5_000);
     const queuedAfter = slots.queued;
     const activeAfter = slots.active;
     const syncsAfter = held.calls;
@@ -512,6 +507,44 @@ function damage(path: string, position: number): void {
 }
 
 /** Awaits `reached`, keeping the event loop alive (the log's fsync timer is unref'd) up to a deadline. */
+/**
+ * An interval-policy log of four equal batches (170 bytes with the envelope) to a segment, values
+ * `${prefix}NN` repeated: eight batches and a flush (the first seal synced: recovery point 4), a
+ * ninth that rolls while the second segment's seal fsync is held, batches up to `batches` more,
+ * then the directory copied as a power cut would leave it (no clean-shutdown marker, recovery
+ * point 4, the second segment not synced). The log itself is then closed.
+ */
+async function crashedWithSealUnsynced(prefix: string, batches: number): Promise<{ crashed: string; config: LogConfig; value: (i: number) => string }> {
+  const dir = freshDir();
+  const fs = new HeldFileSystem();
+  const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
+  const log = await openFileLog(dir, config, { fs });
+  const value = (i: number) => `${prefix}${String(i).padStart(2, '0')}`.repeat(25);
+  for (let i = 0; i < 8; i++) await log.append(batch(value(i)));
+  await log.flush();
+  assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 4);
+  const sealSync = fs.holdNextSync();
+  await log.append(batch(value(8))); // rolls; the second segment's sync is held
+  await reachedWithin(sealSync.reached, 5_000);
+  for (let i = 9; i < batches; i++) await log.append(batch(value(i)));
+  const crashed = freshDir();
+  cpSync(dir, crashed, { recursive: true });
+  sealSync.open();
+  await log.close();
+  return { crashed, config, value };
+}
+
+/** 'flushed' when `log.flush()` resolves within `ms` (real time), else 'stuck behind A'. */
+async function flushOrStuck(log: PartitionLog, ms: number): Promise<string> {
+  let deadline: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    log.flush().then(() => 'flushed'),
+    new Promise<string>((resolve) => (deadline = globalThis.setTimeout(() => resolve('stuck behind A'), ms))),
+  ]);
+  clearTimeout(deadline);
+  return outcome;
+}
+
 async function reachedWithin(reached: Promise<void>, ms: number): Promise<void> {
   let done = false;
   void reached.then(() => (done = true));
@@ -691,25 +724,8 @@ describe('FileLog fault injection', () => {
   });
 
   it('after an unclean stop, a segment sealed but not yet synced is re-validated whole; a cut one takes the later segments with it', async () => {
-    const dir = freshDir();
-    const fs = new HeldFileSystem();
-    // Batches of equal size (170 bytes with the envelope), four to a segment.
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
-    const log = await openFileLog(dir, config, { fs });
-    const value = (i: number) => `v${String(i).padStart(2, '0')}`.repeat(25);
-    for (let i = 0; i < 8; i++) await log.append(batch(value(i)));
-    await log.flush(); // the first segment's seal is done: the recovery point is the second's base
-    assert.equal(await readRecoveryPoint(nodeFileSystem, dir), 4);
-    const sealSync = fs.holdNextSync();
-    await log.append(batch(value(8))); // rolls; the second segment's sync is held
-    await reachedWithin(sealSync.reached, 5_000);
-    await log.append(batch(value(9)));
-    // The directory as a power cut would leave it now, with a byte of the second segment's second
-    // batch lost (a page the kernel never wrote): no clean-shutdown marker, recovery point 4.
-    const crashed = freshDir();
-    cpSync(dir, crashed, { recursive: true });
-    sealSync.open();
-    await log.close();
+    // A byte of the second segment's second batch lost (a page the kernel never wrote).
+    const { crashed, config, value } = await crashedWithSealUnsynced('v', 10);
     const sealedPath = join(crashed, '00000000000000000004.log');
     const sealedBytes = readFileSync(sealedPath);
     const second = sealedBytes.length / 4 + 20; // inside the second of four equal batches
@@ -841,20 +857,7 @@ describe('FileLog fault injection', () => {
   });
 
   it('after an unclean stop, a segment not yet synced that ends short of the next one (a loss at a batch boundary) takes the later segments with it', async () => {
-    const dir = freshDir();
-    const fs = new HeldFileSystem();
-    const config = testConfig({ fsyncPolicy: 'interval', fsyncIntervalMs: 3_600_000, segmentBytes: 700 });
-    const log = await openFileLog(dir, config, { fs });
-    const value = (i: number) => `g${String(i).padStart(2, '0')}`.repeat(25);
-    for (let i = 0; i < 8; i++) await log.append(batch(value(i)));
-    await log.flush();
-    const sealSync = fs.holdNextSync();
-    await log.append(batch(value(8))); // rolls; the second segment's sync is held
-    await reachedWithin(sealSync.reached, 5_000);
-    const crashed = freshDir();
-    cpSync(dir, crashed, { recursive: true });
-    sealSync.open();
-    await log.close();
+    const { crashed, config, value } = await crashedWithSealUnsynced('g', 9);
     // The second segment kept only its first two batches: no torn envelope to find.
     truncateSync(join(crashed, '00000000000000000004.log'), 2 * 170);
     await withReopened(crashed, config, async (reopened) => {
@@ -876,12 +879,7 @@ describe('FileLog fault injection', () => {
     await b.append(batch('x'.repeat(700)));
     await b.append(batch('y'.repeat(700))); // rolls: B's seal waits for the slot
     assert.equal(slots.queued, 1);
-    let deadline: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      b.flush().then(() => 'flushed'),
-      new Promise<string>((resolve) => (deadline = globalThis.setTimeout(() => resolve('stuck behind A'), 5_000))),
-    ]);
-    clearTimeout(deadline);
+    const outcome = await flushOrStuck(b, 5_000);
     const queuedAfter = slots.queued;
     held.release!();
     assert.equal(outcome, 'flushed');
