@@ -51,14 +51,12 @@ import {
   PollingKind,
   polledBuffers,
   type Consumer,
-  type Decoded,
   type Identifier,
   type OptionEntry,
   type Partitioning,
   type Permissions,
   type PollingStrategy,
   type ReplyOf,
-  type ReplyOutcome,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
 import { BufferLease } from '../../log/buffer-pool.js';
@@ -256,20 +254,6 @@ export type IggyClientState = 'idle' | 'connecting' | 'ready' | 'reconnecting' |
 /** Bounds: login replays on TransientNotCommitted (57) and TransientNotAccepted (58). */
 const loginReplaysMax = 3;
 
-/**
- * decodeReply, with what the SDK accepts beyond the shared codec: an empty SendMessages body is
- * zero confirmations (server notes §7: "the server sends one entry or count 0"; the reference
- * answers a de-duplicated send with an empty success, and the upstream Node SDK reads an empty
- * body as `{ confirmations: [] }`).
- */
-function decodeSdkReply<C extends CommandCode>(code: C, body: Buffer): Decoded<ReplyOutcome<ReplyOf<C>>> {
-  if (code === CommandCode.sendMessages && body.length === 0) {
-    const none: ReplyOf<typeof CommandCode.sendMessages> = { confirmations: [] };
-    return { ok: true, value: { rejected: false, value: none as ReplyOf<C> } };
-  }
-  return decodeReply(code, body);
-}
-
 export function mintClientId(): bigint {
   for (;;) {
     const b = randomBytes(16);
@@ -428,7 +412,7 @@ export class IggyClient extends EventEmitter {
                 settle(new IggyError(header.status, name));
                 return;
               }
-              const decoded = decodeSdkReply(code, body);
+              const decoded = decodeReply(code, body);
               if (!decoded.ok) settle(new IggyProtocolError(`${name}: ${decoded.reason}`));
               else if (decoded.value.rejected) settle(new IggyError(decoded.value.code, name));
               else settle(null, decoded.value.value);

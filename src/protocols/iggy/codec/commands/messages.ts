@@ -201,7 +201,12 @@ export interface SendMessagesReply {
 
 export const sendConfirmationBytes = 20;
 
+/**
+ * An empty body is no confirmation: the reference answers a de-duplicated send with an empty
+ * success, and its SDKs read it so (Quartet always sends the count).
+ */
 export function readSendMessagesReply(r: Reader): SendMessagesReply {
+  if (r.remaining === 0) return { confirmations: [] };
   const count = r.u32('confirmations_count');
   const confirmations: SendConfirmation[] = [];
   if (checkCount(r, count, sendConfirmationBytes, 'confirmations')) {
