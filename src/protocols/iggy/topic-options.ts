@@ -197,9 +197,9 @@ function asBool(key: string, v: HeaderValue): boolean {
 export function parseTopicOption(entry: OptionEntry): { key: TopicOptionKey; value: IggyTopicOptions[TopicOptionKey] | null } {
   const key = entry.key as TopicOptionKey;
   if (!topicOptionKeys.includes(key)) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', `unknown topic option '${entry.key}'`);
-  if (isServerDefault(key, entry)) return { key, value: null };
   const v = decodeHeaderValue(entry.kind, entry.value);
   if (typeof v === 'string') throw bad(key, v);
+  if (isServerDefault(key, v)) return { key, value: null };
   switch (key) {
     case 'compression_algorithm': {
       // By name, or by code (spec "Compression": 1 none, 2 gzip), in any unsigned integer kind.
@@ -252,10 +252,9 @@ export interface StoredTopicOptions {
  */
 const zeroMeansDefault: ReadonlySet<TopicOptionKey> = new Set(['message_expiry', 'max_topic_size', 'segment_size']);
 
-function isServerDefault(key: TopicOptionKey, entry: OptionEntry): boolean {
+/** The sentinel: 0, as a number or a numeric string. */
+function isServerDefault(key: TopicOptionKey, v: HeaderValue): boolean {
   if (!zeroMeansDefault.has(key)) return false;
-  const v = decodeHeaderValue(entry.kind, entry.value);
-  if (typeof v === 'string') return false;
   if (v.kind === 'string') return v.value.trim() === '0';
   return v.value === 0 || v.value === 0n;
 }
