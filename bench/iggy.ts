@@ -21,7 +21,12 @@
 //    ingest is also run on a fresh broker into a topic created with preallocate_segments=true
 //    (docs/topic-config.md `preallocate`), and its send latency printed beside it.
 //
-// 4. Context: raw TCP with 1 vs 4 sockets; the read-back floor (the raw server preads each 1 MiB
+// 4. Context: raw TCP with 1 vs 4 sockets; a plain store (this process writes 1 MiB chunks on 4
+//    sockets, as much as the Quartet ingest sends, and the raw server appends each socket's bytes
+//    to a file of its own in whole 1 MiB writes, never synced: storing the ingest with no protocol,
+//    no checksums and no index, which shows what new page-cache pages cost on this machine in this
+//    run; the files are kept until the end of the run, so that no page cache freed by them makes a
+//    later phase faster); the read-back floor (the raw server preads each 1 MiB
 //    from a 1 GiB file written (and synced) just before, so in the page cache, and writes it to 4 sockets; this
 //    process receives each 1 MiB in place and verifies its 1,000 frame checksums: the least work
 //    serving stored messages takes, with no protocol); CPU of the broker and of this process per
@@ -118,7 +123,12 @@ const selfCpuSeconds = (): number => {
 // (1 MiB reply per 8 B request), P = file source (like O, but each 1 MiB chunk is first read with
 // pread from the file named on the command line, each connection starting at its own quarter of
 // it and wrapping at the end: the least work a broker can do to serve stored bytes, for the
-// read-back floor). Like O, P writes one chunk at a time per socket, the next once it drains.
+// read-back floor; like O, P writes one chunk at a time per socket, the next once it drains),
+// W = file sink (like S, but what arrives is copied into 1 MiB buffers, and each full one is
+// appended to a new file of the connection's own in the directory named on the command line with
+// fs.write on the thread pool, one write in flight per connection, the socket paused while 4 full
+// buffers wait, buffers reused; so receiving and writing overlap: storing what arrives with no
+// protocol, for the plain store; the files stay until the bench removes the directory).
 
 const rawServerSource = `
 const net = require('node:net');
@@ -129,7 +139,10 @@ const fs = require('node:fs');
 const file = process.argv[1] ? fs.openSync(process.argv[1], 'r') : -1;
 const fileBytes = file >= 0 ? fs.fstatSync(file).size : 0;
 let fileConns = 0;
-const server = net.createServer((s) => {
+const sinkDir = process.argv[2];
+let sinkConns = 0;
+// allowHalfOpen: W replies once its last write is done, after the client's end.
+const server = net.createServer({ allowHalfOpen: true }, (s) => {
   s.setNoDelay(true);
   s.on('error', () => {});
   let mode = null;
@@ -146,6 +159,37 @@ const server = net.createServer((s) => {
       if (!s.write(buf, () => { free.push(buf); if (!s.writableNeedDrain) setImmediate(pumpFile); })) return;
     }
   };
+  // W: the buffer being filled, full ones waiting for their write, free ones, the file.
+  let stage = null;
+  let staged = 0;
+  let sink = -1;
+  let sinkOffset = 0;
+  let writing = false;
+  let ended = false;
+  const full = [];
+  const spare = [];
+  const finishSink = () => {
+    fs.closeSync(sink);
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(count));
+    s.end(b);
+  };
+  const writeNext = () => {
+    if (writing) return;
+    const next = full.shift();
+    if (next === undefined) { if (ended) finishSink(); return; }
+    writing = true;
+    fs.write(sink, next.buf, 0, next.length, sinkOffset, (err, written) => {
+      if (err) throw err;
+      if (written !== next.length) throw new Error('short write to the plain store at ' + sinkOffset);
+      writing = false;
+      sinkOffset += next.length;
+      spare.push(next.buf);
+      if (s.isPaused() && full.length < 4) s.resume();
+      writeNext();
+    });
+  };
+  const takeBuffer = () => spare.pop() ?? Buffer.allocUnsafeSlow(CHUNK);
   s.on('drain', () => { if (mode === 'O') pump(); else if (mode === 'P') pumpFile(); });
   s.on('data', (d) => {
     let n = d.length;
@@ -158,13 +202,36 @@ const server = net.createServer((s) => {
         position = ((fileConns++ % 4) * fileBytes) / 4;
         pumpFile();
       }
+      if (mode === 'W') {
+        stage = takeBuffer();
+        sink = fs.openSync(sinkDir + '/sink-' + sinkConns++ + '.bin', 'w');
+      }
     }
     count += n;
     if (mode === 'A') while (count >= CHUNK) { count -= CHUNK; s.write(ACK); }
     else if (mode === 'F') while (count >= 8) { count -= 8; s.write(BLOCK); }
+    else if (mode === 'W') {
+      for (let at = d.length - n; at < d.length; ) {
+        const take = Math.min(CHUNK - staged, d.length - at);
+        d.copy(stage, staged, at, at + take);
+        staged += take;
+        at += take;
+        if (staged === CHUNK) {
+          full.push({ buf: stage, length: CHUNK });
+          staged = 0;
+          stage = takeBuffer();
+          if (full.length >= 4) s.pause();
+          writeNext();
+        }
+      }
+    }
   });
   s.on('end', () => {
-    if (mode === 'S') { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(count)); s.end(b); } else s.end();
+    if (mode === 'W') {
+      if (staged > 0) full.push({ buf: stage, length: staged });
+      ended = true;
+      writeNext();
+    } else if (mode === 'S') { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(count)); s.end(b); } else s.end();
   });
 });
 server.listen(0, '127.0.0.1', () => console.log('raw-tcp port ' + server.address().port));
@@ -202,7 +269,7 @@ class ByteCounter {
 }
 
 /** Connects to the raw server with `onread` as the socket's read buffer and picks `mode`. */
-function connectRaw(port: number, mode: 'S' | 'O' | 'A' | 'F' | 'P', onread: OnReadOpts): Promise<Socket> {
+function connectRaw(port: number, mode: 'S' | 'O' | 'A' | 'F' | 'P' | 'W', onread: OnReadOpts): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port, onread });
     socket.setNoDelay(true);
@@ -214,7 +281,7 @@ function connectRaw(port: number, mode: 'S' | 'O' | 'A' | 'F' | 'P', onread: OnR
   });
 }
 
-async function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F'): Promise<{ socket: Socket; counter: ByteCounter }> {
+async function openRaw(port: number, mode: 'S' | 'O' | 'A' | 'F' | 'W'): Promise<{ socket: Socket; counter: ByteCounter }> {
   const counter = new ByteCounter();
   return { socket: await connectRaw(port, mode, counter.onread), counter };
 }
@@ -298,16 +365,19 @@ interface RawRate {
 }
 const mbOf = (r: RawRate): number => r.bytes / r.seconds / 1e6;
 
-/** Client -> server: `sockets` writers of 1 MiB chunks for rawSeconds; ends when the sink counted it all. */
-async function rawIngest(port: number, sockets: number): Promise<RawRate> {
-  const conns = await Promise.all(Array.from({ length: sockets }, () => openRaw(port, 'S')));
+/**
+ * Client -> server: `sockets` writers of 1 MiB chunks for `seconds` or `bytesPerSocket` each,
+ * whichever ends first; ends when the sink (S, or the file sink W) counted it all.
+ */
+async function rawIngest(port: number, sockets: number, mode: 'S' | 'W' = 'S', bytesPerSocket = rawBytesMax / sockets, seconds = rawSeconds): Promise<RawRate> {
+  const conns = await Promise.all(Array.from({ length: sockets }, () => openRaw(port, mode)));
   const block = Buffer.alloc(chunkBytes, 0x70);
   const start = performance.now();
-  const deadline = start + rawSeconds * 1000;
+  const deadline = start + seconds * 1000;
   const counts = await Promise.all(
     conns.map(async ({ socket, counter }) => {
       let written = 0;
-      while (performance.now() < deadline && written < rawBytesMax / sockets) {
+      while (performance.now() < deadline && written < bytesPerSocket) {
         written += chunkBytes;
         if (!socket.write(block)) await drained(socket);
       }
@@ -359,9 +429,20 @@ async function rawRoundTrips(port: number, mode: 'A' | 'F', sockets: number): Pr
   return samples;
 }
 
+/**
+ * The plain store: `clients` sockets each send as many 1 MiB chunks as a producer sends batches,
+ * and the raw server appends them to files (mode W). CPU per MiB of the raw server.
+ */
+async function rawPlainStore(port: number, serverCpu: () => number): Promise<RawRate & { serverMs: number }> {
+  const server0 = serverCpu();
+  const r = await rawIngest(port, clients, 'W', batchesPerProducer * chunkBytes, phaseSecondsMax);
+  return { ...r, serverMs: ((serverCpu() - server0) * 1000 * chunkBytes) / r.bytes };
+}
+
 interface RawBaseline {
   ingest1: RawRate;
   ingest4: RawRate;
+  plainStore: RawRate & { serverMs: number };
   read1: RawRate;
   read4: RawRate;
   ackRtt: number[];
@@ -375,6 +456,7 @@ async function rawBaseline(port: number, serverCpu: () => number): Promise<RawBa
     ingest4: await rawIngest(port, clients),
     read1: await rawRead(port, 1),
     read4: await rawRead(port, clients),
+    plainStore: await rawPlainStore(port, serverCpu),
     ackRtt: await rawRoundTrips(port, 'A', clients),
     fetchRtt: await rawRoundTrips(port, 'F', clients),
     floor: await rawFloorRead(port, serverCpu),
@@ -635,7 +717,7 @@ export async function runIggyBench(): Promise<void> {
   let raw: Awaited<ReturnType<typeof spawnNode>>;
   try {
     writeFloorFile(floorFile);
-    raw = await spawnNode('raw tcp server', ['-e', rawServerSource, floorFile], /raw-tcp port (\d+)/);
+    raw = await spawnNode('raw tcp server', ['-e', rawServerSource, floorFile, floorDir], /raw-tcp port (\d+)/);
   } catch (err) {
     removeDir(floorDir);
     throw err;
@@ -650,7 +732,7 @@ export async function runIggyBench(): Promise<void> {
       const run = await quartetTrial();
       runs.push(run);
       console.log(
-        `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}, read-back floor ${mbS(mbOf(base.floor))}; ` +
+        `  trial ${t + 1}/${trials}: raw TCP up ${mbS(Math.max(mbOf(base.ingest1), mbOf(base.ingest4)))}, down ${mbS(Math.max(mbOf(base.read1), mbOf(base.read4)))}, plain store ${mbS(mbOf(base.plainStore))}, read-back floor ${mbS(mbOf(base.floor))}; ` +
           `ingest ${mbS(payloadMb(run.ingest))} in ${fmt(run.ingest.seconds, 2)} s, read-back ${mbS(payloadMb(run.read))} in ${fmt(run.read.seconds, 2)} s; ` +
           `ingest with preallocate_segments ${mbS(payloadMb(run.preallocated))}`,
       );
@@ -668,6 +750,7 @@ export async function runIggyBench(): Promise<void> {
   const upLimit = Math.max(up1, up4);
   const downLimit = Math.max(down1, down4);
   const ingestMb = median(runs.map((r) => payloadMb(r.ingest)));
+  const plainStoreMb = median(bases.map((b) => mbOf(b.plainStore)));
   const readMb = median(runs.map((r) => payloadMb(r.read)));
   const sendLat = runs.flatMap((r) => r.ingest.latencies).sort((a, b) => a - b);
   const pollLat = runs.flatMap((r) => r.read.latencies).sort((a, b) => a - b);
@@ -731,6 +814,13 @@ export async function runIggyBench(): Promise<void> {
   printTable('Iggy context: raw TCP with 1 socket, and CPU per 1,000-message batch (floor = 1,000 x XXH3-64 of 1,000 B + one copy of the batch, in this process)', [
     { case: 'raw client -> server, 1 socket', value: mbS(up1), baseline: `${clients} sockets: ${mbS(up4)}`, ratio: `${fmt((up1 / up4) * 100, 0)}%` },
     { case: 'raw server -> client, 1 socket', value: mbS(down1), baseline: `${clients} sockets: ${mbS(down4)}`, ratio: `${fmt((down1 / down4) * 100, 0)}%` },
+    {
+      case: `plain store, no protocol: ${clients} clients send as many 1 MiB chunks as the ingest, the raw server appends each socket's bytes to a new file in 1 MiB writes on the thread pool, never synced (what new page-cache pages cost here; CPU per MiB: server ${fmt(median(bases.map((b) => b.plainStore.serverMs)), 2)} ms)`,
+      value: mbS(plainStoreMb),
+      baseline: `raw limit: ${mbS(upLimit)}`,
+      ratio: `${fmt((plainStoreMb / upLimit) * 100, 0)}%`,
+    },
+    { case: 'ingest (above) against the plain store', value: mbS(ingestMb), baseline: mbS(plainStoreMb), ratio: `${fmt((ingestMb / plainStoreMb) * 100, 0)}%` },
     {
       case: `read-back floor, no protocol: the raw server preads each 1 MiB from a file in the page cache and writes it, ${clients} clients receive in place and verify its 1,000 frame checksums (CPU per MiB: server ${fmt(median(bases.map((b) => b.floor.serverMs)), 2)} ms, clients ${fmt(median(bases.map((b) => b.floor.clientMs)), 2)} ms)`,
       value: mbS(median(bases.map((b) => mbOf(b.floor)))),
