@@ -1,11 +1,11 @@
 // Who a poll or an offset call is for (server notes §6 "Consumer"), and where its offset lives.
 //
 // Offsets are kept in the core OffsetStore under scope `iggy`, one offset "group" per
-// (consumer, topic, partition): `c:n:<id>` / `c:s:<name>` for a consumer, `g:<group id>` for a
-// consumer group, suffixed with `|<topic internal id>|<partition>` (so DeleteConsumerOffset removes
+// (consumer, topic, partition): `c:n:<id>` for a consumer, `g:<group id>` for a consumer group, suffixed with `|<topic internal id>|<partition>` (so DeleteConsumerOffset removes
 // exactly one entry). The stored value is Iggy's: the offset of the last consumed message
 // (PollingKind.Next resumes at stored + 1), not Kafka's next-to-consume.
 
+import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../core/catalog.js';
 import { IggyErrorCode, ConsumerKind, type Consumer } from './codec/index.js';
 import { IggyFailure } from './errors.js';
@@ -22,11 +22,17 @@ export interface ResolvedConsumer {
   member: IggyGroupMember | null;
 }
 
+/**
+ * The numeric id of a consumer named by id or by name: a name stands for XXH32(name, seed 0), as
+ * the reference server resolves it (`iggy_common::calculate_32`), so a consumer polling as "app"
+ * and one polling as id XXH32("app") share their offsets there and here.
+ */
+export function consumerNumericId(id: Consumer['id']): number {
+  return id.kind === 'numeric' ? id.value : xxh32(Buffer.from(id.value, 'utf8'), 0);
+}
+
 export function resolveConsumer(frontend: IggyFrontend, session: IggySession, topic: Topic, consumer: Consumer): ResolvedConsumer {
-  if (consumer.kind === ConsumerKind.consumer) {
-    const id = consumer.id;
-    return { key: id.kind === 'numeric' ? `c:n:${id.value}` : `c:s:${id.value}`, group: null, member: null };
-  }
+  if (consumer.kind === ConsumerKind.consumer) return { key: `c:n:${consumerNumericId(consumer.id)}`, group: null, member: null };
   const group = frontend.groups.find(topic, consumer.id);
   if (group === null) {
     throw new IggyFailure(consumer.id.kind === 'numeric' ? IggyErrorCode.consumerGroupIdNotFound : IggyErrorCode.consumerGroupNameNotFound, 'status');

@@ -199,6 +199,26 @@ describe('iggy messages', () => {
     assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: { kind: ConsumerKind.consumer, id: sid('named') } }))?.storedOffset, 2n);
   });
 
+  it('a consumer named by name is the consumer whose id is XXH32 of the name, as in the reference server', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c'], { kind: 'partitionId', partitionId: 0 }));
+    const named = { kind: ConsumerKind.consumer, id: sid('app') };
+    const byId = { kind: ConsumerKind.consumer, id: sid(xxh32(Buffer.from('app'), 0)) };
+    const ref = { streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
+    await c.ok(CommandCode.storeConsumerOffset, { ...ref, consumer: named, offset: 1n, ack: 1 });
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: byId }))?.storedOffset, 1n);
+    // Polling Next by id resumes where the name left off, and auto-commit moves the name's offset.
+    const next = await poll(c, { kind: PollingKind.next, value: 0n }, 10, { autoCommit: true });
+    assert.deepEqual(next.payloads, ['a', 'b', 'c'], 'consumer 1 (the poll helper) has its own offset');
+    const resumed = await c.ok(CommandCode.pollMessages, { ...ref, consumer: byId, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    assert.equal(resumed.messagesCount, 1, 'only offset 2 is left after the stored 1');
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: named }))?.storedOffset, 2n);
+    await c.ok(CommandCode.deleteConsumerOffset, { ...ref, consumer: byId, ack: 1 });
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: named }), null);
+  });
+
   it('keeps user headers and message ids intact through send and poll', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
