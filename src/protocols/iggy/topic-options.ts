@@ -13,6 +13,8 @@
 // | preallocate_segments (bool)        | preallocate (validated: segment_size × partitions ≤     |
 // |                                    |   64 GiB): new segments reserve segment_size on disk    |
 // | compression_algorithm (none|gzip)  | stored and reported (Iggy itself compresses nothing)    |
+// | (none: Iggy limits a batch only by its frame, 64 MiB by default) | max.message.bytes = the log's  |
+// |                                    |   largest batch, so the listener's frame limit governs  |
 //
 // Every mapped key is written explicitly into the core config on create, so Iggy's defaults
 // (never expire, unlimited size) hold whatever the broker-wide Kafka-style defaults are. The
@@ -23,7 +25,7 @@
 
 import type { Topic } from '../../core/catalog.js';
 import type { TopicConfig } from '../../core/topic-config.js';
-import { builtinTopicDefaults } from '../../core/topic-config.js';
+import { builtinTopicDefaults, maxMessageBytesMax } from '../../core/topic-config.js';
 import {
   HeaderKind,
   IggyErrorCode,
@@ -309,6 +311,7 @@ export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicCon
     'retention.ms': Number.isSafeInteger(retentionMs) ? retentionMs : -1,
     'retention.bytes': sizeUnlimited ? -1 : Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions))),
     preallocate: v.preallocate_segments ? 'true' : 'false',
+    'max.message.bytes': maxMessageBytesMax,
   };
 }
 

@@ -199,6 +199,25 @@ describe('iggy messages', () => {
     assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: { kind: ConsumerKind.consumer, id: sid('named') } }))?.storedOffset, 2n);
   });
 
+  it('takes batches far above Kafka\'s 1 MiB default into Iggy topics, and polls them back whole', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const many = Array.from({ length: 1200 }, (_, i) => Buffer.alloc(2000, i % 251));
+    const big = Buffer.alloc(10_000_000, 0x6b);
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), many));
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [big]));
+    const first = await c.ok(CommandCode.pollMessages, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 0n }, count: 1200, autoCommit: false });
+    assert.equal(first.messagesCount, 1200);
+    // A batch larger than a poll's byte budget (8 MiB) still comes back, whole.
+    const second = await poll(c, { kind: PollingKind.offset, value: 1200n }, 10);
+    assert.deepEqual(second.offsets, [1200]);
+    assert.equal(second.payloads[0]!.length, big.length);
+    // A topic another protocol made keeps its own max.message.bytes (1 MiB by default): 4022.
+    await h.broker.createTopic('default', 'k', { partitions: 1 });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('k'), many)), { status: IggyErrorCode.tooBigMessagePayload });
+  });
+
   it('a consumer named by name is the consumer whose id is XXH32 of the name, as in the reference server', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
