@@ -40,11 +40,31 @@ export function resolveConsumer(frontend: IggyFrontend, session: IggySession, to
   return { key: `g:${group.id}`, group, member: group.members.get(session.connectionId) ?? null };
 }
 
-/** The partition of an offset call: given, or 0 for a consumer, or the member's first. */
-export function offsetPartition(topic: Topic, c: ResolvedConsumer, partitionId: number | null): number {
-  if (partitionId !== null) return requirePartition(topic, partitionId);
-  if (c.member && c.member.partitions.length > 0) return c.member.partitions[0]!;
-  return requirePartition(topic, 0);
+/** A consumer group's offset is not this caller's to read: the group does not exist. */
+export function findConsumer(frontend: IggyFrontend, session: IggySession, topic: Topic, consumer: Consumer): ResolvedConsumer | null {
+  if (consumer.kind === ConsumerKind.consumer) return resolveConsumer(frontend, session, topic, consumer);
+  const group = frontend.groups.find(topic, consumer.id);
+  return group === null ? null : { key: `g:${group.id}`, group, member: group.members.get(session.connectionId) ?? null };
+}
+
+/** The partition of an offset call: as given, or 0. */
+export function offsetPartition(topic: Topic, partitionId: number | null): number {
+  return requirePartition(topic, partitionId ?? 0);
+}
+
+/**
+ * The reference server's fence on a consumer group's offset writes (Store/DeleteConsumerOffset):
+ * the call must name a partition (else status 6) that the caller, a member, owns now (else status
+ * 5009, ConsumerGroupPartitionNotOwned). So a member that lost a partition in a rebalance cannot
+ * overwrite its new owner's offset. A plain consumer's writes are not fenced.
+ */
+export function fenceGroupOffsetWrite(topic: Topic, c: ResolvedConsumer, partitionId: number | null): number {
+  if (c.group === null) return offsetPartition(topic, partitionId);
+  if (partitionId === null) throw new IggyFailure(IggyErrorCode.invalidIdentifier, 'status', 'a consumer group offset names its partition');
+  if (c.member === null || !c.member.partitions.includes(partitionId)) {
+    throw new IggyFailure(IggyErrorCode.consumerGroupPartitionNotOwned, 'status', `partition ${partitionId} is not this member's`);
+  }
+  return requirePartition(topic, partitionId);
 }
 
 export function offsetKey(c: ResolvedConsumer, topic: Topic, partition: number): string {
@@ -62,6 +82,14 @@ export async function storeOffset(frontend: IggyFrontend, c: ResolvedConsumer, t
 
 export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, topic: Topic, partition: number): Promise<boolean> {
   return (await frontend.broker.offsets.deleteGroup(iggyOffsetScope, offsetKey(c, topic, partition))) > 0;
+}
+
+/** Removes every offset a deleted consumer group stored in the topic. */
+export async function deleteGroupOffsets(frontend: IggyFrontend, topic: Topic, groupId: number): Promise<void> {
+  const prefix = `g:${groupId}|${topic.internalId}|`;
+  for (const key of await frontend.broker.offsets.listGroups(iggyOffsetScope)) {
+    if (key.startsWith(prefix)) await frontend.broker.offsets.deleteGroup(iggyOffsetScope, key);
+  }
 }
 
 /**

@@ -1,13 +1,15 @@
 // Iggy consumer groups: server-side partition assignment with generations (server notes §7
-// "Consumer groups"). A group belongs to a topic and has a numeric id (0-based, unique within the
-// topic) and a name. Members are connections (the Iggy client sessions): Join adds the caller,
+// "Consumer groups"). A group belongs to a topic and has a numeric id and a name. Ids count up from
+// 0 within the topic and are never given again, not even after the group is deleted (as the
+// reference server's, so a new group never inherits a deleted one's offsets; the offsets of a
+// deleted group are removed too, handlers/consumer-groups.ts). Members are connections (the Iggy client sessions): Join adds the caller,
 // Leave removes it, a closed or evicted connection is removed; every membership change bumps the
 // generation and reassigns the topic's partitions round-robin over the members in join order
 // (member i gets partitions p with p % n == i). SyncConsumerGroup returns the caller's
 // generation and partitions.
 //
 // Durable: the group's id, name and topic (group store, scope `iggy`, key
-// `<topicInternalId>/<groupId>`). Members are not: they are live connections, gone after a
+// `<topicInternalId>/<groupId>`), and per topic the next group id (key `<topicInternalId>/next`). Members are not: they are live connections, gone after a
 // restart, as in Iggy.
 
 import type { Broker } from '../../core/broker.js';
@@ -40,6 +42,8 @@ export interface IggyGroup {
 export class IggyGroups {
   /** topic internal id → group id → group. */
   private readonly byTopic = new Map<number, Map<number, IggyGroup>>();
+  /** topic internal id → the id the next group gets (at least every existing id + 1). */
+  private readonly nextIds = new Map<number, number>();
   private joinSeq = 0;
 
   constructor(
@@ -49,12 +53,19 @@ export class IggyGroups {
 
   async load(): Promise<void> {
     for (const stored of await this.broker.groups.list(iggyGroupScope)) {
-      const s = stored.state as { topicInternalId?: unknown; id?: unknown; name?: unknown } | null;
-      if (!s || typeof s.topicInternalId !== 'number' || typeof s.id !== 'number' || typeof s.name !== 'string') continue;
+      const s = stored.state as { topicInternalId?: unknown; id?: unknown; name?: unknown; nextGroupId?: unknown } | null;
+      if (!s || typeof s.topicInternalId !== 'number') continue;
+      const nextId = typeof s.nextGroupId === 'number' ? s.nextGroupId : null;
+      if (nextId === null && (typeof s.id !== 'number' || typeof s.name !== 'string')) continue;
       if (this.broker.catalog.topicByInternalId(s.topicInternalId) === null) {
         await this.broker.groups.delete(iggyGroupScope, stored.groupId).catch(() => undefined);
         continue;
       }
+      if (nextId !== null) {
+        this.nextIds.set(s.topicInternalId, Math.max(nextId, this.nextIds.get(s.topicInternalId) ?? 0));
+        continue;
+      }
+      if (typeof s.id !== 'number' || typeof s.name !== 'string') continue;
       this.groupsOf(s.topicInternalId).set(s.id, { topicInternalId: s.topicInternalId, id: s.id, name: s.name, generation: 0n, members: new Map() });
     }
     this.logger.debug('loaded iggy consumer groups', { groups: this.count() });
@@ -90,9 +101,12 @@ export class IggyGroups {
     if (Buffer.byteLength(name) < 1 || Buffer.byteLength(name) > 255) throw new IggyFailure(IggyErrorCode.invalidFormat, 'result', 'invalid group name');
     for (const g of groups.values()) if (g.name === name) throw new IggyFailure(IggyErrorCode.consumerGroupNameAlreadyExists, 'result', `group '${name}' exists`);
     if (groups.size >= groupsPerTopicMax) throw new IggyFailure(IggyErrorCode.error, 'result', 'too many groups');
-    let id = 0;
+    let id = this.nextIds.get(topic.internalId) ?? 0;
     for (const g of groups.values()) id = Math.max(id, g.id + 1);
     const group: IggyGroup = { topicInternalId: topic.internalId, id, name, generation: 0n, members: new Map() };
+    // The counter first: a crash between the two writes leaves a gap in the ids, never a reuse.
+    await this.broker.groups.save(iggyGroupScope, nextKey(topic.internalId), { topicInternalId: topic.internalId, nextGroupId: id + 1 });
+    this.nextIds.set(topic.internalId, id + 1);
     await this.broker.groups.save(iggyGroupScope, key(topic.internalId, id), { topicInternalId: topic.internalId, id, name });
     groups.set(id, group);
     return group;
@@ -105,6 +119,7 @@ export class IggyGroups {
 
   /** Drops every group of a deleted topic. */
   async topicDeleted(topicInternalId: number): Promise<void> {
+    if (this.nextIds.delete(topicInternalId)) await this.broker.groups.delete(iggyGroupScope, nextKey(topicInternalId)).catch(() => undefined);
     const groups = this.byTopic.get(topicInternalId);
     if (!groups) return;
     this.byTopic.delete(topicInternalId);
@@ -173,4 +188,8 @@ export class IggyGroups {
 
 function key(topicInternalId: number, groupId: number): string {
   return `${topicInternalId}/${groupId}`;
+}
+
+function nextKey(topicInternalId: number): string {
+  return `${topicInternalId}/next`;
 }

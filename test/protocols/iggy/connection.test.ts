@@ -17,7 +17,7 @@ import {
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
 import { QuartetError } from '../../../src/core/errors.js';
-import { eventually, startIggy, type Received } from './harness.js';
+import { eventually, sendRequest, startIggy, type Received } from './harness.js';
 
 function evictionReason(r: Received): number {
   assert.equal(r.kind, 'eviction', 'expected an eviction frame');
@@ -300,6 +300,8 @@ describe('iggy connection: sessions', () => {
     await c.call(CommandCode.createTopic, { streamId: { kind: 'numeric', value: h.broker.catalog.requireNamespace('default').id }, partitionsCount: 1, name: 'n', options: [] }, { request: 5n });
     // Store/Delete offset and Send repeat the current counter (5): applied every time.
     const ref = { consumer: { kind: 1 as const, id: { kind: 'numeric' as const, value: 1 } }, streamId: { kind: 'string' as const, value: 'default' }, topicId: { kind: 'string' as const, value: 'n' }, partitionId: 0 };
+    for (let i = 0; i < 2; i++) assert.ok('value' in (await c.call(CommandCode.sendMessages, sendRequest(ref.streamId, ref.topicId, ['a', 'b', 'c']), { request: 5n })));
+    assert.equal(h.broker.partition(h.broker.catalog.getTopic({ topic: 'n' })!, 0).stats().highWatermark, 6, 'both sends appended');
     assert.ok('value' in (await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 3n, ack: 1 }, { request: 5n })));
     assert.ok('value' in (await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 4n, ack: 1 }, { request: 5n })));
     const got = await c.call(CommandCode.getConsumerOffset, ref, { request: 5n });

@@ -3,6 +3,7 @@
 // for Leave). Sync answers only the caller's own membership: an empty body for anything missing.
 
 import { CommandCode } from '../codec/index.js';
+import { deleteGroupOffsets } from '../consumers.js';
 import type { IggyGroup } from '../groups.js';
 import { findStream, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
@@ -38,7 +39,9 @@ export const consumerGroupHandlers: IggyHandlerTable = {
   [CommandCode.deleteConsumerGroup]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    await ctx.frontend.groups.delete(topic, ctx.frontend.groups.require(topic, req.groupId));
+    const group = ctx.frontend.groups.require(topic, req.groupId);
+    await ctx.frontend.groups.delete(topic, group);
+    await deleteGroupOffsets(ctx.frontend, topic, group.id);
     return {};
   },
 

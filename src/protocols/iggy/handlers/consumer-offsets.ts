@@ -1,10 +1,15 @@
 // Consumer offsets: GetConsumerOffset (120, NonReplicated), StoreConsumerOffset (121) and
 // DeleteConsumerOffset (122) (result-framed, with the ack byte: 0 no ack, 1 quorum; a single node
 // commits to the metadata store before replying either way). Missing stream/topic/partition:
-// status 1009/2010/3007 (server notes §2). Where offsets live: ../consumers.ts.
+// status 1009/2010/3007 (server notes §2). As the reference server admits them: a consumer
+// group's offset writes are fenced to the partitions the caller owns (consumers.ts
+// fenceGroupOffsetWrite); a store on an empty partition or past its last offset is denied with
+// status 4100 (InvalidOffset), a delete of an offset never stored with status 3021, both before
+// anything is applied; reading the offset of a group that does not exist finds nothing. Where
+// offsets live: ../consumers.ts.
 
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
-import { deleteOffset, offsetPartition, resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
+import { deleteOffset, fenceGroupOffsetWrite, findConsumer, offsetPartition, resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
 import { requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
@@ -14,8 +19,9 @@ export const consumerOffsetHandlers: IggyHandlerTable = {
   [CommandCode.getConsumerOffset]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
-    const consumer = resolveConsumer(ctx.frontend, ctx.session, topic, req.consumer);
-    const partition = offsetPartition(topic, consumer, req.partitionId);
+    const partition = offsetPartition(topic, req.partitionId);
+    const consumer = findConsumer(ctx.frontend, ctx.session, topic, req.consumer);
+    if (consumer === null) return null;
     const stored = await storedOffset(ctx.frontend, consumer, topic, partition);
     if (stored === null) return null;
     const stats = ctx.frontend.broker.partition(topic, partition).stats();
@@ -26,8 +32,12 @@ export const consumerOffsetHandlers: IggyHandlerTable = {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
     const consumer = resolveConsumer(ctx.frontend, ctx.session, topic, req.consumer);
-    const partition = offsetPartition(topic, consumer, req.partitionId);
-    if (req.offset > BigInt(Number.MAX_SAFE_INTEGER)) throw new IggyFailure(IggyErrorCode.invalidOffset, 'result');
+    const partition = fenceGroupOffsetWrite(topic, consumer, req.partitionId);
+    // An empty partition takes no offset, and none past its last message.
+    const highWatermark = ctx.frontend.broker.partition(topic, partition).stats().highWatermark;
+    if (highWatermark === 0 || req.offset > BigInt(highWatermark - 1)) {
+      throw new IggyFailure(IggyErrorCode.invalidOffset, 'status', `offset ${req.offset} is past the partition's last offset ${highWatermark - 1}`);
+    }
     await storeOffset(ctx.frontend, consumer, topic, partition, Number(req.offset));
     return {};
   },
@@ -36,8 +46,8 @@ export const consumerOffsetHandlers: IggyHandlerTable = {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
     const consumer = resolveConsumer(ctx.frontend, ctx.session, topic, req.consumer);
-    const partition = offsetPartition(topic, consumer, req.partitionId);
-    if (!(await deleteOffset(ctx.frontend, consumer, topic, partition))) throw new IggyFailure(IggyErrorCode.consumerOffsetNotFound, 'result');
+    const partition = fenceGroupOffsetWrite(topic, consumer, req.partitionId);
+    if (!(await deleteOffset(ctx.frontend, consumer, topic, partition))) throw new IggyFailure(IggyErrorCode.consumerOffsetNotFound, 'status');
     return {};
   },
 };

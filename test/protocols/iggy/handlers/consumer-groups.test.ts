@@ -73,6 +73,60 @@ describe('iggy consumer groups', () => {
     assert.deepEqual(await a.call(CommandCode.joinConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupIdNotFound });
   });
 
+  it('fences a group\'s offset writes to the partitions the caller owns, and reads a missing group\'s offset as none', async (t) => {
+    const h = await startIggy(t);
+    const a = await h.root();
+    const b = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
+    for (const p of [0, 1]) await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: p }));
+    await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+    const at = (partitionId: number | null) => ({ consumer, ...ref, partitionId });
+    // Not a member: refused, nothing stored.
+    assert.deepEqual(await a.call(CommandCode.storeConsumerOffset, { ...at(0), offset: 1n, ack: 1 }), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    await b.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual((await sync(a))?.partitions, [0]);
+    assert.deepEqual(await a.call(CommandCode.storeConsumerOffset, { ...at(null), offset: 1n, ack: 1 }), { status: IggyErrorCode.invalidIdentifier });
+    assert.deepEqual(await a.call(CommandCode.storeConsumerOffset, { ...at(1), offset: 1n, ack: 1 }), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+    await a.ok(CommandCode.storeConsumerOffset, { ...at(0), offset: 1n, ack: 1 });
+    await b.ok(CommandCode.storeConsumerOffset, { ...at(1), offset: 0n, ack: 1 });
+    assert.deepEqual(await b.call(CommandCode.deleteConsumerOffset, { ...at(0), ack: 1 }), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+    // Anyone may read them; the partition defaults to 0.
+    assert.equal((await b.ok(CommandCode.getConsumerOffset, at(null)))?.storedOffset, 1n);
+    assert.equal((await a.ok(CommandCode.getConsumerOffset, at(1)))?.storedOffset, 0n);
+    await a.ok(CommandCode.deleteConsumerOffset, { ...at(0), ack: 1 });
+    assert.equal(await a.ok(CommandCode.getConsumerOffset, at(0)), null);
+    // A group that does not exist has no offset (not an error), by name and by id.
+    assert.equal(await a.ok(CommandCode.getConsumerOffset, { ...at(0), consumer: { kind: ConsumerKind.consumerGroup, id: sid('nobody') } }), null);
+    assert.equal(await a.ok(CommandCode.getConsumerOffset, { ...at(0), consumer: { kind: ConsumerKind.consumerGroup, id: sid(42) } }), null);
+  });
+
+  it('never gives a deleted group\'s id again, across restarts, and deletes its offsets with it', async (t) => {
+    const h = await startIggy(t, { keepDataDir: true });
+    const a = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'g', options: [] });
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y', 'z']));
+    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+    const at = { consumer, ...ref, partitionId: 0 };
+    assert.equal((await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' })).id, 0);
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    await a.ok(CommandCode.storeConsumerOffset, { ...at, offset: 2n, ack: 1 });
+    await a.ok(CommandCode.deleteConsumerGroup, group);
+    const again = await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    assert.equal(again.id, 1, 'a new id, not the deleted group\'s 0');
+    assert.equal(await a.ok(CommandCode.getConsumerOffset, at), null, 'the deleted group\'s offset went with it');
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    const polled = await a.ok(CommandCode.pollMessages, { ...at, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false });
+    assert.equal(polled.messagesCount, 3, 'the new group reads from the start');
+    await a.ok(CommandCode.deleteConsumerGroup, group);
+    await h.stop();
+    const h2 = await startIggy(t, { dataDir: h.dataDir });
+    const c = await h2.root();
+    assert.equal((await c.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' })).id, 2, 'the counter survived the restart');
+    assert.equal((await c.ok(CommandCode.createConsumerGroup, { ...ref, name: 'more' })).id, 3);
+  });
+
   it('evicts a member that stops pinging (StaleClient 13) and rebalances', async (t) => {
     const clock = new ManualClock();
     const scheduler = new ManualScheduler(clock);

@@ -195,8 +195,27 @@ describe('iggy messages', () => {
     assert.equal(next.messagesCount, 1);
     await c.ok(CommandCode.deleteConsumerOffset, { ...ref, ack: 1 });
     assert.equal(await c.ok(CommandCode.getConsumerOffset, ref), null);
-    assert.deepEqual(await c.call(CommandCode.deleteConsumerOffset, { ...ref, ack: 1 }), { rejected: IggyErrorCode.consumerOffsetNotFound });
+    assert.deepEqual(await c.call(CommandCode.deleteConsumerOffset, { ...ref, ack: 1 }), { status: IggyErrorCode.consumerOffsetNotFound });
     assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...ref, consumer: { kind: ConsumerKind.consumer, id: sid('named') } }))?.storedOffset, 2n);
+  });
+
+  it('refuses to store an offset on an empty partition or past its last message (status 4100), for consumers and groups', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'm', options: [] });
+    const ref = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
+    assert.deepEqual(await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 0n, ack: 1 }), { status: IggyErrorCode.invalidOffset });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
+    assert.deepEqual(await c.call(CommandCode.storeConsumerOffset, { ...ref, offset: 3n, ack: 1 }), { status: IggyErrorCode.invalidOffset });
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, ref), null, 'nothing stored');
+    await c.ok(CommandCode.storeConsumerOffset, { ...ref, offset: 2n, ack: 1 });
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, ref))?.storedOffset, 2n);
+    await c.ok(CommandCode.createConsumerGroup, { streamId: sid('default'), topicId: sid('m'), name: 'g' });
+    await c.ok(CommandCode.joinConsumerGroup, { streamId: sid('default'), topicId: sid('m'), groupId: sid('g') });
+    const group = { ...ref, consumer: { kind: ConsumerKind.consumerGroup, id: sid('g') } };
+    assert.deepEqual(await c.call(CommandCode.storeConsumerOffset, { ...group, partitionId: 1, offset: 0n, ack: 1 }), { status: IggyErrorCode.invalidOffset });
+    assert.deepEqual(await c.call(CommandCode.storeConsumerOffset, { ...group, offset: 99n, ack: 1 }), { status: IggyErrorCode.invalidOffset });
+    await c.ok(CommandCode.storeConsumerOffset, { ...group, offset: 0n, ack: 1 });
   });
 
   it('takes batches far above Kafka\'s 1 MiB default into Iggy topics, and polls them back whole', async (t) => {
