@@ -8,14 +8,18 @@
 // rotation, each by id with strategy `next` (the group's stored offset + 1), as the reference SDKs
 // do (the reference server wants the partition of a group poll named). It syncs again after a
 // round with no messages (a rebalance may have moved partitions), when a poll is refused with
-// 5009 (partition not owned any more) or 5006 (not a member: it joins again), and when a reply
+// 5009 (partition not owned any more) or 5006, 5000 or 5003 (not a member, or the group was
+// deleted: it joins again, creating the group again if it may), and when a reply
 // names partition u32::MAX (the reference server's "re-sync" answer to a fenced poll). It re-joins
 // after a reconnect (a new session loses the membership) and leaves the group on close().
 //
 // Commits (`autoCommit`):
 //   'poll'  (default) the poll itself stores the offset server-side (auto_commit = 1);
 //   'after' the offset of the last message of a batch is stored once the loop has yielded the
-//           whole batch, i.e. after your code handled it (at-least-once);
+//           whole batch, i.e. after your code handled it (at-least-once); in group mode a commit
+//           the server refuses because a rebalance moved the partition away (5009) or the
+//           membership was lost (5006) is dropped and the loop syncs again: the new owner reads
+//           on from the group's last stored offset (so the batch may be seen twice);
 //   false   nothing is stored; call commit(message) yourself.
 //
 // After an empty round the loop waits pollIntervalMs. Retriable errors (a dropped connection)
@@ -180,7 +184,27 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
   private async commitLast(batch: readonly IggyMessage[]): Promise<void> {
     const last = new Map<number, IggyMessage>();
     for (const m of batch) last.set(m.partitionId, m);
-    for (const m of last.values()) await this.commit(m);
+    for (const m of last.values()) {
+      try {
+        await this.commit(m);
+      } catch (err) {
+        if (!this.isGroup || !(err instanceof IggyError) || !this.lostPartition(err.code)) throw err;
+      }
+    }
+  }
+
+  /** In group mode: whether `code` says the assignment changed under this member (and notes what to redo). */
+  private lostPartition(code: number): boolean {
+    if (code === IggyErrorCode.consumerGroupPartitionNotOwned) {
+      this.needsSync = true;
+      return true;
+    }
+    if (code === IggyErrorCode.consumerGroupMemberNotFound || code === IggyErrorCode.consumerGroupIdNotFound || code === IggyErrorCode.consumerGroupNameNotFound) {
+      this.needsJoin = true;
+      this.needsSync = true;
+      return true;
+    }
+    return false;
   }
 
   private async pollGroup(autoCommit: boolean): Promise<IggyMessage[]> {
@@ -194,14 +218,7 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
       try {
         r = await this.client.pollMessages({ streamId, topicId, consumer: this.consumerRef, partitionId, strategy: 'next', count: this.batchSize, autoCommit });
       } catch (err) {
-        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupPartitionNotOwned) {
-          this.needsSync = true;
-          return [];
-        }
-        if (err instanceof IggyError && err.code === IggyErrorCode.consumerGroupMemberNotFound) {
-          this.needsJoin = true;
-          this.needsSync = true;
-        }
+        if (err instanceof IggyError && this.lostPartition(err.code)) return [];
         throw err;
       }
       if (r.partitionId === resyncPartitionId) {

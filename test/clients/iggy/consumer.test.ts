@@ -110,6 +110,41 @@ describe('consumer group', () => {
     await it.return?.();
   });
 
+  test('joins again when a poll is refused with 5006 (not a member) or names a group gone missing (5003), and goes on', async () => {
+    let polls = 0;
+    server.handler = (r) => {
+      if (r.code !== CommandCode.pollMessages) return undefined;
+      polls++;
+      if (polls === 1) return { status: 5006 };
+      if (polls === 2) return { status: 5003 };
+      return undefined;
+    };
+    const c = new IggyConsumer(client, { streamId: 1, topicId: 1, group: 'g4', batchSize: 1, pollIntervalMs: 5 });
+    const got = await take(c, 1);
+    assert.equal(got[0]!.payload.toString(), 'p0-a');
+    assert.equal(server.codes().filter((x) => x === CommandCode.joinConsumerGroup).length, 3, 'joined, then again after each refusal');
+  });
+
+  test("autoCommit 'after': a commit refused because the partition moved (5009) is dropped, and the loop syncs again", async () => {
+    let refused = 0;
+    let syncs = 0;
+    server.handler = (r) => {
+      if (r.code === CommandCode.syncConsumerGroup) syncs++;
+      if (r.code === CommandCode.storeConsumerOffset && refused === 0) {
+        refused++;
+        return { status: 5009 };
+      }
+      return undefined;
+    };
+    const c = new IggyConsumer(client, { streamId: 1, topicId: 1, group: 'g5', batchSize: 1, pollIntervalMs: 5, autoCommit: 'after' });
+    const got = await take(c, 3);
+    // Its offset was not stored, so the group reads p0-a again (at-least-once), then goes on.
+    assert.deepEqual(got.map((m) => m.payload.toString()), ['p0-a', 'p0-a', 'p0-b']);
+    assert.equal(refused, 1);
+    assert.ok(syncs >= 2, 'synced again after the refused commit');
+    assert.ok(server.codes().filter((x) => x === CommandCode.storeConsumerOffset).length >= 2, 'later commits still sent');
+  });
+
   test('syncs again when a poll is refused with 5009 (partition not owned), or answered with partition u32::MAX', async () => {
     // First assignment: partition 1, which the server then refuses (5009); the next sync gives 0.
     let syncs = 0;
