@@ -1,9 +1,9 @@
 // Iggy permissions (server notes §7 "Users and permissions"), stored as the user's opaque
 // `permissions` value in the core UserStore: the codec's Permissions object, as JSON. Root (id 0)
 // may do everything. The checks follow the reference permissioner's implications: manage implies
-// read; global manage_streams/read_streams cover every stream's topics and messages; a stream's
-// manage_topics/read_topics cover its topics; poll/send may be granted globally, per stream or per
-// topic. A missing permission is answered with status 41 (Unauthorized), empty body.
+// read; global manage_streams/read_streams cover every stream's topics and messages; global or a
+// stream's manage_topics/read_topics cover the topics and their messages (read: polling; manage:
+// sending too); poll/send may be granted globally, per stream or per topic. A missing permission is answered with status 41 (Unauthorized), empty body.
 
 import type { User } from '../../core/users.js';
 import type { Permissions, StreamPermissions, TopicPermissions } from './codec/index.js';
@@ -68,9 +68,11 @@ function allowedTopic(user: User, streamId: number, topicId: number, action: Top
     case 'readTopic':
       return readTopics;
     case 'poll':
-      return g.readStreams || g.manageStreams || g.pollMessages || (s !== undefined && (s.readStream || s.manageStream || s.pollMessages)) || (t !== undefined && (t.pollMessages || t.readTopic || t.manageTopic));
+      // manage_streams → read_streams → read_topics → poll_messages (reference `poll_messages`).
+      return readTopics || g.pollMessages || (s?.pollMessages ?? false) || (t?.pollMessages ?? false);
     case 'send':
-      return g.manageStreams || g.sendMessages || (s !== undefined && (s.manageStream || s.sendMessages)) || (t !== undefined && (t.sendMessages || t.manageTopic));
+      // manage_streams → manage_topics → send_messages (reference `append_messages`).
+      return manageTopics || g.sendMessages || (s?.sendMessages ?? false) || (t?.sendMessages ?? false);
   }
 }
 

@@ -1,6 +1,8 @@
 // Consumer groups (600–606), on ../groups.ts. Get and list: missing stream 1009, missing topic
 // 2010 (status); Get of a missing group → empty body. Join/Leave commit 1009, 2010, 5000 (5006
 // for Leave). Sync answers only the caller's own membership: an empty body for anything missing.
+// Every command but Sync takes the read-topic permission (the reference permissioner's
+// consumer-group rules are all its get_topic rule).
 
 import { CommandCode } from '../codec/index.js';
 import { deleteGroupOffsets } from '../consumers.js';
@@ -31,14 +33,14 @@ export const consumerGroupHandlers: IggyHandlerTable = {
 
   [CommandCode.createConsumerGroup]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     const g = await ctx.frontend.groups.create(topic, req.name);
     return info(g, topic.partitions);
   },
 
   [CommandCode.deleteConsumerGroup]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     const group = ctx.frontend.groups.require(topic, req.groupId);
     await ctx.frontend.groups.delete(topic, group);
     await deleteGroupOffsets(ctx.frontend, topic, group.id);
@@ -47,20 +49,20 @@ export const consumerGroupHandlers: IggyHandlerTable = {
 
   [CommandCode.joinConsumerGroup]: (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     ctx.frontend.groups.join(topic, ctx.frontend.groups.require(topic, req.groupId), ctx.session.connectionId);
     return {};
   },
 
   [CommandCode.leaveConsumerGroup]: (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     ctx.frontend.groups.leave(topic, ctx.frontend.groups.require(topic, req.groupId), ctx.session.connectionId);
     return {};
   },
 
   [CommandCode.syncConsumerGroup]: (ctx, req) => {
-    // Self-scoped (no permission rule: joining took the poll permission), as the reference server.
+    // Self-scoped (no permission rule: joining took the read-topic permission), as the reference server.
     const catalog = ctx.frontend.broker.catalog;
     const ns = findStream(catalog, req.streamId);
     const topic = ns === null ? null : catalog.getTopic({ namespace: ns.id, topic: req.topicId.value });

@@ -64,10 +64,12 @@ function usernameProblem(err: unknown): never {
 
 export const userHandlers: IggyHandlerTable = {
   [CommandCode.getUser]: (ctx, req) => {
-    // read_users even for oneself, as the reference permissioner's get_user.
-    requireServer(ctx.user, 'readUsers');
+    // As the reference server's GetUser gate: a missing user is not found (an empty body) before
+    // any permission is checked, one's own account needs none, anyone else's read_users.
     const u = findUser(ctx, req.userId);
-    return u === null ? null : userDetails(u);
+    if (u === null) return null;
+    if (u.id !== ctx.user.id) requireServer(ctx.user, 'readUsers');
+    return userDetails(u);
   },
 
   [CommandCode.getUsers]: (ctx) => {

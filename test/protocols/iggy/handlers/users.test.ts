@@ -7,7 +7,7 @@ import { CommandCode, IggyErrorCode, type Permissions } from '../../../../src/pr
 import { UserStatus } from '../../../../src/protocols/iggy/codec/commands/users.js';
 import { silentLogger } from '../../../../src/core/logger.js';
 import { IggyFrontend } from '../../../../src/protocols/iggy/frontend.js';
-import { sendRequest, sid, startIggy } from '../harness.js';
+import { sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 const none = {
   manageServers: false,
@@ -85,10 +85,77 @@ describe('iggy users', () => {
     // granting send at the topic level
     await root.ok(CommandCode.updatePermissions, { userId: sid('nobody'), permissions: { global: { ...none }, streams: [{ streamId: s.id, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [{ topicId: 0, manageTopic: false, readTopic: false, pollMessages: false, sendMessages: true }] }] } });
     assert.ok('value' in (await nobody.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['y']))));
-    // reading users takes read_users, for oneself too; a user changes its own password without manage_users
-    assert.deepEqual(await nobody.call(CommandCode.getUser, { userId: sid('nobody') }), denied);
+    // Reading another user takes read_users; one's own account none (the reference GetUser gate);
+    // a user that does not exist is not found before any permission is asked.
+    assert.equal((await nobody.ok(CommandCode.getUser, { userId: sid('nobody') }))?.username, 'nobody');
+    assert.equal((await reader.ok(CommandCode.getUser, { userId: sid(1) }))?.username, 'reader', 'oneself by id');
+    assert.deepEqual(await nobody.call(CommandCode.getUser, { userId: sid('reader') }), denied);
+    assert.equal(await nobody.ok(CommandCode.getUser, { userId: sid('ghost') }), null);
+    // a user changes its own password without manage_users
     assert.ok('value' in (await nobody.call(CommandCode.changePassword, { userId: sid('nobody'), currentPassword: 'password-1', newPassword: 'password-9' })));
     assert.deepEqual(await nobody.call(CommandCode.changePassword, { userId: sid('reader'), currentPassword: 'password-1', newPassword: 'password-9' }), denied);
+  });
+});
+
+describe('iggy permission implications (the reference permissioner)', () => {
+  it('read/manage topics, globally or per stream, poll (and manage sends); consumer groups take read-topic', async (t) => {
+    const h = await startIggy(t);
+    const root = await h.root();
+    const s = await root.ok(CommandCode.createStream, { name: 'shop', options: [] });
+    const topic = await root.ok(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 1, name: 'orders', options: [] });
+    await root.ok(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['m']));
+    const noStream = { manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false };
+    const noTopic = { manageTopic: false, readTopic: false, pollMessages: false, sendMessages: false };
+    const grants: Record<string, { global?: Partial<typeof none>; stream?: Partial<typeof noStream>; topic?: Partial<typeof noTopic> }> = {
+      globalRead: { global: { readTopics: true } },
+      globalManage: { global: { manageTopics: true } },
+      streamRead: { stream: { readTopics: true } },
+      streamManage: { stream: { manageTopics: true } },
+      topicRead: { topic: { readTopic: true } },
+      topicPoll: { topic: { pollMessages: true } },
+    };
+    const clients: Record<string, IggyTestClient> = {};
+    for (const [name, g] of Object.entries(grants)) {
+      const streams = g.stream || g.topic ? [{ streamId: s.id, ...noStream, ...g.stream, topics: g.topic ? [{ topicId: topic.id, ...noTopic, ...g.topic }] : [] }] : [];
+      await root.ok(CommandCode.createUser, { username: name, password: 'password-1', status: 1, permissions: { global: { ...none, ...g.global }, streams }, options: [] });
+      clients[name] = await h.client();
+      await clients[name].login(name, 'password-1');
+    }
+    const ref = { streamId: sid(s.id), topicId: sid('orders') };
+    const can = async (c: IggyTestClient, code: number, req: unknown): Promise<boolean> => {
+      const r = await c.call(code as never, req as never);
+      if ('status' in r && r.status === IggyErrorCode.unauthorized) return false;
+      assert.ok('value' in r, `code ${code}: ${Object.keys(r).join()} ${'status' in r ? r.status : ''}`);
+      return true;
+    };
+    const poll = { ...ref, consumer: { kind: 1, id: sid(1) }, partitionId: 0, strategy: { kind: 3, value: 0n }, count: 1, autoCommit: false };
+    const table: Record<string, boolean[]> = {};
+    for (const name of Object.keys(grants)) {
+      const c = clients[name]!;
+      const group = `g-${name}`;
+      table[name] = [
+        await can(c, CommandCode.pollMessages, poll),
+        await can(c, CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['x'])),
+        await can(c, CommandCode.createConsumerGroup, { ...ref, name: group }),
+      ];
+      if (table[name]![2]) {
+        for (const code of [CommandCode.joinConsumerGroup, CommandCode.leaveConsumerGroup, CommandCode.deleteConsumerGroup]) {
+          assert.ok(await can(c, code, { ...ref, groupId: sid(group) }), `${name}: ${code}`);
+        }
+      } else {
+        await root.ok(CommandCode.createConsumerGroup, { ...ref, name: group });
+        assert.equal(await can(c, CommandCode.joinConsumerGroup, { ...ref, groupId: sid(group) }), false, `${name}: join`);
+      }
+    }
+    // [poll, send, create group (and join, leave, delete)]
+    assert.deepEqual(table, {
+      globalRead: [true, false, true],
+      globalManage: [true, true, true],
+      streamRead: [true, false, true],
+      streamManage: [true, true, true],
+      topicRead: [true, false, true],
+      topicPoll: [true, false, false],
+    });
   });
 });
 
