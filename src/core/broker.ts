@@ -406,11 +406,7 @@ export class Broker implements CatalogObserver {
 
   /** Removes every record of the topic; offsets keep increasing (Iggy purge). */
   async purgeTopic(topic: TopicRef): Promise<void> {
-    const resolved = this.catalog.requireTopic(topic);
-    const handles = this.logs.get(resolved.internalId) ?? [];
-    await Promise.all(handles.map((h) => h.log.truncateAll()));
-    await this.producers.dropPartitions(handles.map((h) => h.key));
-    await this.transactions.dropPartitions(handles.map((h) => h.key));
+    await this.catalog.resetPartitions(topic);
   }
 
   /** The effective config of a topic, key by key, with where each value comes from. */
@@ -503,6 +499,30 @@ export class Broker implements CatalogObserver {
     await this.transactions.dropPartitions(keys);
     this.dropPartitionMetrics(removed);
     this.logger.info('removed partitions', { namespace: topic.namespace, topic: topic.name, from: topic.partitions, to: previousCount - 1 });
+  }
+
+  /**
+   * @internal CatalogObserver. The Iggy purge, as the reference server's: every partition starts
+   * again empty at offset 0, and every protocol's committed offsets for the topic go (they would
+   * point past the new end), with its producer and transaction state. The committed offsets go
+   * first: after a crash half-way, a partition not yet replaced is read again from its start, never
+   * skipped. Each partition's log is closed and destroyed, its directory removed, and a new log
+   * opened in its place; an append or read that holds the old log meanwhile fails as on a closed
+   * log (the client retries).
+   */
+  async partitionsReset(topic: Topic): Promise<void> {
+    const handles = this.logs.get(topic.internalId);
+    if (!handles) return;
+    await this.offsets.deleteTopic(topic.internalId);
+    const keys = handles.map((h) => h.key);
+    for (let p = 0; p < handles.length; p++) {
+      await handles[p]!.log.destroy();
+      if (!this.options.memory) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
+      handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+    }
+    await this.producers.dropPartitions(keys);
+    await this.transactions.dropPartitions(keys);
+    this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: handles.length });
   }
 
   /** @internal CatalogObserver */

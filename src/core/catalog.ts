@@ -70,6 +70,8 @@ export interface CatalogObserver {
   partitionsAdded(topic: Topic, previousCount: number): Promise<void>;
   /** Partitions topic.partitions .. previousCount-1 are gone: close and destroy their logs. */
   partitionsRemoved(topic: Topic, previousCount: number): Promise<void>;
+  /** Every partition of the topic starts again empty at offset 0 (Iggy purge): replace their logs. */
+  partitionsReset(topic: Topic): Promise<void>;
   topicConfigChanged(topic: Topic): Promise<void>;
   topicRenamed(topic: Topic): void;
   /** The namespace is gone (its topics went first); its id is freed after this returns. */
@@ -323,6 +325,19 @@ export class Catalog {
       const updated = await this.replaceTopic(topic, { partitions: newCount });
       await this.observer?.partitionsRemoved(updated, topic.partitions);
       return updated;
+    });
+  }
+
+  /**
+   * Empties every partition of the topic and restarts it at offset 0 (Iggy PurgeTopic): the
+   * observer replaces the logs, inside the mutation queue, so no create, delete or partition
+   * change of the topic runs meanwhile.
+   */
+  resetPartitions(ref: TopicRef): Promise<Topic> {
+    return this.mutations.run(async () => {
+      const topic = this.requireTopic(ref);
+      await this.observer?.partitionsReset(topic);
+      return topic;
     });
   }
 

@@ -240,9 +240,9 @@ export interface PartitionLog {
   offsetForTimestamp(timestamp: number): Promise<number | null>;
   /** The offset of the record with the greatest timestamp, with that timestamp; null if empty. */
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null>;
-  /** Advances the log start offset (Kafka DeleteRecords, Iggy purge); whole segments below it go. */
+  /** Advances the log start offset (Kafka DeleteRecords); whole segments below it go. */
   deleteRecordsBefore(offset: number): Promise<number>;
-  /** Removes every record (Iggy purge topic); offsets keep increasing from nextOffset. */
+  /** Removes every record; offsets keep increasing from nextOffset. (Iggy's purge instead replaces the logs: Broker.purgeTopic.) */
   truncateAll(): Promise<void>;
   /**
    * Deletes the `count` oldest sealed segments (Iggy DeleteSegments) and advances the log start

@@ -347,16 +347,42 @@ test('after a crash (no close, no snapshot) producer state is rebuilt from the l
   await crashed.close().catch(() => undefined);
 });
 
-test('purgeTopic empties the partitions and keeps offsets increasing', async (t) => {
-  const clock = new ManualClock();
-  const broker = await Broker.open(options(tempDir(t), clock, { memory: true }));
-  t.after(() => broker.close());
-  const topic = await broker.createTopic('default', 'purge', { partitions: 2 });
-  await broker.append(topic, 0, batch(clock, ['a', 'b']));
-  await broker.purgeTopic({ topic: 'purge' });
-  assert.deepEqual(await broker.read(topic, 0, 2, { maxBytes: 1 << 20 }), []);
-  assert.equal((await broker.append(topic, 0, batch(clock, ['c']))).baseOffset, 2);
-});
+for (const memory of [true, false]) {
+  test(`purgeTopic empties every partition, restarts it at offset 0 and drops the topic's committed offsets (${memory ? 'memory' : 'file'} logs)`, async (t) => {
+    const clock = new ManualClock();
+    const dir = tempDir(t);
+    const broker = await Broker.open(options(dir, clock, { memory }));
+    let closed = false;
+    t.after(() => (closed ? undefined : broker.close()));
+    const topic = await broker.createTopic('default', 'purge', { partitions: 2 });
+    const other = await broker.createTopic('default', 'other', { partitions: 1 });
+    for (const p of [0, 1]) await broker.append(topic, p, batch(clock, ['a', 'b', 'c']));
+    await broker.append(other, 0, batch(clock, ['x']));
+    await broker.offsets.commit('kafka', 'g', [{ topicInternalId: topic.internalId, partition: 0, offset: 3 }, { topicInternalId: other.internalId, partition: 0, offset: 1 }]);
+    await broker.purgeTopic({ topic: 'purge' });
+    for (const p of [0, 1]) {
+      assert.equal(broker.partition(topic, p).stats().highWatermark, 0);
+      assert.deepEqual(await broker.read(topic, p, 0, { maxBytes: 1 << 20 }), []);
+    }
+    assert.equal(await broker.offsets.fetch('kafka', 'g', topic.internalId, 0), null, "the purged topic's offsets are gone");
+    assert.equal((await broker.offsets.fetch('kafka', 'g', other.internalId, 0))?.offset, 1, "another topic's stay");
+    assert.equal((await broker.append(topic, 0, batch(clock, ['d']))).baseOffset, 0);
+    assert.equal((await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })).length, 1);
+    assert.equal(broker.partition(other, 0).stats().highWatermark, 1, 'other topics untouched');
+    if (memory) return;
+    // What the purge left on disk is what a restart finds.
+    await broker.close();
+    closed = true;
+    const reopened = await Broker.open(options(dir, clock));
+    try {
+      const again = reopened.catalog.requireTopic({ topic: 'purge' });
+      assert.equal(reopened.partition(again, 0).stats().highWatermark, 1);
+      assert.equal(reopened.partition(again, 1).stats().highWatermark, 0);
+    } finally {
+      await reopened.close();
+    }
+  });
+}
 
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
   const clock = new ManualClock();

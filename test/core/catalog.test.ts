@@ -148,6 +148,7 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
     topicDeleted: async (t: Topic) => void events.push(`deleted ${t.name}`),
     partitionsAdded: async (t: Topic, prev: number) => void events.push(`partitions ${t.name} ${prev}->${t.partitions}`),
     partitionsRemoved: async (t: Topic, prev: number) => void events.push(`removed ${t.name} ${prev}->${t.partitions}`),
+    partitionsReset: async (t: Topic) => void events.push(`reset ${t.name}`),
     topicConfigChanged: async (t: Topic) => void events.push(`config ${t.name}`),
     topicRenamed: (t: Topic) => void events.push(`renamed ${t.namespace}/${t.name}`),
   };
@@ -198,6 +199,7 @@ test('a topic whose logs cannot be opened is rolled back', async () => {
       throw new Error('disk on fire');
     },
     topicDeleted: async () => undefined,
+    partitionsReset: async () => undefined,
     partitionsAdded: async () => undefined,
     partitionsRemoved: async () => undefined,
     topicConfigChanged: async () => undefined,

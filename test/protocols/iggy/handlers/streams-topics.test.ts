@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CommandCode, IggyErrorCode, option, u64Max } from '../../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, IggyErrorCode, option, u64Max } from '../../../../src/protocols/iggy/codec/index.js';
 import { sendRequest, sid, startIggy } from '../harness.js';
 
 describe('iggy streams', () => {
@@ -168,10 +168,15 @@ describe('iggy topics', () => {
       await c.call(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders-v2'), name: 'orders-v2', options: [option('segment_size', { kind: 'uint64', value: 1048576n })] }),
       { rejected: IggyErrorCode.unsupportedOptionKey },
     );
-    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x']));
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x', 'y']));
+    const offsetRef = { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('default'), topicId: sid('orders-v2'), partitionId: 0 };
+    await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 1n, ack: 1 });
     await c.ok(CommandCode.purgeTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
     const after = await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
     assert.equal(after?.messagesCount, 0n);
+    // As the reference server: offsets start again at 0, and stored offsets are gone.
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, offsetRef), null);
+    assert.equal((await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['z']))).confirmations[0]?.baseOffset, 0n);
     await c.ok(CommandCode.deleteTopic, { streamId: sid('default'), topicId: sid('orders-v2') });
     assert.equal(h.broker.catalog.getTopic({ topic: 'orders-v2' }), null);
     assert.deepEqual(await c.call(CommandCode.deleteTopic, { streamId: sid('default'), topicId: sid(4242) }), { rejected: IggyErrorCode.topicIdNotFound });
