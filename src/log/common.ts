@@ -175,6 +175,13 @@ export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats
   return { kind: 'rewrite', request, recordsRemoved };
 }
 
+/** The request as appended at `appendTime`: with its timestamps set to it when it asks for logAppendTime. */
+export function atAppendTime(request: AppendRequest, appendTime: number): AppendRequest {
+  if (request.logAppendTime !== true) return request;
+  const ms = Math.floor(appendTime);
+  return { ...request, firstTimestamp: ms, maxTimestamp: ms };
+}
+
 /** The batch a rewrite produces: same base offset, the codec's payload and fields. */
 export function rewrittenBatch(template: StoredBatch, request: AppendRequest): StoredBatch {
   return {

@@ -21,6 +21,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { readCheckpoint, readRecoveryPoint, writeCheckpoint, writeRecoveryPoint } from './checkpoint.js';
 import {
   assertValidConfig,
+  atAppendTime,
   checkAppendRequest,
   checkSegmentCount,
   closedError,
@@ -390,6 +391,7 @@ export class FileLog implements PartitionLog {
       return Promise.reject(error);
     }
     const appendTime = this.clock.now();
+    request = atAppendTime(request, appendTime);
     const baseOffset = this.nextOffset;
     const length = request.payload.length;
     request.stamp?.(request.payload, baseOffset, appendTime);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { systemClock, type Clock } from '../core/clock.js';
 import {
   assertValidConfig,
+  atAppendTime,
   checkAppendRequest,
   checkSegmentCount,
   closedError,
@@ -82,6 +83,7 @@ export class MemoryLog implements PartitionLog {
       return Promise.reject(error);
     }
     const appendTime = this.clock.now();
+    request = atAppendTime(request, appendTime);
     const baseOffset = this.nextOffset;
     const length = request.payload.length;
     request.stamp?.(request.payload, baseOffset, appendTime);

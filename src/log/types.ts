@@ -47,6 +47,13 @@ export interface AppendRequest {
   /** BatchFlags bits. */
   flags: number;
   /**
+   * The batch's time is when the log appends it (as Kafka's LogAppendTime; Iggy stamps its
+   * base_timestamp so): the log sets firstTimestamp and maxTimestamp to the append time (ms,
+   * floored; the value `stamp` is given) when it assigns the offset, so the envelope, the time
+   * index and age retention all see it.
+   */
+  logAppendTime?: boolean;
+  /**
    * The protocol's batch bytes. The stamp hook may patch them in place. The log may keep a view of
    * them until the append settles and never after: then the caller may reuse the buffer (request
    * frames from the buffer pool go back to it).

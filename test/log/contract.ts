@@ -161,6 +161,20 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.deepEqual(await log.maxTimestampOffset(), { offset: 11, timestamp: 600 });
       }));
 
+    it('stamps a batch that asks for logAppendTime with the append time: envelope, time index and read-back', () =>
+      withLog(makeLog, testConfig(), async ({ log }, clock) => {
+        clock.set(1_000_000);
+        await log.append({ ...batch('producer-time', 1, 5), logAppendTime: true });
+        clock.set(2_000_000);
+        await log.append({ ...batch('later', 1, 7), logAppendTime: true });
+        await log.append(batch('own-time', 1, 3_000_000));
+        const read = await log.read(0, { maxBytes: 1 << 20 });
+        assert.deepEqual(read.map((b) => [b.firstTimestamp, b.maxTimestamp]), [[1_000_000, 1_000_000], [2_000_000, 2_000_000], [3_000_000, 3_000_000]]);
+        assert.equal(await log.offsetForTimestamp(6), 0, 'not by the producer times 5 and 7');
+        assert.equal(await log.offsetForTimestamp(1_000_001), 1);
+        assert.deepEqual(await log.maxTimestampOffset(), { offset: 2, timestamp: 3_000_000 });
+      }));
+
     it('rolls segments by size and by age', () =>
       withLog(makeLog, testConfig({ segmentBytes: 1024, segmentMs: 60_000 }), async ({ log }, clock) => {
         for (let i = 0; i < 30; i++) await log.append(batch(`b${i}`, 1));
