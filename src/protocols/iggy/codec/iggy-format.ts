@@ -265,7 +265,8 @@ export interface AppendFromBatchOptions {
 
 /**
  * The log AppendRequest for a validated SendMessages batch (validateSendMessagesBatch): format
- * iggy, one offset per message, first/max producer timestamps in ms, no producer state, flags 0.
+ * iggy, one offset per message, no producer state, flags 0, and the append time as its time
+ * (logAppendTime; the producer times it carries are only the request's initial values).
  * The payload is the batch bytes themselves; `stamp` writes partition_id, base_offset and
  * base_timestamp (appendTime ms → µs) in place and recomputes batch_checksum.
  */
@@ -285,6 +286,9 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
     producerEpoch: -1,
     baseSequence: -1,
     flags: 0,
+    // The envelope's time is the append time, as base_timestamp: timestamp polls, the time index
+    // and message_expiry go by server time, as the reference server's.
+    logAppendTime: true,
     payload: batch.bytes,
     stamp: (payload: Buffer, baseOffset: number, appendTime: number) => {
       stampValidatedBatch(payload, batch, {

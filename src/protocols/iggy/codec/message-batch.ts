@@ -404,26 +404,21 @@ export interface StoredSlice {
 
 /**
  * What a poll takes from one stored batch, without a per-frame object: the frames with offsets
- * in [fromOffset, toOffsetExclusive) and, with `minTimestampMicros`, whose producer time is not
- * older (every frame is tested, as the reference server's timestamp polls do: producers may send
- * times out of order). Producer time is origin_timestamp + timestamp_delta, or base_timestamp
- * when the producer sent origin 0 (the rule the log's time index uses, iggy-format.ts). Returns
- * the stored bytes when every frame is kept; else a sub-batch (header copied, message_count and
- * batch_length shrunk, batch_checksum recomputed; kept frames byte-identical); null when the
- * batch fails the layout check of parseBatch('layout', exact) or no frame is kept. At most
- * `countMax` frames are kept, the first ones.
+ * in [fromOffset, toOffsetExclusive). Returns the stored bytes when every frame is kept; else a
+ * sub-batch (header copied, message_count and batch_length shrunk, batch_checksum recomputed;
+ * kept frames byte-identical); null when the batch fails the layout check of
+ * parseBatch('layout', exact) or no frame is kept. At most `countMax` frames are kept, the first
+ * ones.
  */
-export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, minTimestampMicros: bigint | null = null, countMax = Infinity): StoredSlice | null {
+export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, countMax = Infinity): StoredSlice | null {
   const starts = layoutFrameStarts(bytes);
   if (starts === null) return null;
-  const threshold = minTimestampMicros === null ? 0 : timestampDeltaThreshold(bytes, minTimestampMicros);
-  if (threshold < 0) return null;
   const base = Number(bytes.readBigUInt64LE(8));
   const kept: number[] = [];
   let lastOffset = -1;
   for (const at of starts) {
     const o = base + bytes.readUInt32LE(at + 24);
-    if (o >= fromOffset && o < toOffsetExclusive && bytes.readUInt32LE(at + 28) >= threshold) {
+    if (o >= fromOffset && o < toOffsetExclusive) {
       kept.push(at);
       lastOffset = o;
       if (kept.length >= countMax) break;
@@ -457,18 +452,6 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
   gatherFrameChecksums(bytes, kept, 0, count, input);
   header.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
   return { chunks: [header, ...chunks], count, lastOffset };
-}
-
-/**
- * The least timestamp_delta a frame of this batch needs for a producer time at or after
- * `minMicros`; -1 when no frame can have it.
- */
-function timestampDeltaThreshold(bytes: Buffer, minMicros: bigint): number {
-  const origin = bytes.readBigUInt64LE(24);
-  // Origin 0: every frame's time is the batch's base_timestamp.
-  if (origin === 0n) return bytes.readBigUInt64LE(16) >= minMicros ? 0 : -1;
-  const need = minMicros - origin;
-  return need <= 0n ? 0 : need > BigInt(timestampDeltaMicrosMax) ? -1 : Number(need);
 }
 
 /**

@@ -12,7 +12,9 @@
 // range), or sliced (sliceStoredBatch) when the range starts or ends inside one; batches of other
 // formats (Kafka, neutral) are transcoded batch by batch into Iggy batches through the format
 // registry; control batches (transaction markers) are skipped. auto_commit stores the last
-// returned offset.
+// returned offset. A timestamp poll goes by server time, as the reference server's: the messages
+// of every batch whose base_timestamp (the time the broker appended it; for a transcoded batch
+// its newest record time) is at or after the time (serverTimeMicros).
 
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
@@ -72,24 +74,23 @@ interface PolledPiece {
   lastOffset: number;
 }
 
-/** The messages of one stored batch in [from, toExclusive) and not older than minUs (at most countMax), as Iggy bytes. */
-function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null, countMax: number): PolledPiece | null {
-  if (servedAsStored(batch, from, toExclusive, minUs)) {
+/** The messages of one stored batch in [from, toExclusive) (at most countMax), as Iggy bytes. */
+function pieceOf(batch: StoredBatch, from: number, toExclusive: number, countMax: number): PolledPiece | null {
+  if (servedAsStored(batch, from, toExclusive, countMax)) {
     // Every frame is in range: the stored bytes as they are (or their file range), from the header alone.
     return { chunks: [batch.file ?? batch.payload], count: batch.recordCount, lastOffset: batch.lastOffset };
   }
   // Anything else is sliced or transcoded from the whole payload (the caller reads it first).
   assert.ok(batch.file === undefined, 'a file-sliced batch must be read whole before it is sliced');
   if (batch.format === BatchFormat.iggy) {
-    return sliceStoredBatch(batch.payload, from, toExclusive, minUs, countMax);
+    return sliceStoredBatch(batch.payload, from, toExclusive, countMax);
   }
   if ((batch.flags & BatchFlags.control) !== 0) return null;
   const codec = defaultFormatRegistry.get(batch.format);
   if (codec === undefined) return null;
-  const minMs = minUs === null ? null : Number(minUs / 1000n);
   const records = codec
     .decode(batch)
-    .filter((r) => r.offset >= from && r.offset < toExclusive && (minMs === null || r.timestamp >= minMs))
+    .filter((r) => r.offset >= from && r.offset < toExclusive)
     .slice(0, countMax);
   if (records.length === 0) return null;
   const encoded = iggyFormatCodec.encode(records, records[0]!.offset, batch);
@@ -100,9 +101,20 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, minUs: b
 // A file-sliced batch's head must hold the whole Iggy batch header (isWholeDenseIggyBatch reads it).
 assert.ok(fileSliceHeadBytes >= batchHeaderBytes, 'file slices carry the whole Iggy batch header');
 
-/** Whether the poll sends `batch` as it is stored: an Iggy batch wholly in range. */
-function servedAsStored(batch: StoredBatch, from: number, toExclusive: number, minUs: bigint | null): boolean {
-  return batch.format === BatchFormat.iggy && minUs === null && batch.baseOffset >= from && batch.lastOffset < toExclusive && isWholeDenseIggyBatch(batch);
+/** Whether the poll sends `batch` as it is stored: an Iggy batch wholly in range, of at most countMax messages. */
+function servedAsStored(batch: StoredBatch, from: number, toExclusive: number, countMax: number): boolean {
+  return batch.format === BatchFormat.iggy && batch.baseOffset >= from && batch.lastOffset < toExclusive && batch.recordCount <= countMax && isWholeDenseIggyBatch(batch);
+}
+
+/**
+ * The server time (µs) a poll serves a stored batch's messages with: an Iggy batch's
+ * base_timestamp (stamped at append), or for a batch of another format the base_timestamp its
+ * transcoding gets (its newest record time, encodeIggyBatch). Timestamp polls compare it.
+ */
+function serverTimeMicros(batch: StoredBatch): bigint {
+  // A file-sliced batch carries its whole 256-byte header in payload.
+  if (batch.format === BatchFormat.iggy && batch.payload.length >= batchHeaderBytes) return batch.payload.readBigUInt64LE(16);
+  return BigInt(Math.max(0, Math.floor(batch.maxTimestamp))) * 1000n;
 }
 
 /**
@@ -166,7 +178,7 @@ export const messageHandlers: IggyHandlerTable = {
     if (count === 0) return empty;
 
     let start: number;
-    // A timestamp poll returns only messages at or after the time, in every batch it reads.
+    // A timestamp poll returns only the batches stamped at or after the time, of all it reads.
     let minUs: bigint | null = null;
     switch (req.strategy.kind) {
       case PollingKind.offset:
@@ -192,21 +204,20 @@ export const messageHandlers: IggyHandlerTable = {
       }
     }
     start = Math.max(start, stats.logStartOffset);
-    // Offset polls read the `count` offsets from the start; a timestamp poll skips older messages
-    // on the way, so it reads on (to the end, or pollBytesMax) until it has `count` of them.
+    // Offset polls read the `count` offsets from the start; a timestamp poll skips older batches
+    // on the way (a clock that stepped back), so it reads on until it has `count` messages.
     const end = minUs === null ? Math.min(stats.highWatermark, start + count) : stats.highWatermark;
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const afterWrite = ctx.afterReplyWritten;
     // Large stored batches go out as file ranges (sendfile) when the connection can send them.
-    // (Not for a timestamp poll: its first batches are usually cut.)
-    const slices = afterWrite !== undefined && ctx.fileSlices === true && minUs === null ? { fileSlicesMin: fileSliceBytesMin } : {};
+    const slices = afterWrite !== undefined && ctx.fileSlices === true ? { fileSlicesMin: fileSliceBytesMin } : {};
     const batches: Array<Buffer | FileSlice> = [];
     let messages = 0;
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
-    // What a poll may read besides what it returns: a timestamp poll passes over older messages.
+    // What a poll may read besides what it returns: a timestamp poll passes over older batches.
     let scanned = 0;
     const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
     while (next < end && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
@@ -219,9 +230,14 @@ export const messageHandlers: IggyHandlerTable = {
       for (let b of stored) {
         if (b.lastOffset < next) continue;
         scanned += b.file?.length ?? b.payload.length;
+        if (minUs !== null && serverTimeMicros(b) < minUs) {
+          next = b.lastOffset + 1;
+          if (next >= end || scanned >= scanBytesMax) break;
+          continue;
+        }
         // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-        if (b.file !== undefined && !servedAsStored(b, next, end, minUs)) b = await log.wholePayload(b, lease);
-        const piece = pieceOf(b, next, end, minUs, count - messages);
+        if (b.file !== undefined && !servedAsStored(b, next, end, count - messages)) b = await log.wholePayload(b, lease);
+        const piece = pieceOf(b, next, end, count - messages);
         next = b.lastOffset + 1;
         if (piece === null || piece.count === 0) continue;
         for (const c of piece.chunks) {

@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { xxh32 } from '@node-rs/xxhash';
-import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, encodeBatch, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
 import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
+import { ManualClock } from '../../../../src/core/clock.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
@@ -30,17 +31,21 @@ async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }
   assert.ok(Array.isArray(batches), 'polled batches verify');
   const payloads = batches.flatMap((b) => b.frames.map((f) => f.payload.toString()));
   const offsets = batches.flatMap((b) => b.frames.map((f) => Number(b.header.baseOffset) + f.offsetDelta));
+  /** Each message's server time: its batch's base_timestamp (µs). */
+  const times = batches.flatMap((b) => b.frames.map(() => b.header.baseTimestamp));
   assert.equal(r.messagesCount, payloads.length);
-  return { reply: r, payloads, offsets };
+  return { reply: r, payloads, offsets, times };
 }
 
 describe('iggy messages', () => {
   it('sends, confirms base offsets and polls with every strategy, slicing stored batches', async (t) => {
-    const h = await startIggy(t);
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
     const first = await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
     assert.deepEqual(first.confirmations, [{ streamId: h.broker.catalog.requireNamespace('default').id, topicId: 0, partitionId: 0, baseOffset: 0n }]);
+    clock.advance(5);
     const second = await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['d', 'e']));
     assert.equal(second.confirmations[0]!.baseOffset, 3n);
 
@@ -52,16 +57,16 @@ describe('iggy messages', () => {
     assert.deepEqual(sliced.offsets, [1, 2, 3]);
     assert.deepEqual((await poll(c, { kind: PollingKind.first, value: 0n }, 2)).payloads, ['a', 'b']);
     assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).payloads, ['d', 'e']);
-    // Producer times: a..c at T0+0..2 µs, then d, e at T0+0..1 µs: every frame at or after T0+1 is
-    // returned, in offset order, and d (T0, sent later) is not.
-    const byTime = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_001n }, 10);
-    assert.deepEqual(byTime.payloads, ['b', 'c', 'e']);
-    assert.deepEqual(byTime.offsets, [1, 2, 4]);
-    // `count` messages that qualify, however many older ones lie between them: not `count` offsets.
-    const byTimeTwo = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_001n }, 2);
-    assert.deepEqual(byTimeTwo.offsets, [1, 2]);
-    const later = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_002n }, 1);
-    assert.deepEqual(later.offsets, [2]);
+    // Timestamp polls go by server time, the base_timestamp stamped at append (µs): a..c at T0,
+    // d, e at T0 + 5 ms (their producer times, T0 + 0..2 µs in 2023, play no part).
+    const t0 = 1_700_000_000_000_000n;
+    assert.deepEqual(all.times, [t0, t0, t0, t0 + 5000n, t0 + 5000n]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 }, 10)).offsets, [0, 1, 2, 3, 4]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 }, 2)).offsets, [0, 1]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 1n }, 10)).offsets, [3, 4]);
+    // A message's own server time finds it (and what came after it).
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: all.times[3]! }, 1)).payloads, ['d']);
+    assert.equal((await poll(c, { kind: PollingKind.timestamp, value: t0 + 5001n }, 10)).payloads.length, 0);
     const beyond = await poll(c, { kind: PollingKind.offset, value: 99n }, 10);
     assert.equal(beyond.reply.messagesCount, 0);
     assert.equal(beyond.reply.batches.length, 0);
@@ -73,55 +78,62 @@ describe('iggy messages', () => {
     assert.deepEqual(stored, { partitionId: 0, currentOffset: 4n, storedOffset: 3n });
   });
 
-  it('a timestamp poll returns `count` messages at or after the time, reading past the older ones', async (t) => {
-    const h = await startIggy(t);
+  it('a timestamp poll returns `count` messages stamped at or after the time, reading past batches stamped earlier', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
-    // One batch of 10 messages a second apart, then one batch at T0 + 20 s.
+    const send = (payloads: string[]) => c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads));
     const t0 = 1_700_000_000_000_000n;
-    const seconds = Array.from({ length: 10 }, (_, i) => `s${i}`);
-    const inputs = seconds.map((p, i) => ({ id: BigInt(i + 1), originTimestamp: t0 + BigInt(i) * 1_000_000n, payload: Buffer.from(p), userHeaders: Buffer.alloc(0), offsetDelta: i }));
-    await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 10, batch: Buffer.concat(encodeBatch(inputs)) });
-    await c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: 1, batch: batchOf(['late'], t0 + 20_000_000n) });
-    const at5 = await poll(c, { kind: PollingKind.timestamp, value: t0 + 5_000_000n }, 2);
-    assert.deepEqual(at5.payloads, ['s5', 's6']);
-    const rest = await poll(c, { kind: PollingKind.timestamp, value: t0 + 8_500_000n }, 10);
-    assert.deepEqual(rest.payloads, ['s9', 'late']);
+    clock.set(1_700_000_010_000);
+    await send(['a1', 'a2']);
+    // The clock stepped back: these batches are stamped before the time asked for.
+    clock.set(1_700_000_000_000);
+    await send(['old1']);
+    await send(['old2', 'old3']);
+    clock.set(1_700_000_020_000);
+    await send(['c1']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 5_000_000n }, 10)).payloads, ['a1', 'a2', 'c1']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 5_000_000n }, 3)).offsets, [0, 1, 5]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 15_000_000n }, 10)).payloads, ['c1']);
     assert.equal((await poll(c, { kind: PollingKind.timestamp, value: t0 + 30_000_000n }, 10)).payloads.length, 0);
   });
 
-  it('a timestamp poll stops reading past older messages after 8 x pollBytesMax', async (t) => {
-    const h = await startIggy(t, { settings: { pollBytesMax: 4096 } });
+  it('a timestamp poll stops reading past batches stamped earlier after 8 x pollBytesMax', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock, settings: { pollBytesMax: 4096 } });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
-    const t0 = 1_700_000_000_000_000n;
-    const send = (payloads: string[], origin: bigint) => c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: payloads.length, batch: batchOf(payloads, origin) });
-    await send(['first'], t0 + 10n);
-    // 40 KiB of messages older than the time (sent later, out of order), then one newer message.
-    for (let i = 0; i < 40; i++) await send(['x'.repeat(1000)], t0 - 1_000_000n);
-    await send(['beyond'], t0 + 20n);
-    const r = await poll(c, { kind: PollingKind.timestamp, value: t0 }, 10);
+    const send = (payloads: string[]) => c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads));
+    await send(['first']);
+    // 40 KiB of batches stamped before the time (the clock stepped back), then one after it.
+    clock.set(1_699_999_999_000);
+    for (let i = 0; i < 40; i++) await send(['x'.repeat(1000)]);
+    clock.set(1_700_000_000_001);
+    await send(['beyond']);
+    const r = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_000_000_000n }, 10);
     assert.deepEqual(r.payloads, ['first'], 'the scan stopped before the last batch');
     // From an offset past the older ones, the newer message is there.
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 41n }, 10)).payloads, ['beyond']);
   });
 
   it('a timestamp poll hands back at once the read buffers it keeps nothing from', async (t) => {
-    const h = await startIggy(t, { settings: { pollBytesMax: 300 * 1024 } });
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock, settings: { pollBytesMax: 300 * 1024 } });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
-    const t0 = 1_700_000_000_000_000n;
-    const send = (payloads: string[], origin: bigint) => c.ok(CommandCode.sendMessages, { streamId: sid('default'), topicId: sid('m'), partitioning: { kind: 'partitionId', partitionId: 0 }, messagesCount: payloads.length, batch: batchOf(payloads, origin) });
-    await send(['first'], t0 + 10n);
-    // Older messages after it (out of order), 100 KB a batch: several reads of pooled buffers.
-    for (let i = 0; i < 12; i++) await send(Array.from({ length: 10 }, () => 'o'.repeat(10_000)), t0 - 1_000_000n);
+    const send = (payloads: string[]) => c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads));
+    await send(['first']);
+    // Batches stamped earlier after it (the clock stepped back), 100 KB each: several reads of pooled buffers.
+    clock.set(1_699_999_999_000);
+    for (let i = 0; i < 12; i++) await send(Array.from({ length: 10 }, () => 'o'.repeat(10_000)));
     const topic = h.broker.catalog.requireTopic({ topic: 'm' });
     const handler = h.frontend.handlers[CommandCode.pollMessages]!;
     const hooks: Array<() => void> = [];
     // The reply is never "written" here: only reads the poll kept nothing from may go back.
     const ctx = { frontend: h.frontend, session: { connectionId: -1 }, user: h.broker.users.get(0)!, header: {}, afterReplyWritten: (fn: () => void) => void hooks.push(fn), fileSlices: false };
     const freeBefore = bufferPoolStats().freeBuffers;
-    const reply = (await handler(ctx as never, { consumer, streamId: sid(topic.namespaceId), topicId: sid(topic.id), partitionId: 0, strategy: { kind: PollingKind.timestamp, value: t0 }, count: 10, autoCommit: false } as never)) as { messagesCount: number };
+    const reply = (await handler(ctx as never, { consumer, streamId: sid(topic.namespaceId), topicId: sid(topic.id), partitionId: 0, strategy: { kind: PollingKind.timestamp, value: 1_700_000_000_000_000n }, count: 10, autoCommit: false } as never)) as { messagesCount: number };
     assert.equal(reply.messagesCount, 1);
     assert.ok(hooks.length >= 3, `several reads (${hooks.length})`);
     assert.ok(bufferPoolStats().freeBuffers > freeBefore, 'buffers of reads with nothing kept are back in the pool before the reply is written');
