@@ -256,16 +256,17 @@ export class Catalog {
       createdAt: this.clock.now(),
     };
     await this.store.putTopic(record);
-    const topic = this.applyTopic(record);
     if (options.id === undefined) this.idClaimed(space, id);
+    // The logs are opened before the topic is visible: a reader never finds it without them.
+    const topic = this.topicOf(record);
     try {
       await this.observer?.topicCreated(topic);
     } catch (err) {
       // The topic could not be materialized (disk error): do not leave a topic without logs.
-      await this.deleteTopicNow(topic).catch(() => undefined);
+      await this.deleteTopicNow(this.register(topic)).catch(() => undefined);
       throw err;
     }
-    return topic;
+    return this.register(topic);
   }
 
   deleteTopic(ref: TopicRef): Promise<Topic> {
@@ -304,8 +305,8 @@ export class Catalog {
       if (newCount <= topic.partitions) {
         throw new QuartetError('invalid_partitions', `topic '${topic.name}' has ${topic.partitions} partitions; the new count ${newCount} must be larger`);
       }
-      const updated = await this.replaceTopic(topic, { partitions: newCount });
-      await this.observer?.partitionsAdded(updated, topic.partitions);
+      // The new partitions' logs are opened before the new count is visible (after it is stored).
+      const updated = await this.replaceTopic(topic, { partitions: newCount }, (t) => this.observer?.partitionsAdded(t, topic.partitions));
       return updated;
     });
   }
@@ -371,7 +372,8 @@ export class Catalog {
     return topic;
   }
 
-  private async replaceTopic(topic: Topic, change: Partial<Pick<Topic, 'name' | 'partitions' | 'config'>>): Promise<Topic> {
+  /** Stores the changed topic, runs `beforeVisible` with it (if given), then makes it the one readers find. */
+  private async replaceTopic(topic: Topic, change: Partial<Pick<Topic, 'name' | 'partitions' | 'config'>>, beforeVisible?: (t: Topic) => Promise<void> | undefined): Promise<Topic> {
     const record: TopicRecord = {
       ...toRecord(topic),
       ...(change.name !== undefined ? { name: change.name } : {}),
@@ -379,8 +381,10 @@ export class Catalog {
       ...(change.config !== undefined ? { config: { ...change.config } as Record<string, string | number> } : {}),
     };
     await this.store.putTopic(record);
+    const updated = this.topicOf(record);
+    await beforeVisible?.(updated);
     this.removeTopic(topic);
-    return this.applyTopic(record);
+    return this.register(updated);
   }
 
   /**
@@ -430,10 +434,15 @@ export class Catalog {
   }
 
   private applyTopic(record: TopicRecord): Topic {
+    return this.register(this.topicOf(record));
+  }
+
+  /** The Topic of a stored record, not yet one that readers find (register). */
+  private topicOf(record: TopicRecord): Topic {
     const entry = this.namespacesById.get(record.namespaceId);
     if (!entry) throw new Error(`topic ${record.internalId} refers to missing namespace ${record.namespaceId}`);
     if (record.uuid.length !== 16) throw new Error(`topic ${record.internalId} has a ${record.uuid.length}-byte uuid`);
-    const topic: Topic = Object.freeze({
+    return Object.freeze({
       internalId: record.internalId,
       namespaceId: record.namespaceId,
       namespace: entry.ns.name,
@@ -444,6 +453,10 @@ export class Catalog {
       config: Object.freeze({ ...record.config }) as TopicConfig,
       createdAt: record.createdAt,
     });
+  }
+
+  private register(topic: Topic): Topic {
+    const entry = this.namespacesById.get(topic.namespaceId)!;
     entry.byName.set(topic.name, topic);
     entry.byId.set(topic.id, topic);
     this.topicsByInternalId.set(topic.internalId, topic);

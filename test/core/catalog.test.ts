@@ -212,6 +212,31 @@ test('a topic whose logs cannot be opened is rolled back', async () => {
   assert.equal((await catalog.createNamespace('next')).id, 0);
 });
 
+test('a new topic, and new partitions, become visible only once the observer has opened their logs', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  const seen: string[] = [];
+  catalog.setObserver({
+    topicCreated: async (t: Topic) => {
+      await Promise.resolve();
+      seen.push(`created: visible ${catalog.getTopic({ topic: t.name }) !== null}`);
+    },
+    topicDeleted: async () => undefined,
+    partitionsReset: async () => undefined,
+    partitionsAdded: async (t: Topic, prev: number) => {
+      await Promise.resolve();
+      seen.push(`added ${prev}->${t.partitions}: catalog says ${catalog.requireTopic({ topic: t.name }).partitions}`);
+    },
+    partitionsRemoved: async () => undefined,
+    topicConfigChanged: async () => undefined,
+    topicRenamed: () => undefined,
+  });
+  await catalog.createTopic('default', 'fresh', { partitions: 1 });
+  assert.equal(catalog.requireTopic({ topic: 'fresh' }).partitions, 1);
+  await catalog.addPartitions({ topic: 'fresh' }, 3);
+  assert.equal(catalog.requireTopic({ topic: 'fresh' }).partitions, 3);
+  assert.deepEqual(seen, ['created: visible false', 'added 1->3: catalog says 1']);
+});
+
 test('an id whose record could not be stored is not skipped afterwards', async () => {
   const store = memoryStore();
   const catalog = await Catalog.open(store, new ManualClock());
