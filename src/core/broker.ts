@@ -139,6 +139,8 @@ export class Broker implements CatalogObserver {
   private readonly partitionMetrics: PartitionMetrics;
   /** Topic internal id → its partitions, index = partition number. */
   private readonly logs = new Map<number, PartitionHandle[]>();
+  /** Topics whose partition logs a purge is replacing (by internal id): appends and reads wait for it. */
+  private readonly resets = new Map<number, Promise<void>>();
   private readonly deletionListeners = new Set<DeletionListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
@@ -219,6 +221,17 @@ export class Broker implements CatalogObserver {
 
   // --- the data path --------------------------------------------------------------------------
 
+  /**
+   * Settles once the purge of the topic under way (purgeTopic) has replaced its logs; undefined
+   * when none is (nearly always). append() and read() wait for it themselves; a caller that uses
+   * partition() for more than stats waits first, so it does not hold a log the purge closes.
+   */
+  purgeInProgress(topic: TopicRef): Promise<void> | undefined {
+    if (this.resets.size === 0) return undefined;
+    const internalId = 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
+    return internalId === undefined ? undefined : this.resets.get(internalId);
+  }
+
   /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
   partition(topic: TopicRef, partition: number): PartitionLog {
     return this.handle(topic, partition).log;
@@ -231,6 +244,8 @@ export class Broker implements CatalogObserver {
    * (under fsyncPolicy 'always', after its fsync) and rejects with the original's error.
    */
   append(topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
+    const reset = this.purgeInProgress(topic);
+    if (reset !== undefined) return reset.then(() => this.append(topic, partition, request));
     let handle: PartitionHandle;
     let verdict: ProducerCheck | null = null;
     try {
@@ -343,6 +358,8 @@ export class Broker implements CatalogObserver {
   }
 
   read(topic: TopicRef, partition: number, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
+    const reset = this.purgeInProgress(topic);
+    if (reset !== undefined) return reset.then(() => this.read(topic, partition, offset, options));
     try {
       this.assertOpen();
       return this.handle(topic, partition).log.read(offset, options);
@@ -506,22 +523,29 @@ export class Broker implements CatalogObserver {
    * again empty at offset 0, and every protocol's committed offsets for the topic go (they would
    * point past the new end), with its producer and transaction state. The committed offsets go
    * first: after a crash half-way, a partition not yet replaced is read again from its start, never
-   * skipped. Each partition's log is closed and destroyed, its directory removed, and a new log
-   * opened in its place; an append or read that holds the old log meanwhile fails as on a closed
-   * log (the client retries).
+   * skipped. Each partition's log is closed (appends already given to it are written first) and
+   * destroyed, its directory removed, and a new log opened in its place. Appends and reads that
+   * arrive meanwhile wait for the new logs (purgeInProgress).
    */
   async partitionsReset(topic: Topic): Promise<void> {
     const handles = this.logs.get(topic.internalId);
     if (!handles) return;
-    await this.offsets.deleteTopic(topic.internalId);
-    const keys = handles.map((h) => h.key);
-    for (let p = 0; p < handles.length; p++) {
-      await handles[p]!.log.destroy();
-      if (!this.options.memory) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
-      handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+    let done!: () => void;
+    this.resets.set(topic.internalId, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      await this.offsets.deleteTopic(topic.internalId);
+      const keys = handles.map((h) => h.key);
+      for (let p = 0; p < handles.length; p++) {
+        await handles[p]!.log.destroy();
+        if (!this.options.memory) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
+        handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+      }
+      await this.producers.dropPartitions(keys);
+      await this.transactions.dropPartitions(keys);
+    } finally {
+      this.resets.delete(topic.internalId);
+      done();
     }
-    await this.producers.dropPartitions(keys);
-    await this.transactions.dropPartitions(keys);
     this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: handles.length });
   }
 

@@ -384,6 +384,40 @@ for (const memory of [true, false]) {
   });
 }
 
+test('appends and reads that arrive while a purge replaces the logs wait for the new logs', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock));
+  let closed = false;
+  t.after(() => (closed ? undefined : broker.close()));
+  const topic = await broker.createTopic('default', 'racing', { partitions: 1 });
+  await broker.append(topic, 0, batch(clock, ['old1', 'old2']));
+  // Hold the purge at its first step, so the racing calls surely arrive while it runs.
+  const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
+  let entered!: () => void;
+  const inPurge = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  broker.offsets.deleteTopic = async (id: number) => {
+    entered();
+    await released;
+    return deleteTopic(id);
+  };
+  const purged = broker.purgeTopic(topic);
+  await inPurge;
+  assert.ok(broker.purgeInProgress(topic) !== undefined);
+  const appended = broker.append(topic, 0, batch(clock, ['new']));
+  const read = broker.read(topic, 0, 0, { maxBytes: 1 << 20 });
+  release();
+  await purged;
+  assert.equal((await appended).baseOffset, 0, 'into the new log');
+  const seen = values(await read);
+  assert.ok(seen.length === 0 || (seen.length === 1 && seen[0] === 'new'), `the new log, never the old one: ${seen.join()}`);
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['new']);
+  assert.equal(broker.purgeInProgress(topic), undefined);
+  await broker.close();
+  closed = true;
+});
+
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
   const clock = new ManualClock();
   const broker = await Broker.open(options(tempDir(t), clock));

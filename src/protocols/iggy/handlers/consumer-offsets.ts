@@ -33,6 +33,9 @@ export const consumerOffsetHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
     const consumer = resolveConsumer(ctx.frontend, ctx.session, topic, req.consumer);
     const partition = fenceGroupOffsetWrite(topic, consumer, req.partitionId);
+    // After a purge under way, which deletes the topic's offsets and restarts its offsets at 0.
+    const purging = ctx.frontend.broker.purgeInProgress(topic);
+    if (purging !== undefined) await purging;
     // An empty partition takes no offset, and none past its last message.
     const highWatermark = ctx.frontend.broker.partition(topic, partition).stats().highWatermark;
     if (highWatermark === 0 || req.offset > BigInt(highWatermark - 1)) {

@@ -170,6 +170,9 @@ export const messageHandlers: IggyHandlerTable = {
     } else {
       partition = requirePartition(topic, req.partitionId ?? 0);
     }
+    // A purge replacing the topic's logs closes the old ones: wait for the new.
+    const purging = frontend.broker.purgeInProgress(topic);
+    if (purging !== undefined) await purging;
     const log = frontend.broker.partition(topic, partition);
     const stats = log.stats();
     const currentOffset = BigInt(Math.max(0, stats.highWatermark - 1));
