@@ -81,6 +81,11 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   private sendingFiles = false;
   /** An eviction that came while `sendingFiles`: sent once that reply is out. */
   private deferredEviction: (() => void) | null = null;
+  /**
+   * Set by a framing error: the input is over, the frames queued before the bad one are still
+   * handled and answered, and then this closes or evicts the connection.
+   */
+  private afterQueued: (() => void) | null = null;
 
   constructor(
     private readonly frontend: IggyFrontend,
@@ -140,12 +145,12 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   /** Queues the frames `frame()` completes (a push of a chunk, or of bytes read in place). */
   private onFrames(frame: () => FramerResult[]): void {
-    if (this.closing || this.ended) return;
+    if (this.closing || this.ended || this.afterQueued !== null) return;
     try {
       for (const result of frame()) {
         if (!result.ok) {
           this.onFramingError(result.header, result.reason);
-          return;
+          break;
         }
         this.queue.push(result.frame);
       }
@@ -159,12 +164,13 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
   }
 
+  /** Reads stop; what was queued before the bad frame is answered, then the connection goes (drain). */
   private onFramingError(header: Buffer, reason: string): void {
     this.context.logger.debug('iggy framing error', { reason });
+    this.socket.pause();
     const h = decodeRequestHeader(header);
     const rejection = validateRequestHeader(h, this.frontend.settings.frameBytesMax);
-    if (rejection?.action === 'evict' && h.client !== 0n) this.sendEviction(h.client, rejection.eviction);
-    else this.destroy();
+    this.afterQueued = rejection?.action === 'evict' && h.client !== 0n ? () => this.sendEviction(h.client, rejection.eviction) : () => this.endGracefully();
   }
 
   private async drain(): Promise<void> {
@@ -187,6 +193,11 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       this.fail(error);
     } finally {
       this.draining = false;
+      const then = this.queue.length === 0 ? this.afterQueued : null;
+      if (then !== null && !this.closing && !this.ended) {
+        this.afterQueued = null;
+        then();
+      }
       this.wakeIdle();
       if (this.closing && !this.ended) this.socket.end();
     }
@@ -204,7 +215,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   }
 
   private maybeResume(): void {
-    if (this.paused && this.queue.length < this.frontend.settings.inFlightRequestsMax / 2 && !this.closing) {
+    if (this.paused && this.queue.length < this.frontend.settings.inFlightRequestsMax / 2 && !this.closing && this.afterQueued === null) {
       this.paused = false;
       this.socket.resume();
     }
@@ -231,7 +242,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if ('evict' in answer || 'close' in answer) {
       runAll(afterWrite);
       if ('evict' in answer) this.sendEviction(h.client, answer.evict);
-      else this.destroy();
+      else this.endGracefully();
       return true;
     }
     const reply = encodeReplyFrame(h, answer.status ? [] : answer.body, { session: answer.session ?? this.session, commit: this.frontend.commit, status: answer.status ?? 0 });
@@ -243,7 +254,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   private reject(h: RequestHeader, r: RequestRejection): boolean {
     const a = this.rejectionAnswer(r);
     if ('evict' in a) this.sendEviction(h.client, a.evict);
-    else this.destroy();
+    else this.endGracefully();
     return true;
   }
 
@@ -434,6 +445,19 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.closing = true;
     this.dropQueued();
     this.socket.destroy();
+  }
+
+  /**
+   * Closes after the replies already written (the frames before the one that closes it were
+   * answered): FIN, not a reset that would throw them away; a peer that never reads is cut off
+   * after the eviction drain time.
+   */
+  private endGracefully(): void {
+    this.closing = true;
+    this.dropQueued();
+    this.frontend.removeConnection(this);
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
   }
 
   private fail(error: unknown): void {

@@ -17,7 +17,7 @@ import {
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
 import { QuartetError } from '../../../src/core/errors.js';
-import { eventually, sendRequest, startIggy, type Received } from './harness.js';
+import { eventually, sendRequest, sid, startIggy, type Received } from './harness.js';
 
 function evictionReason(r: Received): number {
   assert.equal(r.kind, 'eviction', 'expected an eviction frame');
@@ -196,6 +196,41 @@ describe('iggy connection: header rules', () => {
       assert.equal(r.kind, 'reply');
       if (r.kind === 'reply') assert.equal(r.header.request, first + BigInt(i));
     }
+  });
+
+  it('answers the requests pipelined before a frame that ends the connection, then closes or evicts', async (t) => {
+    const h = await startIggy(t, { settings: { frameBytesMax: 1 << 20 } });
+    // The bad frame, a variant of a good ping frame: [header offset, bytes, what follows].
+    const cases: Array<{ what: string; patch: (f: Buffer) => Buffer; then: 'close' | 'eviction' }> = [
+      { what: 'command byte 4', patch: (f) => (f.writeUInt8(4, 60), f), then: 'close' },
+      { what: 'client id 0', patch: (f) => (f.fill(0, 128, 144), f), then: 'close' },
+      { what: 'size below the header', patch: (f) => (f.writeUInt32LE(100, 48), f), then: 'close' },
+      { what: 'size over the maximum', patch: (f) => (f.writeUInt32LE(2 << 20, 48), f), then: 'eviction' },
+      { what: 'operation 0', patch: (f) => (f.writeUInt8(0, 176), f), then: 'eviction' },
+    ];
+    for (const c of cases) {
+      const client = await h.root();
+      t.after(() => client.destroy());
+      const frames: Buffer[] = [];
+      for (let i = 0; i < 3; i++) frames.push(...client.frame(CommandCode.getStreams, {}));
+      const bad = c.patch(Buffer.concat(client.frame(CommandCode.ping, {})));
+      client.write([...frames, bad]);
+      for (let i = 0; i < 3; i++) assert.equal((await client.next()).kind, 'reply', `${c.what}: reply ${i}`);
+      if (c.then === 'eviction') assert.equal((await client.next()).kind, 'eviction', c.what);
+      await client.whenClosed();
+      assert.equal(client.received.length, 0, `${c.what}: nothing after`);
+    }
+    // A SendMessages pipelined before the bad frame is applied and acknowledged.
+    await h.broker.createTopic('default', 'acked', { partitions: 1 });
+    const sender = await h.root();
+    t.after(() => sender.destroy());
+    const send = sender.frame(CommandCode.sendMessages, sendRequest(sid('default'), sid('acked'), ['x']));
+    const bad = Buffer.concat(sender.frame(CommandCode.ping, {}));
+    bad.writeUInt8(4, 60);
+    sender.write([...send, bad]);
+    const ack = await sender.next();
+    assert.ok(ack.kind === 'reply' && ack.header.status === 0);
+    await sender.whenClosed();
   });
 
   it('bounds the in-flight queue: a burst larger than the limit is paused, not dropped, and answered in order', async (t) => {
