@@ -16,7 +16,7 @@
 // name or numeric id, with namespace defaulting to 'default'.
 
 import { mapLimit } from './serial.js';
-import { readdir, rm } from 'node:fs/promises';
+import { open as openFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Catalog, defaultNamespaceName, type CatalogObserver, type Namespace, type NamespaceRef, type Topic, type TopicRef } from './catalog.js';
 import { systemClock, type Clock } from './clock.js';
@@ -34,6 +34,19 @@ import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, t
 import { UserStore } from './users.js';
 import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
+
+/** Suffix of a partition directory a purge renamed away, removed right after (or at the next start). */
+const purgedDirSuffix = '.purged';
+
+/** Makes renames inside `dir` durable. */
+async function fsyncDirectory(dir: string): Promise<void> {
+  const handle = await openFile(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 
@@ -421,7 +434,7 @@ export class Broker implements CatalogObserver {
     return () => this.deletionListeners.delete(listener);
   }
 
-  /** Removes every record of the topic; offsets keep increasing (Iggy purge). */
+  /** Removes every record of the topic and restarts its offsets at 0 (Iggy purge; partitionsReset). */
   async purgeTopic(topic: TopicRef): Promise<void> {
     await this.catalog.resetPartitions(topic);
   }
@@ -523,30 +536,54 @@ export class Broker implements CatalogObserver {
    * again empty at offset 0, and every protocol's committed offsets for the topic go (they would
    * point past the new end), with its producer and transaction state. The committed offsets go
    * first: after a crash half-way, a partition not yet replaced is read again from its start, never
-   * skipped. Each partition's log is closed (appends already given to it are written first) and
-   * destroyed, its directory removed, and a new log opened in its place. Appends and reads that
-   * arrive meanwhile wait for the new logs (purgeInProgress).
+   * skipped. Each partition's log is closed (appends already given to it are written first; a
+   * failure to flush is logged, the data is going anyway), its directory renamed away in one
+   * step (durably) and removed, and a new log opened in its place; the offsets are deleted once
+   * more at the end, for any stored meanwhile from the old logs' positions. Appends and reads that
+   * arrive meanwhile wait for the new logs (purgeInProgress), and so does a broker close. If a
+   * new log cannot be opened (a disk error), the purge fails and that partition stays closed
+   * until a restart opens it, empty.
    */
   async partitionsReset(topic: Topic): Promise<void> {
     const handles = this.logs.get(topic.internalId);
     if (!handles) return;
     let done!: () => void;
     this.resets.set(topic.internalId, new Promise<void>((resolve) => (done = resolve)));
+    const keys = handles.map((h) => h.key);
     try {
       await this.offsets.deleteTopic(topic.internalId);
-      const keys = handles.map((h) => h.key);
       for (let p = 0; p < handles.length; p++) {
-        await handles[p]!.log.destroy();
-        if (!this.options.memory) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
+        await handles[p]!.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: keys[p], error }));
+        if (!this.options.memory) await this.discardPartitionDir(topic.internalId, p);
         handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
       }
-      await this.producers.dropPartitions(keys);
-      await this.transactions.dropPartitions(keys);
+      await this.offsets.deleteTopic(topic.internalId);
     } finally {
+      await this.producers.dropPartitions(keys).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
+      await this.transactions.dropPartitions(keys).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
       this.resets.delete(topic.internalId);
       done();
     }
     this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: handles.length });
+  }
+
+  /**
+   * Removes a partition's directory so that a crash never leaves part of it: renamed to
+   * `<partition>.purged` (the rename made durable), then removed; a leftover `.purged` directory
+   * is removed at the next start (removeOrphanLogDirs).
+   */
+  private async discardPartitionDir(internalId: number, partition: number): Promise<void> {
+    const dir = this.partitionDir(internalId, partition);
+    const trash = `${dir}${purgedDirSuffix}`;
+    await rm(trash, { recursive: true, force: true });
+    try {
+      await rename(dir, trash);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      return;
+    }
+    await fsyncDirectory(this.topicDir(internalId));
+    await rm(trash, { recursive: true, force: true });
   }
 
   /** @internal CatalogObserver */
@@ -613,6 +650,8 @@ export class Broker implements CatalogObserver {
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     this.maintenanceTimer = null;
     await this.maintenanceRun?.catch(() => undefined);
+    // A purge replacing logs finishes first (it closes and opens logs of its own).
+    await Promise.all(this.resets.values());
     this.catalog.setObserver(null);
     let failure: unknown = null;
     try {
@@ -707,9 +746,16 @@ export class Broker implements CatalogObserver {
       return; // no logs directory yet
     }
     for (const name of names) {
-      if (!/^\d+$/.test(name) || this.logs.has(Number(name))) continue;
-      this.logger.warn('removing the directory of a deleted topic', { internalId: Number(name) });
-      await rm(this.topicDir(Number(name)), { recursive: true, force: true });
+      if (!/^\d+$/.test(name)) continue;
+      if (!this.logs.has(Number(name))) {
+        this.logger.warn('removing the directory of a deleted topic', { internalId: Number(name) });
+        await rm(this.topicDir(Number(name)), { recursive: true, force: true });
+        continue;
+      }
+      // A partition directory a purge had renamed away when the broker stopped.
+      for (const entry of await readdir(this.topicDir(Number(name))).catch(() => [] as string[])) {
+        if (entry.endsWith(purgedDirSuffix)) await rm(join(this.topicDir(Number(name)), entry), { recursive: true, force: true });
+      }
     }
   }
 

@@ -418,6 +418,50 @@ test('appends and reads that arrive while a purge replaces the logs wait for the
   closed = true;
 });
 
+test('a close during a purge waits for it; a log that fails to flush is purged all the same; a leftover renamed directory goes at the next start', async (t) => {
+  const clock = new ManualClock();
+  const dir = tempDir(t);
+  const broker = await Broker.open(options(dir, clock));
+  const topic = await broker.createTopic('default', 'closing', { partitions: 2 });
+  for (const p of [0, 1]) await broker.append(topic, p, batch(clock, ['old']));
+  const log0 = broker.partition(topic, 0);
+  const closeLog0 = log0.close.bind(log0);
+  log0.close = async () => {
+    await closeLog0();
+    throw new Error('flush failed');
+  };
+  const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
+  let entered!: () => void;
+  const inPurge = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = false;
+  broker.offsets.deleteTopic = async (id: number) => {
+    if (!held) {
+      held = true;
+      entered();
+      await released;
+    }
+    return deleteTopic(id);
+  };
+  const purged = broker.purgeTopic(topic);
+  await inPurge;
+  const closed = broker.close();
+  release();
+  await purged;
+  await closed;
+  // A crash after a purge renamed a partition directory away, before it was removed.
+  const leftover = join(dir, 'logs', String(topic.internalId), `1${'.purged'}`);
+  mkdirSync(leftover);
+  const reopened = await Broker.open(options(dir, clock));
+  try {
+    for (const p of [0, 1]) assert.equal(reopened.partition(reopened.catalog.requireTopic({ topic: 'closing' }), p).stats().highWatermark, 0);
+    assert.equal(existsSync(leftover), false);
+  } finally {
+    await reopened.close();
+  }
+});
+
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
   const clock = new ManualClock();
   const broker = await Broker.open(options(tempDir(t), clock));
