@@ -382,7 +382,13 @@ export class Catalog {
     };
     await this.store.putTopic(record);
     const updated = this.topicOf(record);
-    await beforeVisible?.(updated);
+    try {
+      await beforeVisible?.(updated);
+    } catch (err) {
+      // Not applied: the store goes back to what readers still see.
+      await this.store.putTopic(toRecord(topic)).catch(() => undefined);
+      throw err;
+    }
     this.removeTopic(topic);
     return this.register(updated);
   }

@@ -237,6 +237,27 @@ test('a new topic, and new partitions, become visible only once the observer has
   assert.deepEqual(seen, ['created: visible false', 'added 1->3: catalog says 1']);
 });
 
+test('partitions whose logs cannot be opened are not added: the store keeps the old count', async () => {
+  const store = memoryStore();
+  const catalog = await Catalog.open(store, new ManualClock());
+  catalog.setObserver({
+    topicCreated: async () => undefined,
+    topicDeleted: async () => undefined,
+    partitionsReset: async () => undefined,
+    partitionsAdded: async () => {
+      throw new Error('disk on fire');
+    },
+    partitionsRemoved: async () => undefined,
+    topicConfigChanged: async () => undefined,
+    topicRenamed: () => undefined,
+  });
+  await catalog.createTopic('default', 'stuck', { partitions: 1 });
+  await assert.rejects(catalog.addPartitions({ topic: 'stuck' }, 4), /disk on fire/);
+  assert.equal(catalog.requireTopic({ topic: 'stuck' }).partitions, 1);
+  const reopened = await Catalog.open(store, new ManualClock());
+  assert.equal(reopened.requireTopic({ topic: 'stuck' }).partitions, 1);
+});
+
 test('an id whose record could not be stored is not skipped afterwards', async () => {
   const store = memoryStore();
   const catalog = await Catalog.open(store, new ManualClock());
