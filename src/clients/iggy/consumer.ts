@@ -17,8 +17,9 @@
 //   'poll'  (default) the poll itself stores the offset server-side (auto_commit = 1);
 //   'after' the offset of the last message of a batch is stored once the loop has yielded the
 //           whole batch, i.e. after your code handled it (at-least-once); in group mode a commit
-//           the server refuses because a rebalance moved the partition away (5009) or the
-//           membership was lost (5006) is dropped and the loop syncs again: the new owner reads
+//           the server refuses because a rebalance moved the partition away (5009), the
+//           membership was lost (5006) or the group deleted (5000, 5003) is dropped and the loop
+//           syncs (or joins) again: the new owner reads
 //           on from the group's last stored offset (so the batch may be seen twice);
 //   false   nothing is stored; call commit(message) yourself.
 //

@@ -84,6 +84,34 @@ export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, 
   return (await frontend.broker.offsets.deleteGroup(iggyOffsetScope, offsetKey(c, topic, partition))) > 0;
 }
 
+/**
+ * At start: removes the offsets of consumer groups that no longer exist (deleted while a poll of
+ * the group committed, or before a crash finished the deletion: group ids are never given again,
+ * so nothing else would, and they would hold DeleteSegments back), and moves the offsets that
+ * named consumers stored under their name (`c:s:<name>`, before a name stood for its XXH32 id)
+ * to that id, unless the id has one already.
+ */
+export async function sweepOffsets(frontend: IggyFrontend): Promise<void> {
+  const offsets = frontend.broker.offsets;
+  for (const key of await offsets.listGroups(iggyOffsetScope)) {
+    const parts = /^(.*)\|(\d+)\|(\d+)$/.exec(key);
+    if (parts === null) continue;
+    const [, who, topicPart, partitionPart] = parts as unknown as [string, string, string, string];
+    const topicInternalId = Number(topicPart);
+    const partition = Number(partitionPart);
+    if (who.startsWith('g:')) {
+      if (!frontend.groups.has(topicInternalId, Number(who.slice(2)))) await offsets.deleteGroup(iggyOffsetScope, key);
+    } else if (who.startsWith('c:s:')) {
+      const target = `c:n:${xxh32(Buffer.from(who.slice(4), 'utf8'), 0)}|${topicInternalId}|${partition}`;
+      const stored = await offsets.fetch(iggyOffsetScope, key, topicInternalId, partition);
+      if (stored !== null && (await offsets.fetch(iggyOffsetScope, target, topicInternalId, partition)) === null) {
+        await offsets.commit(iggyOffsetScope, target, [{ topicInternalId, partition, offset: stored.offset }]);
+      }
+      await offsets.deleteGroup(iggyOffsetScope, key);
+    }
+  }
+}
+
 /** Removes every offset a deleted consumer group stored in the topic. */
 export async function deleteGroupOffsets(frontend: IggyFrontend, topic: Topic, groupId: number): Promise<void> {
   const prefix = `g:${groupId}|${topic.internalId}|`;

@@ -15,6 +15,7 @@ import { defaultFormatRegistry } from '../../log/formats.js';
 import { BatchFormat } from '../../log/types.js';
 import { quartetVersion } from '../../server/version.js';
 import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
+import { sweepOffsets } from './consumers.js';
 import { IggyGroups } from './groups.js';
 import { permissionsOf } from './permissions.js';
 import { iggyHandlers } from './handlers/index.js';
@@ -138,6 +139,7 @@ export class IggyFrontend {
       this.topicOptions.set(internalId, parsed);
     }
     await this.groups.load();
+    await sweepOffsets(this);
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
     // gone stream or topic (ids are handed out again, and must not inherit them).
     this.stopListening = this.broker.onDeleted({

@@ -71,6 +71,16 @@ export class IggyGroups {
     this.logger.debug('loaded iggy consumer groups', { groups: this.count() });
   }
 
+  /** Whether the group still exists (it may have been deleted while a request awaited). */
+  isCurrent(group: IggyGroup): boolean {
+    return this.byTopic.get(group.topicInternalId)?.get(group.id) === group;
+  }
+
+  /** Whether the topic has a group with this id. */
+  has(topicInternalId: number, groupId: number): boolean {
+    return this.byTopic.get(topicInternalId)?.has(groupId) ?? false;
+  }
+
   count(): number {
     let n = 0;
     for (const m of this.byTopic.values()) n += m.size;

@@ -229,7 +229,9 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
   for (const m of inputs) if (m.originTimestamp > maxMicros) m.originTimestamp = maxMicros;
   const payload = encodeBatchBytes(inputs, { partitionId, baseOffset: BigInt(baseOffset), baseTimestamp });
   const lastOffset = Math.max(template.lastOffset, records.at(-1)?.offset ?? baseOffset);
-  const times = inputs.map((m) => microsToMillis(m.originTimestamp));
+  // An Iggy batch's time in the log is its base_timestamp (the append time, logAppendTime), kept
+  // by a rewrite (compaction); a batch of another format made into Iggy goes by its records.
+  const times = template.format === BatchFormat.iggy ? [microsToMillis(baseTimestamp)] : inputs.map((m) => microsToMillis(m.originTimestamp));
   return {
     format: BatchFormat.iggy,
     recordCount: lastOffset - baseOffset + 1,

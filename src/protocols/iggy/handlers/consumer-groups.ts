@@ -42,6 +42,9 @@ export const consumerGroupHandlers: IggyHandlerTable = {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     const group = ctx.frontend.groups.require(topic, req.groupId);
+    // Its offsets first (a crash in between leaves the group, to be deleted again), and once more
+    // after, for a poll of it that committed meanwhile.
+    await deleteGroupOffsets(ctx.frontend, topic, group.id);
     await ctx.frontend.groups.delete(topic, group);
     await deleteGroupOffsets(ctx.frontend, topic, group.id);
     return {};

@@ -253,7 +253,10 @@ export const messageHandlers: IggyHandlerTable = {
       }
       if (messages === kept) lease?.release();
     }
-    if (req.autoCommit && lastOffset >= 0) await storeOffset(frontend, consumer, topic, partition, lastOffset);
+    // Not when a purge replaced the log meanwhile (the offset is of the old one), nor for a group
+    // deleted meanwhile (its offsets went with it).
+    const current = frontend.broker.purgeInProgress(topic) === undefined && frontend.broker.partition(topic, partition) === log && (consumer.group === null || frontend.groups.isCurrent(consumer.group));
+    if (req.autoCommit && lastOffset >= 0 && current) await storeOffset(frontend, consumer, topic, partition, lastOffset);
     return { partitionId: partition, currentOffset, messagesCount: messages, batches };
   },
 

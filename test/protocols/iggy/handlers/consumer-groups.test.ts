@@ -3,6 +3,7 @@
 // member, and StaleClient eviction of a silent member driven by a manual clock and scheduler.
 
 import assert from 'node:assert/strict';
+import { xxh32 } from '@node-rs/xxhash';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../../../src/core/clock.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
@@ -113,16 +114,24 @@ describe('iggy consumer groups', () => {
     await a.ok(CommandCode.joinConsumerGroup, group);
     await a.ok(CommandCode.storeConsumerOffset, { ...at, offset: 2n, ack: 1 });
     await a.ok(CommandCode.deleteConsumerGroup, group);
+    assert.deepEqual((await h.broker.offsets.listGroups('iggy')).filter((k) => k.startsWith('g:')), [], 'the deleted group\'s offsets went with it');
     const again = await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
     assert.equal(again.id, 1, 'a new id, not the deleted group\'s 0');
-    assert.equal(await a.ok(CommandCode.getConsumerOffset, at), null, 'the deleted group\'s offset went with it');
+    assert.equal(await a.ok(CommandCode.getConsumerOffset, at), null);
     await a.ok(CommandCode.joinConsumerGroup, group);
     const polled = await a.ok(CommandCode.pollMessages, { ...at, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false });
     assert.equal(polled.messagesCount, 3, 'the new group reads from the start');
     await a.ok(CommandCode.deleteConsumerGroup, group);
+    // Left behind by earlier builds or a crash: a group's offsets that outlived it, and a named
+    // consumer's offset stored under its name. The next start removes the one, moves the other.
+    const topicId = h.broker.catalog.requireTopic({ topic: 'g' }).internalId;
+    await h.broker.offsets.commit('iggy', `g:0|${topicId}|0`, [{ topicInternalId: topicId, partition: 0, offset: 1 }]);
+    await h.broker.offsets.commit('iggy', `c:s:app|${topicId}|0`, [{ topicInternalId: topicId, partition: 0, offset: 2 }]);
     await h.stop();
     const h2 = await startIggy(t, { dataDir: h.dataDir });
+    assert.deepEqual(await h2.broker.offsets.listGroups('iggy'), [`c:n:${xxh32(Buffer.from('app'), 0)}|${topicId}|0`]);
     const c = await h2.root();
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...at, consumer: { kind: ConsumerKind.consumer, id: sid('app') } }))?.storedOffset, 2n);
     assert.equal((await c.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' })).id, 2, 'the counter survived the restart');
     assert.equal((await c.ok(CommandCode.createConsumerGroup, { ...ref, name: 'more' })).id, 3);
   });

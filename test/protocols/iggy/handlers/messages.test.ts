@@ -230,6 +230,34 @@ describe('iggy messages', () => {
     await c.ok(CommandCode.storeConsumerOffset, { ...group, offset: 0n, ack: 1 });
   });
 
+  it('does not auto-commit an offset read from a log a purge replaced meanwhile', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
+    // Hold the poll's read until a purge has run to its end.
+    const read = h.broker.read.bind(h.broker);
+    let entered!: () => void;
+    const inRead = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    h.broker.read = async (...args: Parameters<typeof read>) => {
+      const batches = await read(...args);
+      entered();
+      await released;
+      return batches;
+    };
+    const polled = poll(c, { kind: PollingKind.next, value: 0n }, 10, { autoCommit: true });
+    await inRead;
+    await h.broker.purgeTopic({ topic: 'm' });
+    release();
+    assert.deepEqual((await polled).payloads, ['a', 'b', 'c'], 'what it read before the purge');
+    h.broker.read = read;
+    assert.equal(await c.ok(CommandCode.getConsumerOffset, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 }), null, 'no offset of the old log');
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['new']));
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 10)).payloads, ['new']);
+  });
+
   it('takes batches far above Kafka\'s 1 MiB default into Iggy topics, and polls them back whole', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
@@ -341,6 +369,24 @@ describe('PollMessages from the segment files (sendfile)', { skip: nativeStatus.
     assert.equal(eviction.kind, 'eviction');
     if (eviction.kind === 'eviction' && typeof eviction.eviction !== 'string') assert.equal(eviction.eviction.reason, EvictionReason.staleClient);
     await c.whenClosed();
+  });
+
+  it('a timestamp poll sends the large batches stamped at or after the time from their files, and skips the earlier ones', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock });
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'big', options: [] });
+    const payloads = (b: number) => Array.from({ length: 1000 }, (_, i) => `${b}:${i}:`.padEnd(1000, 'y'));
+    for (let b = 0; b < 4; b++) {
+      await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), payloads(b)));
+      clock.advance(1000);
+    }
+    await poll(c, { kind: PollingKind.offset, value: 0n }, 1000, { topic: 'big' });
+    const slicesBefore = fileReplyStats.slices;
+    const r = await poll(c, { kind: PollingKind.timestamp, value: 1_700_000_002_000_000n }, 2000, { topic: 'big' });
+    assert.deepEqual(r.payloads, [...payloads(2), ...payloads(3)]);
+    assert.deepEqual([r.offsets[0], r.offsets.at(-1)], [2000, 3999]);
+    await eventually(() => fileReplyStats.slices === slicesBefore + 2, 'both batches to go out from their files');
   });
 
   it('an evicted peer that never reads the reply in flight is cut off after 5 s', { timeout: 20_000 }, async (t) => {
