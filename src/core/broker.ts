@@ -154,6 +154,8 @@ export class Broker implements CatalogObserver {
   private readonly logs = new Map<number, PartitionHandle[]>();
   /** Topics whose partition logs a purge is replacing (by internal id): appends and reads wait for it. */
   private readonly resets = new Map<number, Promise<void>>();
+  /** Logs a purge closed (a failed purge may leave one in place until a restart): not closed again. */
+  private readonly closedByPurge = new WeakSet<PartitionLog>();
   private readonly deletionListeners = new Set<DeletionListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
@@ -540,27 +542,38 @@ export class Broker implements CatalogObserver {
    * failure to flush is logged, the data is going anyway), its directory renamed away in one
    * step (durably) and removed, and a new log opened in its place; the offsets are deleted once
    * more at the end, for any stored meanwhile from the old logs' positions. Appends and reads that
-   * arrive meanwhile wait for the new logs (purgeInProgress), and so does a broker close. If a
-   * new log cannot be opened (a disk error), the purge fails and that partition stays closed
-   * until a restart opens it, empty.
+   * arrive meanwhile wait for the new logs (purgeInProgress), and so does a broker close. A
+   * purge that fails (a disk error) stops at that partition: if its directory could not be
+   * renamed away it is opened again with its records, the partitions after it are untouched, and
+   * only the partitions replaced lose their producer and transaction state; if a new log cannot
+   * be opened, that partition stays closed until a restart opens it, empty.
    */
   async partitionsReset(topic: Topic): Promise<void> {
     const handles = this.logs.get(topic.internalId);
     if (!handles) return;
     let done!: () => void;
     this.resets.set(topic.internalId, new Promise<void>((resolve) => (done = resolve)));
-    const keys = handles.map((h) => h.key);
+    const replaced: string[] = [];
     try {
       await this.offsets.deleteTopic(topic.internalId);
       for (let p = 0; p < handles.length; p++) {
-        await handles[p]!.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: keys[p], error }));
-        if (!this.options.memory) await this.discardPartitionDir(topic.internalId, p);
+        const old = handles[p]!;
+        await old.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: old.key, error }));
+        this.closedByPurge.add(old.log);
+        try {
+          if (!this.options.memory) await this.discardPartitionDir(topic.internalId, p);
+        } catch (err) {
+          // Still there: the partition keeps its records, open again.
+          handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+          throw err;
+        }
         handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+        replaced.push(old.key);
       }
       await this.offsets.deleteTopic(topic.internalId);
     } finally {
-      await this.producers.dropPartitions(keys).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
-      await this.transactions.dropPartitions(keys).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
+      await this.producers.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
+      await this.transactions.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
       this.resets.delete(topic.internalId);
       done();
     }
@@ -628,8 +641,8 @@ export class Broker implements CatalogObserver {
           if (policy !== 'compact') segmentsDeleted += (await h.log.applyRetention(now)).segmentsDeleted;
           if (policy !== 'delete') segmentsDeleted += (await h.log.compact(now)).segmentsDeleted;
         } catch (err) {
-          // A topic deleted during the pass closes its logs under us; that is not a failure.
-          if (this.logs.has(internalId)) this.logger.warn('maintenance failed for a partition', { partition: h.key, error: err });
+          // A topic deleted or purged during the pass closes its logs under us; that is not a failure.
+          if (this.logs.has(internalId) && !this.closedByPurge.has(h.log)) this.logger.warn('maintenance failed for a partition', { partition: h.key, error: err });
         }
       }
     }
@@ -830,7 +843,7 @@ export class Broker implements CatalogObserver {
   }
 
   private async closeLogs(): Promise<void> {
-    const handles = [...this.logs.values()].flat();
+    const handles = [...this.logs.values()].flat().filter((h) => !this.closedByPurge.has(h.log));
     this.logs.clear();
     const errors: unknown[] = [];
     await mapLimit(handles, logOpenConcurrencyMax, (h) =>

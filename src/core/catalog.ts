@@ -337,7 +337,9 @@ export class Catalog {
   resetPartitions(ref: TopicRef): Promise<Topic> {
     return this.mutations.run(async () => {
       const topic = this.requireTopic(ref);
-      await this.observer?.partitionsReset(topic);
+      // No observer: no logs to replace (the broker is stopping), so nothing would be purged.
+      if (this.observer === null) throw new QuartetError('shutting_down', 'the broker is stopping; nothing was purged');
+      await this.observer.partitionsReset(topic);
       return topic;
     });
   }

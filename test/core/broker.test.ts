@@ -462,6 +462,32 @@ test('a close during a purge waits for it; a log that fails to flush is purged a
   }
 });
 
+test('a purge that fails at a partition leaves it with its records and the partitions after it untouched', async (t) => {
+  const clock = new ManualClock();
+  const broker = await Broker.open(options(tempDir(t), clock));
+  let closed = false;
+  t.after(() => (closed ? undefined : broker.close()));
+  const topic = await broker.createTopic('default', 'failing', { partitions: 2 });
+  await broker.append(topic, 0, batch(clock, ['zero']));
+  const { producerId, epoch } = await broker.producers.initProducer();
+  const idempotent = () => batch(clock, ['idem'], { producerId, producerEpoch: epoch, baseSequence: 0 });
+  await broker.append(topic, 1, idempotent());
+  const internals = broker as unknown as { discardPartitionDir(id: number, p: number): Promise<void> };
+  internals.discardPartitionDir = async () => {
+    throw new Error('EIO on rename');
+  };
+  await assert.rejects(broker.purgeTopic(topic), /EIO on rename/);
+  assert.equal(broker.purgeInProgress(topic), undefined);
+  // Partition 0 was opened again with its records, and takes appends.
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['zero']);
+  assert.equal((await broker.append(topic, 0, batch(clock, ['one']))).baseOffset, 1);
+  // Partition 1 was not reached: its producer state holds, so a retried batch is not appended twice.
+  assert.equal((await broker.append(topic, 1, idempotent())).baseOffset, 0);
+  assert.deepEqual(values(await broker.read(topic, 1, 0, { maxBytes: 1 << 20 })), ['idem']);
+  await broker.close();
+  closed = true;
+});
+
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
   const clock = new ManualClock();
   const broker = await Broker.open(options(tempDir(t), clock));
