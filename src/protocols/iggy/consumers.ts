@@ -85,7 +85,7 @@ export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, 
 }
 
 /**
- * At start: removes the offsets of consumer groups that no longer exist (deleted while a poll of
+ * At start: removes offsets of topics that no longer exist, and of consumer groups that no longer exist (deleted while a poll of
  * the group committed, or before a crash finished the deletion: group ids are never given again,
  * so nothing else would, and they would hold DeleteSegments back), and moves the offsets that
  * named consumers stored under their name (`c:s:<name>`, before a name stood for its XXH32 id)
@@ -94,12 +94,14 @@ export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, 
 export async function sweepOffsets(frontend: IggyFrontend): Promise<void> {
   const offsets = frontend.broker.offsets;
   for (const key of await offsets.listGroups(iggyOffsetScope)) {
-    const parts = /^(.*)\|(\d+)\|(\d+)$/.exec(key);
+    const parts = /^(.*)\|(\d+)\|(\d+)$/s.exec(key);
     if (parts === null) continue;
     const [, who, topicPart, partitionPart] = parts as unknown as [string, string, string, string];
     const topicInternalId = Number(topicPart);
     const partition = Number(partitionPart);
-    if (who.startsWith('g:')) {
+    if (frontend.broker.catalog.topicByInternalId(topicInternalId) === null) {
+      await offsets.deleteGroup(iggyOffsetScope, key);
+    } else if (who.startsWith('g:')) {
       if (!frontend.groups.has(topicInternalId, Number(who.slice(2)))) await offsets.deleteGroup(iggyOffsetScope, key);
     } else if (who.startsWith('c:s:')) {
       const target = `c:n:${xxh32(Buffer.from(who.slice(4), 'utf8'), 0)}|${topicInternalId}|${partition}`;

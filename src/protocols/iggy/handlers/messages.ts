@@ -21,7 +21,7 @@ import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { BatchFlags, BatchFormat, fileSliceHeadBytes, type FileSlice, type StoredBatch } from '../../../log/types.js';
+import { BatchFlags, BatchFormat, fileSliceHeadBytes, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
@@ -139,6 +139,16 @@ function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
   );
 }
 
+/** Whether `log` is still the partition's (no purge replaced it, nor a deletion removed it). */
+function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, log: PartitionLog): boolean {
+  if (frontend.broker.purgeInProgress(topic) !== undefined) return false;
+  try {
+    return frontend.broker.partition(topic, partition) === log;
+  } catch {
+    return false;
+  }
+}
+
 export const messageHandlers: IggyHandlerTable = {
   [CommandCode.sendMessages]: async (ctx, req) => {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
@@ -228,7 +238,15 @@ export const messageHandlers: IggyHandlerTable = {
       // messages) goes back to the pool at once instead of after the reply.
       const lease = leaseReleasedAfter(afterWrite);
       const kept = messages;
-      const stored = await frontend.broker.read(topic, partition, next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
+      // The log the poll began with: a purge that replaces it meanwhile ends the poll with what it has.
+      let stored: StoredBatch[];
+      try {
+        stored = await log.read(next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
+      } catch (err) {
+        lease?.release();
+        if (!isCurrentLog(frontend, topic, partition, log)) break;
+        throw err;
+      }
       if (stored.length === 0) break;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
@@ -255,8 +273,9 @@ export const messageHandlers: IggyHandlerTable = {
     }
     // Not when a purge replaced the log meanwhile (the offset is of the old one), nor for a group
     // deleted meanwhile (its offsets went with it).
-    const current = frontend.broker.purgeInProgress(topic) === undefined && frontend.broker.partition(topic, partition) === log && (consumer.group === null || frontend.groups.isCurrent(consumer.group));
-    if (req.autoCommit && lastOffset >= 0 && current) await storeOffset(frontend, consumer, topic, partition, lastOffset);
+    if (req.autoCommit && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log) && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
+      await storeOffset(frontend, consumer, topic, partition, lastOffset);
+    }
     return { partitionId: partition, currentOffset, messagesCount: messages, batches };
   },
 

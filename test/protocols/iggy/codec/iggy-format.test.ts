@@ -120,14 +120,16 @@ describe('iggy batch format codec', () => {
           { id: 77n, originTimestamp: 5_000n, payload: Buffer.from('a'), userHeaders: headers },
           { id: 88n, originTimestamp: 6_000n, payload: Buffer.from('b') },
         ],
-        { partitionId: 2n, baseOffset: 40n, baseTimestamp: 123n },
+        { partitionId: 2n, baseOffset: 40n, baseTimestamp: 7_000_000n },
       ),
     );
     const template = stored(original, 40, 2);
     const kept = iggyFormatCodec.decode(template).slice(0, 1);
     const req = iggyFormatCodec.encode(kept, 40, template);
     const recs = decodeIggyRecords(stored(req.payload, 40, 2));
-    assert.deepEqual(recs.map((r) => [r.offset, r.id, r.originTimestamp, r.timestamp]), [[40, 77n, 5_000n, 123n]]);
+    assert.deepEqual(recs.map((r) => [r.offset, r.id, r.originTimestamp, r.timestamp]), [[40, 77n, 5_000n, 7_000_000n]]);
+    // The rewritten batch stays in the log under its append time (base_timestamp), not producer time.
+    assert.deepEqual([req.firstTimestamp, req.maxTimestamp], [7_000, 7_000]);
     assert.deepEqual(recs[0]!.userHeaders, headers);
     assert.equal(req.payload.readBigUInt64LE(0), 2n);
     req.stamp!(req.payload, 41, 0);

@@ -236,12 +236,13 @@ describe('iggy messages', () => {
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
     // Hold the poll's read until a purge has run to its end.
-    const read = h.broker.read.bind(h.broker);
+    const log = h.broker.partition(h.broker.catalog.requireTopic({ topic: 'm' }), 0);
+    const read = log.read.bind(log);
     let entered!: () => void;
     const inRead = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    h.broker.read = async (...args: Parameters<typeof read>) => {
+    log.read = async (...args: Parameters<typeof read>) => {
       const batches = await read(...args);
       entered();
       await released;
@@ -252,7 +253,6 @@ describe('iggy messages', () => {
     await h.broker.purgeTopic({ topic: 'm' });
     release();
     assert.deepEqual((await polled).payloads, ['a', 'b', 'c'], 'what it read before the purge');
-    h.broker.read = read;
     assert.equal(await c.ok(CommandCode.getConsumerOffset, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 }), null, 'no offset of the old log');
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['new']));
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 10)).payloads, ['new']);
