@@ -224,6 +224,8 @@ export class Broker implements CatalogObserver {
       const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password);
       (broker as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
       if (root.created) logger.info('created the root user', { username: options.rootUser?.username ?? defaultRootUsername, passwordGenerated: root.generatedPassword !== null });
+      if (root.updated.length > 0) logger.warn('the root user now has the configured credentials', { username: options.rootUser?.username, changed: root.updated });
+      if (root.renameRefused) logger.error('the root user keeps its name: another user already has the configured one', { username: options.rootUser?.username });
       catalog.setObserver(broker);
       broker.startMaintenanceTimer();
       return broker;

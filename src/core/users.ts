@@ -258,12 +258,39 @@ export class UserStore {
   /**
    * Creates root (id 0) when no user exists at all. Returns the generated password when none was
    * given, so that the caller can show it once; it is never logged here.
+   *
+   * When root exists and a password is given (configured), the configured credentials are
+   * root's: its password is set to the given one if it differs (a password generated at the first
+   * start, or one changed since), and it is renamed to `username` if it has another name and no
+   * other user has that one (`updated` says what changed; `renameRefused` when the name is taken).
    */
-  async ensureRootUser(username: string, password?: string, permissions?: unknown): Promise<{ created: boolean; generatedPassword: string | null }> {
-    if (this.byId.size > 0) return { created: false, generatedPassword: null };
-    const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
-    await this.create({ username, password: password ?? generated!, id: rootUserId, permissions });
-    return { created: true, generatedPassword: generated };
+  async ensureRootUser(
+    username: string,
+    password?: string,
+    permissions?: unknown,
+  ): Promise<{ created: boolean; generatedPassword: string | null; updated: Array<'username' | 'password'>; renameRefused: boolean }> {
+    const root = this.byId.get(rootUserId);
+    if (root === undefined && this.byId.size === 0) {
+      const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
+      await this.create({ username, password: password ?? generated!, id: rootUserId, permissions });
+      return { created: true, generatedPassword: generated, updated: [], renameRefused: false };
+    }
+    const updated: Array<'username' | 'password'> = [];
+    let renameRefused = false;
+    if (root !== undefined && password !== undefined) {
+      if (root.username !== username) {
+        if (this.byName.has(username)) renameRefused = true;
+        else {
+          await this.update(rootUserId, { username });
+          updated.push('username');
+        }
+      }
+      if (!(await verifyScrypt(root.passwordHash, password))) {
+        await this.changePassword(rootUserId, null, password);
+        updated.push('password');
+      }
+    }
+    return { created: false, generatedPassword: null, updated, renameRefused };
   }
 
   // --- personal access tokens -----------------------------------------------------------------

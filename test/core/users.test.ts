@@ -98,10 +98,28 @@ test('ensureRootUser: creates root once, generates a password only when none is 
   assert.equal(first.created, true);
   assert.ok(first.generatedPassword && first.generatedPassword.length >= 20);
   assert.equal((await users.verifyPassword('iggy', first.generatedPassword)).id, 0);
-  assert.deepEqual(await users.ensureRootUser('iggy', 'other'), { created: false, generatedPassword: null });
+  // Without a configured password, a later start changes nothing.
+  assert.deepEqual(await users.ensureRootUser('iggy'), { created: false, generatedPassword: null, updated: [], renameRefused: false });
+  await users.verifyPassword('iggy', first.generatedPassword);
   const { users: fresh } = await openUsers();
-  assert.deepEqual(await fresh.ensureRootUser('admin', 'given'), { created: true, generatedPassword: null });
+  assert.deepEqual(await fresh.ensureRootUser('admin', 'given'), { created: true, generatedPassword: null, updated: [], renameRefused: false });
   await fresh.verifyPassword('admin', 'given');
+});
+
+test('ensureRootUser: configured credentials become root\'s at a later start (a generated password, another name)', async () => {
+  const { users } = await openUsers();
+  const first = await users.ensureRootUser('root');
+  await users.create({ username: 'taken', password: 'pw' });
+  // The check's case: a first start without credentials, then a start with them.
+  assert.deepEqual(await users.ensureRootUser('iggy', 'iggy'), { created: false, generatedPassword: null, updated: ['username', 'password'], renameRefused: false });
+  assert.equal((await users.verifyPassword('iggy', 'iggy')).id, 0);
+  await assert.rejects(users.verifyPassword('root', first.generatedPassword!), (err: Error & { code?: string }) => err.code === 'invalid_credentials');
+  // The same again: nothing to change.
+  assert.deepEqual((await users.ensureRootUser('iggy', 'iggy')).updated, []);
+  // A name another user has is not taken from it; the password still follows.
+  assert.deepEqual(await users.ensureRootUser('taken', 'new-pw'), { created: false, generatedPassword: null, updated: ['password'], renameRefused: true });
+  assert.equal((await users.verifyPassword('iggy', 'new-pw')).id, 0);
+  assert.equal((await users.verifyPassword('taken', 'pw')).username, 'taken');
 });
 
 test('personal access tokens: secret shown once, only its hash stored, expiry by the clock', async () => {
