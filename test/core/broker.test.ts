@@ -384,52 +384,16 @@ for (const memory of [true, false]) {
   });
 }
 
-test('appends and reads that arrive while a purge replaces the logs wait for the new logs', async (t) => {
-  const clock = new ManualClock();
-  const broker = await Broker.open(options(tempDir(t), clock));
+/** A file-log broker closed after the test, unless the test closed it itself (then call closedByTest). */
+async function purgeTestBroker(t: { after(fn: () => unknown): void }, clock: ManualClock, dir = tempDir(t as never)) {
+  const broker = await Broker.open(options(dir, clock));
   let closed = false;
   t.after(() => (closed ? undefined : broker.close()));
-  const topic = await broker.createTopic('default', 'racing', { partitions: 1 });
-  await broker.append(topic, 0, batch(clock, ['old1', 'old2']));
-  // Hold the purge at its first step, so the racing calls surely arrive while it runs.
-  const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
-  let entered!: () => void;
-  const inPurge = new Promise<void>((resolve) => (entered = resolve));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  broker.offsets.deleteTopic = async (id: number) => {
-    entered();
-    await released;
-    return deleteTopic(id);
-  };
-  const purged = broker.purgeTopic(topic);
-  await inPurge;
-  assert.ok(broker.purgeInProgress(topic) !== undefined);
-  const appended = broker.append(topic, 0, batch(clock, ['new']));
-  const read = broker.read(topic, 0, 0, { maxBytes: 1 << 20 });
-  release();
-  await purged;
-  assert.equal((await appended).baseOffset, 0, 'into the new log');
-  const seen = values(await read);
-  assert.ok(seen.length === 0 || (seen.length === 1 && seen[0] === 'new'), `the new log, never the old one: ${seen.join()}`);
-  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['new']);
-  assert.equal(broker.purgeInProgress(topic), undefined);
-  await broker.close();
-  closed = true;
-});
+  return { broker, dir, closedByTest: () => void (closed = true) };
+}
 
-test('a close during a purge waits for it; a log that fails to flush is purged all the same; a leftover renamed directory goes at the next start', async (t) => {
-  const clock = new ManualClock();
-  const dir = tempDir(t);
-  const broker = await Broker.open(options(dir, clock));
-  const topic = await broker.createTopic('default', 'closing', { partitions: 2 });
-  for (const p of [0, 1]) await broker.append(topic, p, batch(clock, ['old']));
-  const log0 = broker.partition(topic, 0);
-  const closeLog0 = log0.close.bind(log0);
-  log0.close = async () => {
-    await closeLog0();
-    throw new Error('flush failed');
-  };
+/** Holds the next purge at its first step (deleting the topic's offsets) until release(). */
+function holdPurgeStart(broker: Broker): { inPurge: Promise<void>; release(): void } {
   const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
   let entered!: () => void;
   const inPurge = new Promise<void>((resolve) => (entered = resolve));
@@ -444,6 +408,44 @@ test('a close during a purge waits for it; a log that fails to flush is purged a
     }
     return deleteTopic(id);
   };
+  return { inPurge, release };
+}
+
+test('appends and reads that arrive while a purge replaces the logs wait for the new logs', async (t) => {
+  const clock = new ManualClock();
+  const { broker, closedByTest } = await purgeTestBroker(t, clock);
+  const topic = await broker.createTopic('default', 'racing', { partitions: 1 });
+  await broker.append(topic, 0, batch(clock, ['old1', 'old2']));
+  // Hold the purge at its first step, so the racing calls surely arrive while it runs.
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purged = broker.purgeTopic(topic);
+  await inPurge;
+  assert.ok(broker.purgeInProgress(topic) !== undefined);
+  const appended = broker.append(topic, 0, batch(clock, ['new']));
+  const read = broker.read(topic, 0, 0, { maxBytes: 1 << 20 });
+  release();
+  await purged;
+  assert.equal((await appended).baseOffset, 0, 'into the new log');
+  const seen = values(await read);
+  assert.ok(seen.length === 0 || (seen.length === 1 && seen[0] === 'new'), `the new log, never the old one: ${seen.join()}`);
+  assert.deepEqual(values(await broker.read(topic, 0, 0, { maxBytes: 1 << 20 })), ['new']);
+  assert.equal(broker.purgeInProgress(topic), undefined);
+  await broker.close();
+  closedByTest();
+});
+
+test('a close during a purge waits for it; a log that fails to flush is purged all the same; a leftover renamed directory goes at the next start', async (t) => {
+  const clock = new ManualClock();
+  const { broker, dir } = await purgeTestBroker(t, clock);
+  const topic = await broker.createTopic('default', 'closing', { partitions: 2 });
+  for (const p of [0, 1]) await broker.append(topic, p, batch(clock, ['old']));
+  const log0 = broker.partition(topic, 0);
+  const closeLog0 = log0.close.bind(log0);
+  log0.close = async () => {
+    await closeLog0();
+    throw new Error('flush failed');
+  };
+  const { inPurge, release } = holdPurgeStart(broker);
   const purged = broker.purgeTopic(topic);
   await inPurge;
   const closed = broker.close();
@@ -464,9 +466,7 @@ test('a close during a purge waits for it; a log that fails to flush is purged a
 
 test('a purge that fails at a partition leaves it with its records and the partitions after it untouched', async (t) => {
   const clock = new ManualClock();
-  const broker = await Broker.open(options(tempDir(t), clock));
-  let closed = false;
-  t.after(() => (closed ? undefined : broker.close()));
+  const { broker, closedByTest } = await purgeTestBroker(t, clock);
   const topic = await broker.createTopic('default', 'failing', { partitions: 2 });
   await broker.append(topic, 0, batch(clock, ['zero']));
   const { producerId, epoch } = await broker.producers.initProducer();
@@ -485,7 +485,7 @@ test('a purge that fails at a partition leaves it with its records and the parti
   assert.equal((await broker.append(topic, 1, idempotent())).baseOffset, 0);
   assert.deepEqual(values(await broker.read(topic, 1, 0, { maxBytes: 1 << 20 })), ['idem']);
   await broker.close();
-  closed = true;
+  closedByTest();
 });
 
 test('deleting a topic or removing partitions drops their metric series', async (t) => {
