@@ -221,7 +221,7 @@ export class Broker implements CatalogObserver {
       (broker as { transactions: TransactionCoordinator }).transactions = transactions;
       // Markers of transactions a crash left prepared go through append(), so only now.
       await transactions.start();
-      const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password);
+      const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password, undefined, { applyToExisting: true });
       (broker as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
       if (root.created) logger.info('created the root user', { username: options.rootUser?.username ?? defaultRootUsername, passwordGenerated: root.generatedPassword !== null });
       if (root.updated.length > 0) logger.warn('the root user now has the configured credentials', { username: options.rootUser?.username, changed: root.updated });
@@ -546,9 +546,10 @@ export class Broker implements CatalogObserver {
    * more at the end, for any stored meanwhile from the old logs' positions. Appends and reads that
    * arrive meanwhile wait for the new logs (purgeInProgress), and so does a broker close. A
    * purge that fails (a disk error) stops at that partition: if its directory could not be
-   * renamed away it is opened again with its records, the partitions after it are untouched, and
-   * only the partitions replaced lose their producer and transaction state; if a new log cannot
-   * be opened, that partition stays closed until a restart opens it, empty.
+   * renamed away it is opened again with its records, and the records of the partitions after it
+   * are untouched (the topic's stored offsets are gone already), and only the partitions whose
+   * records went lose their producer and transaction state; if a new log cannot be opened, that
+   * partition stays closed until a restart opens it, empty.
    */
   async partitionsReset(topic: Topic): Promise<void> {
     const handles = this.logs.get(topic.internalId);
@@ -560,17 +561,18 @@ export class Broker implements CatalogObserver {
       await this.offsets.deleteTopic(topic.internalId);
       for (let p = 0; p < handles.length; p++) {
         const old = handles[p]!;
-        await old.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: old.key, error }));
         this.closedByPurge.add(old.log);
+        await old.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: old.key, error }));
         try {
           if (!this.options.memory) await this.discardPartitionDir(topic.internalId, p);
         } catch (err) {
-          // Still there: the partition keeps its records, open again.
+          // Not renamed: the partition keeps its records, open again.
           handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
           throw err;
         }
-        handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
+        // Its records are gone from here on, whether or not its new log opens.
         replaced.push(old.key);
+        handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
       }
       await this.offsets.deleteTopic(topic.internalId);
     } finally {
@@ -585,7 +587,8 @@ export class Broker implements CatalogObserver {
   /**
    * Removes a partition's directory so that a crash never leaves part of it: renamed to
    * `<partition>.purged` (the rename made durable), then removed; a leftover `.purged` directory
-   * is removed at the next start (removeOrphanLogDirs).
+   * is removed at the next start (removeOrphanLogDirs). Throws only when the rename fails (the
+   * directory is then still there); once renamed, a failed fsync or removal is logged.
    */
   private async discardPartitionDir(internalId: number, partition: number): Promise<void> {
     const dir = this.partitionDir(internalId, partition);
@@ -597,8 +600,12 @@ export class Broker implements CatalogObserver {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       return;
     }
-    await fsyncDirectory(this.topicDir(internalId));
-    await rm(trash, { recursive: true, force: true });
+    try {
+      await fsyncDirectory(this.topicDir(internalId));
+      await rm(trash, { recursive: true, force: true });
+    } catch (error) {
+      this.logger.warn('purge: removing a renamed partition directory failed; it goes at the next start', { dir: trash, error });
+    }
   }
 
   /** @internal CatalogObserver */

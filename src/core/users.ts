@@ -259,15 +259,18 @@ export class UserStore {
    * Creates root (id 0) when no user exists at all. Returns the generated password when none was
    * given, so that the caller can show it once; it is never logged here.
    *
-   * When root exists and a password is given (configured), the configured credentials are
-   * root's: its password is set to the given one if it differs (a password generated at the first
-   * start, or one changed since), and it is renamed to `username` if it has another name and no
-   * other user has that one (`updated` says what changed; `renameRefused` when the name is taken).
+   * With `applyToExisting` (the broker at start), when root exists and a password is given
+   * (configured), the configured credentials are root's: its password is set to the given one if
+   * it differs (a password generated at the first start, or one changed since), and it is renamed
+   * to `username` if it has another name and no other user has that one (`updated` says what
+   * changed; `renameRefused` when the name is taken). The password is checked before anything
+   * changes.
    */
   async ensureRootUser(
     username: string,
     password?: string,
     permissions?: unknown,
+    options: { applyToExisting?: boolean } = {},
   ): Promise<{ created: boolean; generatedPassword: string | null; updated: Array<'username' | 'password'>; renameRefused: boolean }> {
     const root = this.byId.get(rootUserId);
     if (root === undefined && this.byId.size === 0) {
@@ -277,7 +280,8 @@ export class UserStore {
     }
     const updated: Array<'username' | 'password'> = [];
     let renameRefused = false;
-    if (root !== undefined && password !== undefined) {
+    if (root !== undefined && password !== undefined && options.applyToExisting === true) {
+      assertPassword(password);
       if (root.username !== username) {
         if (this.byName.has(username)) renameRefused = true;
         else {

@@ -499,7 +499,7 @@ export const settings: readonly Setting[] = [
     env: 'QUARTET_ROOT_USERNAME',
     kind: stringKind,
     default: 'root',
-    doc: 'Name of the administrator user created when the metadata store is new.',
+    doc: 'Name of the administrator user created when the metadata store is new; with root.password set, the existing administrator is renamed to it at start.',
     set: (c, v) => void (c.root.username = v),
   }),
   define({
@@ -509,7 +509,7 @@ export const settings: readonly Setting[] = [
     kind: optional(stringKind),
     default: null,
     defaultText: 'generated',
-    doc: 'Password of the root user when it is created. Unset: a random one is generated and printed once on stdout. No flag (command lines are visible to other users). Ignored once the user exists.',
+    doc: 'Password of the root user. Unset: a random one is generated when the user is created and printed once on stdout. Set: given to the user when created, and to the existing user at every start (a different stored one is replaced, with a warning). No flag (command lines are visible to other users).',
     secret: true,
     set: (c, v) => void (c.root.password = v),
   }),

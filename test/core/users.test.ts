@@ -111,15 +111,18 @@ test('ensureRootUser: configured credentials become root\'s at a later start (a 
   const first = await users.ensureRootUser('root');
   await users.create({ username: 'taken', password: 'pw' });
   // The check's case: a first start without credentials, then a start with them.
-  assert.deepEqual(await users.ensureRootUser('iggy', 'iggy'), { created: false, generatedPassword: null, updated: ['username', 'password'], renameRefused: false });
+  assert.deepEqual(await users.ensureRootUser('iggy', 'iggy', undefined, { applyToExisting: true }), { created: false, generatedPassword: null, updated: ['username', 'password'], renameRefused: false });
   assert.equal((await users.verifyPassword('iggy', 'iggy')).id, 0);
   await assert.rejects(users.verifyPassword('root', first.generatedPassword!), (err: Error & { code?: string }) => err.code === 'invalid_credentials');
   // The same again: nothing to change.
-  assert.deepEqual((await users.ensureRootUser('iggy', 'iggy')).updated, []);
+  assert.deepEqual((await users.ensureRootUser('iggy', 'iggy', undefined, { applyToExisting: true })).updated, []);
   // A name another user has is not taken from it; the password still follows.
-  assert.deepEqual(await users.ensureRootUser('taken', 'new-pw'), { created: false, generatedPassword: null, updated: ['password'], renameRefused: true });
+  assert.deepEqual(await users.ensureRootUser('taken', 'new-pw', undefined, { applyToExisting: true }), { created: false, generatedPassword: null, updated: ['password'], renameRefused: true });
   assert.equal((await users.verifyPassword('iggy', 'new-pw')).id, 0);
   assert.equal((await users.verifyPassword('taken', 'pw')).username, 'taken');
+  // Without applyToExisting (the CLI's user commands), an existing root is left as it is.
+  assert.deepEqual((await users.ensureRootUser('other', 'other-pw')).updated, []);
+  assert.equal((await users.verifyPassword('iggy', 'new-pw')).id, 0);
 });
 
 test('personal access tokens: secret shown once, only its hash stored, expiry by the clock', async () => {
