@@ -258,6 +258,12 @@ test('partitions whose logs cannot be opened are not added: the store keeps the 
   assert.equal(reopened.requireTopic({ topic: 'stuck' }).partitions, 1);
 });
 
+test('a purge (resetPartitions) is refused when no observer holds the logs (the broker is stopping)', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  await catalog.createTopic('default', 'kept', { partitions: 1 });
+  await assert.rejects(catalog.resetPartitions({ topic: 'kept' }), (err: unknown) => isQuartetError(err) && err.code === 'shutting_down');
+});
+
 test('an id whose record could not be stored is not skipped afterwards', async () => {
   const store = memoryStore();
   const catalog = await Catalog.open(store, new ManualClock());

@@ -127,9 +127,12 @@ describe('iggy consumer groups', () => {
     const topicId = h.broker.catalog.requireTopic({ topic: 'g' }).internalId;
     await h.broker.offsets.commit('iggy', `g:0|${topicId}|0`, [{ topicInternalId: topicId, partition: 0, offset: 1 }]);
     await h.broker.offsets.commit('iggy', `c:s:app|${topicId}|0`, [{ topicInternalId: topicId, partition: 0, offset: 2 }]);
+    await h.broker.offsets.commit('iggy', `c:s:two\nlines|${topicId}|0`, [{ topicInternalId: topicId, partition: 0, offset: 1 }]);
+    await h.broker.offsets.commit('iggy', `c:n:5|999|0`, [{ topicInternalId: 999, partition: 0, offset: 1 }]);
     await h.stop();
     const h2 = await startIggy(t, { dataDir: h.dataDir });
-    assert.deepEqual(await h2.broker.offsets.listGroups('iggy'), [`c:n:${xxh32(Buffer.from('app'), 0)}|${topicId}|0`]);
+    const idOf = (name: string) => xxh32(Buffer.from(name), 0);
+    assert.deepEqual((await h2.broker.offsets.listGroups('iggy')).sort(), [`c:n:${idOf('app')}|${topicId}|0`, `c:n:${idOf('two\nlines')}|${topicId}|0`].sort(), 'moved by id; a deleted topic\'s offsets gone');
     const c = await h2.root();
     assert.equal((await c.ok(CommandCode.getConsumerOffset, { ...at, consumer: { kind: ConsumerKind.consumer, id: sid('app') } }))?.storedOffset, 2n);
     assert.equal((await c.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' })).id, 2, 'the counter survived the restart');

@@ -230,11 +230,12 @@ describe('iggy messages', () => {
     await c.ok(CommandCode.storeConsumerOffset, { ...group, offset: 0n, ack: 1 });
   });
 
-  it('does not auto-commit an offset read from a log a purge replaced meanwhile', async (t) => {
-    const h = await startIggy(t);
+  it('ends a poll whose log a purge replaced with what it read, and does not auto-commit it', async (t) => {
+    // A small byte budget: one batch per read, so the poll reads again after the purge.
+    const h = await startIggy(t, { settings: { pollBytesMax: 400 } });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
-    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b', 'c']));
+    for (const p of ['a', 'b', 'c']) await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [p]));
     // Hold the poll's read until a purge has run to its end.
     const log = h.broker.partition(h.broker.catalog.requireTopic({ topic: 'm' }), 0);
     const read = log.read.bind(log);
@@ -242,17 +243,22 @@ describe('iggy messages', () => {
     const inRead = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
     log.read = async (...args: Parameters<typeof read>) => {
+      const first = reads++ === 0;
       const batches = await read(...args);
-      entered();
-      await released;
+      if (first) {
+        entered();
+        await released;
+      }
       return batches;
     };
     const polled = poll(c, { kind: PollingKind.next, value: 0n }, 10, { autoCommit: true });
     await inRead;
     await h.broker.purgeTopic({ topic: 'm' });
     release();
-    assert.deepEqual((await polled).payloads, ['a', 'b', 'c'], 'what it read before the purge');
+    assert.deepEqual((await polled).payloads, ['a'], 'what it read before the purge, and no more');
+    assert.equal(reads, 2, 'it tried the old log again and stopped');
     assert.equal(await c.ok(CommandCode.getConsumerOffset, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 }), null, 'no offset of the old log');
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['new']));
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 10)).payloads, ['new']);
