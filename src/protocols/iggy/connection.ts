@@ -290,7 +290,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (user.status !== 'active') return { evict: EvictionReason.userInactive };
     if (code === CommandCode.logoutUser) {
       const ended = this.session;
-      this.frontend.logout(this);
+      this.frontend.logout(this, true);
       return { body: [], session: ended };
     }
     const decoded = decodeRequest(code, body);

@@ -228,10 +228,20 @@ export class IggyFrontend {
     return this.registrations.get(clientId)?.session ?? 0n;
   }
 
-  logout(session: IggySession): void {
+  /**
+   * Ends the connection's login; its registration goes. With `forgetClient` (a Logout request),
+   * the client id's entry in the client table (owner, remembered replies, request watermark) goes
+   * too, as the reference server removes it at a Logout's commit: the SDKs log out before logging
+   * in again under the same client id, possibly as another user, with their request numbers started
+   * over. A new login on the same connection keeps it (the client resumes its numbers).
+   */
+  logout(session: IggySession, forgetClient = false): void {
     this.groups.removeConnection(session.connectionId);
     const reg = this.registrations.get(session.clientId);
-    if (reg && reg.connectionId === session.connectionId) this.registrations.delete(session.clientId);
+    if (reg && reg.connectionId === session.connectionId) {
+      this.registrations.delete(session.clientId);
+      if (forgetClient) this.replyCache.delete(session.clientId);
+    }
     session.session = 0n;
     session.userId = null;
   }

@@ -405,6 +405,24 @@ describe('iggy connection: sessions', () => {
     assert.ok('value' in (await back.login('iggy', 'secret-root')));
   });
 
+  it('a Logout gives the client id up: the same connection logs in again as another user, its request numbers started over', async (t) => {
+    const h = await startIggy(t);
+    await h.broker.users.create({ username: 'bob', password: 'password1', status: 'active', permissions: { global: { manageServers: false, readServers: false, manageUsers: false, readUsers: false, manageStreams: true, readStreams: true, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false }, streams: [] } });
+    const c = await h.root();
+    c.requestNo = 0n;
+    assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'first', options: [] })));
+    assert.equal(c.requestNo, 1n);
+    const out = await c.raw(CommandCode.logoutUser, {});
+    assert.ok(out.kind === 'reply' && out.header.status === 0);
+    c.session = 0n;
+    // As the SDKs do: Register again under the same client id (here as another user), numbering from 1.
+    const login = await c.login('bob', 'password1');
+    assert.ok('value' in login, 'not Eviction 12: the client id is free again');
+    c.requestNo = 0n;
+    assert.ok('value' in (await c.call(CommandCode.createStream, { name: 'second', options: [] })), 'request 1 again is a new request');
+    assert.notEqual(h.broker.catalog.getNamespace('second'), null);
+  });
+
   it('serves a retried metadata request from the reply cache, applying it once', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
