@@ -63,6 +63,7 @@ type Answer = { body: ReplyChunk[]; status?: number; session?: bigint } | { evic
 export class IggyConnection implements ConnectionHandle, IggySession {
   readonly connectionId: number;
   readonly address: string;
+  readonly localHost: string;
   clientId = 0n;
   session = 0n;
   userId: number | null = null;
@@ -94,6 +95,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   ) {
     this.connectionId = context.id;
     this.address = context.remote;
+    this.localHost = socket.localAddress ?? '';
     this.lastActivityMs = frontend.clock.now();
     this.fileSlices = canSendFiles(socket);
     this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });

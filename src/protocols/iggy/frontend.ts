@@ -58,6 +58,8 @@ export interface IggySession {
   /** The listener's connection id: Iggy's client_id in GetClients/GetMe. */
   readonly connectionId: number;
   readonly address: string;
+  /** The local address the peer connected to (what it dialled), when known. */
+  readonly localHost?: string;
   /** The header client id of the registration (0 before login). */
   clientId: bigint;
   /** The session epoch (0 before login). */
@@ -167,11 +169,18 @@ export class IggyFrontend {
     this.bound = address;
   }
 
-  advertised(): { host: string; port: number } {
+  /**
+   * The address GetClusterMetadata reports: the configured advertised address, else the bound
+   * one; for a wildcard bind, the address this peer dialled (so a client on another machine is
+   * not sent to its own loopback), else 127.0.0.1.
+   */
+  advertised(session?: IggySession): { host: string; port: number } {
     if (this.configuredAdvertised) return this.configuredAdvertised;
     const b = this.bound ?? { host: '127.0.0.1', port: 8090 };
     const wildcard = b.host === '0.0.0.0' || b.host === '::' || b.host === '';
-    return { host: wildcard ? '127.0.0.1' : b.host, port: b.port };
+    if (!wildcard) return b;
+    const dialled = session?.localHost?.replace(/^::ffff:/, '');
+    return { host: dialled !== undefined && dialled !== '' ? dialled : '127.0.0.1', port: b.port };
   }
 
   // --- metadata commit and sessions ------------------------------------------------------------

@@ -157,7 +157,7 @@ export const systemHandlers: IggyHandlerTable = {
   },
 
   [CommandCode.getClusterMetadata]: (ctx): ClusterMetadata => {
-    const a = ctx.frontend.advertised();
+    const a = ctx.frontend.advertised(ctx.session);
     return {
       name: 'quartet',
       nodes: [{ name: 'quartet-0', ip: a.host, tcpPort: a.port, quicPort: 0, httpPort: 0, websocketPort: 0, role: 0, status: 0 }],

@@ -58,6 +58,12 @@ describe('iggy system commands', () => {
     assert.equal(meta.nodes[0]!.tcpPort, h.port);
     assert.equal(meta.nodes[0]!.ip, '127.0.0.1');
     assert.equal(meta.nodes[0]!.role, 0);
+    // Bound to every interface (as `npm start`): each peer is told the address it dialled.
+    h.frontend.setBoundAddress({ host: '0.0.0.0', port: 8090 });
+    assert.deepEqual(h.frontend.advertised({ localHost: '::ffff:10.1.2.3' } as never), { host: '10.1.2.3', port: 8090 });
+    assert.deepEqual(h.frontend.advertised({ localHost: 'fd00::7' } as never), { host: 'fd00::7', port: 8090 });
+    assert.deepEqual(h.frontend.advertised(), { host: '127.0.0.1', port: 8090 });
+    assert.equal((await c.ok(CommandCode.getClusterMetadata, {})).nodes[0]!.ip, '127.0.0.1', 'this test client dialled 127.0.0.1');
   });
 
   it('describes the topic option catalog in order; stream and user scopes are empty; others status 3', async (t) => {
