@@ -118,42 +118,54 @@ export function topicOptionDescriptors(): OptionDescriptor[] {
   });
 }
 
-const durationUnitsUs: Record<string, bigint> = {
-  us: 1n, usec: 1n, micros: 1n, microsecond: 1n, microseconds: 1n,
-  ms: 1000n, msec: 1000n, millis: 1000n, millisecond: 1000n, milliseconds: 1000n,
-  s: 1_000_000n, sec: 1_000_000n, secs: 1_000_000n, second: 1_000_000n, seconds: 1_000_000n,
-  m: 60_000_000n, min: 60_000_000n, mins: 60_000_000n, minute: 60_000_000n, minutes: 60_000_000n,
-  h: 3_600_000_000n, hr: 3_600_000_000n, hrs: 3_600_000_000n, hour: 3_600_000_000n, hours: 3_600_000_000n,
-  d: 86_400_000_000n, day: 86_400_000_000n, days: 86_400_000_000n,
-  w: 604_800_000_000n, week: 604_800_000_000n, weeks: 604_800_000_000n,
+/** Duration units in ns, as humantime (the reference server's parser) names them; matched lower-cased, except `M` (month). */
+const durationUnitsNs: Record<string, bigint> = {
+  ns: 1n, nsec: 1n, nanos: 1n,
+  us: 1_000n, 'µs': 1_000n, usec: 1_000n, micros: 1_000n, microsecond: 1_000n, microseconds: 1_000n,
+  ms: 1_000_000n, msec: 1_000_000n, millis: 1_000_000n, millisecond: 1_000_000n, milliseconds: 1_000_000n,
+  s: 1_000_000_000n, sec: 1_000_000_000n, secs: 1_000_000_000n, second: 1_000_000_000n, seconds: 1_000_000_000n,
+  m: 60_000_000_000n, min: 60_000_000_000n, mins: 60_000_000_000n, minute: 60_000_000_000n, minutes: 60_000_000_000n,
+  h: 3_600_000_000_000n, hr: 3_600_000_000_000n, hrs: 3_600_000_000_000n, hour: 3_600_000_000_000n, hours: 3_600_000_000_000n,
+  d: 86_400_000_000_000n, day: 86_400_000_000_000n, days: 86_400_000_000_000n,
+  w: 604_800_000_000_000n, week: 604_800_000_000_000n, weeks: 604_800_000_000_000n,
+  // humantime's month (30.44 days) and year (365.25 days).
+  month: 2_630_016_000_000_000n, months: 2_630_016_000_000_000n,
+  y: 31_557_600_000_000_000n, year: 31_557_600_000_000_000n, years: 31_557_600_000_000_000n,
 };
+const monthNs = 2_630_016_000_000_000n;
 const sizeUnits: Record<string, bigint> = {
   b: 1n, kb: 1000n, kib: 1024n, mb: 1000n ** 2n, mib: 1024n ** 2n, gb: 1000n ** 3n, gib: 1024n ** 3n, tb: 1000n ** 4n, tib: 1024n ** 4n,
 };
 
-/** "7 days", "1h 30m", "500ms", "unlimited"/"never"/"none" (= u64::MAX), or digits (µs). */
+/**
+ * "7 days", "1h 30m", "500ms", "1M" (a month: humantime's units, case-insensitive but for `M` and
+ * `m`), "unlimited"/"never"/"none" (= u64::MAX), or digits (µs). Rounded down to whole µs.
+ */
 export function parseHumanDuration(text: string): bigint | null {
-  const s = text.trim().toLowerCase();
-  if (s === 'never' || s === 'none' || s === 'unlimited' || s === 'server_default') return u64Max;
+  const s = text.trim();
+  const lower = s.toLowerCase();
+  if (lower === 'never' || lower === 'none' || lower === 'unlimited' || lower === 'server_default') return u64Max;
   if (/^\d+$/.test(s)) return BigInt(s);
-  if (!/^(\d+\s*[a-z]+\s*)+$/.test(s)) return null;
-  let total = 0n;
-  for (const part of s.matchAll(/(\d+)\s*([a-z]+)/g)) {
-    const unit = durationUnitsUs[part[2]!];
+  if (!/^(\d+\s*[a-zA-Zµ]+\s*)+$/.test(s)) return null;
+  let totalNs = 0n;
+  for (const part of s.matchAll(/(\d+)\s*([a-zA-Zµ]+)/g)) {
+    const unit = part[2] === 'M' ? monthNs : durationUnitsNs[part[2]!.toLowerCase()];
     if (unit === undefined) return null;
-    total += BigInt(part[1]!) * unit;
+    totalNs += BigInt(part[1]!) * unit;
   }
-  return total;
+  return totalNs / 1000n;
 }
 
-/** "1 GiB", "512 MB", "1024", "unlimited". */
+/** "1 GiB", "1.5 GiB", "512 MB", "1024", "unlimited" (decimals rounded down to whole bytes). */
 export function parseHumanSize(text: string): bigint | null {
   const s = text.trim().toLowerCase();
   if (s === 'unlimited' || s === 'none' || s === 'never') return u64Max;
-  const m = /^(\d+)\s*([a-z]*)$/.exec(s);
+  const m = /^(\d+)(?:\.(\d+))?\s*([a-z]*)$/.exec(s);
   if (!m) return null;
-  const unit = m[2] === '' ? 1n : sizeUnits[m[2]!];
-  return unit === undefined ? null : BigInt(m[1]!) * unit;
+  const unit = m[3] === '' ? 1n : sizeUnits[m[3]!];
+  if (unit === undefined) return null;
+  const fraction = m[2] ?? '';
+  return (BigInt(m[1]! + fraction) * unit) / 10n ** BigInt(fraction.length);
 }
 
 function bad(key: string, why: string): IggyFailure {

@@ -40,10 +40,21 @@ describe('iggy topic options', () => {
     assert.equal(parseHumanDuration('250'), 250n);
     assert.equal(parseHumanDuration('never'), u64Max);
     assert.equal(parseHumanDuration('soon'), null);
+    // humantime's units, as the reference server reads them: M is a month (30.44 days), m a minute.
+    assert.equal(parseHumanDuration('1M'), 2_630_016_000_000n);
+    assert.equal(parseHumanDuration('1m'), 60_000_000n);
+    assert.equal(parseHumanDuration('2y'), 2n * 31_557_600_000_000n);
+    assert.equal(parseHumanDuration('1 year 1 month'), 31_557_600_000_000n + 2_630_016_000_000n);
+    assert.equal(parseHumanDuration('1500ns'), 1n, 'rounded down to whole µs');
+    assert.equal(parseHumanDuration('3µs'), 3n);
+    assert.equal(parseHumanDuration('7 Days'), 7n * 86_400_000_000n, 'other units in any case');
     assert.equal(parseHumanSize('1 GiB'), 1024n ** 3n);
     assert.equal(parseHumanSize('5MB'), 5_000_000n);
     assert.equal(parseHumanSize('unlimited'), u64Max);
     assert.equal(parseHumanSize('1 GiBs'), null);
+    assert.equal(parseHumanSize('1.5 GiB'), 3n * 512n * 1024n ** 2n);
+    assert.equal(parseHumanSize('0.5KB'), 500n);
+    assert.equal(parseHumanSize('1.'), null);
   });
 
   it('validates every option and patches only the updatable ones', () => {
