@@ -168,11 +168,15 @@ const server = net.createServer({ allowHalfOpen: true }, (s) => {
   let ended = false;
   const full = [];
   const spare = [];
-  const finishSink = () => {
-    fs.closeSync(sink);
+  // S and W: the byte count, as the reply to the client's end.
+  const endWithCount = () => {
     const b = Buffer.alloc(8);
     b.writeBigUInt64LE(BigInt(count));
     s.end(b);
+  };
+  const finishSink = () => {
+    fs.closeSync(sink);
+    endWithCount();
   };
   const writeNext = () => {
     if (writing) return;
@@ -231,7 +235,8 @@ const server = net.createServer({ allowHalfOpen: true }, (s) => {
       if (staged > 0) full.push({ buf: stage, length: staged });
       ended = true;
       writeNext();
-    } else if (mode === 'S') { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(count)); s.end(b); } else s.end();
+    } else if (mode === 'S') endWithCount();
+    else s.end();
   });
 });
 server.listen(0, '127.0.0.1', () => console.log('raw-tcp port ' + server.address().port));

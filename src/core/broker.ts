@@ -16,7 +16,7 @@
 // name or numeric id, with namespace defaulting to 'default'.
 
 import { mapLimit } from './serial.js';
-import { open as openFile, readdir, rename, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Catalog, defaultNamespaceName, type CatalogObserver, type Namespace, type NamespaceRef, type Topic, type TopicRef } from './catalog.js';
 import { systemClock, type Clock } from './clock.js';
@@ -33,20 +33,10 @@ import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type Marke
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
 import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
-import type { LogFileSystem } from '../log/fs.js';
+import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 
 /** Suffix of a partition directory a purge renamed away, removed right after (or at the next start). */
 const purgedDirSuffix = '.purged';
-
-/** Makes renames inside `dir` durable. */
-async function fsyncDirectory(dir: string): Promise<void> {
-  const handle = await openFile(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 
@@ -591,18 +581,19 @@ export class Broker implements CatalogObserver {
    * directory is then still there); once renamed, a failed fsync or removal is logged.
    */
   private async discardPartitionDir(internalId: number, partition: number): Promise<void> {
+    const fsys = this.options.logFs ?? nodeFileSystem;
     const dir = this.partitionDir(internalId, partition);
     const trash = `${dir}${purgedDirSuffix}`;
-    await rm(trash, { recursive: true, force: true });
+    await fsys.rm(trash);
     try {
-      await rename(dir, trash);
+      await fsys.rename(dir, trash);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       return;
     }
     try {
-      await fsyncDirectory(this.topicDir(internalId));
-      await rm(trash, { recursive: true, force: true });
+      await fsys.fsyncDir(this.topicDir(internalId));
+      await fsys.rm(trash);
     } catch (error) {
       this.logger.warn('purge: removing a renamed partition directory failed; it goes at the next start', { dir: trash, error });
     }

@@ -319,7 +319,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
         kind: optional(addrKind),
         default: null,
         defaultText: 'derived',
-        doc: 'host:port of this node in the Iggy cluster metadata (GetClusterMetadata), which Iggy SDKs keep as the address to reconnect to. By default the bound host and port, with 127.0.0.1 in place of a wildcard host; set it whenever clients connect from other machines.',
+        doc: 'host:port of this node in the Iggy cluster metadata (GetClusterMetadata), which Iggy SDKs keep as the address to reconnect to. By default the bound host and port; with a wildcard host, the address each client connected to (else 127.0.0.1). Set it when clients reach the broker through an address it does not see (NAT, a proxy, a DNS name).',
         set: (c, v) => void (c.listeners.iggy.advertisedAddr = v),
       }),
     );

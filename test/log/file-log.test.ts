@@ -506,7 +506,6 @@ function damage(path: string, position: number): void {
   writeFileSync(path, bytes);
 }
 
-/** Awaits `reached`, keeping the event loop alive (the log's fsync timer is unref'd) up to a deadline. */
 /**
  * An interval-policy log of four equal batches (170 bytes with the envelope) to a segment, values
  * `${prefix}NN` repeated: eight batches and a flush (the first seal synced: recovery point 4), a
@@ -545,6 +544,7 @@ async function flushOrStuck(log: PartitionLog, ms: number): Promise<string> {
   return outcome;
 }
 
+/** Awaits `reached`, keeping the event loop alive (the log's fsync timer is unref'd) up to a deadline. */
 async function reachedWithin(reached: Promise<void>, ms: number): Promise<void> {
   let done = false;
   void reached.then(() => (done = true));

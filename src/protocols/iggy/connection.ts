@@ -435,12 +435,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       reason,
       ...(reason === EvictionReason.incompatibleProtocol ? { serverProtocolVersion: iggyProtocolVersion, serverProtocolVersionMin: iggyProtocolVersionMin } : {}),
     });
-    this.closing = true;
-    this.dropQueued();
-    this.frontend.removeConnection(this);
-    this.socket.end(frame);
-    // A peer that never reads must not keep the socket open.
-    setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
+    this.endGracefully(frame);
   }
 
   private destroy(): void {
@@ -451,14 +446,15 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   /**
    * Closes after the replies already written (the frames before the one that closes it were
-   * answered): FIN, not a reset that would throw them away; a peer that never reads is cut off
-   * after the eviction drain time.
+   * answered), with `last` (an eviction) written last: FIN, not a reset that would throw them
+   * away; a peer that never reads is cut off after the eviction drain time.
    */
-  private endGracefully(): void {
+  private endGracefully(last?: Buffer): void {
     this.closing = true;
     this.dropQueued();
     this.frontend.removeConnection(this);
-    this.socket.end();
+    if (last === undefined) this.socket.end();
+    else this.socket.end(last);
     setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
   }
 

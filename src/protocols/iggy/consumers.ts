@@ -31,18 +31,18 @@ export function consumerNumericId(id: Consumer['id']): number {
   return id.kind === 'numeric' ? id.value : xxh32(Buffer.from(id.value, 'utf8'), 0);
 }
 
+/** The consumer and where its offsets live; 5000/5003 (status) for a group that does not exist. */
 export function resolveConsumer(frontend: IggyFrontend, session: IggySession, topic: Topic, consumer: Consumer): ResolvedConsumer {
-  if (consumer.kind === ConsumerKind.consumer) return { key: `c:n:${consumerNumericId(consumer.id)}`, group: null, member: null };
-  const group = frontend.groups.find(topic, consumer.id);
-  if (group === null) {
+  const found = findConsumer(frontend, session, topic, consumer);
+  if (found === null) {
     throw new IggyFailure(consumer.id.kind === 'numeric' ? IggyErrorCode.consumerGroupIdNotFound : IggyErrorCode.consumerGroupNameNotFound, 'status');
   }
-  return { key: `g:${group.id}`, group, member: group.members.get(session.connectionId) ?? null };
+  return found;
 }
 
-/** A consumer group's offset is not this caller's to read: the group does not exist. */
+/** The consumer and where its offsets live, or null for a consumer group that does not exist. */
 export function findConsumer(frontend: IggyFrontend, session: IggySession, topic: Topic, consumer: Consumer): ResolvedConsumer | null {
-  if (consumer.kind === ConsumerKind.consumer) return resolveConsumer(frontend, session, topic, consumer);
+  if (consumer.kind === ConsumerKind.consumer) return { key: `c:n:${consumerNumericId(consumer.id)}`, group: null, member: null };
   const group = frontend.groups.find(topic, consumer.id);
   return group === null ? null : { key: `g:${group.id}`, group, member: group.members.get(session.connectionId) ?? null };
 }
@@ -104,7 +104,7 @@ export async function sweepOffsets(frontend: IggyFrontend): Promise<void> {
     } else if (who.startsWith('g:')) {
       if (!frontend.groups.has(topicInternalId, Number(who.slice(2)))) await offsets.deleteGroup(iggyOffsetScope, key);
     } else if (who.startsWith('c:s:')) {
-      const target = `c:n:${xxh32(Buffer.from(who.slice(4), 'utf8'), 0)}|${topicInternalId}|${partition}`;
+      const target = `c:n:${consumerNumericId({ kind: 'string', value: who.slice(4) })}|${topicInternalId}|${partition}`;
       const stored = await offsets.fetch(iggyOffsetScope, key, topicInternalId, partition);
       if (stored !== null && (await offsets.fetch(iggyOffsetScope, target, topicInternalId, partition)) === null) {
         await offsets.commit(iggyOffsetScope, target, [{ topicInternalId, partition, offset: stored.offset }]);
@@ -114,12 +114,12 @@ export async function sweepOffsets(frontend: IggyFrontend): Promise<void> {
   }
 }
 
-/** Removes every offset a deleted consumer group stored in the topic. */
+/**
+ * Removes every offset a deleted consumer group stored in the topic: one key per partition
+ * (offsetKey; the broker removes those of partitions that go, deletePartitionsFrom).
+ */
 export async function deleteGroupOffsets(frontend: IggyFrontend, topic: Topic, groupId: number): Promise<void> {
-  const prefix = `g:${groupId}|${topic.internalId}|`;
-  for (const key of await frontend.broker.offsets.listGroups(iggyOffsetScope)) {
-    if (key.startsWith(prefix)) await frontend.broker.offsets.deleteGroup(iggyOffsetScope, key);
-  }
+  for (let p = 0; p < topic.partitions; p++) await frontend.broker.offsets.deleteGroup(iggyOffsetScope, `g:${groupId}|${topic.internalId}|${p}`);
 }
 
 /**

@@ -132,7 +132,6 @@ const durationUnitsNs: Record<string, bigint> = {
   month: 2_630_016_000_000_000n, months: 2_630_016_000_000_000n,
   y: 31_557_600_000_000_000n, year: 31_557_600_000_000_000n, years: 31_557_600_000_000_000n,
 };
-const monthNs = 2_630_016_000_000_000n;
 const sizeUnits: Record<string, bigint> = {
   b: 1n, kb: 1000n, kib: 1024n, mb: 1000n ** 2n, mib: 1024n ** 2n, gb: 1000n ** 3n, gib: 1024n ** 3n, tb: 1000n ** 4n, tib: 1024n ** 4n,
 };
@@ -149,7 +148,7 @@ export function parseHumanDuration(text: string): bigint | null {
   if (!/^(\d+\s*[a-zA-Zµ]+\s*)+$/.test(s)) return null;
   let totalNs = 0n;
   for (const part of s.matchAll(/(\d+)\s*([a-zA-Zµ]+)/g)) {
-    const unit = part[2] === 'M' ? monthNs : durationUnitsNs[part[2]!.toLowerCase()];
+    const unit = durationUnitsNs[part[2] === 'M' ? 'month' : part[2]!.toLowerCase()];
     if (unit === undefined) return null;
     totalNs += BigInt(part[1]!) * unit;
   }
