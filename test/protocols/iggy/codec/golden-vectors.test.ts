@@ -31,7 +31,9 @@ import {
   type DecodedRequest,
 } from '../../../../src/protocols/iggy/codec/index.js';
 import { readLoginRegisterReply } from '../../../../src/protocols/iggy/codec/commands/login.js';
-import { concat, vector, vectorNames } from './vectors.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { concat, fixtureVectorsDir, sharedVectorsDir, vector, vectorNames } from './vectors.js';
 
 function requestRoundTrip(name: string, code: number): DecodedRequest {
   const bytes = vector(name);
@@ -259,6 +261,12 @@ const checks: Record<string, () => void> = {
 };
 
 describe('iggy golden vectors', () => {
+  it('the in-repository copy is the shared set, file for file', { skip: existsSync(sharedVectorsDir) ? false : 'no shared directory beside the clone' }, () => {
+    const names = readdirSync(sharedVectorsDir).sort();
+    assert.deepEqual(readdirSync(fixtureVectorsDir).sort(), names);
+    for (const name of names) assert.ok(readFileSync(path.join(fixtureVectorsDir, name)).equals(readFileSync(path.join(sharedVectorsDir, name))), name);
+  });
+
   it('every vector file has a check', () => {
     const missing = vectorNames().filter((n) => !(n in checks));
     assert.deepEqual(missing, []);

@@ -1,14 +1,18 @@
-// Loads the public Iggy golden vectors. The shared directory sits beside the repository clone
-// (/work/main -> /work/shared, and the same in CI): repoRoot/../shared/vectors/iggy.
+// Loads the public Iggy golden vectors: repoRoot/../shared/vectors/iggy, the shared directory
+// beside the repository clone (/work/main -> /work/shared), or, in a clone with nothing beside
+// it, the copy in test/fixtures/vectors/iggy (Apache-2.0, LICENSE and NOTICE with it; a test
+// checks it matches the shared one whenever both exist).
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** test/protocols/iggy/codec -> repository root. */
 export const repoRoot = path.resolve(here, '..', '..', '..', '..');
-export const vectorsDir = path.resolve(repoRoot, '..', 'shared', 'vectors', 'iggy');
+export const sharedVectorsDir = path.resolve(repoRoot, '..', 'shared', 'vectors', 'iggy');
+export const fixtureVectorsDir = path.resolve(repoRoot, 'test', 'fixtures', 'vectors', 'iggy');
+export const vectorsDir = existsSync(sharedVectorsDir) ? sharedVectorsDir : fixtureVectorsDir;
 
 export function vector(name: string): Buffer {
   const file = name.endsWith('.hex') ? name : `${name}.hex`;
