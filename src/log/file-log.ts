@@ -1267,6 +1267,7 @@ export class FileLog implements PartitionLog {
         }
       }),
     );
+    for (const listener of [...this.listeners]) listener(this.highWatermark);
     this.listeners.clear();
     for (const segment of this.segments) await segment.retire();
     if (failure !== null) throw storageError('flush on close failed', failure);

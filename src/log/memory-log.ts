@@ -232,13 +232,13 @@ export class MemoryLog implements PartitionLog {
   close(): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
     this.closed = true;
-    this.listeners.clear();
+    this.notifyClosed();
     return Promise.resolve();
   }
 
   destroy(): Promise<void> {
     this.closed = true;
-    this.listeners.clear();
+    this.notifyClosed();
     this.segments = [emptySegment(this.nextOffset)];
     return Promise.resolve();
   }
@@ -282,6 +282,12 @@ export class MemoryLog implements PartitionLog {
 
   private notify(highWatermark: number): void {
     for (const listener of this.listeners) listener(highWatermark);
+  }
+
+  private notifyClosed(): void {
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const listener of listeners) listener(this.nextOffset);
   }
 }
 

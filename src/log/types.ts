@@ -267,7 +267,11 @@ export interface PartitionLog {
   /** Fsyncs everything written so far. */
   flush(): Promise<void>;
   updateConfig(config: LogConfig): void;
-  /** Calls `listener` after each append becomes readable; returns an unsubscribe function. */
+  /**
+   * Calls `listener` after each append becomes readable, and once more when the log closes (a
+   * reader waiting for an append then finds the log gone or replaced instead of waiting on);
+   * returns an unsubscribe function.
+   */
   onAppend(listener: (highWatermark: number) => void): () => void;
   /** Flushes and closes files. Further calls reject. */
   close(): Promise<void>;

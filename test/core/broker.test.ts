@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
 import { decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
 import { FaultyFileSystem } from '../../src/log/fs.js';
-import { HeldFileSystem, tempDir, testScryptCost } from './helpers.js';
+import { HeldFileSystem, holdPurgeStart, tempDir, testScryptCost } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
@@ -390,25 +390,6 @@ async function purgeTestBroker(t: { after(fn: () => unknown): void }, clock: Man
   let closed = false;
   t.after(() => (closed ? undefined : broker.close()));
   return { broker, dir, closedByTest: () => void (closed = true) };
-}
-
-/** Holds the next purge at its first step (deleting the topic's offsets) until release(). */
-function holdPurgeStart(broker: Broker): { inPurge: Promise<void>; release(): void } {
-  const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
-  let entered!: () => void;
-  const inPurge = new Promise<void>((resolve) => (entered = resolve));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held = false;
-  broker.offsets.deleteTopic = async (id: number) => {
-    if (!held) {
-      held = true;
-      entered();
-      await released;
-    }
-    return deleteTopic(id);
-  };
-  return { inPurge, release };
 }
 
 test('appends and reads that arrive while a purge replaces the logs wait for the new logs', async (t) => {

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Broker } from '../../src/core/broker.js';
 import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
 import { FaultyFileSystem, fsError } from '../../src/log/fs.js';
 
@@ -79,4 +80,26 @@ function makeGate(): { gate: FsGate; arrived: () => void; passed: Promise<Error 
     arrived,
     passed,
   };
+}
+
+/**
+ * Holds the broker's next purge (Broker.purgeTopic) at its first step, deleting the topic's offsets,
+ * until release(): requests racing it then surely arrive while it runs.
+ */
+export function holdPurgeStart(broker: Broker): { inPurge: Promise<void>; release(): void } {
+  const deleteTopic = broker.offsets.deleteTopic.bind(broker.offsets);
+  let entered!: () => void;
+  const inPurge = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = false;
+  broker.offsets.deleteTopic = async (id: number) => {
+    if (!held) {
+      held = true;
+      entered();
+      await released;
+    }
+    return deleteTopic(id);
+  };
+  return { inPurge, release };
 }

@@ -147,6 +147,21 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.deepEqual(seen, [2, 3]);
       }));
 
+    it('notifies onAppend listeners once more when the log closes (and when it is destroyed unclosed)', () =>
+      withLog(makeLog, testConfig(), async ({ log }) => {
+        const seen: number[] = [];
+        log.onAppend((hw) => seen.push(hw));
+        await log.append(batch('a', 2));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await log.close();
+        assert.deepEqual(seen, [2, 2], 'the append, then the close');
+        const other = await makeLog(testConfig(), new ManualClock());
+        const woken: number[] = [];
+        other.log.onAppend((hw) => woken.push(hw));
+        await other.log.destroy();
+        assert.deepEqual(woken, [0]);
+      }));
+
     it('finds offsets by timestamp and the max timestamp', () =>
       withLog(makeLog, testConfig(), async ({ log }) => {
         assert.equal(await log.offsetForTimestamp(0), null);

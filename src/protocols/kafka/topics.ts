@@ -82,3 +82,23 @@ export function lookupPartition(broker: Broker, topicName: string, partition: nu
     return { ok: false, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   }
 }
+
+/**
+ * lookupPartition for a request that reads or changes the log itself (Fetch, ListOffsets,
+ * DeleteRecords): an Iggy purge of the topic under way (Broker.purgeInProgress) replaces its logs,
+ * so the lookup waits for it and then finds the new log, as Broker.append and Broker.read do.
+ */
+export function lookupPartitionSettled(broker: Broker, topicName: string, partition: number): PartitionLookup | Promise<PartitionLookup> {
+  const found = lookupPartition(broker, topicName, partition);
+  const purging = found.ok ? broker.purgeInProgress(found.topic) : undefined;
+  return purging === undefined ? found : purging.then(() => lookupPartition(broker, topicName, partition));
+}
+
+/** Whether `log` is still the partition's log (an Iggy purge replaces it). */
+export function isCurrentLog(broker: Broker, topic: Topic, partition: number, log: PartitionLog): boolean {
+  try {
+    return broker.partition(topic, partition) === log;
+  } catch {
+    return false;
+  }
+}

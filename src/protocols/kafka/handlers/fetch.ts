@@ -35,7 +35,7 @@ import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
 import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartition } from '../topics.js';
+import { isCurrentLog, lookupPartition } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
@@ -175,6 +175,34 @@ function joinBatches(batches: StoredBatch[], limit: number): Array<Buffer | File
   return parts.length === 0 ? null : parts;
 }
 
+function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Target): void {
+  const found = lookupPartition(frontend.broker, topicName, target.partition);
+  target.topic = found.ok ? found.topic : null;
+  target.log = found.ok ? found.log : null;
+  target.errorCode = found.ok ? ErrorCode.NONE : found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode;
+}
+
+/**
+ * Keeps the targets on their partitions' current logs: an Iggy purge (Broker.partitionsReset)
+ * closes a topic's logs and opens new ones, empty from offset 0. A purge under way is waited for
+ * (as Broker.read does), and a target whose log was replaced, now or while the fetch waited, is
+ * looked up again; its fetch offset is then checked against the new log like any other. True
+ * when some target moved to a new log.
+ */
+async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[]): Promise<boolean> {
+  const broker = frontend.broker;
+  let moved = false;
+  for (const target of targets) {
+    if (target.topic === null || target.log === null) continue;
+    const purging = broker.purgeInProgress(target.topic);
+    if (purging !== undefined) await purging;
+    if (isCurrentLog(broker, target.topic, target.partition, target.log)) continue;
+    resolveTarget(frontend, request.topics[target.topicIndex]!.topic, target);
+    moved = true;
+  }
+  return moved;
+}
+
 export const fetchHandler = defineHandler({
   apiKey: ApiKey.Fetch,
   minVersion: 0,
@@ -190,22 +218,19 @@ export const fetchHandler = defineHandler({
     request.topics.forEach((t, topicIndex) => {
       t.partitions.forEach((p, partitionIndex) => {
         const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.NONE };
-        const found = lookupPartition(frontend.broker, t.topic, p.partition);
-        if (!found.ok) target.errorCode = found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode;
-        else if (p.currentLeaderEpoch > 0) target.errorCode = ErrorCode.UNKNOWN_LEADER_EPOCH;
-        else {
-          target.topic = found.topic;
-          target.log = found.log;
-        }
+        resolveTarget(frontend, t.topic, target);
+        if (target.log !== null && p.currentLeaderEpoch > 0) Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH });
         targets.push(target);
       });
     });
+    await followPurges(frontend, request, targets);
     const responseBytesMax = frontend.settings.fetchResponseBytesMax ?? Number.MAX_SAFE_INTEGER;
     const maxBytes = Math.max(1, Math.min(request.maxBytes, responseBytesMax));
     const minBytes = Math.max(0, request.minBytes);
     const waitMs = Math.max(0, Math.min(request.maxWaitMs, frontend.settings.fetchWaitMsMax));
     const deadline = Date.now() + waitMs;
-    const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
+    const logsOf = (): PartitionLog[] => targets.flatMap((t) => (t.log ? [t.log] : []));
+    let logs = logsOf();
     // Reads go into pooled buffers, handed back once the response (whose records are views of
     // them) has been written to the socket; without that hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(context.afterResponseWritten);
@@ -215,7 +240,9 @@ export const fetchHandler = defineHandler({
       const left = deadline - Date.now();
       if (left <= 0) break;
       const woken = await frontend.fetchWaiters.waitForAppend(logs, left, context.session.signal);
-      if (!woken) break;
+      const purged = await followPurges(frontend, request, targets);
+      if (purged) logs = logsOf();
+      else if (!woken) break;
       result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);
     }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };

@@ -10,6 +10,8 @@ import { fetchHandler } from '../../../../src/protocols/kafka/handlers/fetch.js'
 import { produceHandler } from '../../../../src/protocols/kafka/handlers/produce.js';
 import { encodeNeutralBatch } from '../../../../src/log/neutral-format.js';
 import { batchOf, dataHarness, recordsOf, type DataHarness } from './data-harness.js';
+import { listOffsetsHandler } from '../../../../src/protocols/kafka/handlers/list-offsets.js';
+import { holdPurgeStart } from '../../../core/helpers.js';
 
 function produce(h: DataHarness, topic: string, partition: number, records: Buffer | null, version = 9, acks = -1) {
   return h.call(produceHandler, version, { transactionalId: null, acks, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
@@ -193,6 +195,32 @@ describe('Fetch', () => {
     assert.ok(Date.now() - started < 10_000);
     assert.deepEqual(recordsOf(woken.responses[0]!.partitions[0]!.records).map((r) => r.value), ['woke']);
     assert.equal(h.frontend.fetchWaiters.size, 0);
+  });
+
+  it('follows an Iggy purge: requests during it wait and see the new log, and a long poll parked on a purged log wakes to it', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }, { key: 'b', value: '2' }]));
+    const started = Date.now();
+    const parked = fetch(h, 'orders', 0, 2, { maxWaitMs: 20_000 });
+    const deadline = Date.now() + 5000;
+    while (h.frontend.fetchWaiters.size === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.equal(h.frontend.fetchWaiters.size, 1, 'the fetch at the log end is parked');
+    const { inPurge, release } = holdPurgeStart(h.broker);
+    const purged = h.broker.purgeTopic({ topic: 'orders' });
+    await inPurge;
+    const during = fetch(h, 'orders', 0, 0);
+    const latest = h.ask(listOffsetsHandler, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, timestamp: -1, currentLeaderEpoch: -1, maxNumOffsets: 1 }] }] });
+    release();
+    await purged;
+    const seen = (await during).responses[0]!.partitions[0]!;
+    assert.deepEqual([seen.errorCode, seen.highWatermark, recordsOf(seen.records).length], [ErrorCode.NONE, 0, 0], 'the new, empty log');
+    const end = (await latest).topics[0]!.partitions[0]!;
+    assert.deepEqual([end.errorCode, end.offset], [ErrorCode.NONE, 0]);
+    const woken = (await parked).responses[0]!.partitions[0]!;
+    assert.deepEqual([woken.errorCode, woken.highWatermark], [ErrorCode.OFFSET_OUT_OF_RANGE, 0], 'offset 2 is past the new end');
+    assert.ok(Date.now() - started < 10_000, 'woken by the purge, not by max_wait_ms');
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'c', value: 'new' }]));
+    assert.deepEqual(recordsOf((await fetch(h, 'orders', 0, 0)).responses[0]!.partitions[0]!.records).map((r) => r.value), ['new']);
   });
 
   it('returns at least one whole batch above the size limits (KIP-74) and keeps later partitions within max_bytes', async (t) => {
