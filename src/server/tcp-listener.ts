@@ -88,6 +88,12 @@ export interface TcpListenerOptions {
    * are then adopted with the shared read buffer); otherwise they get 'data' events.
    */
   readInto?: boolean;
+  /**
+   * The front-end ends its connections itself after the peer's FIN (it answers what the peer sent
+   * before it first); otherwise the socket ends as soon as the FIN arrives, with any reply still
+   * being worked on lost.
+   */
+  allowHalfOpen?: boolean;
 }
 
 /** The metrics every listener reports; usable on its own by a front-end with another transport. */
@@ -214,10 +220,10 @@ export class TcpListener implements ProtocolListener {
       this.server.on('connection', (socket: Socket) => this.onRawConnection(socket));
     } else {
       // Paused until the front-end has attached: no read happens before the buffer is in place.
-      this.server = createTcpServer({ pauseOnConnect: true });
+      this.server = createTcpServer({ pauseOnConnect: true, allowHalfOpen: options.allowHalfOpen === true });
       this.server.on('connection', (accepted: Socket) => {
         if (!this.onRawConnection(accepted)) return;
-        const adopted = this.options.readInto === true ? adoptWithReadBuffer(accepted) : null;
+        const adopted = this.options.readInto === true ? adoptWithReadBuffer(accepted, this.options.allowHalfOpen === true) : null;
         if (adopted === null) {
           this.onReady(accepted, accepted, undefined);
         } else {
@@ -260,7 +266,7 @@ export class TcpListener implements ProtocolListener {
   }
 
   private createTls(tls: { certFile: string; keyFile: string }): Server {
-    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
+    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), allowHalfOpen: this.options.allowHalfOpen === true });
     server.on('secureConnection', (socket: TLSSocket) => {
       // The accepted TCP socket under the TLS one (Node keeps it as _parent); tracking is by it.
       const raw = (socket as TLSSocket & { _parent?: Socket })._parent ?? socket;
@@ -378,7 +384,7 @@ export type ReadInto = (onChunk: (chunk: Buffer) => void, direct?: DirectReads) 
  * net.Server no longer counts the connection (getConnections() leaves it out and server.close()
  * does not wait for it); the listener tracks and closes adopted sockets itself (`sockets`).
  */
-function adoptWithReadBuffer(accepted: Socket): AdoptedSocket | null {
+function adoptWithReadBuffer(accepted: Socket, allowHalfOpen: boolean): AdoptedSocket | null {
   const holder = accepted as unknown as { _handle?: { useUserBuffer?: unknown } | null };
   const handle = holder._handle;
   if (handle === null || handle === undefined || typeof handle.useUserBuffer !== 'function') return null;
@@ -389,6 +395,7 @@ function adoptWithReadBuffer(accepted: Socket): AdoptedSocket | null {
     readable: true,
     writable: true,
     pauseOnCreate: true,
+    allowHalfOpen,
     onread: reads.onread,
   } as ConstructorParameters<typeof Socket>[0]);
   accepted.destroy();
@@ -413,7 +420,7 @@ function timer(ms: number): { promise: Promise<void>; cancel(): void } {
  * whole registration is then:
  *   export const kafkaListenerFactory = tcpProtocolListener((ctx) => (socket, conn) => new KafkaConnection(socket, conn, ctx.broker));
  */
-export function tcpProtocolListener(makeConnectionFactory: (context: ListenerContext) => ConnectionFactory, options: { readInto?: boolean } = {}): ListenerFactory {
+export function tcpProtocolListener(makeConnectionFactory: (context: ListenerContext) => ConnectionFactory, options: { readInto?: boolean; allowHalfOpen?: boolean } = {}): ListenerFactory {
   return (context) => {
     const s = context.settings;
     return new TcpListener({
@@ -425,6 +432,7 @@ export function tcpProtocolListener(makeConnectionFactory: (context: ListenerCon
       metrics: context.metrics,
       connectionFactory: makeConnectionFactory(context),
       readInto: options.readInto === true,
+      allowHalfOpen: options.allowHalfOpen === true,
     });
   };
 }

@@ -110,6 +110,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
     }
     socket.on('drain', () => this.maybeResume());
+    socket.once('end', () => this.onInputEnded());
     socket.once('close', () => {
       this.ended = true;
       this.frontend.removeConnection(this);
@@ -164,6 +165,16 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  /**
+   * The peer's FIN (the listener leaves the socket half-open): the frames it sent are answered, and
+   * then the connection ends, as after a framing error; bytes of an unfinished frame are dropped.
+   */
+  private onInputEnded(): void {
+    if (this.closing || this.ended || this.afterQueued !== null) return;
+    if (this.draining || this.queue.length > 0) this.afterQueued = () => this.endGracefully();
+    else this.endGracefully();
   }
 
   /** Reads stop; what was queued before the bad frame is answered, then the connection goes (drain). */

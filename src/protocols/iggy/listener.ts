@@ -7,6 +7,13 @@ import { tcpProtocolListener } from '../../server/tcp-listener.js';
 import { IggyConnection } from './connection.js';
 import { IggyFrontend } from './frontend.js';
 
+/**
+ * Large SendMessages bodies are read straight into their pooled buffers (readInto), and a peer's
+ * FIN is handled by the connection (allowHalfOpen), which answers the requests sent before it, as
+ * the reference server reads and answers them one by one before it sees the end of input.
+ */
+export const iggySocketOptions = { readInto: true, allowHalfOpen: true } as const;
+
 export const iggyListenerFactory: ListenerFactory = (context) => {
   const frontend = new IggyFrontend({
     broker: context.broker,
@@ -15,7 +22,7 @@ export const iggyListenerFactory: ListenerFactory = (context) => {
     // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
     ...(context.config.iggy ? { settings: { ...context.config.iggy } } : {}),
   });
-  const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn), { readInto: true })(context);
+  const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn), iggySocketOptions)(context);
   const listener: ProtocolListener = {
     name: tcp.name,
     async start(): Promise<ListenAddress> {

@@ -3,6 +3,8 @@
 // handling, and that one bad connection never disturbs another.
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import {
   CommandCode,
@@ -232,6 +234,37 @@ describe('iggy connection: header rules', () => {
     assert.ok(ack.kind === 'reply' && ack.header.status === 0);
     await sender.whenClosed();
   });
+
+  for (const readInto of [true, false]) {
+    it(`answers what a client sent before it half-closed, then ends (${readInto ? 'read buffers' : 'data events'})`, async (t) => {
+      const h = await startIggy(t, { readInto });
+      await h.broker.createTopic('default', 'half', { partitions: 1 });
+      const c = await h.root();
+      t.after(() => c.destroy());
+      // The send is held until the server has seen the FIN, so its reply surely comes after it.
+      const serverSide = [...h.frontend.sessions.values()].map((s) => (s as unknown as { socket: Socket }).socket).find((s) => s.remotePort === c.socket.localPort)!;
+      const sawEnd = serverSide.readableEnded ? Promise.resolve() : once(serverSide, 'end').then(() => undefined);
+      const append = h.broker.append.bind(h.broker);
+      h.broker.append = async (...args) => {
+        await sawEnd;
+        return append(...args);
+      };
+      const frames: Buffer[] = [];
+      for (let i = 0; i < 3; i++) frames.push(...c.frame(CommandCode.getStreams, {}));
+      frames.push(...c.frame(CommandCode.sendMessages, sendRequest(sid('default'), sid('half'), ['x', 'y'])));
+      // The first bytes of one more frame: unfinished at the FIN, so dropped.
+      const partial = Buffer.concat(c.frame(CommandCode.ping, {})).subarray(0, 100);
+      c.write([...frames, partial]);
+      c.socket.end();
+      for (let i = 0; i < 4; i++) {
+        const r = await c.next();
+        assert.ok(r.kind === 'reply' && r.header.status === 0, `reply ${i}`);
+      }
+      await c.whenClosed();
+      assert.equal(c.received.length, 0, 'nothing for the partial frame');
+      assert.equal(h.broker.partition({ topic: 'half' }, 0).stats().nextOffset, 2, 'the send was applied');
+    });
+  }
 
   it('bounds the in-flight queue: a burst larger than the limit is paused, not dropped, and answered in order', async (t) => {
     const h = await startIggy(t, { settings: { inFlightRequestsMax: 4 } });

@@ -35,6 +35,7 @@ import {
 import { IggyConnection } from '../../../src/protocols/iggy/connection.js';
 import { IggyFrontend, type IggySettings } from '../../../src/protocols/iggy/frontend.js';
 import { TcpListener } from '../../../src/server/tcp-listener.js';
+import { iggySocketOptions } from '../../../src/protocols/iggy/listener.js';
 
 export const testScryptCost = { N: 1024, r: 8, p: 1 };
 export const rootPassword = 'secret-root';
@@ -65,6 +66,8 @@ export interface HarnessOptions {
    * first Kafka topic: the harness creates it up front unless this is false (a fresh broker).
    */
   defaultStream?: boolean;
+  /** false: the connections get 'data' events instead of reading into the listener's buffers. */
+  readInto?: boolean;
 }
 
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
@@ -93,6 +96,9 @@ export async function startIggy(t: After, options: HarnessOptions = {}): Promise
     logger: silentLogger,
     metrics: new MetricsRegistry(),
     connectionFactory: (socket, ctx) => new IggyConnection(frontend, socket, ctx),
+    // The Iggy listener's own socket options (read buffers, half-open sockets) unless a test picks.
+    ...iggySocketOptions,
+    ...(options.readInto !== undefined ? { readInto: options.readInto } : {}),
   });
   const { port } = await listener.start();
   frontend.setBoundAddress({ host: '127.0.0.1', port });
