@@ -251,7 +251,9 @@ export class IggyProducer {
         break;
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
-        if (e instanceof IggyError && e.code === IggyErrorCode.partitionNotFound) this.partitions = null;
+        // A topic that lost partitions: the server answers a send it cannot route with 20
+        // (3007 from older builds); the partitions are looked up again before the next send.
+        if (e instanceof IggyError && (e.code === IggyErrorCode.resourceNotFound || e.code === IggyErrorCode.partitionNotFound)) this.partitions = null;
         if (attempt >= this.retries || !isIggyClientError(e) || !e.retriable || this.client.state === 'closed') {
           error = e;
           break;

@@ -268,7 +268,7 @@ export class FakeIggyServer {
   }
 
   private append(partitionId: number, batch: Buffer): FakeAction {
-    if (partitionId >= this.partitionsCount) return { status: 3007 };
+    if (partitionId >= this.partitionsCount) return { status: 20 }; // ResourceNotFound, as Quartet and the reference answer a send
     const parsed = parseBatch(batch, { verify: 'full', exact: true });
     if ('code' in parsed) return { status: 4039 };
     const log = this.partitions.get(partitionId) ?? [];

@@ -47,6 +47,20 @@ describe('partitioning', () => {
     const fixed = new IggyProducer(client, { streamId: 1, topicId: 1, partitioning: { partitionId: 1 } });
     assert.equal((await fixed.send('y')).partitionId, 1);
   });
+
+  test('a send the server cannot route (20: the topic lost partitions) makes the next send look the partition count up again', async () => {
+    const p = new IggyProducer(client, { streamId: 1, topicId: 1, retries: 0 });
+    assert.deepEqual([(await p.send('a')).partitionId, (await p.send('b')).partitionId], [0, 1]);
+    const before = server.partitionsCount;
+    server.partitionsCount = 1;
+    try {
+      await assert.rejects(p.send('c'), (e: unknown) => (e as { code?: number }).code === 20);
+      assert.equal((await p.send('d')).partitionId, 0, 'round robin over the one partition left');
+      assert.equal(server.codes().filter((c) => c === CommandCode.getTopic).length, 2);
+    } finally {
+      server.partitionsCount = before;
+    }
+  });
 });
 
 describe('batching', () => {
@@ -126,6 +140,6 @@ describe('batching', () => {
 
   test('a non-retriable error rejects the send', async () => {
     const p = new IggyProducer(client, { streamId: 1, topicId: 1 });
-    await assert.rejects(p.send('x', { partitionId: 9 }), (e: unknown) => (e as { code?: number }).code === 3007);
+    await assert.rejects(p.send('x', { partitionId: 9 }), (e: unknown) => (e as { code?: number }).code === 20);
   });
 });

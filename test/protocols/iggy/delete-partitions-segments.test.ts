@@ -87,7 +87,7 @@ describe('iggy DeleteSegments', () => {
 });
 
 describe('iggy DeletePartitions', () => {
-  it('removes the last partitions: fewer partitions, sends fail with 3007, directories and offsets gone', async (t) => {
+  it('removes the last partitions: fewer partitions, sends fail with 20 and polls with 3007, directories and offsets gone', async (t) => {
     const h = await startIggy(t);
     const client = await sdk(t, h);
     await client.createStream('parts');
@@ -107,7 +107,7 @@ describe('iggy DeletePartitions', () => {
     assert.deepEqual(readdirSync(join(h.dataDir, 'logs', String(internalId))).sort(), ['0', '1']);
     await assert.rejects(
       client.sendMessages({ streamId: 'parts', topicId: 't', partitioning: { partitionId: 3 }, messages: ['x'] }),
-      isIggyError(IggyErrorCode.partitionNotFound),
+      isIggyError(IggyErrorCode.resourceNotFound),
     );
     await assert.rejects(
       client.pollMessages({ streamId: 'parts', topicId: 't', partitionId: 2, strategy: 'first', count: 1 }),
@@ -130,10 +130,10 @@ describe('iggy DeletePartitions', () => {
     const sent = await client.sendMessages({ streamId: 'parts', topicId: 't', partitioning: { partitionId: 3 }, messages: ['fresh'] });
     assert.equal(sent.baseOffset, 0n);
 
-    // Down to zero partitions: sends fail with PartitionNotFound.
+    // Down to zero partitions: sends fail with ResourceNotFound.
     await client.deletePartitions('parts', 't', 4);
     assert.equal((await client.getTopic('parts', 't'))!.partitionsCount, 0);
-    await assert.rejects(client.sendMessages({ streamId: 'parts', topicId: 't', partitioning: 'balanced', messages: ['x'] }), isIggyError(IggyErrorCode.partitionNotFound));
+    await assert.rejects(client.sendMessages({ streamId: 'parts', topicId: 't', partitioning: 'balanced', messages: ['x'] }), isIggyError(IggyErrorCode.resourceNotFound));
   });
 
   it('rebalances the consumer groups over the remaining partitions', async (t) => {

@@ -2,7 +2,8 @@
 //
 // Send: the batch is validated as a whole (validateSendMessagesBatch: every frame checksum, the
 // batch checksum, reserved fields, sizes, offset deltas); a bad one is refused with a status and
-// nothing is appended. Partitioning: balanced = round-robin per topic; partition id = as given;
+// nothing is appended; a send that names no existing partition is status 20 (sendTarget).
+// Partitioning: balanced = round-robin per topic; partition id = as given;
 // messages key = XXH32(key, seed 0) % partitions_count (the reference server's
 // calculate_partition_id_by_messages_key_hash with 0-based partition ids). The batch is stored
 // as stamped (appendRequestFromBatch) and the reply confirms the base offset.
@@ -36,10 +37,12 @@ import {
   sliceStoredBatch,
   validateSendMessagesBatch,
   type BatchRejectionCode,
+  type Identifier,
+  type Partitioning,
 } from '../codec/index.js';
 import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
-import { requirePartition, requireTopic } from '../mapping.js';
+import { findStream, requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 
@@ -56,13 +59,28 @@ const rejectionStatus: Record<BatchRejectionCode, number> = {
   offset_delta: IggyErrorCode.invalidFormat,
 };
 
-function pickPartition(ctx: IggyRequestContext, topic: Topic, p: { kind: 'balanced' } | { kind: 'partitionId'; partitionId: number } | { kind: 'messagesKey'; key: Buffer }): number {
-  if (topic.partitions === 0) throw new IggyFailure(IggyErrorCode.partitionNotFound, 'status', 'topic has no partitions');
+/**
+ * The topic a SendMessages goes to. A stream, topic or partition that does not resolve (a topic
+ * with no partitions included) is status 20 (ResourceNotFound), before the permission check, as
+ * the reference server's partition-request dispatch answers every send it cannot route; polls and
+ * offset calls name the level that missed instead (1009/2010/3007).
+ */
+function sendTarget(ctx: IggyRequestContext, stream: Identifier, topicId: Identifier, p: Partitioning): Topic {
+  const ns = findStream(ctx.frontend.broker.catalog, stream);
+  const topic = ns === null ? null : ctx.frontend.broker.catalog.getTopic({ namespace: ns.id, topic: topicId.value });
+  if (topic === null) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'stream or topic not found');
+  if (topic.partitions === 0) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'topic has no partitions');
+  if (p.kind === 'partitionId' && !(p.partitionId < topic.partitions)) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', `partition ${p.partitionId} not found`);
+  return topic;
+}
+
+/** The partition of a send to `topic` (which has partitions, and the given one: sendTarget). */
+function pickPartition(ctx: IggyRequestContext, topic: Topic, p: Partitioning): number {
   switch (p.kind) {
     case 'balanced':
       return ctx.frontend.nextBalancedPartition(topic);
     case 'partitionId':
-      return requirePartition(topic, p.partitionId);
+      return p.partitionId;
     case 'messagesKey':
       return xxh32(p.key, 0) % topic.partitions;
   }
@@ -151,7 +169,7 @@ function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, pa
 
 export const messageHandlers: IggyHandlerTable = {
   [CommandCode.sendMessages]: async (ctx, req) => {
-    const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId);
+    const topic = sendTarget(ctx, req.streamId, req.topicId, req.partitioning);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'send');
     const parsed = validateSendMessagesBatch(req, ctx.frontend.settings.pollMessagesMax);
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);

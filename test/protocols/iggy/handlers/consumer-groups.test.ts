@@ -103,6 +103,34 @@ describe('iggy consumer groups', () => {
     assert.equal(await a.ok(CommandCode.getConsumerOffset, { ...at(0), consumer: { kind: ConsumerKind.consumerGroup, id: sid(42) } }), null);
   });
 
+  it("checks a group's offset writes in the reference's order: partition named (6), stream and topic (20), group (5000/5003), ownership (5009), then permission", async (t) => {
+    const h = await startIggy(t);
+    const root = await h.root();
+    await root.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'g', options: [] });
+    await root.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x']));
+    await root.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    await root.ok(CommandCode.createUser, { username: 'nobody', password: 'secret-nobody', status: 1, permissions: null, options: [] });
+    const user = await h.client();
+    await user.login('nobody', 'secret-nobody');
+    const groupConsumer = (id: string | number) => ({ kind: ConsumerKind.consumerGroup, id: typeof id === 'string' ? sid(id) : { kind: 'numeric' as const, value: id } });
+    const write = (c: typeof root, code: typeof CommandCode.storeConsumerOffset | typeof CommandCode.deleteConsumerOffset, over: Record<string, unknown>) =>
+      c.call(code, { consumer: groupConsumer('workers'), ...ref, partitionId: 0, offset: 0n, ack: 1, ...over } as never);
+    for (const code of [CommandCode.storeConsumerOffset, CommandCode.deleteConsumerOffset] as const) {
+      assert.deepEqual(await write(root, code, { streamId: sid('nope'), partitionId: null }), { status: IggyErrorCode.invalidIdentifier });
+      assert.deepEqual(await write(root, code, { streamId: sid('nope') }), { status: IggyErrorCode.resourceNotFound });
+      assert.deepEqual(await write(root, code, { topicId: sid('nope') }), { status: IggyErrorCode.resourceNotFound });
+      assert.deepEqual(await write(user, code, { consumer: groupConsumer('others') }), { status: IggyErrorCode.consumerGroupNameNotFound }, 'before the permission');
+      assert.deepEqual(await write(user, code, { consumer: groupConsumer(99) }), { status: IggyErrorCode.consumerGroupIdNotFound });
+      assert.deepEqual(await write(user, code, {}), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+      // A plain consumer's writes name the level that missed.
+      const plain = { consumer: { kind: ConsumerKind.consumer, id: sid('c') } };
+      assert.deepEqual(await write(root, code, { ...plain, streamId: sid('nope') }), { status: IggyErrorCode.streamIdNotFound });
+      assert.deepEqual(await write(root, code, { ...plain, topicId: sid('nope') }), { status: IggyErrorCode.topicIdNotFound });
+      assert.deepEqual(await write(user, code, { ...plain, partitionId: 5 }), { status: IggyErrorCode.partitionNotFound }, 'before the permission');
+      assert.deepEqual(await write(user, code, plain), { status: IggyErrorCode.unauthorized });
+    }
+  });
+
   it('never gives a deleted group\'s id again, across restarts, and deletes its offsets with it', async (t) => {
     const h = await startIggy(t, { keepDataDir: true });
     const a = await h.root();

@@ -156,9 +156,10 @@ describe('iggy messages', () => {
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: batchSum }), { status: IggyErrorCode.invalidBatchChecksum });
     const miscounted = sendRequest(sid('default'), sid('m'), ['x', 'y']);
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...miscounted, messagesCount: 3 }), { status: IggyErrorCode.invalidFormat });
-    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.streamIdNotFound });
-    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid(77), ['x'])), { status: IggyErrorCode.topicIdNotFound });
-    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['x'], { kind: 'partitionId', partitionId: 5 })), { status: IggyErrorCode.partitionNotFound });
+    // A send that does not resolve is ResourceNotFound (20) at every level, as the reference's dispatch answers it.
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.resourceNotFound });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid(77), ['x'])), { status: IggyErrorCode.resourceNotFound });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['x'], { kind: 'partitionId', partitionId: 5 })), { status: IggyErrorCode.resourceNotFound });
     assert.equal(h.broker.partition({ topic: 'm' }, 0).stats().nextOffset, 0);
     assert.ok('value' in (await c.call(CommandCode.sendMessages, good)));
     // Empty payloads are messages like any other (the reference server's admission takes them).

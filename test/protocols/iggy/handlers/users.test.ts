@@ -69,6 +69,8 @@ describe('iggy users', () => {
     assert.ok('value' in (await reader.call(CommandCode.getStream, { streamId: sid(s.id) })));
     assert.ok('value' in (await reader.call(CommandCode.pollMessages, { consumer: { kind: 1, id: sid(1) }, streamId: sid(s.id), topicId: sid('orders'), partitionId: 0, strategy: { kind: 3, value: 0n }, count: 1, autoCommit: false })));
     assert.deepEqual(await reader.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('orders'), ['x'])), denied);
+    // A send that does not resolve is ResourceNotFound before any permission is asked (the reference's dispatch order).
+    assert.deepEqual(await reader.call(CommandCode.sendMessages, sendRequest(sid(s.id), sid('missing'), ['x'])), { status: IggyErrorCode.resourceNotFound });
     assert.deepEqual(await reader.call(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 1, name: 'x', options: [] }), denied);
     assert.deepEqual(await reader.call(CommandCode.deleteStream, { streamId: sid(s.id) }), denied);
     assert.deepEqual(await reader.call(CommandCode.getUsers, {}), denied);
