@@ -1,6 +1,6 @@
 // quartet serve: load the configuration, run the broker until SIGTERM/SIGINT, return its exit code.
 
-import { createLogger } from '../core/logger.js';
+import { LogTail, createLogger } from '../core/logger.js';
 import { ConfigError, configFlagSpecs, loadConfig } from '../server/config.js';
 import { DataDirLockedError } from '../server/lock.js';
 import { startServer } from '../server/server.js';
@@ -18,7 +18,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   const args = parseArgs(argv, serveFlagSpec(), 'serve');
   if (args.positionals.length > 0) throw new ConfigError([`serve takes no arguments, got "${args.positionals.join(' ')}"`]);
   const { config, warnings } = loadConfig({ flags: args.flags, env: io.env, cwd: io.cwd });
-  const logger = createLogger(config.logLevel, (line) => io.stderr(line + '\n'));
+  // The last lines are also kept in memory, for the Iggy snapshot's server_logs.txt.
+  const logger = createLogger(config.logLevel, (line) => io.stderr(line + '\n'), {}, new LogTail());
   for (const warning of warnings) logger.warn(warning);
   let server;
   try {

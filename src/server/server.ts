@@ -10,7 +10,7 @@
 
 import { Broker, type BrokerOptions } from '../core/broker.js';
 import type { Logger } from '../core/logger.js';
-import { createLogger } from '../core/logger.js';
+import { LogTail, createLogger } from '../core/logger.js';
 import { MetricsRegistry } from '../core/metrics.js';
 import { nativeStatus } from '../native/index.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
@@ -83,7 +83,7 @@ class Server implements QuartetServer {
     private readonly config: QuartetConfig,
     private readonly options: StartServerOptions,
   ) {
-    this.logger = options.logger ?? createLogger(config.logLevel);
+    this.logger = options.logger ?? createLogger(config.logLevel, undefined, {}, new LogTail());
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;

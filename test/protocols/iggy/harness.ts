@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Broker, type BrokerOptions } from '../../../src/core/broker.js';
 import type { Clock } from '../../../src/core/clock.js';
 import { defaultNamespaceName } from '../../../src/core/catalog.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../../src/core/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
 import type { Scheduler } from '../../../src/core/scheduler.js';
 import {
@@ -68,6 +68,8 @@ export interface HarnessOptions {
   defaultStream?: boolean;
   /** false: the connections get 'data' events instead of reading into the listener's buffers. */
   readInto?: boolean;
+  /** The front-end's logger (default: silent). */
+  logger?: Logger;
 }
 
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
@@ -83,7 +85,7 @@ export async function startIggy(t: After, options: HarnessOptions = {}): Promise
   if (options.defaultStream !== false && broker.catalog.getNamespace(defaultNamespaceName) === null) await broker.createNamespace(defaultNamespaceName);
   const frontend = new IggyFrontend({
     broker,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),

@@ -4,7 +4,8 @@
 // GetSnapshot answers with a real ZIP (../zip.ts) holding one text entry per requested type
 // (100 = all): filesystem_overview.txt (the data directory's partition logs), process_list.txt
 // (this process), resource_usage.txt (process.memoryUsage/resourceUsage), test.txt,
-// server_logs.txt (a note: logs go to the process logger), server_config.txt (the Iggy front-end
+// server_logs.txt (the broker's last log lines, kept by its logger: core/logger.ts LogTail),
+// server_config.txt (the Iggy front-end
 // settings). Compression 1 stores the entries, every other code deflates them (the only
 // algorithms Node ships for ZIP).
 
@@ -131,8 +132,12 @@ function snapshotEntry(frontend: IggyFrontend, type: number): ZipEntry {
       return { name, data: Buffer.from(`${JSON.stringify({ memory: process.memoryUsage(), resources: process.resourceUsage() }, null, 2)}\n`) };
     case 4:
       return { name, data: Buffer.from('test\n') };
-    case 5:
-      return { name, data: Buffer.from('Quartet writes its logs to the process logger (stdout/stderr); they are not kept by the broker.\n') };
+    case 5: {
+      // The broker's last log lines (JSON, oldest first), kept beside stderr by its logger (LogTail).
+      const lines = frontend.logger.recentLines?.() ?? [];
+      const text = lines.length > 0 ? `${lines.join('\n')}\n` : 'This broker keeps no log lines in memory (its logger has no tail); its log goes to stderr.\n';
+      return { name, data: Buffer.from(text) };
+    }
     default:
       return { name, data: Buffer.from(`${JSON.stringify({ iggy: frontend.settings, serverVersion: frontend.serverVersion }, null, 2)}\n`) };
   }

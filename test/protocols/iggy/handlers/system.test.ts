@@ -9,6 +9,7 @@ import { CommandCode, IggyErrorCode } from '../../../../src/protocols/iggy/codec
 import { topicOptionKeys } from '../../../../src/protocols/iggy/topic-options.js';
 import { readZip } from '../../../../src/protocols/iggy/zip.js';
 import { sendRequest, sid, startIggy } from '../harness.js';
+import { LogTail, createLogger } from '../../../../src/core/logger.js';
 
 describe('parseProcIo', () => {
   it('reads read_bytes and write_bytes, and refuses text without them', () => {
@@ -87,5 +88,19 @@ describe('iggy system commands', () => {
     assert.equal(entries.length, 6);
     assert.equal(entries.find((e) => e.name === 'test.txt')?.data.toString(), 'test\n');
     assert.deepEqual(await c.call(CommandCode.getSnapshot, { compression: 1, snapshotTypes: [42] }), { status: IggyErrorCode.invalidCommand });
+  });
+
+  it("puts the broker's last log lines in the snapshot's server_logs.txt", async (t) => {
+    const written: string[] = [];
+    const logger = createLogger('info', (line) => written.push(line), {}, new LogTail());
+    const h = await startIggy(t, { logger: logger.child({ listener: 'iggy' }) });
+    logger.info('a line before the snapshot', { n: 1 });
+    const c = await h.root();
+    const logs = readZip(await c.ok(CommandCode.getSnapshot, { compression: 2, snapshotTypes: [5] }));
+    assert.deepEqual(logs.map((e) => e.name), ['server_logs.txt']);
+    const lines = logs[0]!.data.toString().trimEnd().split('\n');
+    assert.ok(lines.length >= 1);
+    assert.deepEqual(lines, written.slice(0, lines.length), 'the lines written, in order');
+    assert.ok(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'a line before the snapshot'));
   });
 });
