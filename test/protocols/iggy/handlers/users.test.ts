@@ -241,5 +241,13 @@ describe('iggy personal access tokens', () => {
     assert.deepEqual(await c.call(CommandCode.deletePersonalAccessToken, { name: 'ci' }), { rejected: IggyErrorCode.resourceNotFound });
     const q = await h.client();
     assert.deepEqual(await q.loginWithToken(token), { evicted: 10 });
+    // The C# SDK's delete sends four zero bytes after the name: ignored, as by the reference server.
+    const [header, ...body] = c.frame(CommandCode.deletePersonalAccessToken, { name: 'forever' }, { stampChecksum: false });
+    const padded = Buffer.concat([...body, Buffer.alloc(4)]);
+    header!.writeUInt32LE(header!.length + padded.length, 48);
+    c.write([header!, padded]);
+    const r = await c.next();
+    assert.ok(r.kind === 'reply' && r.header.status === 0 && r.body.equals(Buffer.alloc(4)), 'R: empty success');
+    assert.deepEqual(await c.ok(CommandCode.getPersonalAccessTokens, {}), []);
   });
 });

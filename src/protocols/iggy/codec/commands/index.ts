@@ -546,14 +546,18 @@ export function resolveCommand(h: RequestHeader): { code: CommandCode } | Reques
   return { code };
 }
 
-/** Decodes a request body for `code`; every byte must be consumed. */
+/**
+ * Decodes a request body for `code`. Bytes after a whole request are ignored, as the reference
+ * server decodes request bodies (its codec's `decode_from`; the C# SDK's DeletePersonalAccessToken
+ * sends four more): SendMessages and the requests ending in an options block read to the end of
+ * the body, so nothing is left over there, and their own length checks still apply.
+ */
 export function decodeRequest(code: number, body: Buffer): Decoded<DecodedRequest> {
   const s = byCode.get(code);
   if (s === undefined) return { ok: false, reason: `unknown command code ${code}` };
   const r = new Reader(body);
   const request = s.readRequest(r);
-  const problem = r.done();
-  if (problem !== null) return { ok: false, reason: `${s.name}: ${problem}`, ...(r.errorCode !== null ? { code: r.errorCode } : {}) };
+  if (!r.ok) return { ok: false, reason: `${s.name}: ${r.error}`, ...(r.errorCode !== null ? { code: r.errorCode } : {}) };
   return { ok: true, value: { code, request } as DecodedRequest };
 }
 
