@@ -187,15 +187,22 @@ function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Targe
  * closes a topic's logs and opens new ones, empty from offset 0. A purge under way is waited for
  * (as Broker.read does), and a target whose log was replaced, now or while the fetch waited, is
  * looked up again; its fetch offset is then checked against the new log like any other. True
- * when some target moved to a new log.
+ * when some target moved to a new log. `lookedUpNow`: the targets were looked up in this turn of
+ * the event loop, so only a purge under way can have replaced their logs (no lookups again).
  */
-async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[]): Promise<boolean> {
+async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], lookedUpNow = false): Promise<boolean> {
   const broker = frontend.broker;
   let moved = false;
+  // Looked up in this turn of the event loop, and no purge waited for since: the logs are current.
+  let fresh = lookedUpNow;
   for (const target of targets) {
     if (target.topic === null || target.log === null) continue;
     const purging = broker.purgeInProgress(target.topic);
-    if (purging !== undefined) await purging;
+    if (purging === undefined && fresh) continue;
+    if (purging !== undefined) {
+      await purging;
+      fresh = false;
+    }
     if (isCurrentLog(broker, target.topic, target.partition, target.log)) continue;
     resolveTarget(frontend, request.topics[target.topicIndex]!.topic, target);
     moved = true;
@@ -223,7 +230,7 @@ export const fetchHandler = defineHandler({
         targets.push(target);
       });
     });
-    await followPurges(frontend, request, targets);
+    await followPurges(frontend, request, targets, true);
     const responseBytesMax = frontend.settings.fetchResponseBytesMax ?? Number.MAX_SAFE_INTEGER;
     const maxBytes = Math.max(1, Math.min(request.maxBytes, responseBytesMax));
     const minBytes = Math.max(0, request.minBytes);
