@@ -266,8 +266,11 @@ export class TcpListener implements ProtocolListener {
   }
 
   private createTls(tls: { certFile: string; keyFile: string }): Server {
-    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), allowHalfOpen: this.options.allowHalfOpen === true });
+    // Half-open only once the handshake is done: a peer that sends its FIN before (a TCP health
+    // check) is closed at once rather than holding a connection slot until the handshake times out.
+    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
     server.on('secureConnection', (socket: TLSSocket) => {
+      if (this.options.allowHalfOpen === true) socket.allowHalfOpen = true;
       // The accepted TCP socket under the TLS one (Node keeps it as _parent); tracking is by it.
       const raw = (socket as TLSSocket & { _parent?: Socket })._parent ?? socket;
       this.onReady(raw, socket, undefined);

@@ -258,6 +258,46 @@ test('TLS: the front-end sees the decrypted stream; stop drains it', async (t) =
   assert.match(metrics.render(), /quartet_listener_connections\{listener="echo"\} 0/);
 });
 
+for (const transport of ['tcp', 'tls'] as const) {
+  test(`allowHalfOpen (${transport}): a reply written after the client's FIN reaches it; without the option the socket ends at the FIN`, async (t) => {
+    const tls = transport === 'tls' ? makeCert() : null;
+    if (transport === 'tls' && !tls) return t.skip('openssl is not installed');
+    // The front-end answers only once the input has ended (a reply still being worked on at the FIN).
+    const factory: ConnectionFactory = (socket) => {
+      socket.on('data', () => undefined);
+      socket.on('end', () => setTimeout(() => socket.writable && socket.end('late reply'), 20));
+      return { close: () => undefined, whenIdle: () => Promise.resolve() };
+    };
+    for (const allowHalfOpen of [true, false]) {
+      const { listener, port } = await startListener(new EchoFrontEnd(), { connectionFactory: factory, allowHalfOpen, ...(tls ? { tls } : {}) });
+      const socket = tls ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once(tls ? 'secureConnect' : 'connect', resolve));
+      let got = '';
+      socket.on('data', (d: Buffer) => (got += d.toString()));
+      socket.on('error', () => undefined);
+      socket.write('request');
+      socket.end();
+      await new Promise((resolve) => socket.once('close', resolve));
+      assert.equal(got, allowHalfOpen ? 'late reply' : '', `allowHalfOpen ${allowHalfOpen}`);
+      await listener.stop(1_000);
+    }
+  });
+}
+
+test('TLS with allowHalfOpen: a peer that sends its FIN before the handshake is closed at once', async (t) => {
+  const tls = makeCert();
+  if (!tls) return t.skip('openssl is not installed');
+  const { listener, port } = await startListener(new EchoFrontEnd(), { tls, allowHalfOpen: true });
+  t.after(() => listener.stop(1_000));
+  const probe = connect(port, '127.0.0.1');
+  await new Promise((resolve) => probe.once('connect', resolve));
+  probe.on('error', () => undefined);
+  const closed = new Promise((resolve) => probe.once('close', resolve));
+  probe.end();
+  const timedOut = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 5_000))]);
+  assert.equal(timedOut, false, 'the server closed the connection, not left it half-open');
+});
+
 test('readInto: plain TCP sockets read into one reused buffer; bytes arrive intact across pause and resume', async () => {
   const received: Buffer[] = [];
   const buffers = new Set<ArrayBufferLike>();

@@ -87,6 +87,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
    * handled and answered, and then this closes or evicts the connection.
    */
   private afterQueued: (() => void) | null = null;
+  /** Counts 'drain' events and answered requests: the output moving (cutOffIfOutputStalls). */
+  private outputProgress = 0;
 
   constructor(
     private readonly frontend: IggyFrontend,
@@ -109,7 +111,10 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     } else {
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
     }
-    socket.on('drain', () => this.maybeResume());
+    socket.on('drain', () => {
+      this.outputProgress++;
+      this.maybeResume();
+    });
     socket.once('end', () => this.onInputEnded());
     socket.once('close', () => {
       this.ended = true;
@@ -173,8 +178,34 @@ export class IggyConnection implements ConnectionHandle, IggySession {
    */
   private onInputEnded(): void {
     if (this.closing || this.ended || this.afterQueued !== null) return;
-    if (this.draining || this.queue.length > 0) this.afterQueued = () => this.endGracefully();
-    else this.endGracefully();
+    if (this.draining || this.queue.length > 0) {
+      this.afterQueued = () => this.endGracefully();
+      this.cutOffIfOutputStalls();
+    } else {
+      this.endGracefully();
+    }
+  }
+
+  /**
+   * A half-closed client that stops reading would hold the connection (and the replies it pins)
+   * forever while its replies wait for the socket: with no output progress (a 'drain', a request
+   * answered) for halfClosedStallMs, the connection is destroyed.
+   */
+  private cutOffIfOutputStalls(): void {
+    let seen = this.outputProgress;
+    const timer = setInterval(() => {
+      if (this.ended || this.socket.destroyed) {
+        clearInterval(timer);
+        return;
+      }
+      if (this.outputProgress === seen) {
+        clearInterval(timer);
+        this.context.logger.debug('iggy client half-closed and stopped reading; closing', { queued: this.queue.length, unsent: this.socket.writableLength });
+        this.destroy();
+        return;
+      }
+      seen = this.outputProgress;
+    }, this.frontend.settings.halfClosedStallMs).unref();
   }
 
   /** Reads stop; what was queued before the bad frame is answered, then the connection goes (drain). */
@@ -199,6 +230,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
           this.framer.release(frame);
         }
         if (stop) break;
+        this.outputProgress++;
         if (this.socket.writableNeedDrain) await this.drained();
         this.maybeResume();
       }

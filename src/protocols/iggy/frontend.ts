@@ -41,6 +41,11 @@ export interface IggySettings {
   pollBytesMax: number;
   /** Messages per poll at most. */
   pollMessagesMax: number;
+  /**
+   * After a client's FIN, its remaining replies are still written; a client that no longer reads
+   * them (no output progress for this long) is cut off.
+   */
+  halfClosedStallMs: number;
 }
 
 export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
@@ -51,6 +56,7 @@ export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
   replyCacheClientsMax: 10_000,
   pollBytesMax: 8 * 1024 * 1024,
   pollMessagesMax: 100_000,
+  halfClosedStallMs: 10_000,
 });
 
 /** One client connection as handlers and the registry see it. */

@@ -8,6 +8,8 @@ import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import {
   CommandCode,
+  ConsumerKind,
+  PollingKind,
   EvictionReason,
   IggyErrorCode,
   Operation,
@@ -265,6 +267,27 @@ describe('iggy connection: header rules', () => {
       assert.equal(h.broker.partition({ topic: 'half' }, 0).stats().nextOffset, 2, 'the send was applied');
     });
   }
+
+  it('cuts off a client that half-closed and stopped reading its replies once the output stalls', async (t) => {
+    const stallMs = 300;
+    const h = await startIggy(t, { settings: { halfClosedStallMs: stallMs } });
+    const c = await h.root();
+    t.after(() => c.destroy());
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'big', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), Array.from({ length: 4 }, () => Buffer.alloc(900_000, 7))));
+    const serverSide = [...h.frontend.sessions.values()].map((s) => (s as unknown as { socket: Socket }).socket).find((s) => s.remotePort === c.socket.localPort)!;
+    // 40 polls of 3.6 MB each: far more than the socket buffers hold while the client reads nothing.
+    c.socket.pause();
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 40; i++) frames.push(...c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('big'), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count: 4, autoCommit: false }));
+    c.write(frames);
+    c.socket.end();
+    await once(serverSide, 'end');
+    const endedAt = Date.now();
+    await eventually(() => serverSide.destroyed, 'the stalled half-closed connection to be destroyed', 20 * stallMs + 5000);
+    assert.ok(Date.now() - endedAt >= stallMs, 'not before the output stalled for halfClosedStallMs');
+    await eventually(() => h.frontend.sessions.size === 0, 'its session to go');
+  });
 
   it('bounds the in-flight queue: a burst larger than the limit is paused, not dropped, and answered in order', async (t) => {
     const h = await startIggy(t, { settings: { inFlightRequestsMax: 4 } });
