@@ -38,12 +38,21 @@ export class LogTail {
     this.chars += line.length;
     while (this.lines.length - this.start > this.linesMax || (this.chars > this.charsMax && this.lines.length - this.start > 1)) {
       this.chars -= this.lines[this.start]!.length;
+      // Let go of the dropped line now, not at the next compaction.
+      this.lines[this.start] = '';
       this.start++;
     }
-    if (this.start >= this.linesMax) {
+    if (this.start >= 1024 && this.start * 2 >= this.lines.length) {
       this.lines = this.lines.slice(this.start);
       this.start = 0;
     }
+  }
+
+  /** Characters held, dropped lines included (what the tail costs in memory, about). */
+  heldChars(): number {
+    let n = 0;
+    for (const line of this.lines) n += line.length;
+    return n;
   }
 
   /** The kept lines, oldest first. */

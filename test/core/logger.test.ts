@@ -12,6 +12,11 @@ test('a log tail keeps the last lines, within its line and character bounds, old
   byBytes.push('x'.repeat(50));
   assert.deepEqual(byBytes.snapshot(), ['x'.repeat(50)], 'one line over the character bound is kept alone');
   assert.throws(() => new LogTail(0), RangeError);
+  // Lines dropped for the character bound are let go of: the memory held stays near the bound.
+  const big = new LogTail(2000, 1000);
+  for (let i = 0; i < 500; i++) big.push(String(i % 10).repeat(400));
+  assert.equal(big.snapshot().length, 2);
+  assert.ok(big.heldChars() <= 1000, `held ${big.heldChars()} characters`);
 });
 
 test("a logger's children write to its tail; lines below the level are neither written nor kept", () => {
