@@ -336,6 +336,8 @@ export class FileLog implements PartitionLog {
   /** A flush's fsync is running: the timer does not start a second one beside it. */
   private foregroundSyncing = false;
   private readonly listeners = new Set<(highWatermark: number) => void>();
+  /** Closed: a listener added now is called once, at once (onAppend). */
+  private listenersClosed = false;
   /** The last read with fileSlicesMin met a large envelope: the next starts with a small window. */
   private slicedReadsMeetLarge = false;
   private readonly io = new Mutex();
@@ -827,6 +829,10 @@ export class FileLog implements PartitionLog {
   }
 
   onAppend(listener: (highWatermark: number) => void): () => void {
+    if (this.listenersClosed) {
+      queueMicrotask(() => listener(this.highWatermark));
+      return () => undefined;
+    }
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -1251,24 +1257,30 @@ export class FileLog implements PartitionLog {
     if (this.closed) throw closedError();
     this.closed = true;
     this.stopTimer();
-    await this.whenWritten(this.nextOffset);
-    await this.settleSyncs();
     let failure: unknown = null;
-    await this.maintenance.run(() =>
-      this.io.run(async () => {
-        // A roll made by maintenance after the wait above may have started another seal.
-        await this.settleSealSync();
-        if (this.readOnlyCause !== null) return;
-        try {
-          await this.active().syncAll();
-          await this.writeCleanShutdownMarker();
-        } catch (error) {
-          failure = error;
-        }
-      }),
-    );
-    for (const listener of [...this.listeners]) listener(this.highWatermark);
-    this.listeners.clear();
+    try {
+      await this.whenWritten(this.nextOffset);
+      await this.settleSyncs();
+      await this.maintenance.run(() =>
+        this.io.run(async () => {
+          // A roll made by maintenance after the wait above may have started another seal.
+          await this.settleSealSync();
+          if (this.readOnlyCause !== null) return;
+          try {
+            await this.active().syncAll();
+            await this.writeCleanShutdownMarker();
+          } catch (error) {
+            failure = error;
+          }
+        }),
+      );
+    } finally {
+      // The appends given before close are readable now; whoever waits for the next learns it will not come.
+      this.listenersClosed = true;
+      const listeners = [...this.listeners];
+      this.listeners.clear();
+      for (const listener of listeners) listener(this.highWatermark);
+    }
     for (const segment of this.segments) await segment.retire();
     if (failure !== null) throw storageError('flush on close failed', failure);
   }

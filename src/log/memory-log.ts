@@ -225,6 +225,10 @@ export class MemoryLog implements PartitionLog {
   }
 
   onAppend(listener: (highWatermark: number) => void): () => void {
+    if (this.closed) {
+      queueMicrotask(() => listener(this.nextOffset));
+      return () => undefined;
+    }
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -269,8 +269,8 @@ export interface PartitionLog {
   updateConfig(config: LogConfig): void;
   /**
    * Calls `listener` after each append becomes readable, and once more when the log closes (a
-   * reader waiting for an append then finds the log gone or replaced instead of waiting on);
-   * returns an unsubscribe function.
+   * reader waiting for an append then finds the log gone or replaced instead of waiting on); on a
+   * log already closed, once on a microtask. Returns an unsubscribe function.
    */
   onAppend(listener: (highWatermark: number) => void): () => void;
   /** Flushes and closes files. Further calls reject. */

@@ -155,6 +155,9 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         await new Promise<void>((resolve) => setImmediate(resolve));
         await log.close();
         assert.deepEqual(seen, [2, 2], 'the append, then the close');
+        // Added after the close: called once all the same (a reader must not wait on a closed log).
+        const late = await Promise.race([new Promise<number>((resolve) => log.onAppend(resolve)), new Promise<string>((resolve) => setTimeout(() => resolve('never called'), 2_000))]);
+        assert.equal(late, 2);
         const other = await makeLog(testConfig(), new ManualClock());
         const woken: number[] = [];
         other.log.onAppend((hw) => woken.push(hw));
