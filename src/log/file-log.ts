@@ -1253,6 +1253,10 @@ export class FileLog implements PartitionLog {
 
   // ---- Lifecycle -------------------------------------------------------------------------------
 
+  isClosed(): boolean {
+    return this.closed;
+  }
+
   async close(): Promise<void> {
     if (this.closed) throw closedError();
     this.closed = true;

@@ -233,6 +233,10 @@ export class MemoryLog implements PartitionLog {
     return () => this.listeners.delete(listener);
   }
 
+  isClosed(): boolean {
+    return this.closed;
+  }
+
   close(): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
     this.closed = true;

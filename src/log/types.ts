@@ -275,6 +275,8 @@ export interface PartitionLog {
   onAppend(listener: (highWatermark: number) => void): () => void;
   /** Flushes and closes files. Further calls reject. */
   close(): Promise<void>;
+  /** Whether close() or destroy() was called. */
+  isClosed(): boolean;
   /** Closes and removes the partition's files. */
   destroy(): Promise<void>;
 }

@@ -125,6 +125,13 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
       failed = true;
       continue;
     }
+    if (target.log.isClosed()) {
+      // Closed and not replaced (a purge that could not open the new log; the broker closing):
+      // retriable, and no long poll on it (a closed log wakes every wait at once).
+      out[target.partitionIndex] = partitionError(target.partition, ErrorCode.KAFKA_STORAGE_ERROR, rc);
+      failed = true;
+      continue;
+    }
     const stats = target.log.stats();
     const highWatermark = stats.highWatermark;
     const lastStableOffset = txns ? txns.lastStableOffset(target.topic, target.partition) : highWatermark;

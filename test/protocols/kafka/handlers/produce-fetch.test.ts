@@ -223,6 +223,22 @@ describe('Fetch', () => {
     assert.deepEqual(recordsOf((await fetch(h, 'orders', 0, 0)).responses[0]!.partitions[0]!.records).map((r) => r.value), ['new']);
   });
 
+  it('answers KAFKA_STORAGE_ERROR at once for a closed log, whether the fetch arrives after the close or was waiting on it', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }]));
+    const started = Date.now();
+    const parked = fetch(h, 'orders', 0, 1, { maxWaitMs: 20_000 });
+    const deadline = Date.now() + 5000;
+    while (h.frontend.fetchWaiters.size === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.equal(h.frontend.fetchWaiters.size, 1);
+    const log = h.broker.partition({ topic: 'orders' }, 0);
+    await log.close();
+    log.close = () => Promise.resolve(); // the broker closes it again at the end of the test
+    assert.equal((await parked).responses[0]!.partitions[0]!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal((await fetch(h, 'orders', 0, 1, { maxWaitMs: 20_000 })).responses[0]!.partitions[0]!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.ok(Date.now() - started < 5_000, 'neither waited out max_wait_ms');
+  });
+
   it('returns at least one whole batch above the size limits (KIP-74) and keeps later partitions within max_bytes', async (t) => {
     const h = await dataHarness(t, { topics: { orders: 2 } });
     await produceOk(h, 'orders', 0, batchOf([{ key: 'big', value: 'x'.repeat(3000) }]));
