@@ -17,6 +17,7 @@ import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { FetchWaiters, fetchWaitersMaxDefault } from './fetch-waiters.js';
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';
+import { purgeWaitMsDefault } from './topics.js';
 import type { KafkaFrontend, KafkaHandler, KafkaSettings, KafkaTransactionHooks } from './handlers/types.js';
 
 /** The group store scope of Kafka classic groups. */
@@ -37,6 +38,8 @@ export const defaultKafkaSettings: Readonly<KafkaSettings> = Object.freeze({
   fetchWaitersMax: fetchWaitersMaxDefault,
   // Kafka's fetch.max.bytes default (55 MiB... the broker's is 50 MiB).
   fetchResponseBytesMax: 50 * 1024 * 1024,
+  // Well under the clients' request timeouts (30 s in librdkafka and KafkaJS).
+  purgeWaitMsMax: purgeWaitMsDefault,
 });
 
 export interface KafkaFrontendOptions {

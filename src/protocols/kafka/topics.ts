@@ -86,12 +86,24 @@ export function lookupPartition(broker: Broker, topicName: string, partition: nu
 /**
  * lookupPartition for a request that reads or changes the log itself (Fetch, ListOffsets,
  * DeleteRecords): an Iggy purge of the topic under way (Broker.purgeInProgress) replaces its logs,
- * so the lookup waits for it and then finds the new log, as Broker.append and Broker.read do.
+ * so the lookup waits for it and then finds the new log, as Broker.append and Broker.read do; a
+ * purge not done within `purgeWaitMs` is KAFKA_STORAGE_ERROR (retriable).
  */
-export function lookupPartitionSettled(broker: Broker, topicName: string, partition: number): PartitionLookup | Promise<PartitionLookup> {
+export function lookupPartitionSettled(broker: Broker, topicName: string, partition: number, purgeWaitMs: number): PartitionLookup | Promise<PartitionLookup> {
   const found = lookupPartition(broker, topicName, partition);
   const purging = found.ok ? broker.purgeInProgress(found.topic) : undefined;
-  return purging === undefined ? found : purging.then(() => lookupPartition(broker, topicName, partition));
+  if (purging === undefined) return found;
+  return settledWithin(purging, purgeWaitMs).then((settled) => (settled ? lookupPartition(broker, topicName, partition) : { ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR }));
+}
+
+/** KafkaSettings.purgeWaitMsMax when a front-end's settings leave it out. */
+export const purgeWaitMsDefault = 10_000;
+
+/** True once `purge` has settled, false if it has not within `ms` (a purge never rejects). */
+export function settledWithin(purge: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([purge.then(() => true), late]).finally(() => clearTimeout(timer));
 }
 
 /** Whether `log` is still the partition's log (an Iggy purge replaces it). */

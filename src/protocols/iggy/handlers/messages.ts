@@ -63,7 +63,7 @@ const rejectionStatus: Record<BatchRejectionCode, number> = {
  * The topic a SendMessages goes to. A stream, topic or partition that does not resolve (a topic
  * with no partitions included) is status 20 (ResourceNotFound), before the permission check, as
  * the reference server's partition-request dispatch answers every send it cannot route; polls and
- * offset calls name the level that missed instead (1009/2010/3007).
+ * a plain consumer's offset calls name the level that missed instead (1009/2010/3007).
  */
 function sendTarget(ctx: IggyRequestContext, stream: Identifier, topicId: Identifier, p: Partitioning): Topic {
   const ns = findStream(ctx.frontend.broker.catalog, stream);

@@ -12,7 +12,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponseInput } from '../codec/messages/delete-records.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartitionSettled } from '../topics.js';
+import { lookupPartitionSettled, purgeWaitMsDefault } from '../topics.js';
 import { defineHandler } from './types.js';
 
 type PartitionOut = NonNullable<NonNullable<DeleteRecordsResponseInput['topics']>[number]['partitions']>[number];
@@ -39,7 +39,7 @@ export const deleteRecordsHandler = defineHandler({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
-            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex);
+            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
             if (!found.ok) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             const highWatermark = found.log.stats().highWatermark;
             const offset = p.offset === HIGH_WATERMARK ? highWatermark : p.offset;

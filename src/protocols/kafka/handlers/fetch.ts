@@ -35,7 +35,7 @@ import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
 import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
 import { kafkaCodeOf } from '../errors.js';
-import { isCurrentLog, lookupPartition } from '../topics.js';
+import { isCurrentLog, lookupPartition, purgeWaitMsDefault, settledWithin } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
@@ -192,9 +192,9 @@ function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Targe
 /**
  * Keeps the targets on their partitions' current logs: an Iggy purge (Broker.partitionsReset)
  * closes a topic's logs and opens new ones, empty from offset 0. A purge under way is waited for
- * (as Broker.read does), and a target whose log was replaced, now or while the fetch waited, is
- * looked up again; its fetch offset is then checked against the new log like any other. True
- * when some target moved to a new log. `lookedUpNow`: the targets were looked up in this turn of
+ * (as Broker.read does; KAFKA_STORAGE_ERROR if it takes over purgeWaitMsMax), and a target whose
+ * log was replaced, now or while the fetch waited, is looked up again; its fetch offset is then
+ * checked against the new log like any other. True when some target changed. `lookedUpNow`: the targets were looked up in this turn of
  * the event loop, so only a purge under way can have replaced their logs (no lookups again).
  */
 async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], lookedUpNow = false): Promise<boolean> {
@@ -207,8 +207,12 @@ async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targ
     const purging = broker.purgeInProgress(target.topic);
     if (purging === undefined && fresh) continue;
     if (purging !== undefined) {
-      await purging;
       fresh = false;
+      if (!(await settledWithin(purging, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault))) {
+        Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.KAFKA_STORAGE_ERROR });
+        moved = true;
+        continue;
+      }
     }
     if (isCurrentLog(broker, target.topic, target.partition, target.log)) continue;
     resolveTarget(frontend, request.topics[target.topicIndex]!.topic, target);

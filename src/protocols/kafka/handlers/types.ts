@@ -81,6 +81,11 @@ export interface KafkaSettings {
   fetchWaitersMax?: number;
   /** Upper bound on the record bytes of one Fetch response (the request's max_bytes is capped to it). */
   fetchResponseBytesMax?: number;
+  /**
+   * How long a Fetch, ListOffsets or DeleteRecords waits for an Iggy purge of its topic to replace
+   * the logs before that partition answers KAFKA_STORAGE_ERROR (retriable). Default 10 s.
+   */
+  purgeWaitMsMax?: number;
 }
 
 /** Per connection, mutable: who is on the other end. */

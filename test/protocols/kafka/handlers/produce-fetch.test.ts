@@ -223,6 +223,28 @@ describe('Fetch', () => {
     assert.deepEqual(recordsOf((await fetch(h, 'orders', 0, 0)).responses[0]!.partitions[0]!.records).map((r) => r.value), ['new']);
   });
 
+  it('answers KAFKA_STORAGE_ERROR when an Iggy purge takes longer than purgeWaitMsMax', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 }, settings: { purgeWaitMsMax: 50 } });
+    await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }]));
+    const { inPurge, release } = holdPurgeStart(h.broker);
+    const purged = h.broker.purgeTopic({ topic: 'orders' });
+    await inPurge;
+    // Bounded here too: without the limit the requests would wait for the held purge forever.
+    const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+    try {
+      const fetched = await within(fetch(h, 'orders', 0, 0));
+      assert.notEqual(fetched, 'still waiting');
+      if (fetched !== 'still waiting') assert.equal(fetched.responses[0]!.partitions[0]!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+      const latest = await within(h.ask(listOffsetsHandler, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, timestamp: -1, currentLeaderEpoch: -1, maxNumOffsets: 1 }] }] }));
+      assert.notEqual(latest, 'still waiting');
+      if (latest !== 'still waiting') assert.equal(latest.topics[0]!.partitions[0]!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    } finally {
+      release();
+      await purged;
+    }
+    assert.equal((await fetch(h, 'orders', 0, 0)).responses[0]!.partitions[0]!.errorCode, ErrorCode.NONE, 'served again once the purge is done');
+  });
+
   it('answers KAFKA_STORAGE_ERROR at once for a closed log, whether the fetch arrives after the close or was waiting on it', async (t) => {
     const h = await dataHarness(t, { topics: { orders: 1 } });
     await produceOk(h, 'orders', 0, batchOf([{ key: 'a', value: '1' }]));
