@@ -244,6 +244,15 @@ export class Broker implements CatalogObserver {
     return this.handle(topic, partition).log;
   }
 
+  /** Whether `log` is still the partition's (a purge replaces it, a deletion removes it). */
+  isCurrentLog(topic: TopicRef, partition: number, log: PartitionLog): boolean {
+    try {
+      return this.handle(topic, partition).log === log;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * Appends one batch. Idempotent batches (producerId >= 0) pass the producer checks first: a
    * retry of a batch already in the log resolves with the original offsets and appends nothing.

@@ -28,6 +28,12 @@ export function findStream(catalog: Catalog, id: Identifier): Namespace | null {
   return catalog.getNamespace(id.value);
 }
 
+/** The topic, or null when it or its stream does not exist. */
+export function findTopic(catalog: Catalog, stream: Identifier, topic: Identifier): Topic | null {
+  const ns = findStream(catalog, stream);
+  return ns === null ? null : catalog.getTopic({ namespace: ns.id, topic: topic.value });
+}
+
 /**
  * The stream, or 1009 StreamIdNotFound (status: pre-commit denial, empty body; or committed).
  * The reference server answers 1009/2010 whether the stream or topic was named by id or by

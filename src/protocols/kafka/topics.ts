@@ -105,12 +105,3 @@ export function settledWithin(purge: Promise<void>, ms: number): Promise<boolean
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   return Promise.race([purge.then(() => true), late]).finally(() => clearTimeout(timer));
 }
-
-/** Whether `log` is still the partition's log (an Iggy purge replaces it). */
-export function isCurrentLog(broker: Broker, topic: Topic, partition: number, log: PartitionLog): boolean {
-  try {
-    return broker.partition(topic, partition) === log;
-  } catch {
-    return false;
-  }
-}

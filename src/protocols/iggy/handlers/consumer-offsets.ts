@@ -12,7 +12,7 @@ import type { Topic } from '../../../core/catalog.js';
 import { CommandCode, ConsumerKind, IggyErrorCode, type Consumer, type Identifier } from '../codec/index.js';
 import { deleteOffset, fenceGroupOffsetWrite, findConsumer, offsetPartition, resolveConsumer, storeOffset, storedOffset, type ResolvedConsumer } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
-import { findStream, requireTopic } from '../mapping.js';
+import { findTopic, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 
@@ -29,8 +29,7 @@ function offsetWriteTarget(ctx: IggyRequestContext, req: { consumer: Consumer; s
   let topic: Topic;
   if (req.consumer.kind === ConsumerKind.consumerGroup) {
     if (req.partitionId === null) throw new IggyFailure(IggyErrorCode.invalidIdentifier, 'status', 'a consumer group offset names its partition');
-    const ns = findStream(catalog, req.streamId);
-    const found = ns === null ? null : catalog.getTopic({ namespace: ns.id, topic: req.topicId.value });
+    const found = findTopic(catalog, req.streamId, req.topicId);
     if (found === null) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'stream or topic not found');
     topic = found;
   } else {

@@ -42,7 +42,7 @@ import {
 } from '../codec/index.js';
 import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
-import { findStream, requirePartition, requireTopic } from '../mapping.js';
+import { findTopic, requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 
@@ -66,8 +66,7 @@ const rejectionStatus: Record<BatchRejectionCode, number> = {
  * a plain consumer's offset calls name the level that missed instead (1009/2010/3007).
  */
 function sendTarget(ctx: IggyRequestContext, stream: Identifier, topicId: Identifier, p: Partitioning): Topic {
-  const ns = findStream(ctx.frontend.broker.catalog, stream);
-  const topic = ns === null ? null : ctx.frontend.broker.catalog.getTopic({ namespace: ns.id, topic: topicId.value });
+  const topic = findTopic(ctx.frontend.broker.catalog, stream, topicId);
   if (topic === null) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'stream or topic not found');
   if (topic.partitions === 0) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'topic has no partitions');
   if (p.kind === 'partitionId' && !(p.partitionId < topic.partitions)) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', `partition ${p.partitionId} not found`);
@@ -159,12 +158,7 @@ function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
 
 /** Whether `log` is still the partition's (no purge replaced it, nor a deletion removed it). */
 function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, log: PartitionLog): boolean {
-  if (frontend.broker.purgeInProgress(topic) !== undefined) return false;
-  try {
-    return frontend.broker.partition(topic, partition) === log;
-  } catch {
-    return false;
-  }
+  return frontend.broker.purgeInProgress(topic) === undefined && frontend.broker.isCurrentLog(topic, partition, log);
 }
 
 export const messageHandlers: IggyHandlerTable = {

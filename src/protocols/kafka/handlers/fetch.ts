@@ -35,7 +35,7 @@ import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
 import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
 import { kafkaCodeOf } from '../errors.js';
-import { isCurrentLog, lookupPartition, purgeWaitMsDefault, settledWithin } from '../topics.js';
+import { lookupPartition, purgeWaitMsDefault, settledWithin } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
@@ -214,7 +214,7 @@ async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targ
         continue;
       }
     }
-    if (isCurrentLog(broker, target.topic, target.partition, target.log)) continue;
+    if (broker.isCurrentLog(target.topic, target.partition, target.log)) continue;
     resolveTarget(frontend, request.topics[target.topicIndex]!.topic, target);
     moved = true;
   }

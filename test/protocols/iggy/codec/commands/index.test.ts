@@ -347,6 +347,18 @@ describe('trailing bytes', () => {
       );
     }
   });
+
+  it('after a request ending in an options block are read as options, so four zero bytes are refused', () => {
+    for (const c of cases.filter((x) => readToTheEnd.has(x.code) && x.code !== CommandCode.sendMessages)) {
+      fc.assert(
+        fc.property(c.request, (req) => {
+          const body = Buffer.concat([...encodeRequest(c.code, req as never), Buffer.alloc(4)]);
+          assert.equal(decodeRequest(c.code, body).ok, false, commandName(c.code));
+        }),
+        { numRuns: 20 },
+      );
+    }
+  });
 });
 
 describe('result framing', () => {
