@@ -10,6 +10,7 @@ import { fetchHandler } from '../../../../src/protocols/kafka/handlers/fetch.js'
 import { produceHandler } from '../../../../src/protocols/kafka/handlers/produce.js';
 import { encodeNeutralBatch } from '../../../../src/log/neutral-format.js';
 import { batchOf, dataHarness, recordsOf, type DataHarness } from './data-harness.js';
+import { deleteRecordsHandler } from '../../../../src/protocols/kafka/handlers/delete-records.js';
 import { listOffsetsHandler } from '../../../../src/protocols/kafka/handlers/list-offsets.js';
 import { holdPurgeStart } from '../../../core/helpers.js';
 
@@ -210,8 +211,11 @@ describe('Fetch', () => {
     await inPurge;
     const during = fetch(h, 'orders', 0, 0);
     const latest = h.ask(listOffsetsHandler, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, timestamp: -1, currentLeaderEpoch: -1, maxNumOffsets: 1 }] }] });
+    // Offset 2 exists in the old log only: the new, empty one refuses it.
+    const deleted = h.ask(deleteRecordsHandler, 2, { topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, offset: 2 }] }], timeoutMs: 1000 });
     release();
     await purged;
+    assert.equal((await deleted).topics[0]!.partitions[0]!.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE, 'DeleteRecords waited for the new log');
     const seen = (await during).responses[0]!.partitions[0]!;
     assert.deepEqual([seen.errorCode, seen.highWatermark, recordsOf(seen.records).length], [ErrorCode.NONE, 0, 0], 'the new, empty log');
     const end = (await latest).topics[0]!.partitions[0]!;
