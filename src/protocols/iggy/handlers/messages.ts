@@ -165,7 +165,8 @@ export const messageHandlers: IggyHandlerTable = {
   [CommandCode.sendMessages]: async (ctx, req) => {
     const topic = sendTarget(ctx, req.streamId, req.topicId, req.partitioning);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'send');
-    const parsed = validateSendMessagesBatch(req, ctx.frontend.settings.pollMessagesMax);
+    // No count limit beyond the frame size (and the codec's 1,000,000), as the reference admits batches.
+    const parsed = validateSendMessagesBatch(req);
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
     const partition = pickPartition(ctx, topic, req.partitioning);
     const result = await ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(parsed, { partitionId: partition }));

@@ -167,6 +167,18 @@ describe('iggy messages', () => {
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 0n }, 10)).payloads, ['hello', 'world', '', 'z', '']);
   });
 
+  it('takes a batch of more messages than a poll returns (no count limit but the frame size, as the reference), polled back in slices', async (t) => {
+    const h = await startIggy(t, { settings: { pollMessagesMax: 1000 } });
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const payloads = Array.from({ length: 2500 }, (_, i) => String(i));
+    assert.equal((await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads))).confirmations[0]!.baseOffset, 0n);
+    const first = await poll(c, { kind: PollingKind.offset, value: 0n }, 5000);
+    assert.deepEqual([first.payloads.length, first.payloads[0], first.payloads.at(-1)], [1000, '0', '999'], 'a poll returns at most pollMessagesMax');
+    const last = await poll(c, { kind: PollingKind.offset, value: 2000n }, 5000);
+    assert.deepEqual([last.payloads.length, last.payloads[0], last.payloads.at(-1)], [500, '2000', '2499']);
+  });
+
   it('partitions balanced (round-robin) and by messages key (XXH32 % partitions)', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
