@@ -87,9 +87,10 @@ export class SocketClosedError extends Error {
 /**
  * Writes `chunks` to `socket` in order; resolves once every byte has been handed to the kernel.
  * Rejects when the socket fails or closes first (the caller then destroys it: a reply cut short
- * leaves the stream unusable). Without file slices it is socket.write of each buffer.
+ * leaves the stream unusable). Without file slices it is socket.write of each buffer. `onSent`
+ * hears of the bytes each sendfile call put on the wire (socket writes show in writableLength).
  */
-export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[]): Promise<void> {
+export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[], onSent?: (bytes: number) => void): Promise<void> {
   if (!chunks.some((c) => isFileSlice(c) && c.length > 0)) {
     await writeBuffers(socket, chunks as readonly Buffer[]);
     return;
@@ -110,7 +111,7 @@ export async function writeReply(socket: Socket, chunks: readonly ReplyChunk[]):
       // Everything before the slice reaches the kernel first (and with it anything queued earlier).
       await writeBuffers(socket, pending.length > 0 ? pending : [Buffer.alloc(0)]);
       pending = [];
-      await sendSlice(socket, sender, chunk);
+      await sendSlice(socket, sender, chunk, onSent);
       fileReplyStats.slices++;
       fileReplyStats.bytes += chunk.length;
     }
@@ -129,7 +130,7 @@ function writeBuffers(socket: Socket, buffers: readonly Buffer[]): Promise<void>
   });
 }
 
-async function sendSlice(socket: Socket, sender: SocketSender, slice: FileSlice): Promise<void> {
+async function sendSlice(socket: Socket, sender: SocketSender, slice: FileSlice, onSent?: (bytes: number) => void): Promise<void> {
   let position = slice.position;
   let left = slice.length;
   for (;;) {
@@ -140,6 +141,7 @@ async function sendSlice(socket: Socket, sender: SocketSender, slice: FileSlice)
     if (sent < 0) throw sendFileError(-sent);
     position += sent;
     left -= sent;
+    if (sent > 0) onSent?.(sent);
     if (left === 0) return;
     await writable(socket, sender);
   }

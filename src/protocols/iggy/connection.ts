@@ -188,24 +188,30 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   /**
    * A half-closed client that stops reading would hold the connection (and the replies it pins)
-   * forever while its replies wait for the socket: with no output progress (a 'drain', a request
-   * answered) for halfClosedStallMs, the connection is destroyed.
+   * forever while its replies wait for the socket. Checked every halfClosedStallMs: when output is
+   * waiting for the peer (bytes in the socket's buffer, or a reply going out with sendfile) and
+   * none of it moved since the last check (the buffer did not shrink, no 'drain', no request
+   * answered, no sendfile bytes), the connection is destroyed. A request still being handled
+   * with nothing waiting to go out is not a stall.
    */
   private cutOffIfOutputStalls(): void {
-    let seen = this.outputProgress;
+    let seen = { progress: this.outputProgress, unsent: this.socket.writableLength };
     const timer = setInterval(() => {
       if (this.ended || this.socket.destroyed) {
         clearInterval(timer);
         return;
       }
-      if (this.outputProgress === seen) {
+      const now = { progress: this.outputProgress, unsent: this.socket.writableLength };
+      const waitingForPeer = now.unsent > 0 || this.sendingFiles;
+      if (waitingForPeer && now.progress === seen.progress && now.unsent >= seen.unsent) {
         clearInterval(timer);
-        this.context.logger.debug('iggy client half-closed and stopped reading; closing', { queued: this.queue.length, unsent: this.socket.writableLength });
+        this.context.logger.debug('iggy client half-closed and stopped reading; closing', { queued: this.queue.length, unsent: now.unsent });
         this.destroy();
         return;
       }
-      seen = this.outputProgress;
+      seen = now;
     }, this.frontend.settings.halfClosedStallMs).unref();
+    this.socket.once('close', () => clearInterval(timer));
   }
 
   /** Reads stop; what was queued before the bad frame is answered, then the connection goes (drain). */
@@ -443,7 +449,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     this.sendingFiles = true;
     try {
-      await writeReply(this.socket, chunks);
+      await writeReply(this.socket, chunks, () => this.outputProgress++);
     } catch (error) {
       this.context.logger.debug('iggy reply with file slices failed; closing', { error });
       this.destroy();

@@ -43,7 +43,7 @@ export interface IggySettings {
   pollMessagesMax: number;
   /**
    * After a client's FIN, its remaining replies are still written; a client that no longer reads
-   * them (no output progress for this long) is cut off.
+   * them (replies waiting for it, none of them moving for this long) is cut off.
    */
   halfClosedStallMs: number;
 }

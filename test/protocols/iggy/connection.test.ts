@@ -22,6 +22,7 @@ import {
 } from '../../../src/protocols/iggy/codec/index.js';
 import { QuartetError } from '../../../src/core/errors.js';
 import { eventually, sendRequest, sid, startIggy, type Received } from './harness.js';
+import { holdPurgeStart } from '../../core/helpers.js';
 
 function evictionReason(r: Received): number {
   assert.equal(r.kind, 'eviction', 'expected an eviction frame');
@@ -287,6 +288,45 @@ describe('iggy connection: header rules', () => {
     await eventually(() => serverSide.destroyed, 'the stalled half-closed connection to be destroyed', 20 * stallMs + 5000);
     assert.ok(Date.now() - endedAt >= stallMs, 'not before the output stalled for halfClosedStallMs');
     await eventually(() => h.frontend.sessions.size === 0, 'its session to go');
+  });
+
+  it('does not cut off a half-closed client that reads slowly, nor one whose request takes long with nothing to send', async (t) => {
+    const stallMs = 300;
+    const h = await startIggy(t, { settings: { halfClosedStallMs: stallMs } });
+    const c = await h.root();
+    t.after(() => c.destroy());
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'slow', options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('slow'), Array.from({ length: 2 }, () => Buffer.alloc(500_000, 7))));
+    // A slow reader: 12 MB of replies read ~64 KiB at a time every 20 ms (about 3 MB/s).
+    c.socket.pause();
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 12; i++) frames.push(...c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('slow'), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count: 2, autoCommit: false }));
+    c.write(frames);
+    c.socket.end();
+    const deadline = Date.now() + 30_000;
+    while (c.received.length < 12 && !c.closed && Date.now() < deadline) {
+      c.socket.resume();
+      await new Promise((resolve) => setImmediate(resolve));
+      c.socket.pause();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    c.socket.resume();
+    assert.equal(c.received.length, 12, 'every poll answered');
+    assert.ok(c.received.every((r) => r.kind === 'reply' && r.header.status === 0));
+
+    // A send held (by a purge) for several stall periods, with nothing waiting to go out meanwhile.
+    const d = await h.root();
+    t.after(() => d.destroy());
+    const { inPurge, release } = holdPurgeStart(h.broker);
+    const purged = h.broker.purgeTopic({ topic: 'slow' });
+    await inPurge;
+    d.write(d.frame(CommandCode.sendMessages, sendRequest(sid('default'), sid('slow'), ['held'])));
+    d.socket.end();
+    await new Promise((resolve) => setTimeout(resolve, 4 * stallMs));
+    release();
+    await purged;
+    const ack = await d.next();
+    assert.ok(ack.kind === 'reply' && ack.header.status === 0, 'the held send is acknowledged');
   });
 
   it('bounds the in-flight queue: a burst larger than the limit is paused, not dropped, and answered in order', async (t) => {
