@@ -197,6 +197,11 @@ export interface BatchFormatCodec {
   /** The records of a stored batch, with absolute offsets. Throws on a corrupt payload. */
   decode(batch: StoredBatch): NeutralRecord[];
   /**
+   * The first `countMax` records at offsets >= `fromOffset` only, for a format whose batches may
+   * hold very many records (an Iggy batch up to a million): the others are not decoded.
+   */
+  decodeRange?(batch: StoredBatch, fromOffset: number, countMax: number): NeutralRecord[];
+  /**
    * Encodes records (offsets ascending, all >= baseOffset) into one payload of this format whose
    * base offset is `baseOffset`. Used to rewrite batches during compaction and to transcode.
    */

@@ -418,7 +418,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
         env: 'QUARTET_IGGY_POLL_MESSAGES_MAX',
         kind: intKind(1, 10_000_000),
         default: 100_000,
-        doc: 'Most messages in one PollMessages reply (a larger count is capped) and in one SendMessages batch (a larger one is refused).',
+        doc: 'Most messages in one PollMessages reply (a larger count is capped).',
         set: (c, v) => void (iggySection(c).pollMessagesMax = v),
       }),
     );

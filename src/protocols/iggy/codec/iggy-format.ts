@@ -43,6 +43,7 @@ import {
   frameStarts,
   isBatchRejection,
   parseBatch,
+  sliceStoredBatch,
   stampBatch,
   stampValidatedBatch,
   timestampDeltaMicrosMax,
@@ -177,6 +178,17 @@ export function decodeIggyBatch(stored: StoredBatch): NeutralRecord[] {
   });
 }
 
+/** decodeIggyBatch of the first `countMax` frames at offsets >= fromOffset (a sub-batch cut with sliceStoredBatch). */
+export function decodeIggyBatchRange(stored: StoredBatch, fromOffset: number, countMax: number): NeutralRecord[] {
+  const slice = sliceStoredBatch(stored.payload, fromOffset, Number.MAX_SAFE_INTEGER, countMax);
+  if (slice === null) {
+    parseStored(stored.payload); // throws on a corrupt batch; else nothing is at or after fromOffset
+    return [];
+  }
+  const payload = slice.chunks.length === 1 ? slice.chunks[0]! : Buffer.concat(slice.chunks);
+  return decodeIggyBatch({ ...stored, payload });
+}
+
 function sameBytes(a: Buffer | null, b: Buffer): boolean {
   return (a === null ? b.length === 0 : a.equals(b));
 }
@@ -236,7 +248,7 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
     format: BatchFormat.iggy,
     recordCount: lastOffset - baseOffset + 1,
     firstTimestamp: times[0] ?? template.firstTimestamp,
-    maxTimestamp: times.length > 0 ? Math.max(...times) : template.maxTimestamp,
+    maxTimestamp: times.length > 0 ? times.reduce((a, b) => (b > a ? b : a)) : template.maxTimestamp,
     producerId: template.producerId,
     producerEpoch: template.producerEpoch,
     baseSequence: template.baseSequence,
@@ -257,6 +269,7 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
 export const iggyFormatCodec: BatchFormatCodec = {
   format: BatchFormat.iggy,
   decode: decodeIggyBatch,
+  decodeRange: decodeIggyBatchRange,
   encode: encodeIggyBatch,
 };
 

@@ -40,7 +40,8 @@ export const deleteRecordsHandler = defineHandler({
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
-            if (!found.ok) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            // KAFKA_STORAGE_ERROR when an Iggy purge held the partition too long; any other miss is unknown.
+            if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.KAFKA_STORAGE_ERROR ? found.errorCode : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             const highWatermark = found.log.stats().highWatermark;
             const offset = p.offset === HIGH_WATERMARK ? highWatermark : p.offset;
             if (offset < 0 || offset > highWatermark) return partitionError(p.partitionIndex, ErrorCode.OFFSET_OUT_OF_RANGE);

@@ -66,18 +66,30 @@ function errorResponse(request: FetchRequest, errorCode: number): FetchResponseI
   };
 }
 
+/** A batch of another format with more records than this is transcoded in part (transcodedRecords). */
+export const transcodeWholeRecordsMax = 4096;
+
 /**
  * One Kafka RecordBatch v2 per stored batch: verbatim for Kafka batches (their file range when the
  * read returned one), transcoded otherwise (which needs the whole payload, never a file slice).
+ * A batch of more than transcodeWholeRecordsMax records (an Iggy batch may hold a million) is
+ * transcoded from `fromOffset` on, as many records as about `budgetBytes` of it hold (at least
+ * one): the consumer's next fetch continues inside it. Decoding all of it for each fetch would
+ * cost seconds of the event loop and hundreds of MB.
  */
-export function kafkaBytesOf(batch: StoredBatch): Buffer | FileSlice | null {
+export function kafkaBytesOf(batch: StoredBatch, fromOffset = batch.baseOffset, budgetBytes = Infinity): Buffer | FileSlice | null {
   if (batch.format === BatchFormat.kafka) return batch.file ?? batch.payload;
   assert.ok(batch.file === undefined, 'a batch to transcode must be read whole');
   const codec = defaultFormatRegistry.get(batch.format);
   if (codec === undefined) return null;
-  const records = codec.decode(batch);
-  if (records.length === 0) return null;
-  return kafkaBatchFormatCodec.encode(records, batch.baseOffset, batch).payload;
+  if (codec.decodeRange === undefined || batch.recordCount <= transcodeWholeRecordsMax) {
+    const records = codec.decode(batch);
+    return records.length === 0 ? null : kafkaBatchFormatCodec.encode(records, batch.baseOffset, batch).payload;
+  }
+  const bytesPerRecord = Math.max(1, batch.payload.length / batch.recordCount);
+  const countMax = Math.min(transcodeWholeRecordsMax, Math.max(1, Math.ceil(budgetBytes / bytesPerRecord)));
+  const records = codec.decodeRange(batch, Math.max(fromOffset, batch.baseOffset), countMax);
+  return records.length === 0 ? null : kafkaBatchFormatCodec.encode(records, records[0]!.offset, batch).payload;
 }
 
 interface Target {
@@ -149,7 +161,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
       try {
         const options: ReadOptions = { maxBytes: Math.max(budget, 1), maxOffset: limit, ...(lease ? { lease } : {}), ...(lease && fileSlices ? { fileSlicesMin: fileSliceBytesMin } : {}) };
         const batches = await readBatches(target.log, target.fetchOffset, options);
-        records = joinBatches(batches, bytes === 0 ? Infinity : budget);
+        records = joinBatches(batches, bytes === 0 ? Infinity : budget, target.fetchOffset, Math.max(budget, 1));
       } catch (err) {
         errorCode = kafkaCodeOf(err);
         failed = true;
@@ -166,12 +178,16 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
 
 const emptyRecords = Buffer.alloc(0);
 
-/** The batches as one records section, stopping before the batch that would pass `limit` (the first always goes in). */
-function joinBatches(batches: StoredBatch[], limit: number): Array<Buffer | FileSlice> | null {
+/**
+ * The batches as one records section, stopping before the batch that would pass `limit` (the first
+ * always goes in). A large batch of another format is transcoded from `fetchOffset`, about
+ * `budget` bytes of it (kafkaBytesOf).
+ */
+function joinBatches(batches: StoredBatch[], limit: number, fetchOffset: number, budget: number): Array<Buffer | FileSlice> | null {
   const parts: Array<Buffer | FileSlice> = [];
   let total = 0;
   for (const batch of batches) {
-    const bytes = kafkaBytesOf(batch);
+    const bytes = kafkaBytesOf(batch, fetchOffset, budget);
     if (bytes === null) continue;
     if (parts.length > 0 && total + bytes.length > limit) break;
     if (parts.length === 0 && bytes.length > limit) break;
@@ -202,13 +218,15 @@ async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targ
   let moved = false;
   // Looked up in this turn of the event loop, and no purge waited for since: the logs are current.
   let fresh = lookedUpNow;
+  // One bound for the whole request, however many of its partitions the purge holds.
+  const deadline = Date.now() + (frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
   for (const target of targets) {
     if (target.topic === null || target.log === null) continue;
     const purging = broker.purgeInProgress(target.topic);
     if (purging === undefined && fresh) continue;
     if (purging !== undefined) {
       fresh = false;
-      if (!(await settledWithin(purging, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault))) {
+      if (!(await settledWithin(purging, Math.max(0, deadline - Date.now())))) {
         Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.KAFKA_STORAGE_ERROR });
         moved = true;
         continue;
