@@ -269,19 +269,26 @@ describe('iggy connection: header rules', () => {
     });
   }
 
-  it('cuts off a client that half-closed and stopped reading its replies once the output stalls', async (t) => {
-    const stallMs = 300;
+  /** A broker with halfClosedStallMs `stallMs`, and a root client whose topic holds `count` messages of `bytes`. */
+  async function withStoredMessages(t: Parameters<typeof startIggy>[0], stallMs: number, topic: string, count: number, bytes: number) {
     const h = await startIggy(t, { settings: { halfClosedStallMs: stallMs } });
     const c = await h.root();
     t.after(() => c.destroy());
-    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'big', options: [] });
-    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), Array.from({ length: 4 }, () => Buffer.alloc(900_000, 7))));
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: topic, options: [] });
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid(topic), Array.from({ length: count }, () => Buffer.alloc(bytes, 7))));
+    /** `n` polls of every message, as frames. */
+    const polls = (n: number): Buffer[] =>
+      Array.from({ length: n }, () => c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid(topic), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count, autoCommit: false })).flat();
+    return { h, c, polls };
+  }
+
+  it('cuts off a client that half-closed and stopped reading its replies once the output stalls', async (t) => {
+    const stallMs = 300;
+    const { h, c, polls } = await withStoredMessages(t, stallMs, 'big', 4, 900_000);
     const serverSide = [...h.frontend.sessions.values()].map((s) => (s as unknown as { socket: Socket }).socket).find((s) => s.remotePort === c.socket.localPort)!;
     // 40 polls of 3.6 MB each: far more than the socket buffers hold while the client reads nothing.
     c.socket.pause();
-    const frames: Buffer[] = [];
-    for (let i = 0; i < 40; i++) frames.push(...c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('big'), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count: 4, autoCommit: false }));
-    c.write(frames);
+    c.write(polls(40));
     c.socket.end();
     await once(serverSide, 'end');
     const endedAt = Date.now();
@@ -292,16 +299,10 @@ describe('iggy connection: header rules', () => {
 
   it('does not cut off a half-closed client that reads slowly, nor one whose request takes long with nothing to send', async (t) => {
     const stallMs = 300;
-    const h = await startIggy(t, { settings: { halfClosedStallMs: stallMs } });
-    const c = await h.root();
-    t.after(() => c.destroy());
-    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'slow', options: [] });
-    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('slow'), Array.from({ length: 2 }, () => Buffer.alloc(500_000, 7))));
+    const { h, c, polls } = await withStoredMessages(t, stallMs, 'slow', 2, 500_000);
     // A slow reader: 12 MB of replies read ~64 KiB at a time every 20 ms (about 3 MB/s).
     c.socket.pause();
-    const frames: Buffer[] = [];
-    for (let i = 0; i < 12; i++) frames.push(...c.frame(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(1) }, streamId: sid('default'), topicId: sid('slow'), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count: 2, autoCommit: false }));
-    c.write(frames);
+    c.write(polls(12));
     c.socket.end();
     const deadline = Date.now() + 30_000;
     while (c.received.length < 12 && !c.closed && Date.now() < deadline) {
