@@ -1,6 +1,7 @@
 // confluent-kafka-python 1.7 (librdkafka 2.0.2, Debian's python3-confluent-kafka, run with
 // /usr/bin/python3) against Quartet: two consumers of one group split a topic's partitions and,
-// when one closes, the other takes every partition over; every record is read exactly once.
+// when one closes, the other takes every partition over; every record is read exactly once; a
+// consumer positioned past the log end resets (python/confluent_reset.py).
 // The client side is python/confluent_groups.py; this file starts the broker and checks its report.
 
 import assert from 'node:assert/strict';
@@ -52,5 +53,16 @@ describe('confluent-kafka-python consumer group', { skip: client.skip, timeout: 
     }
     // Every record was read by the consumer that owned its partition at that moment.
     for (const [name, partition, offset, , , owned] of report.records) assert.ok(owned, `${name} read ${partition}@${offset} without owning it`);
+  });
+
+  it('a consumer positioned past the log end gets OFFSET_OUT_OF_RANGE and resets to the earliest offset', async () => {
+    // librdkafka refused a whole Fetch response whose error partition carried null records, and
+    // fetched again in a loop without ever resetting (the records were never read).
+    const topic = 'confluent-reset';
+    await b.broker!.createTopic('default', topic, { partitions: 1 });
+    const script = join(repoRoot, 'test/conformance/python/confluent_reset.py');
+    const { stdout } = await run(python, [script, b.bootstrap, topic], { timeoutMs: 30_000 });
+    const report = JSON.parse(stdout.trim().split('\n').pop()!) as { records: Array<[number, string]> };
+    assert.deepEqual(report.records, [0, 1, 2, 3, 4].map((i) => [i, `v${i}`]));
   });
 });

@@ -43,6 +43,14 @@ type PartitionOut = NonNullable<NonNullable<FetchResponseInput['responses']>[num
 
 export const readCommitted = 1;
 
+const emptyRecords = Buffer.alloc(0);
+
+/**
+ * A partition answered with an error carries empty records, as Kafka's (MemoryRecords.EMPTY), not
+ * null: librdkafka refuses the whole response over a null records field ("invalid MessageSetSize
+ * -1") and fetches it again in a loop, never seeing the error (an OFFSET_OUT_OF_RANGE it would
+ * reset on).
+ */
 function partitionError(partitionIndex: number, errorCode: number, readCommittedIsolation: boolean): PartitionOut {
   return {
     partitionIndex,
@@ -52,7 +60,7 @@ function partitionError(partitionIndex: number, errorCode: number, readCommitted
     logStartOffset: -1,
     abortedTransactions: readCommittedIsolation ? [] : null,
     preferredReadReplica: -1,
-    records: null,
+    records: emptyRecords,
   };
 }
 
@@ -149,7 +157,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
     const lastStableOffset = txns ? txns.lastStableOffset(target.topic, target.partition) : highWatermark;
     const base = { partitionIndex: target.partition, highWatermark, lastStableOffset, logStartOffset: stats.logStartOffset, preferredReadReplica: -1 };
     if (target.fetchOffset < stats.logStartOffset || target.fetchOffset > stats.nextOffset) {
-      out[target.partitionIndex] = { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: rc ? [] : null, records: null };
+      out[target.partitionIndex] = { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: rc ? [] : null, records: emptyRecords };
       failed = true;
       continue;
     }
@@ -176,7 +184,6 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
   return { responses, bytes, failed };
 }
 
-const emptyRecords = Buffer.alloc(0);
 
 /**
  * The batches as one records section, stopping before the batch that would pass `limit` (the first
