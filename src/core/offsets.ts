@@ -86,7 +86,9 @@ export class OffsetStore {
 }
 
 function toRecord(scope: string, group: string, c: OffsetCommit, commitTime: number): OffsetRecord {
-  if (!Number.isSafeInteger(c.offset) || c.offset < 0) throw new QuartetError('invalid_request', `invalid committed offset ${c.offset}`);
+  // Negative offsets are stored as Kafka stores them (KafkaJS commits -2 when it resets to the
+  // earliest offset; clients read a negative committed offset as none).
+  if (!Number.isSafeInteger(c.offset)) throw new QuartetError('invalid_request', `invalid committed offset ${c.offset}`);
   if (!Number.isInteger(c.partition) || c.partition < 0) throw new QuartetError('invalid_request', `invalid partition ${c.partition}`);
   const metadata = c.metadata ?? '';
   if (Buffer.byteLength(metadata, 'utf8') > offsetMetadataBytesMax) {

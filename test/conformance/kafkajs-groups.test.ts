@@ -5,6 +5,7 @@
 //   once overall (same keys and values, per partition, no duplicates).
 // - Committed offsets are resumed by a new consumer of the group, and again after the broker
 //   restarts on the same data directory.
+// - A committed offset past the log end is reset to the earliest offset (KafkaJS commits -2).
 // Everything waits on events or polls with a deadline; nothing sleeps a fixed time.
 
 import assert from 'node:assert/strict';
@@ -167,6 +168,33 @@ describe('KafkaJS consumer groups', { timeout: 40_000 }, () => {
       await first?.stop();
       await second?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a consumer whose committed offset is past the log end resets to the earliest offset and keeps consuming', async () => {
+    // KafkaJS answers OFFSET_OUT_OF_RANGE by committing -2 (its "earliest"): refusing that commit
+    // crashed the consumer with a non-retriable error (found with consumers across Iggy purges).
+    const topic = 'kjs-reset';
+    await b.broker!.createTopic('default', topic, { partitions: 1 });
+    const kafka = client(b.bootstrap);
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.setOffsets({ groupId: 'reset', topic, partitions: [{ partition: 0, offset: '50' }] });
+    await admin.disconnect();
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic, messages: Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
+    await producer.disconnect();
+    const got: Received[] = [];
+    const member = await startMember(kafka, 'resetter', 'reset', topic, got);
+    let crashed: unknown = null;
+    member.consumer.on(member.consumer.events.CRASH, (e) => (crashed = e.payload.error));
+    try {
+      await waitFor('the 5 records after the reset', () => got.length >= 5 || crashed !== null);
+      assert.equal(crashed, null, `the consumer crashed: ${String(crashed)}`);
+      assert.deepEqual(got.map((r) => [r.offset, r.value]), [0, 1, 2, 3, 4].map((i) => [String(i), `v${i}`]));
+    } finally {
+      await member.consumer.disconnect();
     }
   });
 });

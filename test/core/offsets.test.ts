@@ -52,8 +52,12 @@ test('offsets: delete for a group and for a topic', async () => {
 test('offsets: bad commits are refused before anything is written', async () => {
   const offsets = new OffsetStore(memoryStore(), new ManualClock());
   const invalid = (err: unknown) => isQuartetError(err) && err.code === 'invalid_request';
-  await assert.rejects(offsets.commit('kafka', 'g', [{ topicInternalId: 1, partition: 0, offset: 1 }, { topicInternalId: 1, partition: 1, offset: -1 }]), invalid);
+  await assert.rejects(offsets.commit('kafka', 'g', [{ topicInternalId: 1, partition: 0, offset: 1 }, { topicInternalId: 1, partition: 1, offset: 2 ** 60 }]), invalid);
+  await assert.rejects(offsets.commit('kafka', 'g', [{ topicInternalId: 1, partition: 0, offset: 1.5 }]), invalid);
   await assert.rejects(offsets.commit('kafka', 'g', [{ topicInternalId: 1, partition: 0, offset: 1, metadata: 'x'.repeat(5000) }]), invalid);
   await assert.rejects(offsets.commit('', 'g', []), invalid);
   assert.equal(await offsets.fetch('kafka', 'g', 1, 0), null);
+  // A negative offset is stored as given (Kafka's -1/-2 markers; clients read them as none).
+  await offsets.commit('kafka', 'g', [{ topicInternalId: 1, partition: 0, offset: -2 }]);
+  assert.equal((await offsets.fetch('kafka', 'g', 1, 0))?.offset, -2);
 });

@@ -16,8 +16,9 @@
 // - the committed leader epoch (v6+) is stored and returned by OffsetFetch; v1's commit timestamp
 //   and v2-4's retention time are ignored (offsets do not expire);
 // - an empty group id is accepted, as Kafka's isValidGroupId allows for OffsetCommit/OffsetFetch.
-// Ours, not Kafka's: a negative offset cannot be stored (Kafka would store it and hand it back);
-// it answers INVALID_COMMIT_OFFSET_SIZE, the code Kafka uses for a commit it could not write.
+// - a negative offset is stored and handed back, as Kafka does (KafkaJS commits -2, its "earliest",
+//   when it resets a position; refusing it crashed KafkaJS's consumer with a non-retriable error);
+//   an offset past 2^53 is INVALID_COMMIT_OFFSET_SIZE (JavaScript numbers).
 
 import { groupIdBytesMax, offsetMetadataBytesMax, type OffsetCommit } from '../../../core/offsets.js';
 import { isQuartetError } from '../../../core/errors.js';
@@ -65,7 +66,7 @@ export const offsetCommitHandler = defineHandler({
             entry.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
           } else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata, 'utf8') > offsetMetadataBytesMax) {
             entry.errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;
-          } else if (!Number.isSafeInteger(p.committedOffset) || p.committedOffset < 0) {
+          } else if (!Number.isSafeInteger(p.committedOffset)) {
             entry.errorCode = ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
           } else {
             const commit: OffsetCommit = {

@@ -7,8 +7,9 @@
 // GroupCoordinator.handleTxnCommitOffsets / validateOffsetCommit(isTransactional = true):
 // - per partition first: a topic or partition that does not exist answers
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata over offset.metadata.max.bytes answers
-//   OFFSET_METADATA_TOO_LARGE; and, ours as in offset-commit.ts, a negative offset answers
-//   INVALID_COMMIT_OFFSET_SIZE. The remaining partitions share one answer;
+//   OFFSET_METADATA_TOO_LARGE; and, as in offset-commit.ts, an offset past 2^53 answers
+//   INVALID_COMMIT_OFFSET_SIZE (a negative one is stored, as Kafka does). The remaining
+//   partitions share one answer;
 // - v3 member fields: when a generation (>= 0), a member id or an instance id is given, the group
 //   coordinator's validateOffsetCommit checks them (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
 //   FENCED_INSTANCE_ID, ...). Without them (v0-2, or a v3 producer outside a group) the commit is
@@ -62,7 +63,7 @@ export const txnOffsetCommitHandler = defineHandler({
             answer.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
           } else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata, 'utf8') > offsetMetadataBytesMax) {
             answer.errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;
-          } else if (!Number.isSafeInteger(p.committedOffset) || p.committedOffset < 0) {
+          } else if (!Number.isSafeInteger(p.committedOffset)) {
             answer.errorCode = ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
           } else {
             staged.push({

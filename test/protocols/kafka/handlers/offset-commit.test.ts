@@ -73,10 +73,11 @@ describe('OffsetCommit handler', () => {
     assert.deepEqual(await committed(h, 'g', 'orders', 0), [-1, -1, '']);
   });
 
-  it('a negative offset is refused with INVALID_COMMIT_OFFSET_SIZE', async (t) => {
-    const h = await groupsHarness(t, { topics: { orders: 1 } });
-    const res = await h.call(offsetCommitHandler, 2, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: -1, committedMetadata: null }] }] });
-    assert.deepEqual(errors(res), [['orders', 0, ErrorCode.INVALID_COMMIT_OFFSET_SIZE]]);
+  it('a negative offset is stored and handed back, as Kafka does (KafkaJS commits -2 to reset); one past 2^53 is INVALID_COMMIT_OFFSET_SIZE', async (t) => {
+    const h = await groupsHarness(t, { topics: { orders: 2 } });
+    const res = await h.call(offsetCommitHandler, 2, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: -2, committedMetadata: null }, { partitionIndex: 1, committedOffset: 2 ** 60, committedMetadata: null }] }] });
+    assert.deepEqual(errors(res), [['orders', 0, ErrorCode.NONE], ['orders', 1, ErrorCode.INVALID_COMMIT_OFFSET_SIZE]]);
+    assert.deepEqual((await committed(h, 'g', 'orders', 0))[0], -2);
   });
 
   it('v6+ stores the committed leader epoch; OffsetFetch v5+ returns it', async (t) => {

@@ -56,14 +56,14 @@ test('a group not added with AddOffsetsToTxn is INVALID_TXN_STATE', async (t) =>
   assert.deepEqual(codes(r), [`in/0:${ErrorCode.INVALID_TXN_STATE}`]);
 });
 
-test('per-partition problems answer alone: unknown partition, metadata too large, negative offset', async (t) => {
+test('per-partition problems answer alone: unknown partition, metadata too large, an offset past 2^53', async (t) => {
   const h = await txnHarness(t, { topics: { in: 1 } });
   const id = await withGroup(h, 'tx-p');
   const r = await h.call(txnOffsetCommitHandler, 3, {
     ...id,
     groupId: 'g',
     topics: [
-      { name: 'in', partitions: [partition(0, 4), partition(3, 1), partition(0, -2)] },
+      { name: 'in', partitions: [partition(0, 4), partition(3, 1), partition(0, 2 ** 60)] },
       { name: 'nope', partitions: [partition(0, 1)] },
       { name: 'in', partitions: [partition(0, 1, 'x'.repeat(5000))] },
     ],
