@@ -298,6 +298,8 @@ describe('iggy connection: header rules', () => {
   });
 
   it('does not cut off a half-closed client that reads slowly, nor one whose request takes long with nothing to send', async (t) => {
+    // The reader reads every ~20 ms, so the buffer shrinks well within every 300 ms check; a
+    // check on 'drain' events alone cut it (a 1 MB reply drains slower than that at ~3 MB/s).
     const stallMs = 300;
     const { h, c, polls } = await withStoredMessages(t, stallMs, 'slow', 2, 500_000);
     // A slow reader: 12 MB of replies read ~64 KiB at a time every 20 ms (about 3 MB/s).
