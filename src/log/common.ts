@@ -218,3 +218,10 @@ export function oldestSegmentsToDelete(ends: readonly number[], count: number, b
   while (n < Math.min(count, sealed) && (before === undefined || ends[n]! <= before)) n++;
   return n;
 }
+
+/** Calls each append listener once more and forgets them all: the log is closing (PartitionLog.onAppend). */
+export function notifyClosing(listeners: Set<(highWatermark: number) => void>, highWatermark: number): void {
+  const called = [...listeners];
+  listeners.clear();
+  for (const listener of called) listener(highWatermark);
+}

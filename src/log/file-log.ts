@@ -27,6 +27,7 @@ import {
   closedError,
   CompactionKeyMap,
   compactBatch,
+  notifyClosing,
   oldestSegmentsToDelete,
   outOfRange,
   ReadSelector,
@@ -1281,9 +1282,7 @@ export class FileLog implements PartitionLog {
     } finally {
       // The appends given before close are readable now; whoever waits for the next learns it will not come.
       this.listenersClosed = true;
-      const listeners = [...this.listeners];
-      this.listeners.clear();
-      for (const listener of listeners) listener(this.highWatermark);
+      notifyClosing(this.listeners, this.highWatermark);
     }
     for (const segment of this.segments) await segment.retire();
     if (failure !== null) throw storageError('flush on close failed', failure);

@@ -13,6 +13,7 @@ import {
   closedError,
   CompactionKeyMap,
   compactBatch,
+  notifyClosing,
   oldestSegmentsToDelete,
   outOfRange,
   ReadSelector,
@@ -240,13 +241,13 @@ export class MemoryLog implements PartitionLog {
   close(): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
     this.closed = true;
-    this.notifyClosed();
+    notifyClosing(this.listeners, this.nextOffset);
     return Promise.resolve();
   }
 
   destroy(): Promise<void> {
     this.closed = true;
-    this.notifyClosed();
+    notifyClosing(this.listeners, this.nextOffset);
     this.segments = [emptySegment(this.nextOffset)];
     return Promise.resolve();
   }
@@ -292,11 +293,6 @@ export class MemoryLog implements PartitionLog {
     for (const listener of this.listeners) listener(highWatermark);
   }
 
-  private notifyClosed(): void {
-    const listeners = [...this.listeners];
-    this.listeners.clear();
-    for (const listener of listeners) listener(this.nextOffset);
-  }
 }
 
 /** One past the segment's last offset (its base while empty), like the file log's Segment.nextOffset. */

@@ -17,7 +17,6 @@ import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { FetchWaiters, fetchWaitersMaxDefault } from './fetch-waiters.js';
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';
-import { purgeWaitMsDefault } from './topics.js';
 import type { KafkaFrontend, KafkaHandler, KafkaSettings, KafkaTransactionHooks } from './handlers/types.js';
 
 /** The group store scope of Kafka classic groups. */
@@ -39,7 +38,7 @@ export const defaultKafkaSettings: Readonly<KafkaSettings> = Object.freeze({
   // Kafka's fetch.max.bytes default (55 MiB... the broker's is 50 MiB).
   fetchResponseBytesMax: 50 * 1024 * 1024,
   // Well under the clients' request timeouts (30 s in librdkafka and KafkaJS).
-  purgeWaitMsMax: purgeWaitMsDefault,
+  purgeWaitMsMax: 10_000,
 });
 
 export interface KafkaFrontendOptions {

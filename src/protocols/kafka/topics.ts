@@ -96,9 +96,6 @@ export function lookupPartitionSettled(broker: Broker, topicName: string, partit
   return settledWithin(purging, purgeWaitMs).then((settled) => (settled ? lookupPartition(broker, topicName, partition) : { ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR }));
 }
 
-/** KafkaSettings.purgeWaitMsMax when a front-end's settings leave it out. */
-export const purgeWaitMsDefault = 10_000;
-
 /** True once `purge` has settled, false if it has not within `ms` (a purge never rejects). */
 export function settledWithin(purge: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

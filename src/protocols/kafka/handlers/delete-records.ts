@@ -12,7 +12,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponseInput } from '../codec/messages/delete-records.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartitionSettled, purgeWaitMsDefault } from '../topics.js';
+import { lookupPartitionSettled } from '../topics.js';
 import { defineHandler } from './types.js';
 
 type PartitionOut = NonNullable<NonNullable<DeleteRecordsResponseInput['topics']>[number]['partitions']>[number];
@@ -39,7 +39,7 @@ export const deleteRecordsHandler = defineHandler({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
-            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
+            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             // KAFKA_STORAGE_ERROR when an Iggy purge held the partition too long; any other miss is unknown.
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.KAFKA_STORAGE_ERROR ? found.errorCode : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             const highWatermark = found.log.stats().highWatermark;

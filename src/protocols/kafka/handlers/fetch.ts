@@ -35,7 +35,7 @@ import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
 import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartition, purgeWaitMsDefault, settledWithin } from '../topics.js';
+import { lookupPartition, settledWithin } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
@@ -184,7 +184,6 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
   return { responses, bytes, failed };
 }
 
-
 /**
  * The batches as one records section, stopping before the batch that would pass `limit` (the first
  * always goes in). A large batch of another format is transcoded from `fetchOffset`, about
@@ -217,8 +216,9 @@ function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Targe
  * closes a topic's logs and opens new ones, empty from offset 0. A purge under way is waited for
  * (as Broker.read does; KAFKA_STORAGE_ERROR if it takes over purgeWaitMsMax), and a target whose
  * log was replaced, now or while the fetch waited, is looked up again; its fetch offset is then
- * checked against the new log like any other. True when some target changed. `lookedUpNow`: the targets were looked up in this turn of
- * the event loop, so only a purge under way can have replaced their logs (no lookups again).
+ * checked against the new log like any other. True when some target changed. `lookedUpNow`: the
+ * targets were looked up in this turn of the event loop, so only a purge under way can have
+ * replaced their logs (no lookups again).
  */
 async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], lookedUpNow = false): Promise<boolean> {
   const broker = frontend.broker;
@@ -226,7 +226,7 @@ async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targ
   // Looked up in this turn of the event loop, and no purge waited for since: the logs are current.
   let fresh = lookedUpNow;
   // One bound for the whole request, however many of its partitions the purge holds.
-  const deadline = Date.now() + (frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
+  const deadline = Date.now() + (frontend.settings.purgeWaitMsMax);
   for (const target of targets) {
     if (target.topic === null || target.log === null) continue;
     const purging = broker.purgeInProgress(target.topic);

@@ -19,7 +19,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { ListOffsetsRequest, ListOffsetsResponseInput } from '../codec/messages/list-offsets.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartitionSettled, purgeWaitMsDefault } from '../topics.js';
+import { lookupPartitionSettled } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
@@ -82,7 +82,7 @@ export const listOffsetsHandler = defineHandler({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
-            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax ?? purgeWaitMsDefault);
+            const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode);
             if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);
             if (version === 0 && p.timestamp === MAX_TIMESTAMP) return partitionError(p.partitionIndex, ErrorCode.UNSUPPORTED_VERSION);

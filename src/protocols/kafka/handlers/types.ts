@@ -85,7 +85,7 @@ export interface KafkaSettings {
    * How long a Fetch, ListOffsets or DeleteRecords waits for an Iggy purge of its topic to replace
    * the logs before that partition answers KAFKA_STORAGE_ERROR (retriable). Default 10 s.
    */
-  purgeWaitMsMax?: number;
+  purgeWaitMsMax: number;
 }
 
 /** Per connection, mutable: who is on the other end. */
