@@ -276,6 +276,11 @@ export const iggyFormatCodec: BatchFormatCodec = {
 export interface AppendFromBatchOptions {
   /** Stamped into partition_id (Iggy partition ids are 0-based). */
   partitionId: number | bigint;
+  /**
+   * The offset_delta of the batch's first frame (a part of a larger batch, splitValidatedBatch):
+   * base_offset is stamped that much below the first offset. 0 by default.
+   */
+  firstOffsetDelta?: number;
 }
 
 /**
@@ -292,6 +297,7 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
   const first = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.firstTimestampDelta));
   const max = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.maxTimestampDelta));
   const partitionId = BigInt(options.partitionId);
+  const firstOffsetDelta = options.firstOffsetDelta ?? 0;
   return {
     format: BatchFormat.iggy,
     recordCount: count,
@@ -308,7 +314,7 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
     stamp: (payload: Buffer, baseOffset: number, appendTime: number) => {
       stampValidatedBatch(payload, batch, {
         partitionId,
-        baseOffset: BigInt(baseOffset),
+        baseOffset: BigInt(baseOffset - firstOffsetDelta),
         baseTimestamp: BigInt(Math.max(0, Math.floor(appendTime * 1000))),
       });
     },

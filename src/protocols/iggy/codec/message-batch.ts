@@ -303,6 +303,62 @@ export function stampValidatedBatch(bytes: Buffer, batch: ValidatedBatch, stamp:
   bytes.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
 }
 
+/**
+ * A part of a validated batch cut for storage (splitValidatedBatch): a batch of its own whose
+ * frames are byte-identical to the whole batch's, so their offset_delta keeps counting from the
+ * whole batch's first frame. `firstOffsetDelta` is the delta of its first frame: stamped with
+ * base_offset = (its first offset - firstOffsetDelta), base_offset + offset_delta is each
+ * message's offset, as in a poll's slice (sliceStoredBatch).
+ */
+export interface BatchPart extends ValidatedBatch {
+  firstOffsetDelta: number;
+}
+
+/**
+ * Cuts a validated batch (sequential offset deltas) into consecutive parts of at most
+ * `partBytesMax` bytes each, header included (a frame that does not fit alone is a part of its
+ * own). Each part gets a copy of the whole batch's header with its own message_count and
+ * batch_length, copies of its frames, and its checksum input; the batch checksum is recomputed
+ * when a part is stamped (stampValidatedBatch). A batch that fits is returned as it is, in place.
+ */
+export function splitValidatedBatch(batch: ValidatedBatch, partBytesMax: number): BatchPart[] {
+  const { bytes, header } = batch;
+  if (bytes.length <= partBytesMax || header.messageCount <= 1) return [{ ...batch, firstOffsetDelta: 0 }];
+  const starts = frameStarts(bytes);
+  starts.push(bytes.length);
+  const parts: BatchPart[] = [];
+  let first = 0;
+  while (first < header.messageCount) {
+    // Frames first..end-1: as many as fit, at least one.
+    let end = first + 1;
+    while (end < header.messageCount && batchHeaderBytes + starts[end + 1]! - starts[first]! <= partBytesMax) end++;
+    const count = end - first;
+    const blob = bytes.subarray(starts[first]!, starts[end]!);
+    const part = Buffer.allocUnsafe(batchHeaderBytes + blob.length);
+    bytes.copy(part, 0, 0, batchHeaderBytes);
+    blob.copy(part, batchHeaderBytes);
+    const h: BatchHeader = { ...header, batchLength: BigInt(part.length), messageCount: count };
+    part.writeBigUInt64LE(h.batchLength, 32);
+    part.writeUInt32LE(count, batchMessageCountOffset);
+    const partStarts = new Uint32Array(count);
+    let firstTimestampDelta = 0;
+    let maxTimestampDelta = 0;
+    for (let i = 0; i < count; i++) {
+      const at = batchHeaderBytes + starts[first + i]! - starts[first]!;
+      partStarts[i] = at;
+      const timestampDelta = part.readUInt32LE(at + 28);
+      if (i === 0) firstTimestampDelta = timestampDelta;
+      if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
+    }
+    const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
+    writeChecksumInputHeader(checksumInput, h);
+    gatherFrameChecksums(part, partStarts, 0, count, checksumInput);
+    parts.push({ header: h, bytes: part, firstTimestampDelta, maxTimestampDelta, checksumInput, firstOffsetDelta: part.readUInt32LE(batchHeaderBytes + 24) });
+    first = end;
+  }
+  return parts;
+}
+
 export function isBatchRejection<T extends object>(v: T | BatchRejection): v is BatchRejection {
   return 'code' in v;
 }

@@ -6,7 +6,8 @@
 // Partitioning: balanced = round-robin per topic; partition id = as given;
 // messages key = XXH32(key, seed 0) % partitions_count (the reference server's
 // calculate_partition_id_by_messages_key_hash with 0-based partition ids). The batch is stored
-// as stamped (appendRequestFromBatch) and the reply confirms the base offset.
+// as stamped (appendRequestFromBatch), a batch over 4 MiB as parts of at most 1 MiB
+// (storedParts), and the reply confirms the base offset.
 //
 // Poll: the five strategies (offset, timestamp, first, last, next = stored consumer offset + 1);
 // stored Iggy batches are returned as they are (decided from the header when the whole batch is in
@@ -20,9 +21,10 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
+import { QuartetError } from '../../../core/errors.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { BatchFlags, BatchFormat, fileSliceHeadBytes, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
+import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
@@ -35,10 +37,13 @@ import {
   batchMessageCountOffset,
   isBatchRejection,
   sliceStoredBatch,
+  splitValidatedBatch,
   validateSendMessagesBatch,
+  type BatchPart,
   type BatchRejectionCode,
   type Identifier,
   type Partitioning,
+  type ValidatedBatch,
 } from '../codec/index.js';
 import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
@@ -71,6 +76,25 @@ function sendTarget(ctx: IggyRequestContext, stream: Identifier, topicId: Identi
   if (topic.partitions === 0) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', 'topic has no partitions');
   if (p.kind === 'partitionId' && !(p.partitionId < topic.partitions)) throw new IggyFailure(IggyErrorCode.resourceNotFound, 'status', `partition ${p.partitionId} not found`);
   return topic;
+}
+
+/** A SendMessages batch larger than this is stored as parts (storedParts); smaller ones whole. */
+export const storedBatchSplitBytes = 4 * 1024 * 1024;
+/** The largest part of a split batch (one larger message is a part of its own). */
+export const storedPartBytesMax = 1024 * 1024;
+
+/**
+ * How a validated SendMessages batch is stored: whole, or above storedBatchSplitBytes as
+ * consecutive batches of at most storedPartBytesMax (splitValidatedBatch), so that a poll or
+ * fetch that starts inside it reads about a megabyte, not the whole batch (up to the frame's 64
+ * MiB). The topic's batch limit (max.message.bytes) applies to the batch as sent, as when it is
+ * stored whole.
+ */
+function storedParts(ctx: IggyRequestContext, topic: Topic, batch: ValidatedBatch): BatchPart[] {
+  if (batch.bytes.length <= storedBatchSplitBytes) return [{ ...batch, firstOffsetDelta: 0 }];
+  const { maxBatchBytes } = ctx.frontend.broker.logConfigFor(topic);
+  if (batch.bytes.length > maxBatchBytes) throw new QuartetError('record_too_large', `batch of ${batch.bytes.length} bytes exceeds maxBatchBytes ${maxBatchBytes}`);
+  return splitValidatedBatch(batch, storedPartBytesMax);
 }
 
 /** The partition of a send to `topic` (which has partitions, and the given one: sendTarget). */
@@ -169,8 +193,15 @@ export const messageHandlers: IggyHandlerTable = {
     const parsed = validateSendMessagesBatch(req);
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
     const partition = pickPartition(ctx, topic, req.partitioning);
-    const result = await ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(parsed, { partitionId: partition }));
-    return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(result.baseOffset) }] };
+    const parts = storedParts(ctx, topic, parsed);
+    // Appended back to back with nothing awaited in between, so the parts take consecutive offsets.
+    const appends = parts.map((part) => ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(part, { partitionId: partition, firstOffsetDelta: part.firstOffsetDelta })));
+    // The reply waits for every part, failed or not (a retry must not race the parts still in flight).
+    const settled = await Promise.allSettled(appends);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const first = settled[0] as PromiseFulfilledResult<AppendResult>;
+    return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(first.value.baseOffset) }] };
   },
 
   [CommandCode.pollMessages]: async (ctx, req) => {

@@ -2,7 +2,8 @@
 // validateSendMessagesBatch against parseBatch('full') (same rejections, codes and reasons, over
 // valid and corrupted batches), stampValidatedBatch against stampBatch, encodeBatchBytes against
 // the per-frame streaming encoder it replaced, and sliceStoredBatch against parseBatch('layout')
-// frame by frame (every frame in range and not older than a timestamp poll's time).
+// frame by frame (every frame in range and not older than a timestamp poll's time), and
+// splitValidatedBatch against sliceBatch of the stamped whole batch.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -15,7 +16,10 @@ import {
   numericId,
   parseBatch,
   computeBatchChecksum,
+  appendRequestFromBatch,
+  sliceBatch,
   sliceStoredBatch,
+  splitValidatedBatch,
   stampBatch,
   stampValidatedBatch,
   validateBatch,
@@ -304,5 +308,52 @@ describe('message batch fast paths', () => {
       { numRuns: 3000 },
     );
     assert.deepEqual([...seen].sort(), ['null', 'partial', 'whole']);
+  });
+
+  it('splitValidatedBatch cuts a batch into parts that, stamped, are exactly the slices of the stamped whole (fast-check)', () => {
+    const shapes = new Set<string>();
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ payload: fc.nat(300), time: fc.nat(5000) }), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: batchHeaderBytes + 48, max: 2500 }),
+        fc.nat(1_000_000),
+        (frames, partBytesMax, base) => {
+          const inputs: MessageInput[] = frames.map((f, i) => ({ id: BigInt(i + 7), originTimestamp: 1_000_000n + BigInt(f.time), payload: Buffer.alloc(f.payload, i % 251) }));
+          const batch = encodeBatchBytes(inputs);
+          const validated = validateSendMessagesBatch({ streamId: numericId(1), topicId: numericId(1), partitioning: { kind: 'balanced' }, messagesCount: inputs.length, batch });
+          assert.ok(!isBatchRejection(validated));
+          const stamp: BatchStamp = { partitionId: 2n, baseOffset: BigInt(base), baseTimestamp: 77n };
+          const parts = splitValidatedBatch(validated, partBytesMax);
+          shapes.add(parts.length === 1 ? 'whole' : 'split');
+          if (parts.length === 1) assert.equal(parts[0]!.bytes, validated.bytes, 'a batch that fits is not copied');
+          // The oracle: the whole batch stamped, then sliced over each part's offsets.
+          const whole = Buffer.from(validated.bytes);
+          const stampedWhole = parseBatch(whole, { verify: 'full', exact: true }) as ParsedBatch;
+          stampBatch(whole, stampedWhole.frames, stamp);
+          const reference = parseBatch(whole, { verify: 'full', exact: true }) as ParsedBatch;
+          let next = 0;
+          for (const part of parts) {
+            const count = part.header.messageCount;
+            assert.equal(part.firstOffsetDelta, next, 'parts follow one another');
+            assert.ok(part.bytes.length <= partBytesMax || count === 1, 'a part exceeds the bound only when it is one frame');
+            // Stamped as the broker stores it (its first offset base + firstOffsetDelta, appendRequestFromBatch).
+            const request = appendRequestFromBatch(part, { partitionId: 2, firstOffsetDelta: part.firstOffsetDelta });
+            const stored = Buffer.from(request.payload);
+            request.stamp!(stored, base + part.firstOffsetDelta, 0.077);
+            const slice = sliceBatch(reference, BigInt(base + next), BigInt(base + next + count));
+            assert.ok(slice !== null);
+            assert.deepEqual(stored, Buffer.concat(slice));
+            const times = reference.frames.slice(next, next + count).map((f) => Number((reference.header.originTimestamp + BigInt(f.timestampDelta)) / 1000n));
+            assert.equal(request.recordCount, count);
+            assert.equal(request.firstTimestamp, times[0]);
+            assert.equal(request.maxTimestamp, Math.max(...times));
+            next += count;
+          }
+          assert.equal(next, inputs.length, 'every frame is in exactly one part');
+        },
+      ),
+      { numRuns: 500 },
+    );
+    assert.deepEqual([...shapes].sort(), ['split', 'whole']);
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { xxh32 } from '@node-rs/xxhash';
-import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, iggyFormatCodec, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
 import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
@@ -294,6 +294,44 @@ describe('iggy messages', () => {
     // A topic another protocol made keeps its own max.message.bytes (1 MiB by default): 4022.
     await h.broker.createTopic('default', 'k', { partitions: 1 });
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('k'), many)), { status: IggyErrorCode.tooBigMessagePayload });
+  });
+
+  it('stores a batch over 4 MiB as consecutive parts of at most 1 MiB, read back whole or from inside by polls and by the other protocols', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    // 3,000 frames of 48 + 2,000 B: 6.1 MB, cut into parts of 511 frames (256 + 511 x 2,048 B <= 1 MiB).
+    const payloads = Array.from({ length: 3000 }, (_, i) => `${i}:`.padEnd(2000, String.fromCharCode(97 + (i % 26))));
+    assert.equal((await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), payloads))).confirmations[0]!.baseOffset, 0n);
+    assert.equal((await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['after']))).confirmations[0]!.baseOffset, 3000n);
+    const stored = await h.broker.partition({ topic: 'm' }, 0).read(0, { maxBytes: 64 * 1024 * 1024 });
+    assert.deepEqual(
+      stored.map((b) => [b.baseOffset, b.recordCount]),
+      [[0, 511], [511, 511], [1022, 511], [1533, 511], [2044, 511], [2555, 445], [3000, 1]],
+    );
+    for (const b of stored) assert.ok(b.payload.length <= 1024 * 1024, 'each stored part is at most 1 MiB');
+    // The other protocols read each part as a batch of its own, with the same offsets and values.
+    const decoded = stored.flatMap((b) => iggyFormatCodec.decode(b));
+    assert.deepEqual(decoded.map((r) => r.offset), Array.from({ length: 3001 }, (_, i) => i));
+    assert.deepEqual(decoded.map((r) => r.value!.toString()), [...payloads, 'after']);
+
+    const all = await poll(c, { kind: PollingKind.offset, value: 0n }, 5000);
+    assert.deepEqual(all.payloads, [...payloads, 'after']);
+    assert.deepEqual(all.offsets, Array.from({ length: 3001 }, (_, i) => i));
+    // From inside a part, and across the boundary of two.
+    const inside = await poll(c, { kind: PollingKind.offset, value: 1500n }, 10);
+    assert.deepEqual([inside.offsets, inside.payloads], [Array.from({ length: 10 }, (_, i) => 1500 + i), payloads.slice(1500, 1510)]);
+    const across = await poll(c, { kind: PollingKind.offset, value: 1020n }, 5);
+    assert.deepEqual([across.offsets, across.payloads], [[1020, 1021, 1022, 1023, 1024], payloads.slice(1020, 1025)]);
+    // The message ids are the producer's (1..3,000 in batchOf).
+    const reply = await c.ok(CommandCode.pollMessages, { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0, strategy: { kind: PollingKind.offset, value: 2553n }, count: 4, autoCommit: false });
+    const frames = (parsePolledBatches(Buffer.concat(polledBuffers(reply))) as ParsedBatch[]).flatMap((b) => b.frames);
+    assert.deepEqual(frames.map((f) => f.id), [2554n, 2555n, 2556n, 2557n]);
+
+    // The topic's batch limit applies to the batch as sent: a Kafka-made topic (max.message.bytes 1 MiB) refuses it whole.
+    await h.broker.createTopic('default', 'k', { partitions: 1 });
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('k'), payloads)), { status: IggyErrorCode.tooBigMessagePayload });
+    assert.equal(h.broker.partition({ topic: 'k' }, 0).stats().nextOffset, 0, 'nothing appended');
   });
 
   it('a consumer named by name is the consumer whose id is XXH32 of the name, as in the reference server', async (t) => {
