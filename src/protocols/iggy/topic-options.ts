@@ -303,8 +303,10 @@ export function patchTopicOptions(current: StoredTopicOptions, entries: readonly
 }
 
 function checkCombination(v: IggyTopicOptions, partitions: number): void {
+  // A cap below one segment could never be enforced: InvalidTopicSize, before anything else is
+  // looked at (the reference server's static bounds, pre-consensus), as a plain status.
   if (v.max_topic_size !== u64Max && v.max_topic_size !== 0n && v.max_topic_size < v.segment_size) {
-    throw bad('max_topic_size', 'must be at least segment_size');
+    throw new IggyFailure(IggyErrorCode.invalidTopicSize, 'status', `max_topic_size ${v.max_topic_size} is below segment_size ${v.segment_size}`);
   }
   if (v.preallocate_segments && v.segment_size * BigInt(partitions) > preallocatedTopicBytesMax) {
     throw bad('preallocate_segments', 'segment_size × partitions exceeds 64 GiB');

@@ -116,9 +116,9 @@ describe('iggy DeletePartitions', () => {
     // The kept partitions keep their data.
     assert.deepEqual((await client.pollMessages({ streamId: 'parts', topicId: 't', partitionId: 1, strategy: 'first', count: 10 })).messages.map((m) => m.payload.toString()), ['m1', 'n1']);
 
-    // Out of range counts are InvalidPartitionsCount.
+    // More than the topic has is InvalidPartitionsCount; none at all, TooManyPartitions (as the reference).
     await assert.rejects(client.deletePartitions('parts', 't', 3), isIggyError(IggyErrorCode.invalidPartitionsCount));
-    await assert.rejects(client.deletePartitions('parts', 't', 0), isIggyError(IggyErrorCode.invalidPartitionsCount));
+    await assert.rejects(client.deletePartitions('parts', 't', 0), isIggyError(IggyErrorCode.tooManyPartitions));
     await assert.rejects(client.deletePartitions('parts', 'nope', 1), isIggyError(IggyErrorCode.topicIdNotFound));
 
     // Partitions created again under the removed numbers start empty, without the old offsets.

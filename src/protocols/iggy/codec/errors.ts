@@ -32,6 +32,7 @@ export const IggyErrorCode = {
   streamNameNotFound: 1010,
   streamNameAlreadyExists: 1012,
   invalidStreamName: 1013,
+  invalidTopicSize: 1019,
   tooManyStreams: 1020,
   topicIdNotFound: 2010,
   topicNameNotFound: 2011,

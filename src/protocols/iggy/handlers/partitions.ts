@@ -22,13 +22,23 @@ import { requireTopicPermission } from '../permissions.js';
 import { coreConfigFor } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
 
+/**
+ * The partitions-count bound of CreateTopic (min 0), CreatePartitions and DeletePartitions (min
+ * 1): at most 1,000 per request, else TooManyPartitions (2015) as a plain status, before the
+ * stream or topic is looked up or the permission checked, as the reference server's static
+ * bounds deny it pre-consensus (and its older servers answered the same code).
+ */
+export function requirePartitionsCountInBounds(count: number, min: 0 | 1): void {
+  if (count < min || count > partitionsPerRequestMax) {
+    throw new IggyFailure(IggyErrorCode.tooManyPartitions, 'status', `partitions_count must be ${min}..${partitionsPerRequestMax}`);
+  }
+}
+
 export const partitionHandlers: IggyHandlerTable = {
   [CommandCode.createPartitions]: async (ctx, req) => {
+    requirePartitionsCountInBounds(req.partitionsCount, 1);
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    if (req.partitionsCount < 1 || req.partitionsCount > partitionsPerRequestMax) {
-      throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `partitions_count must be 1..${partitionsPerRequestMax}`);
-    }
     let updated = await ctx.frontend.broker.addPartitions(topic, topic.partitions + req.partitionsCount);
     const options = ctx.frontend.topicOptionsOf(updated);
     if (options.explicit.includes('max_topic_size')) {
@@ -39,9 +49,11 @@ export const partitionHandlers: IggyHandlerTable = {
   },
 
   [CommandCode.deletePartitions]: async (ctx, req) => {
+    requirePartitionsCountInBounds(req.partitionsCount, 1);
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    if (req.partitionsCount < 1 || req.partitionsCount > topic.partitions) {
+    // More than the topic has is a committed rejection, as the reference's.
+    if (req.partitionsCount > topic.partitions) {
       throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `partitions_count must be 1..${topic.partitions}`);
     }
     let updated = await ctx.frontend.broker.removePartitions(topic, topic.partitions - req.partitionsCount);

@@ -3,12 +3,12 @@
 
 import { defaultNamespaceName, type Topic } from '../../../core/catalog.js';
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
-import { partitionsPerRequestMax } from '../codec/commands/partitions.js';
 import { IggyFailure } from '../errors.js';
 import type { IggyFrontend } from '../frontend.js';
 import { findStream, requireStream, requireTopic } from '../mapping.js';
 import { requireCreateTopic, requireTopicPermission } from '../permissions.js';
 import { admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
+import { requirePartitionsCountInBounds } from './partitions.js';
 import type { IggyHandlerTable } from './types.js';
 import { partitionInfo, topicInfo } from './views.js';
 
@@ -46,11 +46,13 @@ export const topicHandlers: IggyHandlerTable = {
     // Stream `default` (Kafka's topics) is made with its first topic, from Iggy as from Kafka
     // (catalog.ts): creating a topic in it by name works on a broker that has none yet.
     const madeOnDemand = req.streamId.kind === 'string' && req.streamId.value === defaultNamespaceName && catalog.getNamespace(defaultNamespaceName) === null;
+    // The static bounds first, as the reference server checks them before anything else: the
+    // partitions count (2015), then the options (a cap below one segment: 1019).
+    requirePartitionsCountInBounds(req.partitionsCount, 0);
+    const options = admitTopicOptions(req.options, req.partitionsCount);
     const ns = madeOnDemand ? null : requireStream(catalog, req.streamId, 'result');
     // Without the stream, only global permissions can allow it.
     requireCreateTopic(ctx.user, ns?.id ?? -1);
-    if (req.partitionsCount > partitionsPerRequestMax) throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `at most ${partitionsPerRequestMax} partitions`);
-    const options = admitTopicOptions(req.options, req.partitionsCount);
     const topic = await ctx.frontend.broker
       .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
       .catch(rethrowTopicName);
@@ -61,8 +63,10 @@ export const topicHandlers: IggyHandlerTable = {
   [CommandCode.updateTopic]: async (ctx, req) => {
     const catalog = ctx.frontend.broker.catalog;
     let topic = requireTopic(catalog, req.streamId, req.topicId, 'result');
-    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    // The options are checked against the topic's own segment size before the permission (the
+    // reference server's static bounds).
     const options = patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options, topic.partitions);
+    requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
     if (req.options.length > 0) {
       topic = await ctx.frontend.broker.updateTopicConfig(topic, coreConfigFor(options.values, topic.partitions));

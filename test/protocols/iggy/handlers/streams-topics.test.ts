@@ -134,7 +134,7 @@ describe('iggy topics', () => {
     assert.equal(h.broker.catalog.requireTopic({ topic: 'plain' }).config['retention.ms'], -1);
   });
 
-  it('rejects bad options: unknown key 4041, bad values 4042, bad partition counts 2019, duplicate names 2013', async (t) => {
+  it('rejects bad options: unknown key 4041, bad values 4042, a size cap below the segment 1019, over 1,000 partitions 2015, duplicate names 2013', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
     const bad = async (opts: ReturnType<typeof option>[]) => c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: opts });
@@ -142,7 +142,8 @@ describe('iggy topics', () => {
     assert.deepEqual(await bad([option('segment_size', { kind: 'uint64', value: 1000n })]), { rejected: IggyErrorCode.invalidOptionValue });
     assert.deepEqual(await bad([option('compression_algorithm', { kind: 'string', value: 'lz4' })]), { rejected: IggyErrorCode.invalidOptionValue });
     assert.deepEqual(await bad([option('messages_required_to_save', { kind: 'uint32', value: 0 })]), { rejected: IggyErrorCode.invalidOptionValue });
-    assert.deepEqual(await bad([option('max_topic_size', { kind: 'uint64', value: 1024n })]), { rejected: IggyErrorCode.invalidOptionValue });
+    // The static bounds are plain statuses, checked before the stream and the permission (the reference's pre-consensus denials).
+    assert.deepEqual(await bad([option('max_topic_size', { kind: 'uint64', value: 1024n })]), { status: IggyErrorCode.invalidTopicSize });
     assert.deepEqual(await bad([option('enforce_fsync', { kind: 'uint8', value: 1 })]), { rejected: IggyErrorCode.invalidOptionValue });
     assert.deepEqual(
       await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 65, name: 'prealloc', options: [option('preallocate_segments', { kind: 'bool', value: true })] }),
@@ -150,7 +151,13 @@ describe('iggy topics', () => {
       '65 × 1 GiB exceeds the 64 GiB preallocation limit',
     );
     assert.ok('value' in (await bad([option('preallocate_segments', { kind: 'bool', value: true })])));
-    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1001, name: 'many', options: [] }), { rejected: IggyErrorCode.invalidPartitionsCount });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1001, name: 'many', options: [] }), { status: IggyErrorCode.tooManyPartitions });
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 10_000, name: 'many', options: [] }), { status: IggyErrorCode.tooManyPartitions });
+    assert.deepEqual(
+      await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'tiny', options: [option('max_topic_size', { kind: 'uint64', value: 10_240n })] }),
+      { status: IggyErrorCode.invalidTopicSize },
+    );
+    assert.ok('value' in (await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1000, name: 'most', options: [] })), 'exactly 1,000 partitions');
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: [] }), { rejected: IggyErrorCode.topicNameAlreadyExists });
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamIdNotFound });
   });
@@ -168,6 +175,12 @@ describe('iggy topics', () => {
       await c.call(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders-v2'), name: 'orders-v2', options: [option('segment_size', { kind: 'uint64', value: 1048576n })] }),
       { rejected: IggyErrorCode.unsupportedOptionKey },
     );
+    // A cap below the topic's segment size (1 GiB by default) is InvalidTopicSize, and nothing changes.
+    assert.deepEqual(
+      await c.call(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('orders-v2'), name: 'orders-v2', options: [option('max_topic_size', { kind: 'uint64', value: 4n * 1024n * 1024n })] }),
+      { status: IggyErrorCode.invalidTopicSize },
+    );
+    assert.equal((await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') }))?.maxTopicSize, 2n ** 64n - 1n);
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x', 'y']));
     const offsetRef = { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('default'), topicId: sid('orders-v2'), partitionId: 0 };
     await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 1n, ack: 1 });
@@ -188,7 +201,13 @@ describe('iggy topics', () => {
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'grow', options: [] });
     await c.ok(CommandCode.createPartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 2 });
     assert.equal(h.broker.catalog.requireTopic({ topic: 'grow' }).partitions, 3);
-    assert.deepEqual(await c.call(CommandCode.createPartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 0 }), { rejected: IggyErrorCode.invalidPartitionsCount });
+    // 0 or more than 1,000 is TooManyPartitions (a status, before the topic is looked up); more than the topic has, a committed 2019.
+    for (const code of [CommandCode.createPartitions, CommandCode.deletePartitions]) {
+      for (const [count, topic] of [[0, 'grow'], [1001, 'grow'], [0, 'nope']] as const) {
+        assert.deepEqual(await c.call(code, { streamId: sid('default'), topicId: sid(topic), partitionsCount: count }), { status: IggyErrorCode.tooManyPartitions });
+      }
+    }
+    assert.equal(h.broker.catalog.requireTopic({ topic: 'grow' }).partitions, 3);
     await c.ok(CommandCode.deletePartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 1 });
     assert.equal(h.broker.catalog.requireTopic({ topic: 'grow' }).partitions, 2);
     assert.deepEqual(await c.call(CommandCode.deletePartitions, { streamId: sid('default'), topicId: sid('grow'), partitionsCount: 3 }), { rejected: IggyErrorCode.invalidPartitionsCount });
