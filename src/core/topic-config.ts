@@ -9,7 +9,7 @@
 //
 // Documented for users in docs/topic-config.md.
 
-import { defaultLogConfig, type CleanupPolicy, type FsyncPolicy, type LogConfig } from '../log/types.js';
+import { defaultLogConfig, type CleanupPolicy, type FsyncPolicy, type LogConfig, type SegmentRoll } from '../log/types.js';
 import { QuartetError } from './errors.js';
 
 export interface TopicConfigValues {
@@ -30,6 +30,8 @@ export interface TopicConfigValues {
   'quartet.fsync.policy': FsyncPolicy;
   /** Reserve each new segment's disk blocks when it is created ('true' | 'false', as Kafka's preallocate). */
   preallocate: 'true' | 'false';
+  /** before: a batch that would overflow the active segment starts a new one (Kafka); after: the segment rolls once it holds segment.bytes (Iggy). */
+  'quartet.segment.roll': SegmentRoll;
 }
 
 export type TopicConfigKey = keyof TopicConfigValues;
@@ -58,6 +60,7 @@ export const builtinTopicDefaults: Readonly<TopicConfigValues> = Object.freeze({
   'flush.ms': defaultLogConfig.fsyncIntervalMs,
   'quartet.fsync.policy': 'interval',
   preallocate: 'false',
+  'quartet.segment.roll': 'before',
 });
 
 interface KeySpec {
@@ -115,6 +118,13 @@ export const topicConfigSpecs: Readonly<Record<TopicConfigKey, KeySpec>> = {
       const text = typeof raw === 'boolean' ? String(raw) : typeof raw === 'string' ? raw.trim().toLowerCase() : null;
       if (text === 'true' || text === 'false') return { value: text };
       return { reason: `must be true or false, got ${describe(raw)}` };
+    },
+  },
+  'quartet.segment.roll': {
+    doc: 'before: a batch that would take the active segment past segment.bytes starts a new one (Kafka); after: the active segment rolls once it holds segment.bytes or more (Iggy)',
+    parse(raw) {
+      if (raw === 'before' || raw === 'after') return { value: raw };
+      return { reason: `must be before or after, got ${describe(raw)}` };
     },
   },
 };
@@ -202,6 +212,7 @@ export function toLogConfig(explicit: TopicConfig, brokerDefaults: TopicConfig =
     maxBatchBytes: c['max.message.bytes'],
     indexIntervalBytes: defaultLogConfig.indexIntervalBytes,
     preallocate: c.preallocate === 'true',
+    segmentRoll: c['quartet.segment.roll'],
   };
 }
 

@@ -54,7 +54,7 @@ import type {
   ReadOptions,
   StoredBatch,
 } from './types.js';
-import { fileSliceHeadBytes } from './types.js';
+import { fileSliceHeadBytes, segmentFull } from './types.js';
 
 /** Appends per writev: two iovecs each, inside Linux's IOV_MAX of 1024. */
 const appendsPerWriteMax = 512;
@@ -412,8 +412,8 @@ export class FileLog implements PartitionLog {
 
   /** Decides, at assignment time, whether this batch starts a new segment; updates the tally. */
   private assignRoll(bytes: number, recordCount: number, now: number, baseOffset: number): boolean {
-    const { segmentBytes, segmentMs } = this.config;
-    const full = this.assignedBytes + bytes > segmentBytes;
+    const { segmentMs } = this.config;
+    const full = segmentFull(this.config, this.assignedBytes, bytes);
     const tooManyOffsets = baseOffset + recordCount - this.assignedBase > segmentOffsetSpanMax;
     const tooOld = segmentMs > 0 && this.assignedFirstAppendTime !== null && now - this.assignedFirstAppendTime >= segmentMs;
     const roll = this.assignedBytes > 0 && (full || tooManyOffsets || tooOld);

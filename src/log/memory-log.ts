@@ -34,6 +34,7 @@ import type {
   ReadOptions,
   StoredBatch,
 } from './types.js';
+import { segmentFull } from './types.js';
 
 interface MemorySegment {
   baseOffset: number;
@@ -262,11 +263,11 @@ export class MemoryLog implements PartitionLog {
     }
   }
 
-  /** Rolls before an append that would overflow the segment, or once the segment is too old. */
+  /** Rolls for an append that would overflow the segment (or after a full one: segmentRoll), or once the segment is too old. */
   private maybeRoll(bytes: number, recordCount: number, now: number): void {
     const segment = this.active();
     if (segment.batches.length === 0) return;
-    const full = segment.sizeBytes + bytes > this.config.segmentBytes;
+    const full = segmentFull(this.config, segment.sizeBytes, bytes);
     const tooManyOffsets = this.nextOffset + recordCount - segment.baseOffset > segmentOffsetSpanMax;
     const tooOld = this.config.segmentMs > 0 && now - segment.firstAppendTime! >= this.config.segmentMs;
     if (full || tooManyOffsets || tooOld) this.roll();

@@ -165,6 +165,20 @@ export interface LogConfig {
    * filesystem cannot); a sealed segment gives back what it did not use. Default false.
    */
   preallocate?: boolean;
+  /**
+   * When a size roll happens: 'before' (default, Kafka's rule) starts a new segment for a batch
+   * that would take the active one past segmentBytes, so a segment holds at most segmentBytes
+   * (one larger batch aside); 'after' (Iggy's rule) appends to the active segment until it holds
+   * segmentBytes or more, so a segment may pass segmentBytes by one batch.
+   */
+  segmentRoll?: SegmentRoll;
+}
+
+export type SegmentRoll = 'before' | 'after';
+
+/** Whether a batch of `bytes` starts a new segment after `segmentSize` bytes, by size alone. */
+export function segmentFull(config: Pick<LogConfig, 'segmentBytes' | 'segmentRoll'>, segmentSize: number, bytes: number): boolean {
+  return config.segmentRoll === 'after' ? segmentSize >= config.segmentBytes : segmentSize + bytes > config.segmentBytes;
 }
 
 export const defaultLogConfig: LogConfig = {

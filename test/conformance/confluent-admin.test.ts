@@ -47,8 +47,8 @@ describe('confluent-kafka-python AdminClient', { skip: client.skip, timeout: 40_
         'compression.type': ['producer', DEFAULT_CONFIG, true, true],
         preallocate: ['false', DEFAULT_CONFIG, false, true],
       },
-      // 9 honoured keys + 10 fixed ones (docs/kafka-admin.md).
-      describe_topic_keys: 19,
+      // 10 honoured keys + 10 fixed ones (docs/kafka-admin.md).
+      describe_topic_keys: 20,
       describe_broker: {
         'num.partitions': ['1', STATIC_BROKER_CONFIG, true],
         'default.replication.factor': ['1', DEFAULT_CONFIG, true],

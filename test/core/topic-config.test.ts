@@ -101,9 +101,9 @@ test('merge: null removes a key, replace drops keys not given, and values are va
 });
 
 test('conversion to the log config', () => {
-  assert.deepEqual(toLogConfig({}), { ...defaultLogConfig, maxBatchBytes: builtinTopicDefaults['max.message.bytes'], preallocate: false });
+  assert.deepEqual(toLogConfig({}), { ...defaultLogConfig, maxBatchBytes: builtinTopicDefaults['max.message.bytes'], preallocate: false, segmentRoll: 'before' });
   const log = toLogConfig(
-    { 'cleanup.policy': 'compact', 'quartet.fsync.policy': 'always', 'max.message.bytes': 2048, preallocate: 'true' },
+    { 'cleanup.policy': 'compact', 'quartet.fsync.policy': 'always', 'max.message.bytes': 2048, preallocate: 'true', 'quartet.segment.roll': 'after' },
     { 'segment.bytes': 8192, 'retention.bytes': 100000, 'flush.ms': 250, 'segment.ms': 60000, 'retention.ms': 120000 },
   );
   assert.deepEqual(log, {
@@ -117,5 +117,7 @@ test('conversion to the log config', () => {
     maxBatchBytes: 2048,
     indexIntervalBytes: defaultLogConfig.indexIntervalBytes,
     preallocate: true,
+    segmentRoll: 'after',
   });
+  assert.throws(() => parseTopicConfig({ 'quartet.segment.roll': 'sideways' }), /before or after/);
 });

@@ -204,6 +204,23 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.equal(values(await readAll(log, 0)).length, 31);
       }));
 
+    for (const segmentRoll of ['before', 'after'] as const) {
+      it(`rolls by size ${segmentRoll === 'before' ? 'before the batch that would overflow the segment (Kafka)' : 'after the batch that fills the segment (segmentRoll after, Iggy)'}`, () =>
+        withLog(makeLog, testConfig({ segmentBytes: 1024, segmentRoll }), async ({ log }) => {
+          let held = 0;
+          let bytes = 0;
+          for (let i = 0; i < 100 && log.stats().segmentCount === 1; i++) {
+            held = log.stats().sizeBytes;
+            await log.append(batch('x'.repeat(100)));
+            bytes = log.stats().sizeBytes - held;
+          }
+          assert.equal(log.stats().segmentCount, 2);
+          // `held`: what the first segment holds when the next batch starts the second.
+          if (segmentRoll === 'before') assert.ok(held <= 1024 && held + bytes > 1024, `held ${held}, batch ${bytes}`);
+          else assert.ok(held >= 1024 && held - bytes < 1024, `held ${held}, batch ${bytes}`);
+        }));
+    }
+
     it('applies retention by age to whole sealed segments', () =>
       withLog(makeLog, testConfig({ segmentBytes: 1024, retentionMs: 10_000 }), async ({ log }) => {
         for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1, i < 20 ? 1_000 : 50_000));

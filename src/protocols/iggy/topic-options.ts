@@ -15,6 +15,7 @@
 // | compression_algorithm (none|gzip)  | stored and reported (Iggy itself compresses nothing)    |
 // | (none: Iggy limits a batch only by its frame, 64 MiB by default) | max.message.bytes = the log's  |
 // |                                    |   largest batch, so the listener's frame limit governs  |
+// | (none: Iggy seals a segment once it holds segment_size) | quartet.segment.roll = after    |
 //
 // Every mapped key is written explicitly into the core config on create, so Iggy's defaults
 // (never expire, unlimited size) hold whatever the broker-wide Kafka-style defaults are. The
@@ -325,6 +326,9 @@ export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicCon
     'retention.bytes': sizeUnlimited ? -1 : Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions))),
     preallocate: v.preallocate_segments ? 'true' : 'false',
     'max.message.bytes': maxMessageBytesMax,
+    // The reference server's segment is full once it holds segment_size bytes (Segment::is_full),
+    // and the next batch starts a new one.
+    'quartet.segment.roll': 'after',
   };
 }
 

@@ -5,7 +5,8 @@
 // groups, decided per key by one question: would dropping it change what a client relies on?
 //
 //   honoured  the core's keys (retention.ms, retention.bytes, segment.bytes, segment.ms,
-//             cleanup.policy, max.message.bytes, flush.ms, quartet.fsync.policy, preallocate): validated by the
+//             cleanup.policy, max.message.bytes, flush.ms, quartet.fsync.policy, preallocate,
+//             quartet.segment.roll): validated by the
 //             core, stored on the topic, described with their source.
 //   fixed     Quartet behaves one way only (one replica, batches stored as produced, no timestamp
 //             rewriting): the key is accepted when its value states that behaviour and refused
@@ -84,6 +85,7 @@ const honouredKeys: Readonly<Record<TopicConfigKey, { type: ConfigTypeId; broker
   'flush.ms': { type: ConfigType.LONG, brokerSynonym: 'log.flush.interval.ms' },
   'quartet.fsync.policy': { type: ConfigType.STRING, brokerSynonym: 'quartet.fsync.policy' },
   preallocate: { type: ConfigType.BOOLEAN, brokerSynonym: 'log.preallocate' },
+  'quartet.segment.roll': { type: ConfigType.STRING, brokerSynonym: 'quartet.segment.roll' },
 };
 
 function fixed(name: string, type: ConfigTypeId, brokerSynonym: string | null, fixedValue: string, doc: string): KafkaTopicKey {

@@ -12,7 +12,7 @@ import { IggyClient, IggyError } from '../../../src/clients/iggy/index.js';
 import { CommandCode, IggyErrorCode } from '../../../src/protocols/iggy/codec/index.js';
 import { rootPassword, sid, startIggy, type IggyHarness } from './harness.js';
 
-/** Iggy's smallest segment_size; three 256 KiB messages fill a segment, the fourth rolls. */
+/** Iggy's smallest segment_size: a segment is full once it holds it, so four 256 KiB messages fill one and the fifth starts the next. */
 const segmentSize = 1024 * 1024;
 const bigPayload = (i: number) => Buffer.alloc(256 * 1024, 97 + (i % 26));
 
@@ -35,26 +35,26 @@ describe('iggy DeleteSegments', () => {
     await client.createTopic({ streamId: 'seg', name: 't', partitionsCount: 1, options: { segmentSizeBytes: segmentSize } });
     for (let i = 0; i < 10; i++) await client.sendMessages({ streamId: 'seg', topicId: 't', partitioning: { partitionId: 0 }, messages: [bigPayload(i)] });
     const log = h.broker.partition({ namespace: 'seg', topic: 't' }, 0);
-    assert.equal(log.stats().segmentCount, 4); // [0-2] [3-5] [6-8] sealed, [9] active
+    assert.equal(log.stats().segmentCount, 3); // [0-3] [4-7] sealed, [8-9] active
     const poll = (offset: number) => client.pollMessages({ streamId: 'seg', topicId: 't', partitionId: 0, consumer: { consumer: 'reader' }, strategy: { offset }, count: 100 });
 
     await client.deleteSegments('seg', 't', 0, 0); // nothing
     assert.equal(log.stats().logStartOffset, 0);
     await client.deleteSegments('seg', 't', 0, 1);
-    assert.equal(log.stats().logStartOffset, 3);
-    assert.equal(log.stats().segmentCount, 3);
+    assert.equal(log.stats().logStartOffset, 4);
+    assert.equal(log.stats().segmentCount, 2);
     const afterOne = await poll(0);
-    assert.deepEqual(afterOne.messages.map((m) => m.offset), [3n, 4n, 5n, 6n, 7n, 8n, 9n]);
-    assert.equal(afterOne.messages[0]!.payload[0], 97 + 3);
-    assert.deepEqual((await client.pollMessages({ streamId: 'seg', topicId: 't', partitionId: 0, strategy: 'first', count: 1 })).messages.map((m) => m.offset), [3n]);
+    assert.deepEqual(afterOne.messages.map((m) => m.offset), [4n, 5n, 6n, 7n, 8n, 9n]);
+    assert.equal(afterOne.messages[0]!.payload[0], 97 + 4);
+    assert.deepEqual((await client.pollMessages({ streamId: 'seg', topicId: 't', partitionId: 0, strategy: 'first', count: 1 })).messages.map((m) => m.offset), [4n]);
 
-    // More than are sealed: the two remaining sealed ones go, the active one stays.
+    // More than are sealed: the remaining sealed one goes, the active one stays.
     await client.deleteSegments('seg', 't', 0, 100);
-    assert.deepEqual({ start: log.stats().logStartOffset, next: log.stats().nextOffset, segments: log.stats().segmentCount }, { start: 9, next: 10, segments: 1 });
-    assert.deepEqual((await poll(0)).messages.map((m) => m.offset), [9n]);
+    assert.deepEqual({ start: log.stats().logStartOffset, next: log.stats().nextOffset, segments: log.stats().segmentCount }, { start: 8, next: 10, segments: 1 });
+    assert.deepEqual((await poll(0)).messages.map((m) => m.offset), [8n, 9n]);
     const topic = await client.getTopic('seg', 't');
     assert.equal(topic!.partitions[0]!.segmentsCount, 1);
-    assert.equal(topic!.partitions[0]!.messagesCount, 1n);
+    assert.equal(topic!.partitions[0]!.messagesCount, 2n);
     // Offsets are unchanged: the next message is 10.
     const sent = await client.sendMessages({ streamId: 'seg', topicId: 't', partitioning: { partitionId: 0 }, messages: ['after'] });
     assert.equal(sent.baseOffset, 10n);
@@ -72,17 +72,41 @@ describe('iggy DeleteSegments', () => {
     for (let i = 0; i < 10; i++) await client.sendMessages({ streamId: 'bar', topicId: 't', partitioning: { partitionId: 0 }, messages: [bigPayload(i)] });
     const log = h.broker.partition({ namespace: 'bar', topic: 't' }, 0);
     const base = { streamId: 'bar', topicId: 't', partitionId: 0 } as const;
+    // Segments [0-3] [4-7] sealed, [8-9] active.
     await client.storeConsumerOffset({ ...base, consumer: { consumer: 'fast' }, offset: 8 });
+    await client.storeConsumerOffset({ ...base, consumer: { consumer: 'slow' }, offset: 2 });
+    // 'slow' has consumed up to 2: [0-3] holds 3, not yet consumed by it.
+    await client.deleteSegments('bar', 't', 0, 100);
+    assert.equal(log.stats().logStartOffset, 0);
     await client.storeConsumerOffset({ ...base, consumer: { consumer: 'slow' }, offset: 4 });
-    // 'slow' has consumed up to 4: [0-2] may go, [3-5] holds 5, not yet consumed by it.
     await client.deleteSegments('bar', 't', 0, 100);
-    assert.equal(log.stats().logStartOffset, 3);
-    await client.storeConsumerOffset({ ...base, consumer: { consumer: 'slow' }, offset: 5 });
-    await client.deleteSegments('bar', 't', 0, 100);
-    assert.equal(log.stats().logStartOffset, 6, "'slow' consumed 5: [3-5] goes, [6-8] stays");
+    assert.equal(log.stats().logStartOffset, 4, "'slow' consumed 4: [0-3] goes, [4-7] stays");
     await client.deleteConsumerOffset({ ...base, consumer: { consumer: 'slow' } });
     await client.deleteSegments('bar', 't', 0, 100);
-    assert.equal(log.stats().logStartOffset, 9, "'fast' consumed 8: every sealed segment may go");
+    assert.equal(log.stats().logStartOffset, 8, "'fast' consumed 8: every sealed segment may go");
+  });
+
+  it('seals a segment once it holds segment_size, as the reference server (the Python SDK test_segment numbers)', async (t) => {
+    const h = await startIggy(t);
+    const client = await sdk(t, h);
+    await client.createStream('py');
+    // One 220,000-byte message per send into 1 MiB segments: five fill one (the fifth takes it past 1 MiB).
+    const sendAll = async (topic: string, n: number) => {
+      await client.createTopic({ streamId: 'py', name: topic, partitionsCount: 1, options: { segmentSizeBytes: segmentSize } });
+      for (let i = 0; i < n; i++) await client.sendMessages({ streamId: 'py', topicId: topic, partitioning: { partitionId: 0 }, messages: [Buffer.alloc(220_000, i)] });
+    };
+    const offsets = async (topic: string) => (await client.pollMessages({ streamId: 'py', topicId: topic, partitionId: 0, strategy: 'first', count: 100 })).messages.map((m) => Number(m.offset));
+    await sendAll('one', 10);
+    assert.equal((await client.getTopic('py', 'one'))!.partitions[0]!.segmentsCount, 2);
+    await client.deleteSegments('py', 'one', 0, 1);
+    assert.deepEqual(await offsets('one'), [5, 6, 7, 8, 9]);
+    await sendAll('all', 12);
+    await client.deleteSegments('py', 'all', 0, 100);
+    assert.deepEqual(await offsets('all'), [10, 11]);
+    // A topic made by another protocol keeps Kafka's rule: the batch that would overflow starts the next segment.
+    await h.broker.createTopic('py', 'kafka-made', { partitions: 1, config: { 'segment.bytes': segmentSize, 'max.message.bytes': 1_000_000 } });
+    for (let i = 0; i < 10; i++) await client.sendMessages({ streamId: 'py', topicId: 'kafka-made', partitioning: { partitionId: 0 }, messages: [Buffer.alloc(220_000, i)] });
+    assert.equal(h.broker.partition({ namespace: 'py', topic: 'kafka-made' }, 0).stats().segmentCount, 3, '4 + 4 + 2');
   });
 });
 

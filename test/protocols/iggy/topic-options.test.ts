@@ -96,7 +96,7 @@ describe('iggy topic options', () => {
 
   it('maps onto the core topic config and survives serialization', () => {
     const s = admitTopicOptions([option('max_topic_size', { kind: 'uint64', value: 4n * 1024n ** 3n }), option('message_expiry', { kind: 'uint64', value: 1500n })], 4);
-    assert.deepEqual(coreConfigFor(s.values, 4), { 'segment.bytes': 1024 ** 3, 'quartet.fsync.policy': 'interval', 'retention.ms': 2, 'retention.bytes': 1024 ** 3, preallocate: 'false', 'max.message.bytes': 128 * 1024 * 1024 });
+    assert.deepEqual(coreConfigFor(s.values, 4), { 'segment.bytes': 1024 ** 3, 'quartet.fsync.policy': 'interval', 'retention.ms': 2, 'retention.bytes': 1024 ** 3, preallocate: 'false', 'max.message.bytes': 128 * 1024 * 1024, 'quartet.segment.roll': 'after' });
     const preallocated = admitTopicOptions([option('preallocate_segments', { kind: 'bool', value: true })], 4);
     assert.equal(coreConfigFor(preallocated.values, 4).preallocate, 'true');
     assert.deepEqual(deserializeTopicOptions(JSON.parse(JSON.stringify(serializeTopicOptions(s)))), s);

@@ -20,7 +20,7 @@ describe('DescribeConfigs', () => {
       r!.configs.map((c) => c.name),
       [
         'retention.ms', 'retention.bytes', 'segment.bytes', 'segment.ms', 'cleanup.policy', 'max.message.bytes', 'flush.ms', 'quartet.fsync.policy',
-        'preallocate', 'compression.type', 'message.timestamp.type', 'min.insync.replicas', 'delete.retention.ms', 'min.compaction.lag.ms', 'flush.messages',
+        'preallocate', 'quartet.segment.roll', 'compression.type', 'message.timestamp.type', 'min.insync.replicas', 'delete.retention.ms', 'min.compaction.lag.ms', 'flush.messages',
         'remote.storage.enable', 'message.timestamp.difference.max.ms', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms',
       ],
     );
