@@ -45,11 +45,14 @@ import {
   type Partitioning,
   type ValidatedBatch,
 } from '../codec/index.js';
-import { resolveConsumer, storeOffset, storedOffset } from '../consumers.js';
+import { findConsumer, storeOffset, storedOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
 import { findTopic, requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
+
+/** The partition id of the empty poll that refuses a consumer group's poll (its SDKs then sync again). */
+export const resyncPartitionId = 0xffff_ffff;
 
 /** A timestamp poll reads at most this many times pollBytesMax while it looks for `count` messages. */
 const timestampScanFactor = 8;
@@ -208,13 +211,19 @@ export const messageHandlers: IggyHandlerTable = {
     const { frontend } = ctx;
     const topic = requireTopic(frontend.broker.catalog, req.streamId, req.topicId);
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
-    const consumer = resolveConsumer(frontend, ctx.session, topic, req.consumer);
+    // null: a consumer group that does not exist.
+    const consumer = findConsumer(frontend, ctx.session, topic, req.consumer);
+    // The reference server's group fence: a poll for a group that does not exist, by a caller that
+    // is not a member, or for a partition the member does not own is an empty poll whose partition
+    // is u32::MAX, the SDKs' cue to sync the assignment again (and join again).
+    const member = consumer?.member ?? null;
+    const isGroup = req.consumer.kind === ConsumerKind.consumerGroup;
+    if (consumer === null || (isGroup && (member === null || (req.partitionId !== null && !member.partitions.includes(req.partitionId))))) {
+      return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] };
+    }
     let partition: number;
-    if (req.consumer.kind === ConsumerKind.consumerGroup) {
-      const member = consumer.member;
-      if (member === null) throw new IggyFailure(IggyErrorCode.consumerGroupMemberNotFound, 'status');
+    if (isGroup && member !== null) {
       if (req.partitionId !== null) {
-        if (!member.partitions.includes(req.partitionId)) throw new IggyFailure(IggyErrorCode.consumerGroupPartitionNotOwned, 'status');
         partition = req.partitionId;
       } else {
         if (member.partitions.length === 0) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };

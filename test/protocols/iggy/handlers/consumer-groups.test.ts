@@ -57,7 +57,16 @@ describe('iggy consumer groups', () => {
     const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
     const polled = await b.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
     assert.equal(polled.messagesCount, 1);
-    assert.deepEqual(await a.call(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), { status: IggyErrorCode.consumerGroupPartitionNotOwned });
+    // Not owned: the reference's fence, an empty poll for partition u32::MAX (sync again), and no offset moves.
+    const resync = { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] };
+    const fenced = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    assert.deepEqual(fenced, resync);
+    const outsider = await h.root();
+    assert.deepEqual(await outsider.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 0, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'not a member');
+    assert.deepEqual(await outsider.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: null, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'not a member, no partition');
+    for (const missing of [sid('nobody'), sid(99)]) {
+      assert.deepEqual(await outsider.ok(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumerGroup, id: missing }, ...ref, partitionId: 0, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'no such group');
+    }
     // group offsets are shared by the group: after a rebalance the other member resumes
     b.destroy();
     await eventually(() => h.frontend.groups.list(h.broker.catalog.requireTopic({ topic: 'g' }))[0]!.members.size === 1, 'b to leave on disconnect');
