@@ -55,6 +55,24 @@ function statusOf(code: number): 'active' | 'inactive' {
   throw new IggyFailure(IggyErrorCode.invalidFormat, 'result', `user status ${code}`);
 }
 
+/** Iggy's bounds (iggy_common MIN/MAX_USERNAME_LENGTH, MIN/MAX_PASSWORD_LENGTH), in bytes. */
+export const iggyUsernameBytes = { min: 3, max: 50 } as const;
+export const iggyPasswordBytes = { min: 3, max: 100 } as const;
+
+/** The reference server's length checks on a username (43 InvalidUsername) and a new password (44 InvalidPassword). */
+function checkCredentialLengths(username: string | null, password: string | null): void {
+  const within = (text: string, bounds: { min: number; max: number }) => {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    return bytes >= bounds.min && bytes <= bounds.max;
+  };
+  if (username !== null && !within(username, iggyUsernameBytes)) {
+    throw new IggyFailure(IggyErrorCode.invalidUsername, 'result', `a username has ${iggyUsernameBytes.min}..${iggyUsernameBytes.max} bytes`);
+  }
+  if (password !== null && !within(password, iggyPasswordBytes)) {
+    throw new IggyFailure(IggyErrorCode.invalidPassword, 'result', `a password has ${iggyPasswordBytes.min}..${iggyPasswordBytes.max} bytes`);
+  }
+}
+
 function usernameProblem(err: unknown): never {
   if (err instanceof QuartetError && err.code === 'invalid_request') {
     throw new IggyFailure(/password/i.test(err.message) ? IggyErrorCode.invalidPassword : IggyErrorCode.invalidUsername, 'result', err.message);
@@ -80,6 +98,7 @@ export const userHandlers: IggyHandlerTable = {
   [CommandCode.createUser]: async (ctx, req) => {
     requireServer(ctx.user, 'manageUsers');
     if (req.options.length > 0) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', 'user options are not supported');
+    checkCredentialLengths(req.username, req.password);
     const u = await ctx.frontend.broker.users
       .create({ username: req.username, password: req.password, status: statusOf(req.status), permissions: req.permissions })
       .catch(usernameProblem);
@@ -90,6 +109,7 @@ export const userHandlers: IggyHandlerTable = {
     requireServer(ctx.user, 'manageUsers');
     if (req.options.length > 0) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', 'user options are not supported');
     const u = requireUser(ctx, req.userId);
+    checkCredentialLengths(req.username, null);
     await ctx.frontend.broker.users
       .update(u.id, { ...(req.username !== null ? { username: req.username } : {}), ...(req.status !== null ? { status: statusOf(req.status) } : {}) })
       .catch(usernameProblem);
@@ -116,6 +136,7 @@ export const userHandlers: IggyHandlerTable = {
     const u = requireUser(ctx, req.userId);
     const self = u.id === ctx.user.id;
     if (!self) requireServer(ctx.user, 'manageUsers');
+    checkCredentialLengths(null, req.newPassword);
     await ctx.frontend.broker.users.changePassword(u.id, self ? req.currentPassword : null, req.newPassword).catch(usernameProblem);
     return {};
   },

@@ -31,11 +31,23 @@ describe('iggy users', () => {
     assert.equal(created.username, 'alice');
     assert.deepEqual(created.permissions, perms);
     assert.deepEqual(await c.call(CommandCode.createUser, { username: 'alice', password: 'password-1', status: 1, permissions: null, options: [] }), { rejected: IggyErrorCode.userAlreadyExists });
+    // The reference's bounds: usernames of 3..50 bytes (43), passwords of 3..100 bytes (44).
+    for (const [username, password, code] of [
+      ['al', 'password', IggyErrorCode.invalidUsername],
+      ['a'.repeat(51), 'password', IggyErrorCode.invalidUsername],
+      ['bob', 'pw', IggyErrorCode.invalidPassword],
+      ['bob', 'p'.repeat(101), IggyErrorCode.invalidPassword],
+    ] as const) {
+      assert.deepEqual(await c.call(CommandCode.createUser, { username, password, status: 1, permissions: null, options: [] }), { rejected: code }, `${username.length} / ${password.length}`);
+    }
+    assert.ok('value' in (await c.call(CommandCode.createUser, { username: 'a'.repeat(50), password: 'p'.repeat(100), status: 1, permissions: null, options: [] })), 'both at their maximum');
+    assert.deepEqual(await c.call(CommandCode.updateUser, { userId: sid('alice'), username: 'al', status: null, options: [] }), { rejected: IggyErrorCode.invalidUsername });
+    assert.deepEqual(await c.call(CommandCode.changePassword, { userId: sid('alice'), currentPassword: '', newPassword: 'pw' }), { rejected: IggyErrorCode.invalidPassword });
     const got = await c.ok(CommandCode.getUser, { userId: sid('alice') });
     assert.equal(got?.id, created.id);
     assert.equal(await c.ok(CommandCode.getUser, { userId: sid(999) }), null);
     const users = await c.ok(CommandCode.getUsers, {});
-    assert.deepEqual(users.map((u) => u.username), ['iggy', 'alice']);
+    assert.deepEqual(users.map((u) => u.username), ['iggy', 'alice', 'a'.repeat(50)]);
     assert.equal(users[0]!.id, 0, 'root is user 0');
     // Root is reported with every global permission, as the reference server's root user.
     const root = await c.ok(CommandCode.getUser, { userId: sid(0) });
