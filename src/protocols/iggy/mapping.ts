@@ -10,6 +10,7 @@
 
 import type { Catalog, Namespace, Topic, TopicRef } from '../../core/catalog.js';
 import { IggyErrorCode, type Identifier } from './codec/index.js';
+import { partitionsPerRequestMax } from './codec/commands/partitions.js';
 import { IggyFailure } from './errors.js';
 
 export { kafkaTopicNameFor, resolveKafkaTopicName, catalogCandidatesForKafkaName, escapeNamePart, unescapeNamePart } from '../mapping.js';
@@ -58,4 +59,16 @@ export function requirePartition(topic: Topic, partitionId: number, mode: 'statu
     throw new IggyFailure(IggyErrorCode.partitionNotFound, mode, `partition ${partitionId} not found`);
   }
   return partitionId;
+}
+
+/**
+ * The partitions-count bound of CreateTopic (min 0), CreatePartitions and DeletePartitions (min
+ * 1): at most 1,000 per request, else TooManyPartitions (2015) as a plain status, before the
+ * stream or topic is looked up or the permission checked, as the reference server's static
+ * bounds deny it pre-consensus (and its older servers answered the same code).
+ */
+export function requirePartitionsCountInBounds(count: number, min: 0 | 1): void {
+  if (count < min || count > partitionsPerRequestMax) {
+    throw new IggyFailure(IggyErrorCode.tooManyPartitions, 'status', `partitions_count must be ${min}..${partitionsPerRequestMax}`);
+  }
 }

@@ -287,6 +287,26 @@ export function admitTopicOptions(entries: readonly OptionEntry[], partitions: n
   return { explicit, values };
 }
 
+/**
+ * Runs an option admission at once, for its static bound: a `max_topic_size` below the segment
+ * size is status 1019 before anything else is looked at, as the reference server denies it before
+ * consensus. Its other refusals (4041, 4042: committed results there) are kept for the caller to
+ * raise after it has checked the stream or topic and the permission: `admitted()` returns the
+ * options or throws the refusal.
+ */
+export function admitStaticBoundsFirst<T>(admit: () => T): () => T {
+  let value: T;
+  try {
+    value = admit();
+  } catch (err) {
+    if (err instanceof IggyFailure && err.code === IggyErrorCode.invalidTopicSize) throw err;
+    return () => {
+      throw err;
+    };
+  }
+  return () => value;
+}
+
 /** Applies an update patch (only the updatable keys). */
 export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[], partitions: number): StoredTopicOptions {
   const values: IggyTopicOptions = { ...current.values };

@@ -14,25 +14,12 @@
 // segment kept. Nothing to delete is still a success.
 
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
-import { partitionsPerRequestMax } from '../codec/commands/partitions.js';
 import { lowestStoredOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
-import { requirePartition, requireTopic } from '../mapping.js';
+import { requirePartition, requirePartitionsCountInBounds, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import { coreConfigFor } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
-
-/**
- * The partitions-count bound of CreateTopic (min 0), CreatePartitions and DeletePartitions (min
- * 1): at most 1,000 per request, else TooManyPartitions (2015) as a plain status, before the
- * stream or topic is looked up or the permission checked, as the reference server's static
- * bounds deny it pre-consensus (and its older servers answered the same code).
- */
-export function requirePartitionsCountInBounds(count: number, min: 0 | 1): void {
-  if (count < min || count > partitionsPerRequestMax) {
-    throw new IggyFailure(IggyErrorCode.tooManyPartitions, 'status', `partitions_count must be ${min}..${partitionsPerRequestMax}`);
-  }
-}
 
 export const partitionHandlers: IggyHandlerTable = {
   [CommandCode.createPartitions]: async (ctx, req) => {

@@ -5,10 +5,9 @@ import { defaultNamespaceName, type Topic } from '../../../core/catalog.js';
 import { CommandCode, IggyErrorCode } from '../codec/index.js';
 import { IggyFailure } from '../errors.js';
 import type { IggyFrontend } from '../frontend.js';
-import { findStream, requireStream, requireTopic } from '../mapping.js';
+import { findStream, requirePartitionsCountInBounds, requireStream, requireTopic } from '../mapping.js';
 import { requireCreateTopic, requireTopicPermission } from '../permissions.js';
-import { admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
-import { requirePartitionsCountInBounds } from './partitions.js';
+import { admitStaticBoundsFirst, admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
 import { partitionInfo, topicInfo } from './views.js';
 
@@ -47,12 +46,13 @@ export const topicHandlers: IggyHandlerTable = {
     // (catalog.ts): creating a topic in it by name works on a broker that has none yet.
     const madeOnDemand = req.streamId.kind === 'string' && req.streamId.value === defaultNamespaceName && catalog.getNamespace(defaultNamespaceName) === null;
     // The static bounds first, as the reference server checks them before anything else: the
-    // partitions count (2015), then the options (a cap below one segment: 1019).
+    // partitions count (2015), then a cap below one segment (1019).
     requirePartitionsCountInBounds(req.partitionsCount, 0);
-    const options = admitTopicOptions(req.options, req.partitionsCount);
+    const admitted = admitStaticBoundsFirst(() => admitTopicOptions(req.options, req.partitionsCount));
     const ns = madeOnDemand ? null : requireStream(catalog, req.streamId, 'result');
     // Without the stream, only global permissions can allow it.
     requireCreateTopic(ctx.user, ns?.id ?? -1);
+    const options = admitted();
     const topic = await ctx.frontend.broker
       .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
       .catch(rethrowTopicName);
@@ -63,13 +63,17 @@ export const topicHandlers: IggyHandlerTable = {
   [CommandCode.updateTopic]: async (ctx, req) => {
     const catalog = ctx.frontend.broker.catalog;
     let topic = requireTopic(catalog, req.streamId, req.topicId, 'result');
-    // The options are checked against the topic's own segment size before the permission (the
+    // A cap below the topic's own segment size (1019) is refused before the permission (the
     // reference server's static bounds).
-    const options = patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options, topic.partitions);
+    const patched = admitStaticBoundsFirst(() => patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options, topic.partitions));
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
+    const options = patched();
     if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
     if (req.options.length > 0) {
-      topic = await ctx.frontend.broker.updateTopicConfig(topic, coreConfigFor(options.values, topic.partitions));
+      // Only what the updatable options (message_expiry, max_topic_size; compression is stored
+      // alone) map to: a topic made by another protocol keeps its own batch limit and roll rule.
+      const config = coreConfigFor(options.values, topic.partitions);
+      topic = await ctx.frontend.broker.updateTopicConfig(topic, { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] });
       await ctx.frontend.saveTopicOptions(topic, options);
     }
     return {};

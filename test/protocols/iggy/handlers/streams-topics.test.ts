@@ -158,6 +158,16 @@ describe('iggy topics', () => {
       { status: IggyErrorCode.invalidTopicSize },
     );
     assert.ok('value' in (await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1000, name: 'most', options: [] })), 'exactly 1,000 partitions');
+    // Only those two bounds come first: other bad options are refused after the stream and the permission.
+    const badValue = [option('segment_size', { kind: 'uint64', value: 1000n })];
+    assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: badValue }), { rejected: IggyErrorCode.streamIdNotFound });
+    await c.ok(CommandCode.createUser, { username: 'nobody', password: 'password-1', status: 1, permissions: null, options: [] });
+    const nobody = await h.client();
+    assert.ok('value' in (await nobody.login('nobody', 'password-1')));
+    const asNobody = (partitionsCount: number, options: ReturnType<typeof option>[]) => nobody.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount, name: 'n', options });
+    assert.deepEqual(await asNobody(1, badValue), { status: IggyErrorCode.unauthorized });
+    assert.deepEqual(await asNobody(1, [option('max_topic_size', { kind: 'uint64', value: 1024n })]), { status: IggyErrorCode.invalidTopicSize });
+    assert.deepEqual(await asNobody(1001, []), { status: IggyErrorCode.tooManyPartitions });
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'bad', options: [] }), { rejected: IggyErrorCode.topicNameAlreadyExists });
     assert.deepEqual(await c.call(CommandCode.createTopic, { streamId: sid('nope'), partitionsCount: 1, name: 'x', options: [] }), { rejected: IggyErrorCode.streamIdNotFound });
   });
@@ -181,6 +191,10 @@ describe('iggy topics', () => {
       { status: IggyErrorCode.invalidTopicSize },
     );
     assert.equal((await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') }))?.maxTopicSize, 2n ** 64n - 1n);
+    // An update touches what the updatable options map to: a topic made by another protocol keeps its batch limit and roll rule.
+    await h.broker.createTopic('default', 'kafka-made', { partitions: 1, config: { 'max.message.bytes': 2_000_000 } });
+    await c.ok(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('kafka-made'), name: 'kafka-made', options: [option('message_expiry', { kind: 'uint64', value: 5_000_000n })] });
+    assert.deepEqual(h.broker.catalog.requireTopic({ topic: 'kafka-made' }).config, { 'max.message.bytes': 2_000_000, 'retention.ms': 5000, 'retention.bytes': -1 });
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x', 'y']));
     const offsetRef = { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('default'), topicId: sid('orders-v2'), partitionId: 0 };
     await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 1n, ack: 1 });
