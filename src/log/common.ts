@@ -36,6 +36,11 @@ export function assertValidConfig(config: LogConfig): void {
 }
 
 /** Operating errors for a request a front-end built from peer input. */
+/** Whether a batch of `bytes` starts a new segment after `segmentSize` bytes, by size alone. */
+export function segmentFull(config: Pick<LogConfig, 'segmentBytes' | 'segmentRoll'>, segmentSize: number, bytes: number): boolean {
+  return config.segmentRoll === 'after' ? segmentSize >= config.segmentBytes : segmentSize + bytes > config.segmentBytes;
+}
+
 export function checkAppendRequest(request: AppendRequest, config: LogConfig): void {
   if (request.payload.length > config.maxBatchBytes) {
     throw new QuartetError('record_too_large', `batch of ${request.payload.length} bytes exceeds maxBatchBytes ${config.maxBatchBytes}`);

@@ -31,6 +31,7 @@ import {
   oldestSegmentsToDelete,
   outOfRange,
   ReadSelector,
+  segmentFull,
   segmentOffsetSpanMax,
   storedBytes,
   tombstoneDeadline,
@@ -54,7 +55,7 @@ import type {
   ReadOptions,
   StoredBatch,
 } from './types.js';
-import { fileSliceHeadBytes, segmentFull } from './types.js';
+import { fileSliceHeadBytes } from './types.js';
 
 /** Appends per writev: two iovecs each, inside Linux's IOV_MAX of 1024. */
 const appendsPerWriteMax = 512;

@@ -18,6 +18,7 @@ import {
   outOfRange,
   ReadSelector,
   rewrittenBatch,
+  segmentFull,
   segmentOffsetSpanMax,
   storedBytes,
   tombstoneDeadline,
@@ -34,7 +35,6 @@ import type {
   ReadOptions,
   StoredBatch,
 } from './types.js';
-import { segmentFull } from './types.js';
 
 interface MemorySegment {
   baseOffset: number;

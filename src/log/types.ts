@@ -90,8 +90,12 @@ export interface FileSlice {
   readonly length: number;
 }
 
-/** Payload bytes a file-sliced StoredBatch still carries in `payload` (its first ones). */
-export const fileSliceHeadBytes = 256;
+/**
+ * Payload bytes a file-sliced StoredBatch still carries in `payload` (its first ones): enough for
+ * an Iggy batch header and its first frame header (256 + 48), which a poll reads to decide whether
+ * to send the batch as stored.
+ */
+export const fileSliceHeadBytes = 320;
 
 /** A batch as read back. `payload` is a view into a buffer shared with neighbouring batches. */
 export interface StoredBatch {
@@ -175,11 +179,6 @@ export interface LogConfig {
 }
 
 export type SegmentRoll = 'before' | 'after';
-
-/** Whether a batch of `bytes` starts a new segment after `segmentSize` bytes, by size alone. */
-export function segmentFull(config: Pick<LogConfig, 'segmentBytes' | 'segmentRoll'>, segmentSize: number, bytes: number): boolean {
-  return config.segmentRoll === 'after' ? segmentSize >= config.segmentBytes : segmentSize + bytes > config.segmentBytes;
-}
 
 export const defaultLogConfig: LogConfig = {
   segmentBytes: 1024 * 1024 * 1024,

@@ -26,13 +26,10 @@
 // After an empty round the loop waits pollIntervalMs. Retriable errors (a dropped connection)
 // wait and retry; other errors end the iteration by throwing.
 
-import { IggyErrorCode } from '../../protocols/iggy/codec/index.js';
+import { IggyErrorCode, resyncPartitionId } from '../../protocols/iggy/codec/index.js';
 import type { ConsumerInput, Id, IggyClient, PollStrategyInput } from './client.js';
 import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
 import type { IggyMessage } from './messages.js';
-
-/** The partition id the reference server answers a fenced group poll with: sync again. */
-const resyncPartitionId = 0xffff_ffff;
 
 export interface IggyConsumerOptions {
   streamId: Id;

@@ -281,6 +281,11 @@ export interface AppendFromBatchOptions {
    * base_offset is stamped that much below the first offset. 0 by default.
    */
   firstOffsetDelta?: number;
+  /**
+   * Shared by the parts of one batch: the part stamped first fixes base_timestamp (µs) for all,
+   * so that the whole batch carries one server time, as a batch stored whole does.
+   */
+  sharedBaseTimestamp?: { micros: bigint | null };
 }
 
 /**
@@ -298,6 +303,7 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
   const max = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.maxTimestampDelta));
   const partitionId = BigInt(options.partitionId);
   const firstOffsetDelta = options.firstOffsetDelta ?? 0;
+  const shared = options.sharedBaseTimestamp;
   return {
     format: BatchFormat.iggy,
     recordCount: count,
@@ -315,7 +321,7 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
       stampValidatedBatch(payload, batch, {
         partitionId,
         baseOffset: BigInt(baseOffset - firstOffsetDelta),
-        baseTimestamp: BigInt(Math.max(0, Math.floor(appendTime * 1000))),
+        baseTimestamp: shared === undefined ? BigInt(Math.max(0, Math.floor(appendTime * 1000))) : (shared.micros ??= BigInt(Math.max(0, Math.floor(appendTime * 1000)))),
       });
     },
   };

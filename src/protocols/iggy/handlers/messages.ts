@@ -28,13 +28,13 @@ import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type Fi
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
-  ConsumerKind,
   IggyErrorCode,
   PollingKind,
   appendRequestFromBatch,
   iggyFormatCodec,
   batchHeaderBytes,
   batchMessageCountOffset,
+  frameHeaderBytes,
   isBatchRejection,
   sliceStoredBatch,
   splitValidatedBatch,
@@ -44,15 +44,13 @@ import {
   type Identifier,
   type Partitioning,
   type ValidatedBatch,
+  resyncPartitionId,
 } from '../codec/index.js';
-import { findConsumer, storeOffset, storedOffset } from '../consumers.js';
+import { findConsumer, storeOffset, storedOffset, type ResolvedConsumer } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
 import { findTopic, requirePartition, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
-
-/** The partition id of the empty poll that refuses a consumer group's poll (its SDKs then sync again). */
-export const resyncPartitionId = 0xffff_ffff;
 
 /** A timestamp poll reads at most this many times pollBytesMax while it looks for `count` messages. */
 const timestampScanFactor = 8;
@@ -91,7 +89,9 @@ export const storedPartBytesMax = 1024 * 1024;
  * consecutive batches of at most storedPartBytesMax (splitValidatedBatch), so that a poll or
  * fetch that starts inside it reads about a megabyte, not the whole batch (up to the frame's 64
  * MiB). The topic's batch limit (max.message.bytes) applies to the batch as sent, as when it is
- * stored whole.
+ * stored whole. The split copies the batch once on the event loop (a 60 MB batch took 208–303 ms
+ * to send whole and 232–244 ms split: docs/benchmarks.md, thirteenth session) and holds both
+ * copies until the request buffer goes back to its pool.
  */
 function storedParts(ctx: IggyRequestContext, topic: Topic, batch: ValidatedBatch): BatchPart[] {
   if (batch.bytes.length <= storedBatchSplitBytes) return [{ ...batch, firstOffsetDelta: 0 }];
@@ -142,8 +142,8 @@ function pieceOf(batch: StoredBatch, from: number, toExclusive: number, countMax
   return { chunks: [encoded.payload], count: records.length, lastOffset: records[records.length - 1]!.offset };
 }
 
-// A file-sliced batch's head must hold the whole Iggy batch header (isWholeDenseIggyBatch reads it).
-assert.ok(fileSliceHeadBytes >= batchHeaderBytes, 'file slices carry the whole Iggy batch header');
+// A file-sliced batch's head must hold the Iggy batch header and the first frame header (isWholeDenseIggyBatch reads both).
+assert.ok(fileSliceHeadBytes >= batchHeaderBytes + frameHeaderBytes, 'file slices carry the Iggy batch header and the first frame header');
 
 /** Whether the poll sends `batch` as it is stored: an Iggy batch wholly in range, of at most countMax messages. */
 function servedAsStored(batch: StoredBatch, from: number, toExclusive: number, countMax: number): boolean {
@@ -163,24 +163,37 @@ function serverTimeMicros(batch: StoredBatch): bigint {
 
 /**
  * A stored Iggy batch whose header agrees with the log's record of it and holds one frame per
- * offset (message_count = the batch's offset span). Every Iggy batch writer (SendMessages, with
- * offset_delta = index; encodeIggyBatch, with ascending deltas) then stores deltas 0..n-1, so the
- * frames are base..last. The frame layout was checked at admission and the log checks its
- * bytes; batches with gaps (compaction rewrites) take the frame walk.
+ * offset: message_count = the batch's offset span, and its first frame (base_offset +
+ * offset_delta) at the log's first offset. Every Iggy batch writer stores ascending deltas
+ * (SendMessages: offset_delta = index, checked at admission, and a part of a larger batch keeps
+ * its frames, so its deltas run on from the whole batch's: storedParts; encodeIggyBatch:
+ * ascending), so the frames are first..last. The log checks the bytes; batches with gaps
+ * (compaction rewrites) take the frame walk.
  */
 function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
-  // A file-sliced batch carries its first fileSliceHeadBytes (the whole 256-byte header) in payload.
+  // A file-sliced batch carries its first fileSliceHeadBytes (the batch header and the first frame header) in payload.
   const b = batch.payload;
   const length = batch.file?.length ?? b.length;
+  const headBytes = batchHeaderBytes + frameHeaderBytes;
+  if (length < headBytes || b.length < headBytes) return false;
+  const base = b.readUInt32LE(12) * 0x1_0000_0000 + b.readUInt32LE(8);
   return (
-    length >= batchHeaderBytes &&
-    b.length >= batchHeaderBytes &&
     b.readUInt32LE(32) === length &&
     b.readUInt32LE(36) === 0 &&
     b.readUInt32LE(batchMessageCountOffset) === batch.recordCount &&
-    b.readUInt32LE(8) === batch.baseOffset % 0x1_0000_0000 &&
-    b.readUInt32LE(12) === Math.floor(batch.baseOffset / 0x1_0000_0000)
+    base + b.readUInt32LE(batchHeaderBytes + 24) === batch.baseOffset
   );
+}
+
+/**
+ * The reference server's fence on a consumer group's poll: a caller that is not a member, or a
+ * partition the member does not own (a missing one included), is answered with an empty poll whose
+ * partition is u32::MAX (resyncPartitionId), the SDKs' cue to sync the assignment again (and join
+ * again). A plain consumer (no group) passes.
+ */
+function failsGroupFence(consumer: ResolvedConsumer, partitionId: number | null): boolean {
+  if (consumer.group === null) return false;
+  return consumer.member === null || (partitionId !== null && !consumer.member.partitions.includes(partitionId));
 }
 
 /** Whether `log` is still the partition's (no purge replaced it, nor a deletion removed it). */
@@ -197,14 +210,20 @@ export const messageHandlers: IggyHandlerTable = {
     if (isBatchRejection(parsed)) throw new IggyFailure(rejectionStatus[parsed.code], 'status', parsed.reason);
     const partition = pickPartition(ctx, topic, req.partitioning);
     const parts = storedParts(ctx, topic, parsed);
-    // Appended back to back with nothing awaited in between, so the parts take consecutive offsets.
-    const appends = parts.map((part) => ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(part, { partitionId: partition, firstOffsetDelta: part.firstOffsetDelta })));
+    // Appended back to back with nothing awaited in between, so the parts take consecutive offsets
+    // (the log assigns them inside append(); checked below); all carry the first part's server time.
+    const sharedBaseTimestamp: { micros: bigint | null } = { micros: null };
+    const appends = parts.map((part) =>
+      ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(part, { partitionId: partition, firstOffsetDelta: part.firstOffsetDelta, sharedBaseTimestamp })),
+    );
     // The reply waits for every part, failed or not (a retry must not race the parts still in flight).
     const settled = await Promise.allSettled(appends);
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
-    const first = settled[0] as PromiseFulfilledResult<AppendResult>;
-    return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(first.value.baseOffset) }] };
+    const results = settled.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
+    const baseOffset = results[0]!.baseOffset;
+    results.forEach((r, k) => assert.equal(r.baseOffset, baseOffset + parts[k]!.firstOffsetDelta, 'the parts of a batch take consecutive offsets'));
+    return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(baseOffset) }] };
   },
 
   [CommandCode.pollMessages]: async (ctx, req) => {
@@ -213,16 +232,12 @@ export const messageHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
     // null: a consumer group that does not exist.
     const consumer = findConsumer(frontend, ctx.session, topic, req.consumer);
-    // The reference server's group fence: a poll for a group that does not exist, by a caller that
-    // is not a member, or for a partition the member does not own is an empty poll whose partition
-    // is u32::MAX, the SDKs' cue to sync the assignment again (and join again).
-    const member = consumer?.member ?? null;
-    const isGroup = req.consumer.kind === ConsumerKind.consumerGroup;
-    if (consumer === null || (isGroup && (member === null || (req.partitionId !== null && !member.partitions.includes(req.partitionId))))) {
+    if (consumer === null || failsGroupFence(consumer, req.partitionId)) {
       return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] };
     }
+    const member = consumer.member;
     let partition: number;
-    if (isGroup && member !== null) {
+    if (member !== null) {
       if (req.partitionId !== null) {
         partition = req.partitionId;
       } else {

@@ -332,14 +332,16 @@ describe('message batch fast paths', () => {
           stampBatch(whole, stampedWhole.frames, stamp);
           const reference = parseBatch(whole, { verify: 'full', exact: true }) as ParsedBatch;
           let next = 0;
-          for (const part of parts) {
+          // One server time for the whole batch: later parts, appended a few ms after the first, keep its base_timestamp.
+          const sharedBaseTimestamp: { micros: bigint | null } = { micros: null };
+          for (const [k, part] of parts.entries()) {
             const count = part.header.messageCount;
             assert.equal(part.firstOffsetDelta, next, 'parts follow one another');
             assert.ok(part.bytes.length <= partBytesMax || count === 1, 'a part exceeds the bound only when it is one frame');
             // Stamped as the broker stores it (its first offset base + firstOffsetDelta, appendRequestFromBatch).
-            const request = appendRequestFromBatch(part, { partitionId: 2, firstOffsetDelta: part.firstOffsetDelta });
+            const request = appendRequestFromBatch(part, { partitionId: 2, firstOffsetDelta: part.firstOffsetDelta, sharedBaseTimestamp });
             const stored = Buffer.from(request.payload);
-            request.stamp!(stored, base + part.firstOffsetDelta, 0.077);
+            request.stamp!(stored, base + part.firstOffsetDelta, 0.077 + k);
             const slice = sliceBatch(reference, BigInt(base + next), BigInt(base + next + count));
             assert.ok(slice !== null);
             assert.deepEqual(stored, Buffer.concat(slice));

@@ -61,6 +61,7 @@ describe('iggy consumer groups', () => {
     const resync = { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] };
     const fenced = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
     assert.deepEqual(fenced, resync);
+    assert.deepEqual(await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 99, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'a partition that does not exist is not owned either');
     const outsider = await h.root();
     assert.deepEqual(await outsider.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 0, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'not a member');
     assert.deepEqual(await outsider.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: null, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'not a member, no partition');

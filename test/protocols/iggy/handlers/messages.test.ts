@@ -318,6 +318,13 @@ describe('iggy messages', () => {
     const all = await poll(c, { kind: PollingKind.offset, value: 0n }, 5000);
     assert.deepEqual(all.payloads, [...payloads, 'after']);
     assert.deepEqual(all.offsets, Array.from({ length: 3001 }, (_, i) => i));
+    if (nativeStatus.loaded) {
+      // Every part is served as stored, from its file (sendfile), the later ones too (their first
+      // frame's base_offset + offset_delta is their first offset).
+      const slicesBefore = fileReplyStats.slices;
+      assert.equal((await poll(c, { kind: PollingKind.offset, value: 0n }, 5000)).payloads.length, 3001);
+      await eventually(() => fileReplyStats.slices === slicesBefore + 6, 'the six parts to go out from their files');
+    }
     // From inside a part, and across the boundary of two.
     const inside = await poll(c, { kind: PollingKind.offset, value: 1500n }, 10);
     assert.deepEqual([inside.offsets, inside.payloads], [Array.from({ length: 10 }, (_, i) => 1500 + i), payloads.slice(1500, 1510)]);

@@ -77,6 +77,13 @@ export function writePollMessagesRequest(w: Writer, v: PollMessagesRequest): voi
 
 export const pollReplyHeadBytes = 16;
 
+/**
+ * The partition id of the empty poll a server answers a consumer group's poll with when the
+ * poll fails the group's fence (no such group, not a member, a partition it does not own): the
+ * client syncs its assignment again (u32::MAX, the reference's RESYNC_REQUIRED_PARTITION_SENTINEL).
+ */
+export const resyncPartitionId = 0xffff_ffff;
+
 export interface PollMessagesReply {
   partitionId: number;
   /** The partition's newest offset at poll time. */
