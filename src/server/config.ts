@@ -249,9 +249,11 @@ function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
 }
 
 const IGGY_FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
+/** The reference server caps a poll by its count only: 5,000 messages of 20 kB come back whole (its offset scenario). */
+const IGGY_POLL_BYTES_MAX_DEFAULT = 128 * 1024 * 1024;
 
 function iggySection(c: QuartetConfig): IggyFrontendConfig {
-  c.iggy ??= { frameBytesMax: IGGY_FRAME_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, heartbeatIntervalMs: 30_000, pollBytesMax: 8 * 1024 * 1024, pollMessagesMax: 100_000 };
+  c.iggy ??= { frameBytesMax: IGGY_FRAME_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, heartbeatIntervalMs: 30_000, pollBytesMax: IGGY_POLL_BYTES_MAX_DEFAULT, pollMessagesMax: 100_000 };
   return c.iggy;
 }
 
@@ -408,7 +410,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
         flag: 'iggy-poll-bytes-max',
         env: 'QUARTET_IGGY_POLL_BYTES_MAX',
         kind: intKind(64 * 1024, 1024 * 1024 * 1024),
-        default: 8 * 1024 * 1024,
+        default: IGGY_POLL_BYTES_MAX_DEFAULT,
         doc: 'Largest PollMessages reply payload (bytes); at least one stored batch is always returned.',
         set: (c, v) => void (iggySection(c).pollBytesMax = v),
       }),

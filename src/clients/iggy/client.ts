@@ -31,7 +31,6 @@ import {
   consumerOffsetCommands,
   decodeReply,
   encodeRequestFrame,
-  frameBytesMaxDefault,
   iggyProtocolVersion,
   isMetadataOperation,
   numericId,
@@ -206,6 +205,11 @@ export interface IggyClientOptions {
   pingIntervalMs?: number;
   /** Requests on the wire at once; later ones wait in order (default 256). */
   inflightRequestsMax?: number;
+  /**
+   * Largest reply frame accepted (default 256 MiB: a server may answer a poll with as much as
+   * its count asks for, 128 MiB by default on Quartet's); a larger declared size closes the
+   * connection.
+   */
   frameBytesMax?: number;
   /** Stamp request_checksum on metadata requests (default true, as the Rust SDK). */
   requestChecksums?: boolean;
@@ -262,6 +266,9 @@ export function mintClientId(): bigint {
   }
 }
 
+/** The SDK's default reply frame limit (IggyClientOptions.frameBytesMax). */
+export const replyFrameBytesMaxDefault = 256 * 1024 * 1024;
+
 /**
  * Events: 'connect' (LoginResult | null), 'disconnect' (IggyClientError), 'reconnect' (attempt
  * number, delay ms). No 'error' event: failures surface on the requests.
@@ -292,7 +299,7 @@ export class IggyClient extends EventEmitter {
       connectTimeoutMs: 10_000,
       pingIntervalMs: 5_000,
       inflightRequestsMax: 256,
-      frameBytesMax: frameBytesMaxDefault,
+      frameBytesMax: replyFrameBytesMaxDefault,
       ...options,
     };
     this.reconnect =

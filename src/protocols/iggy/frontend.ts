@@ -54,7 +54,7 @@ export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
   heartbeatIntervalMs: 30_000,
   replyCacheEntriesMax: 64,
   replyCacheClientsMax: 10_000,
-  pollBytesMax: 8 * 1024 * 1024,
+  pollBytesMax: 128 * 1024 * 1024,
   pollMessagesMax: 100_000,
   halfClosedStallMs: 10_000,
 });

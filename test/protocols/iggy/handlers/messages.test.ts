@@ -278,7 +278,7 @@ describe('iggy messages', () => {
   });
 
   it('takes batches far above Kafka\'s 1 MiB default into Iggy topics, and polls them back whole', async (t) => {
-    const h = await startIggy(t);
+    const h = await startIggy(t, { settings: { pollBytesMax: 8 * 1024 * 1024 } });
     const c = await h.root();
     await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
     const many = Array.from({ length: 1200 }, (_, i) => Buffer.alloc(2000, i % 251));
@@ -294,6 +294,17 @@ describe('iggy messages', () => {
     // A topic another protocol made keeps its own max.message.bytes (1 MiB by default): 4022.
     await h.broker.createTopic('default', 'k', { partitions: 1 });
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('k'), many)), { status: IggyErrorCode.tooBigMessagePayload });
+  });
+
+  it('returns as many messages as the count asks for, 20 MB of them by default (as the reference server, which caps a poll by its count)', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const payload = (i: number) => Buffer.alloc(20_000, i % 251);
+    for (let b = 0; b < 5; b++) await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), Array.from({ length: 200 }, (_, i) => payload(200 * b + i))));
+    const all = await poll(c, { kind: PollingKind.offset, value: 0n }, 1000);
+    assert.deepEqual(all.offsets, Array.from({ length: 1000 }, (_, i) => i));
+    assert.ok(all.payloads.every((p, i) => p === payload(i).toString()));
   });
 
   it('stores a batch over 4 MiB as consecutive parts of at most 1 MiB, read back whole or from inside by polls and by the other protocols', async (t) => {
