@@ -310,6 +310,7 @@ export class UserStore {
       if (lifetimeMs !== null && (!Number.isSafeInteger(lifetimeMs) || lifetimeMs <= 0)) {
         throw new QuartetError('invalid_request', `token lifetime must be a positive number of ms or null, got ${lifetimeMs}`);
       }
+      await this.dropExpiredTokens(user.id);
       const own = this.tokensOf(user.id);
       if (own.some((t) => t.name === name)) throw new QuartetError('token_exists', `user '${user.username}' already has a token named '${name}'`);
       if (own.length >= tokensPerUserMax) throw new QuartetError('resource_exhausted', `at most ${tokensPerUserMax} tokens per user`);
@@ -325,7 +326,7 @@ export class UserStore {
   /** The token's user; invalid_token when unknown or expired, user_inactive when the user is. */
   verifyToken(token: string): User {
     const record = this.tokensByHash.get(hashToken(token));
-    if (!record || (record.expiresAt !== null && record.expiresAt <= this.clock.now())) throw new QuartetError('invalid_token');
+    if (!record || isExpired(record, this.clock.now())) throw new QuartetError('invalid_token');
     const user = this.byId.get(record.userId);
     if (!user) throw new QuartetError('invalid_token');
     if (user.status !== 'active') throw new QuartetError('user_inactive', `user '${user.username}' is not active`);
@@ -350,7 +351,7 @@ export class UserStore {
   purgeExpiredTokens(): Promise<number> {
     return this.mutations.run(async () => {
       const now = this.clock.now();
-      const expired = [...this.tokensByHash.values()].filter((t) => t.expiresAt !== null && t.expiresAt <= now);
+      const expired = [...this.tokensByHash.values()].filter((t) => isExpired(t, now));
       for (const t of expired) {
         await this.store.deleteToken(t.tokenHash);
         this.tokensByHash.delete(t.tokenHash);
@@ -407,9 +408,27 @@ export class UserStore {
     return record;
   }
 
+  /** The user's tokens that have not expired (an expired one is gone for every purpose before the maintenance pass removes it). */
   private tokensOf(userId: number): TokenRecord[] {
-    return [...this.tokensByHash.values()].filter((t) => t.userId === userId).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const now = this.clock.now();
+    return [...this.tokensByHash.values()]
+      .filter((t) => t.userId === userId && !isExpired(t, now))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
+
+  /** Removes the user's expired tokens (before a new one may take an expired one's name). */
+  private async dropExpiredTokens(userId: number): Promise<void> {
+    const now = this.clock.now();
+    for (const t of [...this.tokensByHash.values()]) {
+      if (t.userId !== userId || !isExpired(t, now)) continue;
+      await this.store.deleteToken(t.tokenHash);
+      this.tokensByHash.delete(t.tokenHash);
+    }
+  }
+}
+
+function isExpired(token: TokenRecord, now: number): boolean {
+  return token.expiresAt !== null && token.expiresAt <= now;
 }
 
 // ---------------------------------------------------------------------------------------------

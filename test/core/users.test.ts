@@ -142,6 +142,13 @@ test('personal access tokens: secret shown once, only its hash stored, expiry by
   clock.advance(1);
   assert.throws(() => users.verifyToken(token), code('invalid_token'));
   assert.throws(() => users.verifyToken('made-up'), code('invalid_token'));
+  // Expired is gone before the maintenance pass removes it: not listed, not deletable, its name free.
+  assert.deepEqual(users.listTokens('alice').map((t) => t.name), ['forever']);
+  await assert.rejects(users.deleteToken('alice', 'ci'), code('invalid_token'));
+  const again = await users.createToken('alice', 'ci', 1000);
+  assert.equal(users.verifyToken(again.token).username, 'alice');
+  assert.equal((await store.listTokens()).length, 2, 'the expired record went when its name was taken again');
+  clock.advance(1000);
   assert.equal(await users.purgeExpiredTokens(), 1);
   assert.deepEqual(users.listTokens('alice').map((t) => t.name), ['forever']);
   await users.update('alice', { status: 'inactive' });
