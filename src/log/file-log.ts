@@ -106,6 +106,8 @@ interface PendingAppend {
   appendTime: number;
   /** The active segment rolls before this batch is written. */
   rollBefore: boolean;
+  /** The active segment rolls once this batch is written (segmentRoll 'after': it fills the segment). */
+  rollAfter: boolean;
   resolve: (result: AppendResult) => void;
   reject: (error: Error) => void;
 }
@@ -402,11 +404,12 @@ export class FileLog implements PartitionLog {
     assert.equal(request.payload.length, length, 'stamp must not change the payload length');
     const bytes = storedBytes(length);
     const rollBefore = this.assignRoll(bytes, request.recordCount, appendTime, baseOffset);
+    const rollAfter = this.assignRollAfter(baseOffset + request.recordCount);
     const header = encodeEnvelopeHeader(request, baseOffset, request.payload);
     this.nextOffset = baseOffset + request.recordCount;
     const meta: BatchMeta = { baseOffset, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp };
     return new Promise((resolve, reject) => {
-      this.queue.push({ header, payload: request.payload, meta, bytes, appendTime, rollBefore, resolve, reject });
+      this.queue.push({ header, payload: request.payload, meta, bytes, appendTime, rollBefore, rollAfter, resolve, reject });
       this.kick();
     });
   }
@@ -428,6 +431,19 @@ export class FileLog implements PartitionLog {
     return roll;
   }
 
+  /**
+   * Under segmentRoll 'after' (Iggy's rule), a batch that brings the segment to segmentBytes or more
+   * seals it once written, and a new active segment starts at `nextBase` at once (as the reference
+   * seals a full segment), so the tally restarts there. Decided at assignment time, with the tally.
+   */
+  private assignRollAfter(nextBase: number): boolean {
+    if (this.config.segmentRoll !== 'after' || this.assignedBytes < this.config.segmentBytes) return false;
+    this.assignedBase = nextBase;
+    this.assignedBytes = 0;
+    this.assignedFirstAppendTime = null;
+    return true;
+  }
+
   /** Recomputes the assignment tally from the active segment and the queue (after changes). */
   private resetAssignment(): void {
     const active = this.active();
@@ -442,6 +458,11 @@ export class FileLog implements PartitionLog {
       }
       this.assignedBytes += entry.bytes;
       this.assignedFirstAppendTime ??= entry.appendTime;
+      if (entry.rollAfter) {
+        this.assignedBase = entry.meta.baseOffset + entry.meta.recordCount;
+        this.assignedBytes = 0;
+        this.assignedFirstAppendTime = null;
+      }
     }
   }
 
@@ -512,7 +533,25 @@ export class FileLog implements PartitionLog {
       if (syncing && unsyncedBefore) this.goReadOnly(error);
       return this.failRound(segment, before, taken, waiters, error);
     }
+    // A batch that filled its segment is acknowledged once the next segment has started, so
+    // that whoever sees the append done sees the full segment sealed (and deletable).
+    const last = taken.at(-1)!;
+    if (last.rollAfter) await this.rollAfterFull(last.meta.baseOffset + last.meta.recordCount);
     this.completeRound(taken, waiters);
+  }
+
+  /**
+   * Seals the segment a written batch filled (segmentRoll 'after') and starts the next one at
+   * `baseOffset`. The batch is acknowledged already: a failed roll leaves the full segment active
+   * (or the log read-only, rollActive), and the recomputed tally rolls before the next batch.
+   */
+  private async rollAfterFull(baseOffset: number): Promise<void> {
+    try {
+      await this.rollActive(baseOffset);
+    } catch (error) {
+      this.logger.error('segment roll after a full segment failed', { baseOffset, error });
+      this.resetAssignment();
+    }
   }
 
   private takeRound(): PendingAppend[] {
@@ -524,6 +563,8 @@ export class FileLog implements PartitionLog {
       if (count > 0 && (entry.rollBefore || bytes + entry.bytes > bytesLimit)) break;
       bytes += entry.bytes;
       count++;
+      // The segment rolls right after this one: the round ends with it.
+      if (entry.rollAfter) break;
     }
     return this.queue.splice(0, count);
   }

@@ -96,6 +96,8 @@ export class MemoryLog implements PartitionLog {
     segment.sizeBytes += storedBytes(length);
     segment.firstAppendTime ??= appendTime;
     this.nextOffset = baseOffset + request.recordCount;
+    // segmentRoll 'after' (Iggy's rule): a segment this batch filled is sealed at once.
+    if (this.config.segmentRoll === 'after' && segment.sizeBytes >= this.config.segmentBytes) this.roll();
     const highWatermark = this.nextOffset;
     queueMicrotask(() => this.notify(highWatermark));
     return Promise.resolve({ baseOffset, lastOffset: this.nextOffset - 1, appendTime, logStartOffset: this.logStartOffset });

@@ -215,9 +215,15 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
             bytes = log.stats().sizeBytes - held;
           }
           assert.equal(log.stats().segmentCount, 2);
-          // `held`: what the first segment holds when the next batch starts the second.
+          // `held`: the size before the append that made a second segment. Before: that batch started
+          // it (the first holds `held` <= 1024). After: that batch filled the first (`held` + it >= 1024),
+          // which was sealed at once, leaving the new active segment empty: deleting the oldest
+          // segment then deletes every batch.
+          const { nextOffset } = log.stats();
           if (segmentRoll === 'before') assert.ok(held <= 1024 && held + bytes > 1024, `held ${held}, batch ${bytes}`);
-          else assert.ok(held >= 1024 && held - bytes < 1024, `held ${held}, batch ${bytes}`);
+          else assert.ok(held < 1024 && held + bytes >= 1024, `held ${held}, batch ${bytes}`);
+          await log.deleteOldestSegments(1);
+          assert.equal(log.stats().logStartOffset, segmentRoll === 'after' ? nextOffset : nextOffset - 1);
         }));
     }
 

@@ -97,12 +97,18 @@ describe('iggy DeleteSegments', () => {
     };
     const offsets = async (topic: string) => (await client.pollMessages({ streamId: 'py', topicId: topic, partitionId: 0, strategy: 'first', count: 100 })).messages.map((m) => Number(m.offset));
     await sendAll('one', 10);
-    assert.equal((await client.getTopic('py', 'one'))!.partitions[0]!.segmentsCount, 2);
+    // [0-4] [5-9] sealed as each filled, and an empty active segment at 10: the reference's layout.
+    assert.equal((await client.getTopic('py', 'one'))!.partitions[0]!.segmentsCount, 3);
     await client.deleteSegments('py', 'one', 0, 1);
     assert.deepEqual(await offsets('one'), [5, 6, 7, 8, 9]);
     await sendAll('all', 12);
     await client.deleteSegments('py', 'all', 0, 100);
     assert.deepEqual(await offsets('all'), [10, 11]);
+    // 25 messages fill five segments: deleting every sealed one leaves nothing to poll (the consumer-barrier-free case of the reference's delete_segments scenario).
+    await sendAll('full', 25);
+    assert.equal((await client.getTopic('py', 'full'))!.partitions[0]!.segmentsCount, 6);
+    await client.deleteSegments('py', 'full', 0, 0xffff_ffff);
+    assert.deepEqual(await offsets('full'), []);
     // A topic made by another protocol keeps Kafka's rule: the batch that would overflow starts the next segment.
     await h.broker.createTopic('py', 'kafka-made', { partitions: 1, config: { 'segment.bytes': segmentSize, 'max.message.bytes': 1_000_000 } });
     for (let i = 0; i < 10; i++) await client.sendMessages({ streamId: 'py', topicId: 'kafka-made', partitioning: { partitionId: 0 }, messages: [Buffer.alloc(220_000, i)] });
