@@ -121,7 +121,9 @@ export type BatchRejectionCode =
   | 'bad_count'
   | 'message_checksum'
   | 'batch_checksum'
-  | 'offset_delta';
+  | 'offset_delta'
+  | 'payload_too_big'
+  | 'user_headers_too_big';
 
 export interface BatchRejection {
   code: BatchRejectionCode;

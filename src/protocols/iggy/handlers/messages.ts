@@ -63,6 +63,8 @@ const rejectionStatus: Record<BatchRejectionCode, number> = {
   message_checksum: IggyErrorCode.invalidMessageChecksum,
   batch_checksum: IggyErrorCode.invalidBatchChecksum,
   offset_delta: IggyErrorCode.invalidFormat,
+  payload_too_big: IggyErrorCode.tooBigMessagePayload,
+  user_headers_too_big: IggyErrorCode.tooBigUserHeaders,
 };
 
 /**

@@ -296,6 +296,18 @@ describe('iggy messages', () => {
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('k'), many)), { status: IggyErrorCode.tooBigMessagePayload });
   });
 
+  it('refuses a message over the reference\'s bounds (user headers over 100,000 B: 4017, a payload over 64,000,000 B: 4022) and appends nothing', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const withHeaders = (bytes: number, payloads: (string | Buffer)[]) => ({ ...sendRequest(sid('default'), sid('m'), payloads), batch: batchOf(payloads, undefined, Buffer.alloc(bytes, 1)) });
+    assert.ok('value' in (await c.call(CommandCode.sendMessages, withHeaders(100_000, ['at the bound']))));
+    assert.deepEqual(await c.call(CommandCode.sendMessages, withHeaders(100_001, ['ok', 'over'])), { status: IggyErrorCode.tooBigUserHeaders });
+    assert.ok('value' in (await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [Buffer.alloc(64_000_000, 2)]))), 'a payload at the bound');
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['small', Buffer.alloc(64_000_001, 3)])), { status: IggyErrorCode.tooBigMessagePayload });
+    assert.equal(h.broker.partition({ topic: 'm' }, 0).stats().nextOffset, 2, 'only the two sends within the bounds');
+  });
+
   it('returns as many messages as the count asks for, 20 MB of them by default (as the reference server, which caps a poll by its count)', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();

@@ -38,6 +38,7 @@ import {
 } from '../primitives.js';
 import {
   batchHeaderBytes,
+  frameHeaderBytes,
   parseBatch,
   validateBatch,
   type BatchRejection,
@@ -175,12 +176,17 @@ export function writeSendMessagesRequest(w: Writer, v: SendMessagesRequest): voi
   w.bytes(v.batch);
 }
 
+/** The reference's bounds on one message (iggy_common MAX_PAYLOAD_SIZE, MAX_USER_HEADERS_SIZE). */
+export const messagePayloadBytesMax = 64_000_000;
+export const messageUserHeadersBytesMax = 100_000;
+
 /**
  * Admission check of a SendMessages batch: exactly one batch filling the rest of the body, every
  * frame and the batch checksum verified, reserved fields zero, message_count >= 1 and equal to
  * the metadata count, and offset_delta = frame index (Quartet needs offsets base..base+n-1; the
  * reference encoders always write the index). One walk without per-frame objects (validateBatch:
- * the same rejections as parseBatch with `verify: 'full'`).
+ * the same rejections as parseBatch with `verify: 'full'`). Then each message within the
+ * reference's bounds: a payload of at most 64,000,000 bytes, user headers of at most 100,000.
  */
 export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?: number): ValidatedBatch | BatchRejection {
   if (req.batch.length < batchHeaderBytes) return { code: 'truncated', reason: 'no batch after the send metadata' };
@@ -192,7 +198,20 @@ export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?
   if ('code' in batch) return batch;
   if (batch.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
   if (batch.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
-  return batch;
+  return oversizedMessage(batch.bytes) ?? batch;
+}
+
+/** The first message of a valid batch over the reference's size bounds, as a rejection. */
+function oversizedMessage(bytes: Buffer): BatchRejection | null {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let pos = batchHeaderBytes, k = 0; pos < bytes.length; k++) {
+    const userHeadersLength = view.getUint32(pos + 32, true);
+    const payloadLength = view.getUint32(pos + 36, true);
+    if (payloadLength > messagePayloadBytesMax) return { code: 'payload_too_big', reason: `message ${k} payload of ${payloadLength} bytes exceeds ${messagePayloadBytesMax}` };
+    if (userHeadersLength > messageUserHeadersBytesMax) return { code: 'user_headers_too_big', reason: `message ${k} user headers of ${userHeadersLength} bytes exceed ${messageUserHeadersBytesMax}` };
+    pos += frameHeaderBytes + payloadLength + userHeadersLength;
+  }
+  return null;
 }
 
 export interface SendConfirmation {
