@@ -145,6 +145,11 @@ describe('iggy connection: header rules', () => {
     c.write([pingFrame(c.clientId, ++c.requestNo, (b) => b.writeUInt32LE(CommandCode.createStream, 196))]);
     const misrouted = await c.next();
     assert.equal(misrouted.kind === 'reply' && misrouted.header.status, IggyErrorCode.featureUnavailable);
+    // Logout (39) is a session operation, not a replicated command: as NonReplicated it is unknown (3), and the session stays.
+    c.write([pingFrame(c.clientId, ++c.requestNo, (b) => b.writeUInt32LE(CommandCode.logoutUser, 196))]);
+    const logoutAsRead = await c.next();
+    assert.equal(logoutAsRead.kind === 'reply' && logoutAsRead.header.status, IggyErrorCode.invalidCommand);
+    assert.ok('value' in (await c.call(CommandCode.getMe, {})));
     // Before login, any non-replicated code but Ping is Unauthenticated (40), unknown ones included.
     const fresh = await h.client();
     fresh.write([pingFrame(fresh.clientId, 1n, (b) => b.writeUInt32LE(9999, 196))]);

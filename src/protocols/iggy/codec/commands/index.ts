@@ -518,8 +518,9 @@ export function commandForOperation(op: number): CommandCode | undefined {
  * NonReplicated reads the code at 196..200; Register is LoginRegister (40) or
  * LoginRegisterWithPat (45), told apart by the body (login.decodeLoginRegisterBody); Logout is
  * 39; every other operation names its command. Legacy logins 38/44 are evicted with reason 15;
- * an unknown code is status 3 (InvalidCommand); a replicated command sent as NonReplicated is
- * status 3 as well; an unknown operation is Eviction 4.
+ * an unknown code is status 3 (InvalidCommand), and so is Logout (39) sent as NonReplicated; a
+ * replicated command sent as NonReplicated is status 5 (FeatureUnavailable); an unknown operation
+ * is Eviction 4.
  */
 export function resolveCommand(h: RequestHeader): { code: CommandCode } | RequestRejection {
   if (h.operation === Operation.nonReplicated) {
@@ -532,8 +533,12 @@ export function resolveCommand(h: RequestHeader): { code: CommandCode } | Reques
     if (s.operation === Operation.register) {
       return { action: 'evict', reason: `login command ${code} must ride operation Register`, eviction: EvictionReason.malformedLogin };
     }
+    if (s.operation === Operation.logout) {
+      // A session operation, not a replicated command (the reference's lookup_command): unknown as a read.
+      return { action: 'status', reason: `command ${code} must ride operation Logout`, status: IggyErrorCode.invalidCommand };
+    }
     if (s.operation !== Operation.nonReplicated) {
-      // The reference server's non-replicated path has no handler for it: FeatureUnavailable.
+      // A replicated command: the reference server's non-replicated path keeps FeatureUnavailable for it.
       return { action: 'status', reason: `command ${code} must ride operation ${s.operation}`, status: IggyErrorCode.featureUnavailable };
     }
     return { code: code as CommandCode };
