@@ -44,6 +44,7 @@ export const IggyErrorCode = {
   partitionNotFound: 3007,
   partitionIdSpaceExhausted: 3013,
   consumerOffsetNotFound: 3021,
+  invalidMessagesCount: 4009,
   tooBigUserHeaders: 4017,
   tooBigMessagePayload: 4022,
   tooManyMessages: 4023,

@@ -123,7 +123,8 @@ export type BatchRejectionCode =
   | 'batch_checksum'
   | 'offset_delta'
   | 'payload_too_big'
-  | 'user_headers_too_big';
+  | 'user_headers_too_big'
+  | 'no_messages';
 
 export interface BatchRejection {
   code: BatchRejectionCode;

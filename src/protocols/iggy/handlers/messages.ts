@@ -65,6 +65,8 @@ const rejectionStatus: Record<BatchRejectionCode, number> = {
   offset_delta: IggyErrorCode.invalidFormat,
   payload_too_big: IggyErrorCode.tooBigMessagePayload,
   user_headers_too_big: IggyErrorCode.tooBigUserHeaders,
+  // The reference's IggyMessagesBatch validation: an empty batch is InvalidMessagesCount.
+  no_messages: IggyErrorCode.invalidMessagesCount,
 };
 
 /**

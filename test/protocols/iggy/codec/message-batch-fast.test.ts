@@ -96,7 +96,7 @@ function referenceValidateSend(req: SendMessagesRequest, messagesMax?: number): 
   if (req.batch.length < batchHeaderBytes) return { code: 'truncated', reason: 'no batch after the send metadata' };
   const parsed = parseBatch(req.batch, { verify: 'full', exact: true, requireSequentialDeltas: true, ...(messagesMax !== undefined ? { messagesMax } : {}) });
   if ('code' in parsed) return parsed;
-  if (parsed.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
+  if (parsed.header.messageCount === 0) return { code: 'no_messages', reason: 'a batch carries at least one message' };
   if (parsed.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
   return parsed;
 }

@@ -156,6 +156,8 @@ describe('iggy messages', () => {
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...good, batch: batchSum }), { status: IggyErrorCode.invalidBatchChecksum });
     const miscounted = sendRequest(sid('default'), sid('m'), ['x', 'y']);
     assert.deepEqual(await c.call(CommandCode.sendMessages, { ...miscounted, messagesCount: 3 }), { status: IggyErrorCode.invalidFormat });
+    // No message at all: InvalidMessagesCount (4009), as the reference's batch validation.
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [])), { status: IggyErrorCode.invalidMessagesCount });
     // A send that does not resolve is ResourceNotFound (20) at every level, as the reference's dispatch answers it.
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('nope'), sid('m'), ['x'])), { status: IggyErrorCode.resourceNotFound });
     assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid(77), ['x'])), { status: IggyErrorCode.resourceNotFound });

@@ -196,7 +196,7 @@ export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?
     ...(messagesMax !== undefined ? { messagesMax } : {}),
   });
   if ('code' in batch) return batch;
-  if (batch.header.messageCount === 0) return { code: 'bad_count', reason: 'a batch carries at least one message' };
+  if (batch.header.messageCount === 0) return { code: 'no_messages', reason: 'a batch carries at least one message' };
   if (batch.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
   return oversizedMessage(batch.bytes) ?? batch;
 }
