@@ -542,8 +542,9 @@ export class FileLog implements PartitionLog {
 
   /**
    * Seals the segment a written batch filled (segmentRoll 'after') and starts the next one at
-   * `baseOffset`. The batch is acknowledged already: a failed roll leaves the full segment active
-   * (or the log read-only, rollActive), and the recomputed tally rolls before the next batch.
+   * `baseOffset`. The batch is written, and acknowledged after this whatever happens: a failed roll
+   * leaves the full segment active (or the log read-only, rollActive), and the recomputed tally
+   * rolls before the next batch.
    */
   private async rollAfterFull(baseOffset: number): Promise<void> {
     try {
