@@ -41,10 +41,13 @@ export function segmentFull(config: Pick<LogConfig, 'segmentBytes' | 'segmentRol
   return config.segmentRoll === 'after' ? segmentSize >= config.segmentBytes : segmentSize + bytes > config.segmentBytes;
 }
 
+/** record_too_large for a batch of more than maxBatchBytes (checkAppendRequest; a front-end that stores one batch in parts checks the whole). */
+export function checkBatchBytes(length: number, config: Pick<LogConfig, 'maxBatchBytes'>): void {
+  if (length > config.maxBatchBytes) throw new QuartetError('record_too_large', `batch of ${length} bytes exceeds maxBatchBytes ${config.maxBatchBytes}`);
+}
+
 export function checkAppendRequest(request: AppendRequest, config: LogConfig): void {
-  if (request.payload.length > config.maxBatchBytes) {
-    throw new QuartetError('record_too_large', `batch of ${request.payload.length} bytes exceeds maxBatchBytes ${config.maxBatchBytes}`);
-  }
+  checkBatchBytes(request.payload.length, config);
   if (!Number.isInteger(request.recordCount) || request.recordCount < 1) {
     throw new QuartetError('invalid_request', `recordCount ${request.recordCount} must be >= 1`);
   }

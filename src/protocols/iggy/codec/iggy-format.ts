@@ -318,10 +318,11 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
     logAppendTime: true,
     payload: batch.bytes,
     stamp: (payload: Buffer, baseOffset: number, appendTime: number) => {
+      const micros = BigInt(Math.max(0, Math.floor(appendTime * 1000)));
       stampValidatedBatch(payload, batch, {
         partitionId,
         baseOffset: BigInt(baseOffset - firstOffsetDelta),
-        baseTimestamp: shared === undefined ? BigInt(Math.max(0, Math.floor(appendTime * 1000))) : (shared.micros ??= BigInt(Math.max(0, Math.floor(appendTime * 1000)))),
+        baseTimestamp: shared === undefined ? micros : (shared.micros ??= micros),
       });
     },
   };

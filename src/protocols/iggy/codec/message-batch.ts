@@ -217,6 +217,9 @@ export interface ValidatedBatch {
   firstTimestampDelta: number;
   /** Largest timestamp_delta (0 for an empty batch). */
   maxTimestampDelta: number;
+  /** Largest payload and user-headers lengths of its frames (0 for an empty batch). */
+  maxPayloadLength: number;
+  maxUserHeadersLength: number;
   /**
    * The batch checksum input (computeBatchChecksum's layout: 44 header bytes, then each frame's
    * checksum field), reused by stampValidatedBatch.
@@ -238,6 +241,8 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   const bounds = frameBoundsScratch(count);
   let firstTimestampDelta = 0;
   let maxTimestampDelta = 0;
+  let maxPayloadLength = 0;
+  let maxUserHeadersLength = 0;
   let k = 0;
   let pos = batchHeaderBytes;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -260,6 +265,8 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
     const timestampDelta = view.getUint32(pos + 28, true);
     if (k === 0) firstTimestampDelta = timestampDelta;
     if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
+    if (payloadLength > maxPayloadLength) maxPayloadLength = payloadLength;
+    if (userHeadersLength > maxUserHeadersLength) maxUserHeadersLength = userHeadersLength;
     bounds[k] = pos;
     k++;
     bounds[k] = end;
@@ -272,7 +279,7 @@ export function validateBatch(bytes: Buffer, options: Omit<ParseBatchOptions, 'v
   gatherFrameChecksums(bytes, bounds, 0, count, checksumInput);
   writeChecksumInputHeader(checksumInput, header);
   if (xxh3(checksumInput) !== header.batchChecksum) return reject('batch_checksum', 'batch checksum mismatch');
-  return { header, bytes: bytes.subarray(0, length), firstTimestampDelta, maxTimestampDelta, checksumInput };
+  return { header, bytes: bytes.subarray(0, length), firstTimestampDelta, maxTimestampDelta, maxPayloadLength, maxUserHeadersLength, checksumInput };
 }
 
 /** The message_checksum rejection for the first of frames 0..n-1 (bounds) whose checksum is wrong. */
@@ -346,17 +353,21 @@ export function splitValidatedBatch(batch: ValidatedBatch, partBytesMax: number)
     const partStarts = new Uint32Array(count);
     let firstTimestampDelta = 0;
     let maxTimestampDelta = 0;
+    let maxPayloadLength = 0;
+    let maxUserHeadersLength = 0;
     for (let i = 0; i < count; i++) {
       const at = batchHeaderBytes + starts[first + i]! - starts[first]!;
       partStarts[i] = at;
       const timestampDelta = part.readUInt32LE(at + 28);
       if (i === 0) firstTimestampDelta = timestampDelta;
       if (timestampDelta > maxTimestampDelta) maxTimestampDelta = timestampDelta;
+      maxUserHeadersLength = Math.max(maxUserHeadersLength, part.readUInt32LE(at + 32));
+      maxPayloadLength = Math.max(maxPayloadLength, part.readUInt32LE(at + 36));
     }
     const checksumInput = Buffer.allocUnsafe(44 + 8 * count);
     writeChecksumInputHeader(checksumInput, h);
     gatherFrameChecksums(part, partStarts, 0, count, checksumInput);
-    parts.push({ header: h, bytes: part, firstTimestampDelta, maxTimestampDelta, checksumInput, firstOffsetDelta: part.readUInt32LE(batchHeaderBytes + 24) });
+    parts.push({ header: h, bytes: part, firstTimestampDelta, maxTimestampDelta, maxPayloadLength, maxUserHeadersLength, checksumInput, firstOffsetDelta: part.readUInt32LE(batchHeaderBytes + 24) });
     first = end;
   }
   return parts;

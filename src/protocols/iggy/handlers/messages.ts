@@ -21,8 +21,8 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
-import { QuartetError } from '../../../core/errors.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
+import { checkBatchBytes } from '../../../log/common.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
@@ -99,8 +99,7 @@ export const storedPartBytesMax = 1024 * 1024;
  */
 function storedParts(ctx: IggyRequestContext, topic: Topic, batch: ValidatedBatch): BatchPart[] {
   if (batch.bytes.length <= storedBatchSplitBytes) return [{ ...batch, firstOffsetDelta: 0 }];
-  const { maxBatchBytes } = ctx.frontend.broker.logConfigFor(topic);
-  if (batch.bytes.length > maxBatchBytes) throw new QuartetError('record_too_large', `batch of ${batch.bytes.length} bytes exceeds maxBatchBytes ${maxBatchBytes}`);
+  checkBatchBytes(batch.bytes.length, ctx.frontend.broker.logConfigFor(topic));
   return splitValidatedBatch(batch, storedPartBytesMax);
 }
 

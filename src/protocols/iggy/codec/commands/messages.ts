@@ -38,7 +38,6 @@ import {
 } from '../primitives.js';
 import {
   batchHeaderBytes,
-  frameHeaderBytes,
   parseBatch,
   validateBatch,
   type BatchRejection,
@@ -198,19 +197,13 @@ export function validateSendMessagesBatch(req: SendMessagesRequest, messagesMax?
   if ('code' in batch) return batch;
   if (batch.header.messageCount === 0) return { code: 'no_messages', reason: 'a batch carries at least one message' };
   if (batch.header.messageCount !== req.messagesCount) return { code: 'bad_count', reason: 'metadata messages_count differs from the batch' };
-  return oversizedMessage(batch.bytes) ?? batch;
+  return oversizedMessage(batch) ?? batch;
 }
 
-/** The first message of a valid batch over the reference's size bounds, as a rejection. */
-function oversizedMessage(bytes: Buffer): BatchRejection | null {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let pos = batchHeaderBytes, k = 0; pos < bytes.length; k++) {
-    const userHeadersLength = view.getUint32(pos + 32, true);
-    const payloadLength = view.getUint32(pos + 36, true);
-    if (payloadLength > messagePayloadBytesMax) return { code: 'payload_too_big', reason: `message ${k} payload of ${payloadLength} bytes exceeds ${messagePayloadBytesMax}` };
-    if (userHeadersLength > messageUserHeadersBytesMax) return { code: 'user_headers_too_big', reason: `message ${k} user headers of ${userHeadersLength} bytes exceed ${messageUserHeadersBytesMax}` };
-    pos += frameHeaderBytes + payloadLength + userHeadersLength;
-  }
+/** A valid batch with a message over the reference's size bounds, as a rejection (validateBatch keeps the largest lengths). */
+function oversizedMessage(batch: ValidatedBatch): BatchRejection | null {
+  if (batch.maxPayloadLength > messagePayloadBytesMax) return { code: 'payload_too_big', reason: `a message payload of ${batch.maxPayloadLength} bytes exceeds ${messagePayloadBytesMax}` };
+  if (batch.maxUserHeadersLength > messageUserHeadersBytesMax) return { code: 'user_headers_too_big', reason: `message user headers of ${batch.maxUserHeadersLength} bytes exceed ${messageUserHeadersBytesMax}` };
   return null;
 }
 
