@@ -307,8 +307,8 @@ export class Broker implements CatalogObserver {
     const outer = request.stamp;
     const stamped: AppendRequest = {
       ...request,
-      stamp: (payload, baseOffset, appendTime) => {
-        outer?.(payload, baseOffset, appendTime);
+      stamp: (payload, baseOffset, appendTime, appendMicros) => {
+        outer?.(payload, baseOffset, appendTime, appendMicros);
         this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime }, written);
         recordedBase = baseOffset;
       },
@@ -356,8 +356,8 @@ export class Broker implements CatalogObserver {
     const outer = request.stamp;
     observed.request = {
       ...request,
-      stamp: (payload, baseOffset, appendTime) => {
-        outer?.(payload, baseOffset, appendTime);
+      stamp: (payload, baseOffset, appendTime, appendMicros) => {
+        outer?.(payload, baseOffset, appendTime, appendMicros);
         const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence } = request;
         const lastOffset = baseOffset + recordCount - 1;
         observed.undo = this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });

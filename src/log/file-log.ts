@@ -15,7 +15,7 @@
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { systemClock, type Clock } from '../core/clock.js';
+import { clockMicros, systemClock, type Clock } from '../core/clock.js';
 import { QuartetError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { readCheckpoint, readRecoveryPoint, writeCheckpoint, writeRecoveryPoint } from './checkpoint.js';
@@ -396,11 +396,12 @@ export class FileLog implements PartitionLog {
     } catch (error) {
       return Promise.reject(error);
     }
-    const appendTime = this.clock.now();
+    const appendMicros = clockMicros(this.clock);
+    const appendTime = Math.floor(appendMicros / 1000);
     request = atAppendTime(request, appendTime);
     const baseOffset = this.nextOffset;
     const length = request.payload.length;
-    request.stamp?.(request.payload, baseOffset, appendTime);
+    request.stamp?.(request.payload, baseOffset, appendTime, appendMicros);
     assert.equal(request.payload.length, length, 'stamp must not change the payload length');
     const bytes = storedBytes(length);
     const rollBefore = this.assignRoll(bytes, request.recordCount, appendTime, baseOffset);

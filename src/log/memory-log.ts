@@ -4,7 +4,7 @@
 // bytes, so stats and retention agree between the two.
 
 import assert from 'node:assert/strict';
-import { systemClock, type Clock } from '../core/clock.js';
+import { clockMicros, systemClock, type Clock } from '../core/clock.js';
 import {
   assertValidConfig,
   atAppendTime,
@@ -84,11 +84,12 @@ export class MemoryLog implements PartitionLog {
     } catch (error) {
       return Promise.reject(error);
     }
-    const appendTime = this.clock.now();
+    const appendMicros = clockMicros(this.clock);
+    const appendTime = Math.floor(appendMicros / 1000);
     request = atAppendTime(request, appendTime);
     const baseOffset = this.nextOffset;
     const length = request.payload.length;
-    request.stamp?.(request.payload, baseOffset, appendTime);
+    request.stamp?.(request.payload, baseOffset, appendTime, appendMicros);
     assert.equal(request.payload.length, length, 'stamp must not change the payload length');
     this.maybeRoll(storedBytes(length), request.recordCount, appendTime);
     const segment = this.active();

@@ -62,9 +62,11 @@ export interface AppendRequest {
   /**
    * Called synchronously once the base offset is assigned and before the bytes are written, so
    * the front-end can patch the offset into its own bytes (Kafka baseOffset, Iggy stamping).
-   * It must not change the payload's length.
+   * It must not change the payload's length. `appendTime` is in ms (the envelope's time);
+   * `appendMicros` is the same moment in µs (floor(appendMicros / 1000) = appendTime), for
+   * protocols that stamp µs (Iggy's base_timestamp).
    */
-  stamp?: (payload: Buffer, baseOffset: number, appendTime: number) => void;
+  stamp?: (payload: Buffer, baseOffset: number, appendTime: number, appendMicros: number) => void;
   /**
    * A CRC32C over payload[from..] that the front-end has already VERIFIED (Kafka's batch CRC
    * covers bytes 21..end). The log stores it instead of checksumming the payload again; the bytes

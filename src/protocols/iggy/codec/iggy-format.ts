@@ -293,7 +293,7 @@ export interface AppendFromBatchOptions {
  * iggy, one offset per message, no producer state, flags 0, and the append time as its time
  * (logAppendTime; the producer times it carries are only the request's initial values).
  * The payload is the batch bytes themselves; `stamp` writes partition_id, base_offset and
- * base_timestamp (appendTime ms → µs) in place and recomputes batch_checksum.
+ * base_timestamp (the append time in µs) in place and recomputes batch_checksum.
  */
 export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFromBatchOptions): AppendRequest {
   const h = batch.header;
@@ -317,8 +317,8 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
     // and message_expiry go by server time, as the reference server's.
     logAppendTime: true,
     payload: batch.bytes,
-    stamp: (payload: Buffer, baseOffset: number, appendTime: number) => {
-      const micros = BigInt(Math.max(0, Math.floor(appendTime * 1000)));
+    stamp: (payload: Buffer, baseOffset: number, _appendTime: number, appendMicros: number) => {
+      const micros = BigInt(Math.max(0, Math.floor(appendMicros)));
       stampValidatedBatch(payload, batch, {
         partitionId,
         baseOffset: BigInt(baseOffset - firstOffsetDelta),

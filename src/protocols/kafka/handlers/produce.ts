@@ -80,8 +80,8 @@ function appendOne(frontend: KafkaFrontend, transactionalId: string | null, topi
     if (refused !== 0) return partitionError(index, refused);
   }
   const stampOffset = request.stamp;
-  request.stamp = (payload, baseOffset, appendTime) => {
-    stampOffset?.(payload, baseOffset, appendTime);
+  request.stamp = (payload, baseOffset, appendTime, appendMicros) => {
+    stampOffset?.(payload, baseOffset, appendTime, appendMicros);
     patchPartitionLeaderEpoch(payload, leaderEpoch);
   };
   let appended;

@@ -341,7 +341,7 @@ describe('message batch fast paths', () => {
             // Stamped as the broker stores it (its first offset base + firstOffsetDelta, appendRequestFromBatch).
             const request = appendRequestFromBatch(part, { partitionId: 2, firstOffsetDelta: part.firstOffsetDelta, sharedBaseTimestamp });
             const stored = Buffer.from(request.payload);
-            request.stamp!(stored, base + part.firstOffsetDelta, 0.077 + k);
+            request.stamp!(stored, base + part.firstOffsetDelta, k, 77 + k * 1000);
             const slice = sliceBatch(reference, BigInt(base + next), BigInt(base + next + count));
             assert.ok(slice !== null);
             assert.deepEqual(stored, Buffer.concat(slice));

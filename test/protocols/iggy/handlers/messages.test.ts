@@ -78,6 +78,24 @@ describe('iggy messages', () => {
     assert.deepEqual(stored, { partitionId: 0, currentOffset: 4n, storedOffset: 3n });
   });
 
+  it('stamps server times in µs: batches appended within one millisecond are told apart by timestamp polls', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock });
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    clock.advanceMicros(120);
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['a', 'b']));
+    clock.advanceMicros(450);
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), ['c']));
+    const t0 = 1_700_000_000_000_000n;
+    const all = await poll(c, { kind: PollingKind.offset, value: 0n }, 10);
+    assert.deepEqual(all.times, [t0 + 120n, t0 + 120n, t0 + 570n]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 570n }, 10)).payloads, ['c']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 + 121n }, 10)).payloads, ['c']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.timestamp, value: t0 }, 10)).payloads, ['a', 'b', 'c']);
+    assert.equal((await poll(c, { kind: PollingKind.timestamp, value: t0 + 571n }, 10)).payloads.length, 0);
+  });
+
   it('a timestamp poll returns `count` messages stamped at or after the time, reading past batches stamped earlier', async (t) => {
     const clock = new ManualClock(1_700_000_000_000);
     const h = await startIggy(t, { clock });

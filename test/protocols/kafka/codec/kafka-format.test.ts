@@ -16,7 +16,7 @@ import {
 /** What the log would hand back after appending `req` at `baseOffset`. */
 function store(req: AppendRequest, baseOffset: number, appendTime = 1_750_000_000_000): StoredBatch {
   const payload = Buffer.from(req.payload);
-  req.stamp?.(payload, baseOffset, appendTime);
+  req.stamp?.(payload, baseOffset, appendTime, appendTime * 1000);
   return {
     format: req.format,
     flags: req.flags,
