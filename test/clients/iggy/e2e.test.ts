@@ -35,7 +35,8 @@ describe('iggy sdk end to end', { skip: e2eSkip }, () => {
     assert.ok((await client.getClients()).length >= 1);
     assert.ok(await client.getClient(me.clientId));
     const cluster = await client.getClusterMetadata();
-    assert.equal(typeof cluster.name, 'string');
+    assert.equal(cluster.name, 'single-node');
+    assert.deepEqual(cluster.nodes.map((n) => n.name), ['iggy-node']);
     const options = await client.describeOptions('topic');
     assert.ok(options.some((o) => o.key === 'segment_size'));
     await client.getSnapshot().catch((e: unknown) => assert.ok(e instanceof IggyError));

@@ -163,9 +163,10 @@ export const systemHandlers: IggyHandlerTable = {
 
   [CommandCode.getClusterMetadata]: (ctx): ClusterMetadata => {
     const a = ctx.frontend.advertised(ctx.session);
+    // The names a reference server without a cluster reports (its SDKs' tests expect them).
     return {
-      name: 'quartet',
-      nodes: [{ name: 'quartet-0', ip: a.host, tcpPort: a.port, quicPort: 0, httpPort: 0, websocketPort: 0, role: 0, status: 0 }],
+      name: 'single-node',
+      nodes: [{ name: 'iggy-node', ip: a.host, tcpPort: a.port, quicPort: 0, httpPort: 0, websocketPort: 0, role: 0, status: 0 }],
     };
   },
 

@@ -55,7 +55,9 @@ describe('iggy system commands', () => {
     assert.equal(await c.ok(CommandCode.getClient, { clientId: 424242 }), null);
     other.destroy();
     const meta = await c.ok(CommandCode.getClusterMetadata, {});
-    assert.equal(meta.nodes.length, 1);
+    // A reference server without a cluster: cluster single-node, node iggy-node, the leader, healthy.
+    assert.equal(meta.name, 'single-node');
+    assert.deepEqual(meta.nodes.map((n) => [n.name, n.role, n.status, n.quicPort, n.httpPort, n.websocketPort]), [['iggy-node', 0, 0, 0, 0, 0]]);
     assert.equal(meta.nodes[0]!.tcpPort, h.port);
     assert.equal(meta.nodes[0]!.ip, '127.0.0.1');
     assert.equal(meta.nodes[0]!.role, 0);
