@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CommandCode, IggyErrorCode, type Permissions } from '../../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, EvictionReason, IggyErrorCode, type Permissions } from '../../../../src/protocols/iggy/codec/index.js';
 import { UserStatus } from '../../../../src/protocols/iggy/codec/commands/users.js';
 import { silentLogger } from '../../../../src/core/logger.js';
 import { IggyFrontend } from '../../../../src/protocols/iggy/frontend.js';
@@ -54,7 +54,13 @@ describe('iggy users', () => {
     const all = Object.fromEntries(Object.keys(none).map((k) => [k, true]));
     assert.deepEqual(root?.permissions, { global: all, streams: [] });
     await c.ok(CommandCode.updateUser, { userId: sid(created.id), username: 'alice2', status: null, options: [] });
-    await c.ok(CommandCode.changePassword, { userId: sid('alice2'), currentPassword: '', newPassword: 'password-2' });
+    // The current password is checked even when root changes another user's (as the reference's).
+    assert.deepEqual(await c.call(CommandCode.changePassword, { userId: sid('alice2'), currentPassword: 'wrong-password', newPassword: 'password-2' }), { rejected: IggyErrorCode.invalidCredentials });
+    const wrong = await h.client();
+    assert.deepEqual(await wrong.login('alice2', 'password-2'), { evicted: EvictionReason.invalidCredentials }, 'the password did not change');
+    const a1 = await h.client();
+    assert.ok('value' in (await a1.login('alice2', 'password-1')));
+    await c.ok(CommandCode.changePassword, { userId: sid('alice2'), currentPassword: 'password-1', newPassword: 'password-2' });
     const a = await h.client();
     assert.ok('value' in (await a.login('alice2', 'password-2')));
     assert.deepEqual(await c.call(CommandCode.deleteUser, { userId: sid(0) }), { rejected: IggyErrorCode.cannotDeleteUser });
