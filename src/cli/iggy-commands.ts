@@ -70,6 +70,8 @@ const PROGRESS_INTERVAL_MS = 1_000;
 /** Lines per producer.send() and sends awaiting acknowledgement at once (bounds memory). */
 const SEND_CHUNK_MESSAGES = 1_000;
 const SENDS_IN_FLIGHT_MAX = 16;
+/** How long stdin may be quiet before the lines read so far are sent without waiting for a full batch. */
+const SEND_LINGER_MS = 100;
 /** stdin read whole when the CliIo has no stream (tests). */
 const STDIN_BYTES_MAX = 256 * 1024 * 1024;
 const POLL_BATCH_MAX = 1_000;
@@ -486,6 +488,10 @@ async function send(ctx: Context): Promise<void> {
   let sent = 0;
   const inflight = new Set<Promise<void>>();
   let failure: unknown = null;
+  let signalFailure!: () => void;
+  const failed = new Promise<'failed'>((resolve) => {
+    signalFailure = () => resolve('failed');
+  });
   const submit = async (chunk: string[]): Promise<void> => {
     const batch: Array<SendMessage | string> = headers === undefined ? chunk : chunk.map((payload) => ({ payload, headers }));
     const p = producer.send(batch, sendOptions).then(
@@ -495,6 +501,7 @@ async function send(ctx: Context): Promise<void> {
       },
       (err: unknown) => {
         failure ??= err;
+        signalFailure();
       },
     );
     inflight.add(p);
@@ -507,15 +514,39 @@ async function send(ctx: Context): Promise<void> {
     if (messages.length > 0) {
       for (let i = 0; i < messages.length && failure === null; i += SEND_CHUNK_MESSAGES) await submit(messages.slice(i, i + SEND_CHUNK_MESSAGES));
     } else {
+      // Lines are sent in batches of SEND_CHUNK_MESSAGES, and what has come in is sent as soon as
+      // stdin has been quiet for SEND_LINGER_MS: a slow source (`tail -f | quartet iggy send`)
+      // is delivered as it goes, not when a batch fills or the input ends.
       let chunk: string[] = [];
-      for await (const line of stdinLines(io)) {
-        if (line === '') continue;
-        chunk.push(line);
-        if (chunk.length >= SEND_CHUNK_MESSAGES) {
+      const source = io.stdinStream?.();
+      const reads = stdinLineGroups(io, source)[Symbol.asyncIterator]();
+      let next = reads.next();
+      for (;;) {
+        // A failed send ends the loop even while stdin is quiet.
+        const read = await Promise.race([chunk.length === 0 ? next : raceLinger(next, SEND_LINGER_MS), failed]);
+        if (read === 'failed') break;
+        if (read === 'quiet') {
           await submit(chunk);
           chunk = [];
           if (failure !== null) break;
+          continue;
         }
+        if (read.done === true) break;
+        next = reads.next();
+        for (const line of read.value) {
+          if (line === '') continue;
+          chunk.push(line);
+          if (chunk.length >= SEND_CHUNK_MESSAGES) {
+            await submit(chunk);
+            chunk = [];
+          }
+        }
+        if (failure !== null) break;
+      }
+      if (failure !== null) {
+        // A read may still be waiting on stdin: end it, so a quiet source does not keep the command alive.
+        next.catch(() => undefined);
+        (source as { destroy?: () => void } | undefined)?.destroy?.();
       }
       if (chunk.length > 0 && failure === null) await submit(chunk);
     }
@@ -531,28 +562,46 @@ async function send(ctx: Context): Promise<void> {
   io.stdout(`sent ${sent} message${sent === 1 ? '' : 's'} to ${stream}/${topic}\n`);
 }
 
-/** stdin as lines (without \n or \r\n), decoded as UTF-8 one whole line at a time. */
-async function* stdinLines(io: CliIo): AsyncGenerator<string> {
-  if (io.stdinStream === undefined) {
+/**
+ * stdin as lines (without \n or \r\n), decoded as UTF-8 one whole line at a time, yielded as the
+ * group of whole lines each read of stdin completes.
+ */
+async function* stdinLineGroups(io: CliIo, source: AsyncIterable<Buffer | string> | undefined): AsyncGenerator<string[]> {
+  if (source === undefined) {
     const text = await io.readStdin(STDIN_BYTES_MAX);
     const lines = text.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
-    for (const line of lines) yield line.endsWith('\r') ? line.slice(0, -1) : line;
+    yield lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
     return;
   }
   let rest: Buffer = Buffer.alloc(0);
-  for await (const chunk of io.stdinStream()) {
+  for await (const chunk of source) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     let data = rest.length > 0 ? Buffer.concat([rest, buf]) : buf;
+    const group: string[] = [];
     let nl: number;
     while ((nl = data.indexOf(0x0a)) !== -1) {
       const end = nl > 0 && data[nl - 1] === 0x0d ? nl - 1 : nl;
-      yield data.toString('utf8', 0, end);
+      group.push(data.toString('utf8', 0, end));
       data = data.subarray(nl + 1);
     }
     rest = Buffer.from(data);
+    if (group.length > 0) yield group;
   }
-  if (rest.length > 0) yield rest.toString('utf8', 0, rest[rest.length - 1] === 0x0d ? rest.length - 1 : rest.length);
+  if (rest.length > 0) yield [rest.toString('utf8', 0, rest[rest.length - 1] === 0x0d ? rest.length - 1 : rest.length)];
+}
+
+/** `next`'s result, or 'quiet' when it has not settled within `ms`. */
+async function raceLinger<T>(next: Promise<T>, ms: number): Promise<T | 'quiet'> {
+  let timer: NodeJS.Timeout | undefined;
+  const quiet = new Promise<'quiet'>((resolve) => {
+    timer = setTimeout(() => resolve('quiet'), ms);
+  });
+  try {
+    return await Promise.race([next, quiet]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The "sent N messages" line on stderr: redrawn with \r on a terminal, plain lines otherwise. */

@@ -17,7 +17,7 @@ interface Run {
 
 interface RunOptions {
   /** stdin, delivered in these chunks through stdinStream. */
-  stdin?: Array<string | Buffer>;
+  stdin?: Array<string | Buffer> | AsyncIterable<string | Buffer>;
   env?: Record<string, string>;
   tty?: boolean;
 }
@@ -225,6 +225,50 @@ describe('quartet iggy', () => {
     // JSON offsets are 0..19999, in order.
     const offsets = lines(await ok(['poll', 'cli-stdin', 'lines', '--json'])).map((l) => (JSON.parse(l) as { offset: number }).offset);
     assert.deepEqual(offsets, payloads.map((_, i) => i));
+  });
+
+  test('a slow stdin is sent as it comes, not when a batch fills or the input ends', async () => {
+    await ok(['stream', 'create', 'cli-slow']);
+    await ok(['topic', 'create', 'cli-slow', 't']);
+    /** Waits until the topic holds `n` messages while the send's stdin is still open. */
+    const stored = async (n: number): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        if (lines(await ok(['poll', 'cli-slow', 't'])).length === n) return;
+        if (Date.now() > deadline) throw new Error(`${n} message(s) were not stored while stdin stayed open`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    async function* slowSource(): AsyncGenerator<string> {
+      yield 'first\n';
+      await stored(1);
+      yield 'second\nthi';
+      yield 'rd\n';
+      await stored(3);
+    }
+    const r = await iggy(['send', 'cli-slow', 't'], { stdin: slowSource() });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'sent 3 messages to cli-slow/t\n');
+    assert.deepEqual(lines(await ok(['poll', 'cli-slow', 't'])), ['first', 'second', 'third']);
+  });
+
+  test('a send that fails ends the command even while stdin stays open', async () => {
+    await ok(['stream', 'create', 'cli-slow-fail']);
+    await ok(['topic', 'create', 'cli-slow-fail', 't']);
+    const deadline = Date.now() + 10_000;
+    async function* neverEnding(): AsyncGenerator<string> {
+      yield 'first\n';
+      while (lines(await ok(['poll', 'cli-slow-fail', 't'])).length !== 1) {
+        if (Date.now() > deadline) throw new Error('the first line was not stored');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await ok(['topic', 'delete', 'cli-slow-fail', 't']);
+      yield 'second\n';
+      await new Promise(() => undefined); // stdin stays open, nothing more comes
+    }
+    const r = await iggy(['send', 'cli-slow-fail', 't'], { stdin: neverEnding() });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /^quartet: sent 1 message\(s\) to cli-slow-fail\/t before a failure\n/);
   });
 
   test('progress on a terminal is redrawn with \\r and ends with a newline', async () => {
