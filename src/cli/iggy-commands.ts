@@ -451,11 +451,18 @@ async function topicList(ctx: Context): Promise<void> {
   ctx.io.stdout(out);
 }
 
+/** The topic's details, or a CommandFailure naming what is missing: the stream, or the topic in it. */
+async function requireTopic(client: IggyClient, stream: string, topic: string): Promise<NonNullable<Awaited<ReturnType<IggyClient['getTopic']>>>> {
+  const found = await client.getTopic(toId(stream), toId(topic));
+  if (found !== null) return found;
+  if ((await client.getStream(toId(stream))) === null) throw new CommandFailure(`stream ${quoteId(stream)} does not exist`);
+  throw new CommandFailure(`topic ${quoteId(topic)} does not exist in stream ${quoteId(stream)}`);
+}
+
 async function topicDelete(ctx: Context): Promise<void> {
   const [stream, topic] = positionals(ctx.args, ['STREAM', 'TOPIC'], ctx.command);
   const { client } = await ctx.connect();
-  const found = await client.getTopic(toId(stream!), toId(topic!));
-  if (found === null) throw new CommandFailure(`topic ${quoteId(topic!)} does not exist in stream ${quoteId(stream!)}`);
+  const found = await requireTopic(client, stream!, topic!);
   await client.deleteTopic(toId(stream!), found.id);
   ctx.io.stdout(`deleted topic '${found.name}' (id ${found.id}) from stream ${quoteId(stream!)}\n`);
 }
@@ -482,7 +489,7 @@ async function send(ctx: Context): Promise<void> {
   const streamId = toId(stream);
   const topicId = toId(topic);
   // Check the topic first: a missing one is a clear message, not an error per batch.
-  if ((await client.getTopic(streamId, topicId)) === null) throw new CommandFailure(`topic ${quoteId(topic)} does not exist in stream ${quoteId(stream)}`);
+  await requireTopic(client, stream, topic);
   const producer = new IggyProducer(client, { streamId, topicId, ...(partitionId !== undefined ? { partitioning: { partitionId } } : {}) });
 
   let sent = 0;
@@ -663,8 +670,7 @@ async function poll(ctx: Context): Promise<void> {
   const { client } = await ctx.connect();
   const streamId = toId(stream!);
   const topicId = toId(topic!);
-  const details = await client.getTopic(streamId, topicId);
-  if (details === null) throw new CommandFailure(`topic ${quoteId(topic!)} does not exist in stream ${quoteId(stream!)}`);
+  const details = await requireTopic(client, stream!, topic!);
   const partitions = partitionId !== undefined ? [partitionId] : details.partitions.length > 0 ? details.partitions.map((p) => p.id) : [...Array(details.partitionsCount).keys()];
   if (partitionId !== undefined && partitionId >= Math.max(details.partitionsCount, ...details.partitions.map((p) => p.id + 1))) {
     throw new CommandFailure(`partition ${partitionId} does not exist (topic ${quoteId(topic!)} has ${details.partitionsCount})`);

@@ -74,7 +74,8 @@ async function userList(args: ParsedArgs, io: CliIo): Promise<number> {
     for (const u of users.list()) {
       const created = new Date(u.createdAt).toISOString();
       if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created }) + '\n');
-      else io.stdout(`${u.id}\t${u.username}\t${u.status}${u.root ? '\troot' : ''}\t${created}\n`);
+      // Five columns on every row: the fourth is `root` for the root user, `-` for the others.
+      else io.stdout(`${u.id}\t${u.username}\t${u.status}\t${u.root ? 'root' : '-'}\t${created}\n`);
     }
   });
 }

@@ -202,6 +202,11 @@ describe('quartet iggy', () => {
     const missing = await iggy(['send', 'cli-args', 'nope', 'x']);
     assert.equal(missing.code, 1);
     assert.equal(missing.err, "quartet: topic 'nope' does not exist in stream 'cli-args'\n");
+    // A missing stream is named as such, by send, poll and topic delete alike.
+    for (const argv of [['send', 'no-such-stream', 't', 'x'], ['poll', 'no-such-stream', 't'], ['topic', 'delete', 'no-such-stream', 't']]) {
+      const r = await iggy(argv);
+      assert.deepEqual([r.code, r.err], [1, "quartet: stream 'no-such-stream' does not exist\n"], argv.join(' '));
+    }
   });
 
   test('send 20,000 lines from stdin: progress on stderr, all polled back in order', async () => {

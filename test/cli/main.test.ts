@@ -162,6 +162,10 @@ describe('user commands (offline)', () => {
       list.out.trim().split('\n').map((l) => l.split('\t').slice(0, 2).join(' ')),
       ['0 root', '1 alice', '2 bob', '3 carol'],
     );
+    // Five tab-separated columns on every row, the root user's included.
+    const rows = list.out.trim().split('\n').map((l) => l.split('\t'));
+    assert.deepEqual(rows.map((r) => [r.length, r[3]]), [[5, 'root'], [5, '-'], [5, '-'], [5, '-']]);
+    assert.ok(rows.every((r) => !Number.isNaN(Date.parse(r[4]!))), 'the fifth column is the creation time');
     const json = await run(['user', 'list', '--json', '--data-dir', dataDir]);
     assert.equal((JSON.parse(json.out.split('\n')[0]!) as { root: boolean }).root, true);
 
