@@ -282,9 +282,10 @@ export class TcpListener implements ProtocolListener {
   /** Admits an accepted socket under the connection limit (false: refused and destroyed). */
   private onRawConnection(socket: Socket): boolean {
     if (this.stopping || this.sockets.size >= this.options.maxConnections) {
+      // The peer's address is read before destroy(), which clears it.
+      if (!this.stopping) this.logRejected(socket);
       socket.destroy();
       this.metrics.connectionRejected();
-      if (!this.stopping) this.logRejected(socket);
       return false;
     }
     this.track(socket);

@@ -155,12 +155,14 @@ test('connections beyond maxConnections are closed at once and logged', async ()
   b.send('y');
   await b.receive('y\n');
   const c = await Client.open(port);
+  const cPort = c.socket.localPort;
   await c.closed;
   assert.equal(c.received, '');
   await eventually(() => lines.some((l) => l.msg === 'connection limit reached; connection closed'), 'the log line');
   assert.match(metrics.render(), /quartet_listener_connections_rejected_total\{listener="echo"\} 1/);
   const warn = lines.find((l) => l.msg === 'connection limit reached; connection closed')!;
   assert.equal(warn.maxConnections, 2);
+  assert.equal(warn.remote, `127.0.0.1:${cPort}`, 'the refused peer is named');
   assert.equal(listener.connectionCount, 2);
   await listener.stop(1_000);
 });
