@@ -687,6 +687,8 @@ export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
   config.configFile = configFile;
   const cwdCtx = { baseDir: cwd };
   const fileCtx = { baseDir: configFile ? dirname(configFile) : cwd };
+  /** Where each setting that was given came from (a flag, a variable, the file), for the cross-checks. */
+  const origins = new Map<string, string>();
   for (const setting of settings) {
     const flagValue = setting.flag ? flags[setting.flag] : undefined;
     const envValue = env[setting.env];
@@ -706,23 +708,29 @@ export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
       setting.applyDefault(config, available, cwdCtx);
       continue;
     }
+    origins.set(setting.key, origin);
     if (problem) problems.push(`${origin}: ${describeValue(setting, raw)} is not valid: ${problem}`);
   }
-  problems.push(...crossCheck(config));
+  problems.push(...crossCheck(config, (key) => origins.get(key) ?? 'the default'));
   if (problems.length > 0) throw new ConfigError(problems);
   return { config, warnings };
 }
 
-function crossCheck(config: QuartetConfig): string[] {
+/** Problems between settings, each naming where the values came from (`originOf` a setting's key). */
+function crossCheck(config: QuartetConfig, originOf: (key: string) => string): string[] {
   const problems: string[] = [];
   for (const name of protocolNames) {
     const l = config.listeners[name];
     if ((l.tlsCertFile === null) !== (l.tlsKeyFile === null)) {
-      problems.push(`listeners.${name}: TLS needs both a certificate (--${name}-tls-cert) and a key (--${name}-tls-key)`);
+      const [given, missing] = l.tlsCertFile !== null ? ['certificate', 'key'] : ['key', 'certificate'];
+      const key = `listeners.${name}.${given === 'certificate' ? 'tlsCertFile' : 'tlsKeyFile'}`;
+      problems.push(`${originOf(key)}: TLS needs both a certificate (--${name}-tls-cert) and a key (--${name}-tls-key); only the ${given} is given, not the ${missing}`);
     }
   }
   if (config.drainTimeoutMs >= config.shutdownTimeoutMs) {
-    problems.push(`drain timeout (${config.drainTimeoutMs} ms) must be below the shutdown timeout (${config.shutdownTimeoutMs} ms)`);
+    problems.push(
+      `drain timeout (${config.drainTimeoutMs} ms, from ${originOf('drainTimeoutMs')}) must be below the shutdown timeout (${config.shutdownTimeoutMs} ms, from ${originOf('shutdownTimeoutMs')})`,
+    );
   }
   const bound = new Map<string, ListenerName>();
   for (const name of [...protocolNames, 'http'] as const) {
@@ -731,7 +739,7 @@ function crossCheck(config: QuartetConfig): string[] {
     // Felix listens on UDP, the others on TCP: only same-transport listeners can collide.
     const key = `${name === 'felix' ? 'udp' : 'tcp'}:${l.addr.port}`;
     const other = bound.get(key);
-    if (other) problems.push(`listeners ${other} and ${name} both use port ${l.addr.port}`);
+    if (other) problems.push(`listeners ${other} (from ${originOf(`listeners.${other}.addr`)}) and ${name} (from ${originOf(`listeners.${name}.addr`)}) both use port ${l.addr.port}`);
     else bound.set(key, name);
   }
   return problems;

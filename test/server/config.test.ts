@@ -149,9 +149,13 @@ describe('validation', () => {
       load({ flags: { 'kafka-tls-cert': '/c.pem', 'drain-timeout-ms': '9000', 'shutdown-timeout-ms': '5000', 'iggy-addr': '0.0.0.0:9092' } }),
     );
     assert.equal(problems.length, 3, problems.join('\n'));
-    assert.ok(problems.some((p) => /TLS needs both/.test(p)));
-    assert.ok(problems.some((p) => /drain timeout/.test(p)));
-    assert.ok(problems.some((p) => /kafka and iggy both use port 9092/.test(p)));
+    // Each names where its values came from.
+    assert.ok(problems.includes('--kafka-tls-cert: TLS needs both a certificate (--kafka-tls-cert) and a key (--kafka-tls-key); only the certificate is given, not the key'), problems.join('\n'));
+    assert.ok(problems.includes('drain timeout (9000 ms, from --drain-timeout-ms) must be below the shutdown timeout (5000 ms, from --shutdown-timeout-ms)'), problems.join('\n'));
+    assert.ok(problems.includes('listeners kafka (from the default) and iggy (from --iggy-addr) both use port 9092'), problems.join('\n'));
+    const fromEnv = problemsOf(() => load({ env: { QUARTET_KAFKA_TLS_KEY: '/k.pem', QUARTET_DRAIN_TIMEOUT_MS: '20000' } }));
+    assert.ok(fromEnv.includes('QUARTET_KAFKA_TLS_KEY: TLS needs both a certificate (--kafka-tls-cert) and a key (--kafka-tls-key); only the key is given, not the certificate'), fromEnv.join('\n'));
+    assert.ok(fromEnv.some((p) => p.startsWith('drain timeout (20000 ms, from QUARTET_DRAIN_TIMEOUT_MS) must be below the shutdown timeout (') && p.endsWith(' ms, from the default)')), fromEnv.join('\n'));
   });
 
   test('a secret is never echoed in an error', () => {
