@@ -137,9 +137,7 @@ export class IggyGroups {
   }
 
   join(topic: Topic, group: IggyGroup, connectionId: number): void {
-    // A member joining again stays a member, and the group rebalances all the same (a new
-    // generation, the same assignment), as the reference's JoinConsumerGroup apply.
-    if (group.members.has(connectionId)) return this.rebalance(group, topic.partitions);
+    if (group.members.has(connectionId)) return;
     if (group.members.size >= membersPerGroupMax) throw new IggyFailure(IggyErrorCode.error, 'result', 'too many members');
     group.members.set(connectionId, { connectionId, joinSeq: this.joinSeq++, partitions: [], cursor: 0 });
     this.rebalance(group, topic.partitions);
