@@ -78,10 +78,14 @@ export async function storedOffset(frontend: IggyFrontend, c: ResolvedConsumer, 
 
 export async function storeOffset(frontend: IggyFrontend, c: ResolvedConsumer, topic: Topic, partition: number, offset: number): Promise<void> {
   await frontend.broker.offsets.commit(iggyOffsetScope, offsetKey(c, topic, partition), [{ topicInternalId: topic.internalId, partition, offset }]);
+  // A group's commit may complete a hand-off of the partition (groups.ts).
+  if (c.group !== null) frontend.groups.committed(c.group, partition, offset);
 }
 
 export async function deleteOffset(frontend: IggyFrontend, c: ResolvedConsumer, topic: Topic, partition: number): Promise<boolean> {
-  return (await frontend.broker.offsets.deleteGroup(iggyOffsetScope, offsetKey(c, topic, partition))) > 0;
+  const deleted = (await frontend.broker.offsets.deleteGroup(iggyOffsetScope, offsetKey(c, topic, partition))) > 0;
+  if (c.group !== null) frontend.groups.offsetDeleted(c.group, partition);
+  return deleted;
 }
 
 /**

@@ -46,6 +46,11 @@ export interface IggySettings {
    * them (replies waiting for it, none of them moving for this long) is cut off.
    */
   halfClosedStallMs: number;
+  /**
+   * A consumer-group partition pending revocation (its owner was served messages the group has
+   * not committed) moves to its new member at the latest this long after the rebalance.
+   */
+  rebalancingTimeoutMs: number;
 }
 
 export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
@@ -57,6 +62,7 @@ export const defaultIggySettings: Readonly<IggySettings> = Object.freeze({
   pollBytesMax: 128 * 1024 * 1024,
   pollMessagesMax: 100_000,
   halfClosedStallMs: 10_000,
+  rebalancingTimeoutMs: 10_000,
 });
 
 /** One client connection as handlers and the registry see it. */
@@ -130,7 +136,10 @@ export class IggyFrontend {
     this.scheduler = options.scheduler ?? systemScheduler;
     this.settings = { ...defaultIggySettings, ...options.settings };
     this.handlers = options.handlers ?? iggyHandlers;
-    this.groups = new IggyGroups(this.broker, this.logger.child({ component: 'iggy-groups' }));
+    this.groups = new IggyGroups(this.broker, this.logger.child({ component: 'iggy-groups' }), {
+      now: () => this.clock.now(),
+      rebalancingTimeoutMs: this.settings.rebalancingTimeoutMs,
+    });
     this.startedAtMs = this.clock.now();
     this.configuredAdvertised = options.advertisedAddr ?? null;
   }
@@ -348,8 +357,12 @@ export class IggyFrontend {
 
   // --- liveness ------------------------------------------------------------------------------------
 
-  /** A member silent for 1.2 × heartbeat interval is evicted with StaleClient (13). */
+  /**
+   * A member silent for 1.2 × heartbeat interval is evicted with StaleClient (13); consumer-group
+   * hand-offs past their deadline complete.
+   */
   sweepStaleMembers(): void {
+    this.groups.expireRevocations();
     const limit = Math.floor(this.settings.heartbeatIntervalMs * 1.2);
     const now = this.clock.now();
     for (const s of [...this.sessions.values()]) {
@@ -363,7 +376,7 @@ export class IggyFrontend {
 
   private scheduleSweep(): void {
     if (this.closed) return;
-    const every = Math.max(100, Math.floor(this.settings.heartbeatIntervalMs / 5));
+    const every = Math.max(100, Math.floor(Math.min(this.settings.heartbeatIntervalMs / 5, this.settings.rebalancingTimeoutMs / 4)));
     this.sweepTimer = this.scheduler.schedule(every, () => {
       try {
         this.sweepStaleMembers();

@@ -175,15 +175,16 @@ describe('iggy DeletePartitions', () => {
     await c.ok(CommandCode.joinConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') });
     await other.ok(CommandCode.joinConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') });
     const before = await c.ok(CommandCode.getConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') });
-    assert.deepEqual(before!.members.map((m) => m.partitions), [[0, 2], [1, 3]]);
+    assert.deepEqual(before!.members.map((m) => m.partitions), [[0, 1], [2, 3]]);
     const generation = (await c.ok(CommandCode.syncConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') }))!.generation;
 
     await c.ok(CommandCode.deletePartitions, { streamId: sid('default'), topicId: sid('g'), partitionsCount: 1 });
     const after = await c.ok(CommandCode.getConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') });
     assert.equal(after!.partitionsCount, 3);
-    assert.deepEqual(after!.members.map((m) => m.partitions), [[0, 2], [1]]);
+    // Balanced and sticky: the member that lost partition 3 keeps partition 2, the other keeps both of its own.
+    assert.deepEqual(after!.members.map((m) => m.partitions), [[0, 1], [2]]);
     const synced = await other.ok(CommandCode.syncConsumerGroup, { streamId: sid('default'), topicId: sid('g'), groupId: sid('workers') });
     assert.ok(synced!.generation > generation);
-    assert.deepEqual(synced!.partitions, [1]);
+    assert.deepEqual(synced!.partitions, [2]);
   });
 });

@@ -73,6 +73,7 @@ export const consumerGroupHandlers: IggyHandlerTable = {
     const g = ctx.frontend.groups.find(topic, req.groupId);
     const member = g?.members.get(ctx.session.connectionId);
     if (!g || !member) return null;
-    return { generation: g.generation, partitions: [...member.partitions] };
+    // The partitions it polls: one pending revocation is still its own (for commits) but not polled.
+    return { generation: g.generation, partitions: [...member.pollable] };
   },
 };

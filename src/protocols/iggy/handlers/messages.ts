@@ -196,7 +196,7 @@ function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
  */
 function failsGroupFence(consumer: ResolvedConsumer, partitionId: number | null): boolean {
   if (consumer.group === null) return false;
-  return consumer.member === null || (partitionId !== null && !consumer.member.partitions.includes(partitionId));
+  return consumer.member === null || (partitionId !== null && !consumer.member.pollable.includes(partitionId));
 }
 
 /** Whether `log` is still the partition's (no purge replaced it, nor a deletion removed it). */
@@ -244,9 +244,9 @@ export const messageHandlers: IggyHandlerTable = {
       if (req.partitionId !== null) {
         partition = req.partitionId;
       } else {
-        if (member.partitions.length === 0) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };
-        partition = member.partitions[member.cursor % member.partitions.length]!;
-        member.cursor = (member.cursor + 1) % member.partitions.length;
+        if (member.pollable.length === 0) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };
+        partition = member.pollable[member.cursor % member.pollable.length]!;
+        member.cursor = (member.cursor + 1) % member.pollable.length;
       }
     } else {
       partition = requirePartition(topic, req.partitionId ?? 0);
@@ -344,6 +344,8 @@ export const messageHandlers: IggyHandlerTable = {
     }
     // Not when a purge replaced the log meanwhile (the offset is of the old one), nor for a group
     // deleted meanwhile (its offsets went with it).
+    // What a group was served and has not committed holds a hand-off of the partition back (groups.ts).
+    if (consumer.group !== null && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log)) frontend.groups.served(consumer.group, partition, lastOffset);
     if (req.autoCommit && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log) && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
       await storeOffset(frontend, consumer, topic, partition, lastOffset);
     }

@@ -49,7 +49,10 @@ export const streamHandlers: IggyHandlerTable = {
   [CommandCode.purgeStream]: async (ctx, req) => {
     const ns = requireStream(ctx.frontend.broker.catalog, req.streamId, 'result');
     requireStreamPermission(ctx.user, ns.id, 'manageStream');
-    for (const t of ctx.frontend.broker.catalog.listTopics(ns.id)) await ctx.frontend.broker.purgeTopic(t);
+    for (const t of ctx.frontend.broker.catalog.listTopics(ns.id)) {
+      await ctx.frontend.broker.purgeTopic(t);
+      ctx.frontend.groups.topicPurged(t.internalId);
+    }
     return {};
   },
 };

@@ -90,6 +90,7 @@ export const topicHandlers: IggyHandlerTable = {
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     await ctx.frontend.broker.purgeTopic(topic);
+    ctx.frontend.groups.topicPurged(topic.internalId);
     return {};
   },
 };

@@ -44,22 +44,24 @@ describe('iggy consumer groups', () => {
     const sb = await sync(b);
     assert.ok(sa!.generation > s1!.generation);
     assert.equal(sa!.generation, sb!.generation);
-    assert.deepEqual(sa?.partitions, [0, 2]);
-    assert.deepEqual(sb?.partitions, [1, 3]);
+    // Balanced and sticky: the first member keeps its lowest partitions, the newcomer takes the rest
+    // (nothing was in flight, so they move at once).
+    assert.deepEqual(sa?.partitions, [0, 1]);
+    assert.deepEqual(sb?.partitions, [2, 3]);
     const details = await a.ok(CommandCode.getConsumerGroup, group);
     assert.equal(details?.membersCount, 2);
-    assert.deepEqual(details?.members.map((m) => m.partitions), [[0, 2], [1, 3]]);
+    assert.deepEqual(details?.members.map((m) => m.partitions), [[0, 1], [2, 3]]);
     const me = await b.ok(CommandCode.getMe, {});
     assert.deepEqual(me?.consumerGroups, [{ streamId: h.broker.catalog.requireNamespace('default').id, topicId: 0, groupId: 0 }]);
 
     // polling as a member: only owned partitions
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['p1'], { kind: 'partitionId', partitionId: 1 }));
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['p2'], { kind: 'partitionId', partitionId: 2 }));
     const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
-    const polled = await b.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    const polled = await b.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 2, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
     assert.equal(polled.messagesCount, 1);
     // Not owned: the reference's fence, an empty poll for partition u32::MAX (sync again), and no offset moves.
     const resync = { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] };
-    const fenced = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    const fenced = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 2, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
     assert.deepEqual(fenced, resync);
     assert.deepEqual(await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 99, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true }), resync, 'a partition that does not exist is not owned either');
     const outsider = await h.root();
@@ -72,7 +74,7 @@ describe('iggy consumer groups', () => {
     b.destroy();
     await eventually(() => h.frontend.groups.list(h.broker.catalog.requireTopic({ topic: 'g' }))[0]!.members.size === 1, 'b to leave on disconnect');
     assert.deepEqual((await sync(a))?.partitions, [0, 1, 2, 3]);
-    const resumed = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+    const resumed = await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 2, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
     assert.equal(resumed.messagesCount, 0, 'the group offset was committed by b');
 
     // partitions added: reassigned
@@ -82,6 +84,77 @@ describe('iggy consumer groups', () => {
     assert.deepEqual(await a.call(CommandCode.leaveConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupMemberNotFound });
     await a.ok(CommandCode.deleteConsumerGroup, group);
     assert.deepEqual(await a.call(CommandCode.joinConsumerGroup, group), { rejected: IggyErrorCode.consumerGroupIdNotFound });
+  });
+
+  it('hands a partition over cooperatively: one with messages served and not committed moves once its owner commits them, or at the deadline, or when the owner leaves', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await startIggy(t, { clock, settings: { rebalancingTimeoutMs: 5_000 } });
+    const a = await h.root();
+    const b = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 4, name: 'g', options: [] });
+    for (const p of [0, 1, 2, 3]) await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), [`m${p}-0`, `m${p}-1`], { kind: 'partitionId', partitionId: p }));
+    await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+    const poll = (c: IggyTestClient, partitionId: number, autoCommit: boolean) =>
+      c.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit });
+    const members = async () => (await a.ok(CommandCode.getConsumerGroup, group))!.members.map((m) => m.partitions);
+    const resync = { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] };
+
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    // Served and committed (auto-commit): nothing in flight. Served, not committed: in flight.
+    assert.equal((await poll(a, 2, true)).messagesCount, 2);
+    assert.equal((await poll(a, 3, false)).messagesCount, 2);
+    await b.ok(CommandCode.joinConsumerGroup, group);
+    const joined = await sync(b);
+    // Partition 2 moved at once; partition 3 is pending: still a's (for its commits), polled by nobody.
+    assert.deepEqual(joined?.partitions, [2]);
+    assert.deepEqual((await sync(a))?.partitions, [0, 1]);
+    assert.deepEqual(await members(), [[0, 1, 3], [2]]);
+    assert.deepEqual(await poll(a, 3, false), resync, 'the owner no longer polls a partition pending revocation');
+    assert.deepEqual(await poll(b, 3, false), resync, 'nor does its next owner, yet');
+    // A commit short of what was served keeps it pending; the last one served completes the hand-off.
+    await a.ok(CommandCode.storeConsumerOffset, { consumer, ...ref, partitionId: 3, offset: 0n, ack: 1 });
+    assert.deepEqual((await sync(b))?.partitions, [2]);
+    await a.ok(CommandCode.storeConsumerOffset, { consumer, ...ref, partitionId: 3, offset: 1n, ack: 1 });
+    const handed = await sync(b);
+    assert.deepEqual(handed?.partitions, [2, 3]);
+    assert.ok(handed!.generation > joined!.generation, 'the hand-off is a new generation');
+    assert.deepEqual(await members(), [[0, 1], [2, 3]]);
+    assert.equal((await poll(b, 3, true)).messagesCount, 0, 'b resumes after what a committed');
+
+    // The deadline: c joins while b has partition 3's new message in flight and never commits it.
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m3-2'], { kind: 'partitionId', partitionId: 3 }));
+    assert.equal((await poll(b, 3, false)).messagesCount, 1);
+    const c = await h.root();
+    await c.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual(await members(), [[0, 1], [2, 3], []]);
+    assert.deepEqual((await sync(c))?.partitions, []);
+    clock.advance(4_999);
+    h.frontend.sweepStaleMembers();
+    assert.deepEqual((await sync(c))?.partitions, []);
+    clock.advance(1);
+    h.frontend.sweepStaleMembers();
+    assert.deepEqual((await sync(c))?.partitions, [3]);
+    assert.deepEqual(await members(), [[0, 1], [2], [3]]);
+
+    // The owner leaving: what it had pending goes to its next owner at once.
+    assert.ok((await poll(a, 1, false)).messagesCount > 0);
+    const d = await h.root();
+    await d.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual(await members(), [[0, 1], [2], [3], []], 'partition 1 is pending for d');
+    assert.deepEqual((await sync(d))?.partitions, []);
+    await a.ok(CommandCode.leaveConsumerGroup, group);
+    assert.deepEqual(await members(), [[0, 2], [3], [1]]);
+    assert.deepEqual((await sync(d))?.partitions, [1]);
+
+    // A purge leaves nothing in flight: the pending hand-offs complete.
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m2-2'], { kind: 'partitionId', partitionId: 2 }));
+    assert.equal((await poll(b, 2, false)).messagesCount, 1);
+    const e = await h.root();
+    await e.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual((await sync(e))?.partitions, [], 'partition 2 is pending for e');
+    await a.ok(CommandCode.purgeTopic, ref);
+    assert.deepEqual((await sync(e))?.partitions, [2]);
   });
 
   it('fences a group\'s offset writes to the partitions the caller owns, and reads a missing group\'s offset as none', async (t) => {
