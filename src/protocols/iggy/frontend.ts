@@ -376,7 +376,8 @@ export class IggyFrontend {
 
   private scheduleSweep(): void {
     if (this.closed) return;
-    const every = Math.max(100, Math.floor(Math.min(this.settings.heartbeatIntervalMs / 5, this.settings.rebalancingTimeoutMs / 4)));
+    // Often enough that a hand-off completes within a tenth of rebalancingTimeoutMs after its deadline.
+    const every = Math.max(100, Math.floor(Math.min(this.settings.heartbeatIntervalMs / 5, this.settings.rebalancingTimeoutMs / 10)));
     this.sweepTimer = this.scheduler.schedule(every, () => {
       try {
         this.sweepStaleMembers();

@@ -15,9 +15,9 @@
 // served messages the group has not committed yet is not moved at once: it is pending revocation.
 // Its owner no longer polls it (it is left out of the owner's SyncConsumerGroup and a poll of it is
 // fenced) but may still commit its offset; the hand-off completes (a new generation) once the
-// group's committed offset reaches the last offset served from it, or after
-// `rebalancingTimeoutMs`, and only then does the new owner get it. Partitions with nothing in
-// flight, and those whose owner left, move at once.
+// group's committed offset reaches the last offset served from it, after `rebalancingTimeoutMs`,
+// when the group's offset for it is deleted or the topic purged, and only then does the new owner
+// get it. Partitions with nothing in flight, and those whose owner left, move at once.
 //
 // Durable: the group's id, name and topic (group store, scope `iggy`, key
 // `<topicInternalId>/<groupId>`), and per topic the next group id (key `<topicInternalId>/next`).
@@ -211,6 +211,11 @@ export class IggyGroups {
     return this.membershipsOf(connectionId).length > 0;
   }
 
+  /** Whether `member` (still a member of the still-existing group) polls `partition` now. */
+  polls(group: IggyGroup, member: IggyGroupMember, partition: number): boolean {
+    return this.isCurrent(group) && group.members.get(member.connectionId) === member && member.pollable.includes(partition);
+  }
+
   /** The group was served messages from `partition` up to `lastOffset` (a poll). */
   served(group: IggyGroup, partition: number, lastOffset: number): void {
     group.served.set(partition, Math.max(lastOffset, group.served.get(partition) ?? -1));
@@ -222,9 +227,14 @@ export class IggyGroups {
     if (group.revocations.has(partition) && !this.inFlight(group, partition)) this.completeRevocation(group, partition);
   }
 
-  /** The group's offset for `partition` was deleted. */
+  /**
+   * The group's offset for `partition` was deleted: its position starts over, so what it was
+   * served no longer waits for a commit (a pending hand-off of the partition completes).
+   */
   offsetDeleted(group: IggyGroup, partition: number): void {
     group.committed.delete(partition);
+    group.served.delete(partition);
+    this.completeRevocation(group, partition);
   }
 
   /**

@@ -194,6 +194,11 @@ function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
  * partition is u32::MAX (resyncPartitionId), the SDKs' cue to sync the assignment again (and join
  * again). A plain consumer (no group) passes.
  */
+/** The fence's answer: an empty poll for partition u32::MAX, which the SDKs take as "sync again". */
+function resyncReply() {
+  return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] as Buffer[] };
+}
+
 function failsGroupFence(consumer: ResolvedConsumer, partitionId: number | null): boolean {
   if (consumer.group === null) return false;
   return consumer.member === null || (partitionId !== null && !consumer.member.pollable.includes(partitionId));
@@ -235,9 +240,7 @@ export const messageHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'poll');
     // null: a consumer group that does not exist.
     const consumer = findConsumer(frontend, ctx.session, topic, req.consumer);
-    if (consumer === null || failsGroupFence(consumer, req.partitionId)) {
-      return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] };
-    }
+    if (consumer === null || failsGroupFence(consumer, req.partitionId)) return resyncReply();
     const member = consumer.member;
     let partition: number;
     if (member !== null) {
@@ -342,10 +345,16 @@ export const messageHandlers: IggyHandlerTable = {
       }
       if (messages === kept) lease?.release();
     }
+    if (consumer.group !== null && member !== null && lastOffset >= 0) {
+      // A rebalance while the poll awaited may have moved the partition or begun its hand-off (or
+      // the group or the membership is gone): then the poll hands out nothing, as the fence at its
+      // start would have, and commits nothing (the read buffers still go back once it is written).
+      if (!frontend.groups.polls(consumer.group, member, partition)) return resyncReply();
+      // What a group was served and has not committed holds a hand-off of the partition back (groups.ts).
+      if (isCurrentLog(frontend, topic, partition, log)) frontend.groups.served(consumer.group, partition, lastOffset);
+    }
     // Not when a purge replaced the log meanwhile (the offset is of the old one), nor for a group
     // deleted meanwhile (its offsets went with it).
-    // What a group was served and has not committed holds a hand-off of the partition back (groups.ts).
-    if (consumer.group !== null && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log)) frontend.groups.served(consumer.group, partition, lastOffset);
     if (req.autoCommit && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log) && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
       await storeOffset(frontend, consumer, topic, partition, lastOffset);
     }

@@ -88,7 +88,8 @@ describe('iggy consumer groups', () => {
 
   it('hands a partition over cooperatively: one with messages served and not committed moves once its owner commits them, or at the deadline, or when the owner leaves', async (t) => {
     const clock = new ManualClock(1_700_000_000_000);
-    const h = await startIggy(t, { clock, settings: { rebalancingTimeoutMs: 5_000 } });
+    const scheduler = new ManualScheduler(clock);
+    const h = await startIggy(t, { clock, scheduler, settings: { rebalancingTimeoutMs: 5_000 } });
     const a = await h.root();
     const b = await h.root();
     await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 4, name: 'g', options: [] });
@@ -111,6 +112,9 @@ describe('iggy consumer groups', () => {
     assert.deepEqual((await sync(a))?.partitions, [0, 1]);
     assert.deepEqual(await members(), [[0, 1, 3], [2]]);
     assert.deepEqual(await poll(a, 3, false), resync, 'the owner no longer polls a partition pending revocation');
+    const rotated = new Set<number>();
+    for (let i = 0; i < 4; i++) rotated.add((await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: null, strategy: { kind: PollingKind.next, value: 0n }, count: 1, autoCommit: true })).partitionId);
+    assert.deepEqual([...rotated].sort(), [0, 1], 'polls without a partition rotate over the partitions it polls');
     assert.deepEqual(await poll(b, 3, false), resync, 'nor does its next owner, yet');
     // A commit short of what was served keeps it pending; the last one served completes the hand-off.
     await a.ok(CommandCode.storeConsumerOffset, { consumer, ...ref, partitionId: 3, offset: 0n, ack: 1 });
@@ -129,16 +133,16 @@ describe('iggy consumer groups', () => {
     await c.ok(CommandCode.joinConsumerGroup, group);
     assert.deepEqual(await members(), [[0, 1], [2, 3], []]);
     assert.deepEqual((await sync(c))?.partitions, []);
-    clock.advance(4_999);
-    h.frontend.sweepStaleMembers();
+    // The stale-member sweep completes it, and runs every tenth of the deadline.
+    scheduler.advance(4_999);
     assert.deepEqual((await sync(c))?.partitions, []);
-    clock.advance(1);
-    h.frontend.sweepStaleMembers();
+    scheduler.advance(500);
     assert.deepEqual((await sync(c))?.partitions, [3]);
     assert.deepEqual(await members(), [[0, 1], [2], [3]]);
 
     // The owner leaving: what it had pending goes to its next owner at once.
-    assert.ok((await poll(a, 1, false)).messagesCount > 0);
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m1-2'], { kind: 'partitionId', partitionId: 1 }));
+    assert.equal((await poll(a, 1, false)).messagesCount, 1);
     const d = await h.root();
     await d.ok(CommandCode.joinConsumerGroup, group);
     assert.deepEqual(await members(), [[0, 1], [2], [3], []], 'partition 1 is pending for d');
@@ -155,6 +159,69 @@ describe('iggy consumer groups', () => {
     assert.deepEqual((await sync(e))?.partitions, [], 'partition 2 is pending for e');
     await a.ok(CommandCode.purgeTopic, ref);
     assert.deepEqual((await sync(e))?.partitions, [2]);
+    // And a stream's purge likewise.
+    await e.ok(CommandCode.leaveConsumerGroup, group);
+    assert.deepEqual(await members(), [[0, 2], [3], [1]]);
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m2-9'], { kind: 'partitionId', partitionId: 2 }));
+    assert.equal((await poll(b, 2, false)).messagesCount, 1);
+    const f = await h.root();
+    await f.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual(await members(), [[0, 2], [3], [1], []], 'partition 2 is pending for f');
+    await a.ok(CommandCode.purgeStream, { streamId: sid('default') });
+    assert.deepEqual(await members(), [[0], [3], [1], [2]]);
+  });
+
+  it('a deleted group offset leaves nothing to wait for: the hand-off completes', async (t) => {
+    const h = await startIggy(t);
+    const a = await h.root();
+    const b = await h.root();
+    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
+    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: 1 }));
+    await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+    await a.ok(CommandCode.joinConsumerGroup, group);
+    assert.equal((await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false })).messagesCount, 2);
+    await b.ok(CommandCode.joinConsumerGroup, group);
+    assert.deepEqual((await sync(b))?.partitions, [], 'pending: a was served 2 messages it has not committed');
+    await a.ok(CommandCode.storeConsumerOffset, { consumer, ...ref, partitionId: 1, offset: 0n, ack: 1 });
+    await a.ok(CommandCode.deleteConsumerOffset, { consumer, ...ref, partitionId: 1, ack: 1 });
+    assert.deepEqual((await sync(b))?.partitions, [1]);
+  });
+
+  it('a poll under way when its partition moves hands out nothing and commits nothing', async (t) => {
+    for (const autoCommit of [false, true]) {
+      const h = await startIggy(t);
+      const a = await h.root();
+      const b = await h.root();
+      await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
+      await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: 1 }));
+      await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+      const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
+      await a.ok(CommandCode.joinConsumerGroup, group);
+      // Hold a's poll of partition 1 after it read its stored offset (none: its first await) while b joins.
+      const offsets = h.broker.offsets;
+      const fetch = offsets.fetch.bind(offsets);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let held = false;
+      offsets.fetch = async (...args: Parameters<typeof fetch>) => {
+        const result = await fetch(...args);
+        if (!held && args[3] === 1) {
+          held = true;
+          await gate;
+        }
+        return result;
+      };
+      const polling = a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 1, autoCommit });
+      await eventually(() => held, "a's poll inside its await");
+      await b.ok(CommandCode.joinConsumerGroup, group);
+      assert.deepEqual((await sync(b))?.partitions, [1], 'nothing was in flight yet: it moved at once');
+      const polledByB = await b.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: true });
+      assert.equal(polledByB.messagesCount, 2);
+      release();
+      assert.deepEqual(await polling, { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] }, `autoCommit ${autoCommit}`);
+      assert.equal((await b.ok(CommandCode.getConsumerOffset, { consumer, ...ref, partitionId: 1 }))?.storedOffset, 1n, "b's commit stands");
+    }
   });
 
   it('fences a group\'s offset writes to the partitions the caller owns, and reads a missing group\'s offset as none', async (t) => {
