@@ -70,7 +70,7 @@ const PROGRESS_INTERVAL_MS = 1_000;
 /** Lines per producer.send() and sends awaiting acknowledgement at once (bounds memory). */
 const SEND_CHUNK_MESSAGES = 1_000;
 const SENDS_IN_FLIGHT_MAX = 16;
-/** How long stdin may be quiet before the lines read so far are sent without waiting for a full batch. */
+/** How long a line read from stdin may wait for more to fill its batch before it is sent anyway. */
 const SEND_LINGER_MS = 100;
 /** stdin read whole when the CliIo has no stream (tests). */
 const STDIN_BYTES_MAX = 256 * 1024 * 1024;
@@ -455,7 +455,16 @@ async function topicList(ctx: Context): Promise<void> {
 async function requireTopic(client: IggyClient, stream: string, topic: string): Promise<NonNullable<Awaited<ReturnType<IggyClient['getTopic']>>>> {
   const found = await client.getTopic(toId(stream), toId(topic));
   if (found !== null) return found;
-  if ((await client.getStream(toId(stream))) === null) throw new CommandFailure(`stream ${quoteId(stream)} does not exist`);
+  // The server answers a missing stream with nothing before it checks permissions: a refusal (41,
+  // a user with topic rights only) means the stream is there.
+  const streamFound = await client.getStream(toId(stream)).then(
+    (s) => s !== null,
+    (err: unknown) => {
+      if (err instanceof IggyError && err.codeName === 'unauthorized') return true;
+      throw err;
+    },
+  );
+  if (!streamFound) throw new CommandFailure(`stream ${quoteId(stream)} does not exist`);
   throw new CommandFailure(`topic ${quoteId(topic)} does not exist in stream ${quoteId(stream)}`);
 }
 
@@ -522,31 +531,35 @@ async function send(ctx: Context): Promise<void> {
       for (let i = 0; i < messages.length && failure === null; i += SEND_CHUNK_MESSAGES) await submit(messages.slice(i, i + SEND_CHUNK_MESSAGES));
     } else {
       // Lines are sent in batches of SEND_CHUNK_MESSAGES, and what has come in is sent as soon as
-      // stdin has been quiet for SEND_LINGER_MS: a slow source (`tail -f | quartet iggy send`)
-      // is delivered as it goes, not when a batch fills or the input ends.
+      // its first line came in SEND_LINGER_MS ago: a slow or trickling source (`tail -f | quartet
+      // iggy send`) is delivered as it goes, not when a batch fills or the input ends.
       let chunk: string[] = [];
+      /** When the first line of `chunk` came in (performance.now()). */
+      let chunkSince = 0;
       const source = io.stdinStream?.();
       const reads = stdinLineGroups(io, source)[Symbol.asyncIterator]();
       let next = reads.next();
       for (;;) {
         // A failed send ends the loop even while stdin is quiet.
-        const read = await Promise.race([chunk.length === 0 ? next : raceLinger(next, SEND_LINGER_MS), failed]);
+        const lingerLeft = chunkSince + SEND_LINGER_MS - performance.now();
+        const read = await Promise.race([chunk.length === 0 ? next : raceLinger(next, lingerLeft), failed]);
         if (read === 'failed') break;
-        if (read === 'quiet') {
+        if (read !== 'linger-over') {
+          if (read.done === true) break;
+          next = reads.next();
+          for (const line of read.value) {
+            if (line === '') continue;
+            if (chunk.length === 0) chunkSince = performance.now();
+            chunk.push(line);
+            if (chunk.length >= SEND_CHUNK_MESSAGES) {
+              await submit(chunk);
+              chunk = [];
+            }
+          }
+        }
+        if (chunk.length > 0 && performance.now() - chunkSince >= SEND_LINGER_MS) {
           await submit(chunk);
           chunk = [];
-          if (failure !== null) break;
-          continue;
-        }
-        if (read.done === true) break;
-        next = reads.next();
-        for (const line of read.value) {
-          if (line === '') continue;
-          chunk.push(line);
-          if (chunk.length >= SEND_CHUNK_MESSAGES) {
-            await submit(chunk);
-            chunk = [];
-          }
         }
         if (failure !== null) break;
       }
@@ -598,14 +611,14 @@ async function* stdinLineGroups(io: CliIo, source: AsyncIterable<Buffer | string
   if (rest.length > 0) yield [rest.toString('utf8', 0, rest[rest.length - 1] === 0x0d ? rest.length - 1 : rest.length)];
 }
 
-/** `next`'s result, or 'quiet' when it has not settled within `ms`. */
-async function raceLinger<T>(next: Promise<T>, ms: number): Promise<T | 'quiet'> {
+/** `next`'s result, or 'linger-over' when it has not settled within `ms` (at once when ms <= 0). */
+async function raceLinger<T>(next: Promise<T>, ms: number): Promise<T | 'linger-over'> {
   let timer: NodeJS.Timeout | undefined;
-  const quiet = new Promise<'quiet'>((resolve) => {
-    timer = setTimeout(() => resolve('quiet'), ms);
+  const over = new Promise<'linger-over'>((resolve) => {
+    timer = setTimeout(() => resolve('linger-over'), Math.max(0, ms));
   });
   try {
-    return await Promise.race([next, quiet]);
+    return await Promise.race([next, over]);
   } finally {
     clearTimeout(timer);
   }

@@ -17,7 +17,7 @@ interface Run {
 
 interface RunOptions {
   /** stdin, delivered in these chunks through stdinStream. */
-  stdin?: Array<string | Buffer> | AsyncIterable<string | Buffer>;
+  stdin?: Array<string | Buffer> | AsyncIterable<string | Buffer> | Readable;
   env?: Record<string, string>;
   tty?: boolean;
 }
@@ -37,7 +37,7 @@ async function iggy(argv: string[], options: RunOptions = {}): Promise<Run> {
     readStdin: async () => {
       throw new Error('readStdin must not be called: the iggy commands stream stdin');
     },
-    ...(options.stdin !== undefined ? { stdinStream: () => Readable.from(options.stdin!) } : {}),
+    ...(options.stdin !== undefined ? { stdinStream: () => (options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin!)) } : {}),
     stderrIsTTY: options.tty ?? false,
     env: { QUARTET_IGGY_ADDR: addr, QUARTET_ROOT_PASSWORD: rootPassword, ...(options.env ?? {}) },
     cwd: process.cwd(),
@@ -257,6 +257,59 @@ describe('quartet iggy', () => {
     assert.deepEqual(lines(await ok(['poll', 'cli-slow', 't'])), ['first', 'second', 'third']);
   });
 
+  test('a trickling stdin (a line every 20 ms, never quiet for long) is sent as it comes too', async () => {
+    await ok(['stream', 'create', 'cli-trickle']);
+    await ok(['topic', 'create', 'cli-trickle', 't']);
+    let storedWhileOpen = false;
+    let open = true;
+    // One light client watching the topic's message count (the event loop must not stall for long).
+    const [host, port] = addr.split(':');
+    const sdk = new IggyClient({ host: host!, port: Number(port), credentials: { username: 'root', password: rootPassword } });
+    await sdk.connect();
+    const watcher = (async () => {
+      while (open && !storedWhileOpen) {
+        if (((await sdk.getTopic('cli-trickle', 't'))?.messagesCount ?? 0n) > 0n) storedWhileOpen = true;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    async function* trickle(): AsyncGenerator<string> {
+      // Up to 10 s of lines, until the watcher sees some stored: without a deadline per batch,
+      // nothing would be sent before the end of input.
+      for (let i = 0; i < 500 && !storedWhileOpen; i++) {
+        yield `line-${i}\n`;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      yield 'last\n';
+      open = false;
+    }
+    const r = await iggy(['send', 'cli-trickle', 't'], { stdin: trickle() });
+    open = false;
+    await watcher;
+    await sdk.close();
+    assert.equal(r.code, 0, r.err);
+    assert.ok(storedWhileOpen, 'lines were stored while stdin still trickled');
+    assert.equal(lines(await ok(['poll', 'cli-trickle', 't', '--count', '1000'])).at(-1), 'last');
+  });
+
+  test('a missing topic is named as such to a user who may not read streams', async () => {
+    await ok(['stream', 'create', 'cli-perm']);
+    await ok(['topic', 'create', 'cli-perm', 't']);
+    const [host, port] = addr.split(':');
+    const sdk = new IggyClient({ host: host!, port: Number(port), credentials: { username: 'root', password: rootPassword } });
+    try {
+      const none = Object.fromEntries(['manageServers', 'readServers', 'manageUsers', 'readUsers', 'manageStreams', 'readStreams', 'manageTopics', 'readTopics', 'pollMessages', 'sendMessages'].map((k) => [k, false]));
+      await sdk.createUser({ username: 'cli-writer', password: 'writer-password', permissions: { global: { ...none, readTopics: true, sendMessages: true } as never, streams: [] } });
+    } finally {
+      await sdk.close();
+    }
+    const as = ['--username', 'cli-writer', '--password', 'writer-password'];
+    assert.equal(await ok(['send', 'cli-perm', 't', 'x', ...as]), 'sent 1 message to cli-perm/t\n');
+    for (const argv of [['send', 'cli-perm', 'typo', 'x'], ['poll', 'cli-perm', 'typo']]) {
+      const r = await iggy([...argv, ...as]);
+      assert.deepEqual([r.code, r.err], [1, "quartet: topic 'typo' does not exist in stream 'cli-perm'\n"], argv.join(' '));
+    }
+  });
+
   test('a send that fails ends the command even while stdin stays open', async () => {
     await ok(['stream', 'create', 'cli-slow-fail']);
     await ok(['topic', 'create', 'cli-slow-fail', 't']);
@@ -271,8 +324,10 @@ describe('quartet iggy', () => {
       yield 'second\n';
       await new Promise(() => undefined); // stdin stays open, nothing more comes
     }
-    const r = await iggy(['send', 'cli-slow-fail', 't'], { stdin: neverEnding() });
+    const stdin = Readable.from(neverEnding());
+    const r = await iggy(['send', 'cli-slow-fail', 't'], { stdin });
     assert.equal(r.code, 1);
+    assert.ok(stdin.destroyed, 'stdin is ended, so that a process whose stdin stays open can exit');
     assert.match(r.err, /^quartet: sent 1 message\(s\) to cli-slow-fail\/t before a failure\n/);
   });
 
