@@ -65,7 +65,8 @@ export class ManualClock implements Clock {
   advanceMicros(us: number): void {
     this.micros += us;
   }
+  /** Moves to `ms`; within the current millisecond the µs reading stays (it never goes back). */
   set(ms: number): void {
-    this.micros = ms * 1000;
+    if (ms !== this.now()) this.micros = ms * 1000;
   }
 }

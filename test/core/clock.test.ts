@@ -84,6 +84,11 @@ describe('ManualClock', () => {
     assert.equal(clockMicros(clock), 1_001_500);
     clock.advance(2);
     assert.equal(clock.nowMicros(), 1_003_500);
+    // set() to the current millisecond keeps its µs (a scheduler's advance(0) must not go back).
+    clock.set(1_003);
+    assert.equal(clock.nowMicros(), 1_003_500);
+    clock.set(1_010);
+    assert.equal(clock.nowMicros(), 1_010_000);
     assert.equal(clockMicros({ now: () => 7 }), 7_000);
   });
 });

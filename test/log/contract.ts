@@ -112,14 +112,17 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
     it('calls the stamp hook with the base offset and append time before writing', () =>
       withLog(makeLog, testConfig(), async ({ log }, clock) => {
         await log.append(batch('first', 2));
+        // The append time in ms and, for protocols that stamp µs, the same moment in µs.
+        clock.advanceMicros(1_234);
         const request = batch('x', 1);
-        const seen: Array<[number, number]> = [];
-        request.stamp = (payload, baseOffset, appendTime) => {
-          seen.push([baseOffset, appendTime]);
+        const seen: Array<[number, number, number]> = [];
+        request.stamp = (payload, baseOffset, appendTime, appendMicros) => {
+          seen.push([baseOffset, appendTime, appendMicros]);
           payload.writeUInt8(0xee, payload.length - 1);
         };
         const result = await log.append(request);
-        assert.deepEqual(seen, [[2, clock.now()]]);
+        assert.deepEqual(seen, [[2, clock.now(), clock.nowMicros()]]);
+        assert.equal(clock.nowMicros() % 1000, 234, 'a reading between two milliseconds');
         assert.equal(result.appendTime, clock.now());
         const [stored] = await log.read(2, { maxBytes: 100 });
         assert.equal(stored!.payload.at(-1), 0xee);
