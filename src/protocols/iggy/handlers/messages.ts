@@ -345,17 +345,18 @@ export const messageHandlers: IggyHandlerTable = {
       }
       if (messages === kept) lease?.release();
     }
+    // Served from the log the poll began with (a purge replacing it meanwhile makes its offsets void).
+    const servedFromCurrentLog = lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log);
     if (consumer.group !== null && member !== null && lastOffset >= 0) {
       // A rebalance while the poll awaited may have moved the partition or begun its hand-off (or
       // the group or the membership is gone): then the poll hands out nothing, as the fence at its
       // start would have, and commits nothing (the read buffers still go back once it is written).
       if (!frontend.groups.polls(consumer.group, member, partition)) return resyncReply();
       // What a group was served and has not committed holds a hand-off of the partition back (groups.ts).
-      if (isCurrentLog(frontend, topic, partition, log)) frontend.groups.served(consumer.group, partition, lastOffset);
+      if (servedFromCurrentLog) frontend.groups.served(consumer.group, partition, lastOffset);
     }
-    // Not when a purge replaced the log meanwhile (the offset is of the old one), nor for a group
-    // deleted meanwhile (its offsets went with it).
-    if (req.autoCommit && lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log) && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
+    // Not for a group deleted meanwhile (its offsets went with it).
+    if (req.autoCommit && servedFromCurrentLog && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
       await storeOffset(frontend, consumer, topic, partition, lastOffset);
     }
     return { partitionId: partition, currentOffset, messagesCount: messages, batches };

@@ -99,6 +99,17 @@ describe('iggy consumer groups', () => {
     const poll = (c: IggyTestClient, partitionId: number, autoCommit: boolean) =>
       c.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit });
     const members = async () => (await a.ok(CommandCode.getConsumerGroup, group))!.members.map((m) => m.partitions);
+    /** One more message in `partition`, polled by `owner` without a commit: in flight. */
+    const servedNotCommitted = async (owner: IggyTestClient, partition: number, payload: string) => {
+      await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), [payload], { kind: 'partitionId', partitionId: partition }));
+      assert.equal((await poll(owner, partition, false)).messagesCount, 1);
+    };
+    /** A new connection that joins the group. */
+    const joiner = async () => {
+      const c = await h.root();
+      await c.ok(CommandCode.joinConsumerGroup, group);
+      return c;
+    };
     const resync = { partitionId: 0xffff_ffff, currentOffset: 0n, messagesCount: 0, batches: [] };
 
     await a.ok(CommandCode.joinConsumerGroup, group);
@@ -127,10 +138,8 @@ describe('iggy consumer groups', () => {
     assert.equal((await poll(b, 3, true)).messagesCount, 0, 'b resumes after what a committed');
 
     // The deadline: c joins while b has partition 3's new message in flight and never commits it.
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m3-2'], { kind: 'partitionId', partitionId: 3 }));
-    assert.equal((await poll(b, 3, false)).messagesCount, 1);
-    const c = await h.root();
-    await c.ok(CommandCode.joinConsumerGroup, group);
+    await servedNotCommitted(b, 3, 'm3-2');
+    const c = await joiner();
     assert.deepEqual(await members(), [[0, 1], [2, 3], []]);
     assert.deepEqual((await sync(c))?.partitions, []);
     // The stale-member sweep completes it, and runs every tenth of the deadline.
@@ -141,10 +150,8 @@ describe('iggy consumer groups', () => {
     assert.deepEqual(await members(), [[0, 1], [2], [3]]);
 
     // The owner leaving: what it had pending goes to its next owner at once.
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m1-2'], { kind: 'partitionId', partitionId: 1 }));
-    assert.equal((await poll(a, 1, false)).messagesCount, 1);
-    const d = await h.root();
-    await d.ok(CommandCode.joinConsumerGroup, group);
+    await servedNotCommitted(a, 1, 'm1-2');
+    const d = await joiner();
     assert.deepEqual(await members(), [[0, 1], [2], [3], []], 'partition 1 is pending for d');
     assert.deepEqual((await sync(d))?.partitions, []);
     await a.ok(CommandCode.leaveConsumerGroup, group);
@@ -152,20 +159,16 @@ describe('iggy consumer groups', () => {
     assert.deepEqual((await sync(d))?.partitions, [1]);
 
     // A purge leaves nothing in flight: the pending hand-offs complete.
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m2-2'], { kind: 'partitionId', partitionId: 2 }));
-    assert.equal((await poll(b, 2, false)).messagesCount, 1);
-    const e = await h.root();
-    await e.ok(CommandCode.joinConsumerGroup, group);
+    await servedNotCommitted(b, 2, 'm2-2');
+    const e = await joiner();
     assert.deepEqual((await sync(e))?.partitions, [], 'partition 2 is pending for e');
     await a.ok(CommandCode.purgeTopic, ref);
     assert.deepEqual((await sync(e))?.partitions, [2]);
     // And a stream's purge likewise.
     await e.ok(CommandCode.leaveConsumerGroup, group);
     assert.deepEqual(await members(), [[0, 2], [3], [1]]);
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['m2-9'], { kind: 'partitionId', partitionId: 2 }));
-    assert.equal((await poll(b, 2, false)).messagesCount, 1);
-    const f = await h.root();
-    await f.ok(CommandCode.joinConsumerGroup, group);
+    await servedNotCommitted(b, 2, 'm2-9');
+    await joiner();
     assert.deepEqual(await members(), [[0, 2], [3], [1], []], 'partition 2 is pending for f');
     await a.ok(CommandCode.purgeStream, { streamId: sid('default') });
     assert.deepEqual(await members(), [[0], [3], [1], [2]]);
