@@ -113,10 +113,12 @@ interface PartitionMetrics {
   logEndOffset: Gauge;
 }
 
-/** What a front-end hears about deletions (Broker.onDeleted). */
-export interface DeletionListener {
+/** What a front-end hears about topics changed by any protocol (Broker.onTopicChanges). */
+export interface TopicChangeListener {
   topicDeleted?(topic: Topic): Promise<void> | void;
   namespaceDeleted?(namespace: Namespace): Promise<void> | void;
+  /** The partition count changed (grown or shrunk, `topic` as it is now); awaited before the change returns. */
+  partitionsChanged?(topic: Topic): Promise<void> | void;
 }
 
 export class Broker implements CatalogObserver {
@@ -146,7 +148,7 @@ export class Broker implements CatalogObserver {
   private readonly resets = new Map<number, Promise<void>>();
   /** Logs a purge closed (a failed purge may leave one in place until a restart): not closed again. */
   private readonly closedByPurge = new WeakSet<PartitionLog>();
-  private readonly deletionListeners = new Set<DeletionListener>();
+  private readonly topicListeners = new Set<TopicChangeListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
@@ -399,18 +401,23 @@ export class Broker implements CatalogObserver {
     return this.catalog.deleteTopic(topic);
   }
 
-  /** Grows the topic to `newCount` partitions. */
-  addPartitions(topic: TopicRef, newCount: number): Promise<Topic> {
-    return this.catalog.addPartitions(topic, newCount);
+  /** Grows the topic to `newCount` partitions; the listeners hear of it before this returns. */
+  async addPartitions(topic: TopicRef, newCount: number): Promise<Topic> {
+    const updated = await this.catalog.addPartitions(topic, newCount);
+    await this.tellListeners((l) => l.partitionsChanged?.(updated));
+    return updated;
   }
 
   /**
    * Shrinks the topic to `newCount` partitions (an Iggy-side operation: Kafka never shrinks a
    * topic). Partitions newCount..n-1 lose their logs (directories included), every protocol's
-   * committed offsets, producer state and transaction index. 0 is allowed.
+   * committed offsets, producer state and transaction index. 0 is allowed. The listeners hear of
+   * it before this returns.
    */
-  removePartitions(topic: TopicRef, newCount: number): Promise<Topic> {
-    return this.catalog.removePartitions(topic, newCount);
+  async removePartitions(topic: TopicRef, newCount: number): Promise<Topic> {
+    const updated = await this.catalog.removePartitions(topic, newCount);
+    await this.tellListeners((l) => l.partitionsChanged?.(updated));
+    return updated;
   }
 
   /** Changes topic config (null removes a key; replace=true drops the keys not given). */
@@ -430,11 +437,12 @@ export class Broker implements CatalogObserver {
   /**
    * Told when a topic (any protocol's deletion, or its namespace's) or a namespace is gone, inside
    * the catalog mutation (before its id can be handed out again), so a front-end can drop what it
-   * keeps about it. Returns the unsubscribe function.
+   * keeps about it; and when a topic's partition count changed, after the catalog mutation (a
+   * listener may change the topic again). Returns the unsubscribe function.
    */
-  onDeleted(listener: DeletionListener): () => void {
-    this.deletionListeners.add(listener);
-    return () => this.deletionListeners.delete(listener);
+  onTopicChanges(listener: TopicChangeListener): () => void {
+    this.topicListeners.add(listener);
+    return () => this.topicListeners.delete(listener);
   }
 
   /** Removes every record of the topic and restarts its offsets at 0 (Iggy purge; partitionsReset). */
@@ -470,26 +478,26 @@ export class Broker implements CatalogObserver {
       this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
     } finally {
       // The catalog has let the topic go whatever failed above: front-ends hear of it regardless.
-      await this.tellDeleted((l) => l.topicDeleted?.(topic));
+      await this.tellListeners((l) => l.topicDeleted?.(topic));
     }
   }
 
   /** @internal CatalogObserver */
   async namespaceDeleted(namespace: Namespace): Promise<void> {
-    await this.tellDeleted((l) => l.namespaceDeleted?.(namespace));
+    await this.tellListeners((l) => l.namespaceDeleted?.(namespace));
   }
 
   /**
-   * Runs inside the catalog mutation, so a listener is done before the id can be reused. The
-   * deletion has happened whatever a listener does: its failure is logged (a front-end repairs
-   * what it keeps at its next start).
+   * A deletion's runs inside the catalog mutation, so a listener is done before the id can be
+   * reused. The change has happened whatever a listener does: its failure is logged (a front-end
+   * repairs what it keeps about a deleted topic at its next start).
    */
-  private async tellDeleted(call: (l: DeletionListener) => Promise<void> | void | undefined): Promise<void> {
-    for (const l of this.deletionListeners) {
+  private async tellListeners(call: (l: TopicChangeListener) => Promise<void> | void | undefined): Promise<void> {
+    for (const l of this.topicListeners) {
       try {
         await call(l);
       } catch (err) {
-        this.logger.warn('a deletion listener failed', { error: err });
+        this.logger.warn('a topic change listener failed', { error: err });
       }
     }
   }

@@ -508,7 +508,7 @@ test('deletion listeners hear of each topic and then the namespace before its id
   const heard: string[] = [];
   // Slow and failing listeners: the deletion still completes, and a creation queued meanwhile
   // (which takes the freed id) waits for them.
-  broker.onDeleted({
+  broker.onTopicChanges({
     topicDeleted: async (topic) => {
       await new Promise((resolve) => setImmediate(resolve));
       heard.push(`topic ${topic.name}, namespaces ${broker.catalog.listNamespaces().map((n) => n.name).join(',')}`);

@@ -20,7 +20,7 @@ import { IggyGroups } from './groups.js';
 import { permissionsOf } from './permissions.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
-import { deserializeTopicOptions, optionsFromCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
+import { coreConfigFor, deserializeTopicOptions, optionsFromCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
 
 // The log and the other front-ends look inside Iggy batches through this codec (transcoding to
 // Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
@@ -158,13 +158,15 @@ export class IggyFrontend {
     await this.groups.load();
     await sweepOffsets(this);
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
-    // gone stream or topic (ids are handed out again, and must not inherit them).
-    this.stopListening = this.broker.onDeleted({
+    // gone stream or topic (ids are handed out again, and must not inherit them). Partition count
+    // changes by any protocol (Kafka CreatePartitions too): re-spread max_topic_size, rebalance.
+    this.stopListening = this.broker.onTopicChanges({
       topicDeleted: async (topic) => {
         await this.forgetTopic(topic);
         await this.dropGrants((s, t) => s === topic.namespaceId && t === topic.id, () => false);
       },
       namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
+      partitionsChanged: (topic) => this.partitionsChanged(topic),
     });
     // Then grants naming streams or topics that do not exist (deleted while no Iggy front-end
     // listened, or before a crash finished the cleanup); listening first, nothing slips between.
@@ -308,6 +310,19 @@ export class IggyFrontend {
   }
 
   // --- Iggy topic options ----------------------------------------------------------------------
+
+  /**
+   * The topic's partition count changed (by either protocol): an explicit max_topic_size is spread
+   * again over the partitions (retention.bytes is per partition), and its groups rebalance.
+   */
+  private async partitionsChanged(topic: Topic): Promise<void> {
+    let current = topic;
+    const options = this.topicOptionsOf(current);
+    if (options.explicit.includes('max_topic_size') && current.partitions > 0) {
+      current = await this.broker.updateTopicConfig(current, { 'retention.bytes': coreConfigFor(options.values, current.partitions)['retention.bytes'] });
+    }
+    this.groups.partitionsChanged(current);
+  }
 
   topicOptionsOf(topic: Topic): StoredTopicOptions {
     return this.topicOptions.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);

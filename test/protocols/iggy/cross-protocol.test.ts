@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs';
 import { silentLogger } from '../../../src/core/logger.js';
 import { kafkaTopicNameFor } from '../../../src/protocols/mapping.js';
-import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, option, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { IggyTestClient, batchOf, sid } from './harness.js';
@@ -168,5 +168,36 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     assert.deepEqual(batches.flatMap((b) => b.frames.map((f) => f.payload.toString())), ['from kafka']);
     // Kafka did not create a default-namespace topic next to the stream's.
     assert.equal(server.broker()!.catalog.getTopic({ namespace: 'default', topic: mapped }), null);
+  });
+  it('a Kafka CreatePartitions rebalances the Iggy groups of the topic and re-spreads its max_topic_size', async (t) => {
+    if (kafkaPort === 0) {
+      t.skip('the Kafka listener is not registered in this build');
+      return;
+    }
+    const iggy = await IggyTestClient.connect(iggyPort);
+    t.after(() => iggy.destroy());
+    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const ref = { streamId: sid('default'), topicId: sid('grown-by-kafka') };
+    const options = [option('segment_size', { kind: 'uint64', value: 1024n * 1024n }), option('max_topic_size', { kind: 'uint64', value: 64n * 1024n * 1024n })];
+    await iggy.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'grown-by-kafka', options });
+    const retentionBytes = () => server.broker()!.catalog.requireTopic({ topic: 'grown-by-kafka' }).config['retention.bytes'];
+    assert.equal(retentionBytes(), 32 * 1024 * 1024);
+    await iggy.ok(CommandCode.createConsumerGroup, { ...ref, name: 'readers' });
+    const group = { ...ref, groupId: sid('readers') };
+    await iggy.ok(CommandCode.joinConsumerGroup, group);
+    const before = await iggy.ok(CommandCode.syncConsumerGroup, group);
+    assert.deepEqual(before?.partitions, [0, 1]);
+
+    const admin = new Kafka({ clientId: 'iggy-cross-grow', brokers: [`127.0.0.1:${kafkaPort}`], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await admin.createPartitions({ topicPartitions: [{ topic: 'grown-by-kafka', count: 4 }] });
+    } finally {
+      await admin.disconnect();
+    }
+    const after = await iggy.ok(CommandCode.syncConsumerGroup, group);
+    assert.deepEqual(after?.partitions, [0, 1, 2, 3], 'the only member owns the new partitions at once');
+    assert.ok(after!.generation > before!.generation);
+    assert.equal(retentionBytes(), 16 * 1024 * 1024, 'the topic still holds 64 MiB in all');
   });
 });

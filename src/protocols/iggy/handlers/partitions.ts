@@ -18,7 +18,6 @@ import { lowestStoredOffset } from '../consumers.js';
 import { IggyFailure } from '../errors.js';
 import { requirePartition, requirePartitionsCountInBounds, requireTopic } from '../mapping.js';
 import { requireTopicPermission } from '../permissions.js';
-import { coreConfigFor } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
 
 export const partitionHandlers: IggyHandlerTable = {
@@ -26,12 +25,8 @@ export const partitionHandlers: IggyHandlerTable = {
     requirePartitionsCountInBounds(req.partitionsCount, 1);
     const topic = requireTopic(ctx.frontend.broker.catalog, req.streamId, req.topicId, 'result');
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
-    let updated = await ctx.frontend.broker.addPartitions(topic, topic.partitions + req.partitionsCount);
-    const options = ctx.frontend.topicOptionsOf(updated);
-    if (options.explicit.includes('max_topic_size')) {
-      updated = await ctx.frontend.broker.updateTopicConfig(updated, { 'retention.bytes': coreConfigFor(options.values, updated.partitions)['retention.bytes'] });
-    }
-    ctx.frontend.groups.partitionsChanged(updated);
+    // The front-end hears of it (Broker.onTopicChanges): max_topic_size re-spread, groups rebalanced.
+    await ctx.frontend.broker.addPartitions(topic, topic.partitions + req.partitionsCount);
     return {};
   },
 
@@ -43,12 +38,7 @@ export const partitionHandlers: IggyHandlerTable = {
     if (req.partitionsCount > topic.partitions) {
       throw new IggyFailure(IggyErrorCode.invalidPartitionsCount, 'result', `partitions_count must be 1..${topic.partitions}`);
     }
-    let updated = await ctx.frontend.broker.removePartitions(topic, topic.partitions - req.partitionsCount);
-    const options = ctx.frontend.topicOptionsOf(updated);
-    if (options.explicit.includes('max_topic_size') && updated.partitions > 0) {
-      updated = await ctx.frontend.broker.updateTopicConfig(updated, { 'retention.bytes': coreConfigFor(options.values, updated.partitions)['retention.bytes'] });
-    }
-    ctx.frontend.groups.partitionsChanged(updated);
+    await ctx.frontend.broker.removePartitions(topic, topic.partitions - req.partitionsCount);
     return {};
   },
 

@@ -209,6 +209,24 @@ describe('iggy topics', () => {
     assert.deepEqual(await c.call(CommandCode.deleteTopic, { streamId: sid('default'), topicId: sid(4242) }), { rejected: IggyErrorCode.topicIdNotFound });
   });
 
+  it('spreads max_topic_size again over the partitions when they are added or deleted', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const ref = { streamId: sid('default'), topicId: sid('sized') };
+    const options = [option('segment_size', { kind: 'uint64', value: 1024n * 1024n }), option('max_topic_size', { kind: 'uint64', value: 12n * 1024n * 1024n })];
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'sized', options });
+    const perPartition = () => h.broker.catalog.requireTopic({ topic: 'sized' }).config['retention.bytes'];
+    assert.equal(perPartition(), 12 * 1024 * 1024);
+    await c.ok(CommandCode.createPartitions, { ...ref, partitionsCount: 2 });
+    assert.equal(perPartition(), 4 * 1024 * 1024);
+    await c.ok(CommandCode.deletePartitions, { ...ref, partitionsCount: 1 });
+    assert.equal(perPartition(), 6 * 1024 * 1024);
+    // Down to none: nothing to spread over, the last value stays.
+    await c.ok(CommandCode.deletePartitions, { ...ref, partitionsCount: 2 });
+    assert.equal(perPartition(), 6 * 1024 * 1024);
+    assert.equal((await c.ok(CommandCode.getTopic, ref))?.maxTopicSize, 12n * 1024n * 1024n);
+  });
+
   it('adds and deletes partitions; deletes segments (sealed only)', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
