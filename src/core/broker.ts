@@ -119,6 +119,8 @@ export interface TopicChangeListener {
   namespaceDeleted?(namespace: Namespace): Promise<void> | void;
   /** The partition count changed (grown or shrunk, `topic` as it is now); awaited before the change returns. */
   partitionsChanged?(topic: Topic): Promise<void> | void;
+  /** The topic's config changed (`by`: the front-end that changed it, when it said); awaited likewise. */
+  topicConfigChanged?(topic: Topic, by: string | undefined): Promise<void> | void;
 }
 
 export class Broker implements CatalogObserver {
@@ -420,9 +422,14 @@ export class Broker implements CatalogObserver {
     return updated;
   }
 
-  /** Changes topic config (null removes a key; replace=true drops the keys not given). */
-  updateTopicConfig(topic: TopicRef, changes: Readonly<Record<string, unknown>>, replace = false): Promise<Topic> {
-    return this.catalog.updateTopicConfig(topic, changes, replace);
+  /**
+   * Changes topic config (null removes a key; `replace` drops the keys not given). The listeners
+   * hear of it before this returns, but for the one that made the change (`by`, a front-end's name).
+   */
+  async updateTopicConfig(topic: TopicRef, changes: Readonly<Record<string, unknown>>, options: { replace?: boolean; by?: string } = {}): Promise<Topic> {
+    const updated = await this.catalog.updateTopicConfig(topic, changes, options.replace ?? false);
+    await this.tellListeners((l) => l.topicConfigChanged?.(updated, options.by));
+    return updated;
   }
 
   createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
@@ -437,8 +444,8 @@ export class Broker implements CatalogObserver {
   /**
    * Told when a topic (any protocol's deletion, or its namespace's) or a namespace is gone, inside
    * the catalog mutation (before its id can be handed out again), so a front-end can drop what it
-   * keeps about it; and when a topic's partition count changed, after the catalog mutation (a
-   * listener may change the topic again). Returns the unsubscribe function.
+   * keeps about it; and when a topic's partition count or config changed, after the catalog
+   * mutation (a listener may change the topic again). Returns the unsubscribe function.
    */
   onTopicChanges(listener: TopicChangeListener): () => void {
     this.topicListeners.add(listener);

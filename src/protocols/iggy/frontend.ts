@@ -20,7 +20,7 @@ import { IggyGroups } from './groups.js';
 import { permissionsOf } from './permissions.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
-import { coreConfigFor, deserializeTopicOptions, optionsFromCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
+import { coreConfigFor, deserializeTopicOptions, iggyChanges, optionsFromCoreConfig, reconcileWithCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
 
 // The log and the other front-ends look inside Iggy batches through this codec (transcoding to
 // Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
@@ -160,6 +160,7 @@ export class IggyFrontend {
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
     // gone stream or topic (ids are handed out again, and must not inherit them). Partition count
     // changes by any protocol (Kafka CreatePartitions too): re-spread max_topic_size, rebalance.
+    // Config changes by another protocol: the options they touch follow the core config.
     this.stopListening = this.broker.onTopicChanges({
       topicDeleted: async (topic) => {
         await this.forgetTopic(topic);
@@ -167,6 +168,7 @@ export class IggyFrontend {
       },
       namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
       partitionsChanged: (topic) => this.partitionsChanged(topic),
+      topicConfigChanged: (topic, by) => (by === iggyChanges.by ? undefined : this.reconcileTopicOptions(topic)),
     });
     // Then grants naming streams or topics that do not exist (deleted while no Iggy front-end
     // listened, or before a crash finished the cleanup); listening first, nothing slips between.
@@ -319,9 +321,17 @@ export class IggyFrontend {
     let current = topic;
     const options = this.topicOptionsOf(current);
     if (options.explicit.includes('max_topic_size') && current.partitions > 0) {
-      current = await this.broker.updateTopicConfig(current, { 'retention.bytes': coreConfigFor(options.values, current.partitions)['retention.bytes'] });
+      current = await this.broker.updateTopicConfig(current, { 'retention.bytes': coreConfigFor(options.values, current.partitions)['retention.bytes'] }, iggyChanges);
     }
     this.groups.partitionsChanged(current);
+  }
+
+  /** Another protocol changed the topic's config: the stored options it touched follow it. */
+  private async reconcileTopicOptions(topic: Topic): Promise<void> {
+    const stored = this.topicOptions.get(topic.internalId);
+    if (stored === undefined) return; // not made through Iggy: every option is derived when read
+    const reconciled = reconcileWithCoreConfig(stored, topic, this.broker.topicDefaults);
+    if (reconciled !== null) await this.saveTopicOptions(topic, reconciled);
   }
 
   topicOptionsOf(topic: Topic): StoredTopicOptions {

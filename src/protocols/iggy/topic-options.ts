@@ -41,6 +41,8 @@ import type { OptionDescriptor } from './codec/commands/system.js';
 import { IggyFailure } from './errors.js';
 
 export const topicOptionsScope = 'iggy.topic-options';
+/** Passed with the Iggy front-end's own topic config changes, which its listener need not follow. */
+export const iggyChanges = Object.freeze({ by: 'iggy' });
 export const mib = 1024 * 1024;
 export const gib = 1024 * mib;
 /** MAX_PREALLOCATED_TOPIC_BYTES. */
@@ -364,6 +366,38 @@ export function optionsFromCoreConfig(topic: Topic, brokerDefaults: TopicConfig)
     preallocate_segments: c.preallocate === 'true',
   };
   return { explicit: [], values };
+}
+
+/** The options honoured through one core config key each (coreConfigFor, optionsFromCoreConfig). */
+const optionCoreKeys: readonly (readonly [TopicOptionKey, keyof TopicConfig])[] = [
+  ['message_expiry', 'retention.ms'],
+  ['max_topic_size', 'retention.bytes'],
+  ['segment_size', 'segment.bytes'],
+  ['enforce_fsync', 'quartet.fsync.policy'],
+  ['preallocate_segments', 'preallocate'],
+];
+
+/**
+ * The Iggy view after another protocol changed the topic's core config (a Kafka
+ * IncrementalAlterConfigs): each option whose core key no longer holds what the option maps to
+ * takes the value derived from the core config, as an explicit entry. Null when nothing changed.
+ * With no partitions max_topic_size is kept (there is nothing to spread it over).
+ */
+export function reconcileWithCoreConfig(stored: StoredTopicOptions, topic: Topic, brokerDefaults: TopicConfig): StoredTopicOptions | null {
+  const mapped = coreConfigFor(stored.values, topic.partitions);
+  const effective = { ...builtinTopicDefaults, ...brokerDefaults, ...topic.config };
+  const derived = optionsFromCoreConfig(topic, brokerDefaults).values;
+  const values = { ...stored.values };
+  const explicit = [...stored.explicit];
+  let changed = false;
+  for (const [key, coreKey] of optionCoreKeys) {
+    if (mapped[coreKey] === effective[coreKey] || values[key] === derived[key]) continue;
+    if (key === 'max_topic_size' && topic.partitions === 0) continue;
+    (values as Record<TopicOptionKey, unknown>)[key] = derived[key];
+    if (!explicit.includes(key)) explicit.push(key);
+    changed = true;
+  }
+  return changed ? { explicit, values } : null;
 }
 
 /** Keys in byte order: the reference server keeps a topic's options in a sorted map and serves them so. */

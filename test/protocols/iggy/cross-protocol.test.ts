@@ -9,10 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import '../../conformance/promise-with-resolvers.js';
+import { Admin, ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka';
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs';
 import { silentLogger } from '../../../src/core/logger.js';
 import { kafkaTopicNameFor } from '../../../src/protocols/mapping.js';
-import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, option, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, option, u64Max, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { IggyTestClient, batchOf, sid } from './harness.js';
@@ -199,5 +201,46 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     assert.deepEqual(after?.partitions, [0, 1, 2, 3], 'the only member owns the new partitions at once');
     assert.ok(after!.generation > before!.generation);
     assert.equal(retentionBytes(), 16 * 1024 * 1024, 'the topic still holds 64 MiB in all');
+  });
+  it('the Iggy options of a topic follow a Kafka IncrementalAlterConfigs of the keys they map to', async (t) => {
+    if (kafkaPort === 0) {
+      t.skip('the Kafka listener is not registered in this build');
+      return;
+    }
+    const iggy = await IggyTestClient.connect(iggyPort);
+    t.after(() => iggy.destroy());
+    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const ref = { streamId: sid('default'), topicId: sid('altered-by-kafka') };
+    const options = [
+      option('segment_size', { kind: 'uint64', value: 1024n * 1024n }),
+      option('max_topic_size', { kind: 'uint64', value: 64n * 1024n * 1024n }),
+      option('message_expiry', { kind: 'uint64', value: 3_600_000_000n }),
+    ];
+    await iggy.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'altered-by-kafka', options });
+
+    const admin = new Admin({ clientId: 'iggy-cross-alter', bootstrapBrokers: [`127.0.0.1:${kafkaPort}`] });
+    t.after(() => admin.close());
+    const alter = (configs: Parameters<Admin['incrementalAlterConfigs']>[0]['resources'][number]['configs']) =>
+      admin.incrementalAlterConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: 'altered-by-kafka', configs }] });
+    await alter([
+      { name: 'retention.ms', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '120000' },
+      { name: 'retention.bytes', configOperation: IncrementalAlterConfigOperationTypes.DELETE },
+      { name: 'preallocate', configOperation: IncrementalAlterConfigOperationTypes.SET, value: 'true' },
+    ]);
+    let topic = await iggy.ok(CommandCode.getTopic, ref);
+    assert.equal(topic?.messageExpiry, 120_000_000n);
+    assert.equal(topic?.maxTopicSize, u64Max, 'retention.bytes back to the default: unlimited');
+    const entry = (key: string) => [...(topic?.explicitOptions ?? []), ...(topic?.derivedOptions ?? [])].find((o) => o.key === key);
+    assert.deepEqual(topic?.explicitOptions.map((o) => o.key), ['max_topic_size', 'message_expiry', 'preallocate_segments', 'segment_size']);
+    assert.deepEqual(entry('preallocate_segments')?.value, Buffer.from([1]), 'preallocate=true');
+    assert.equal(entry('segment_size')?.value.readBigUInt64LE(), 1024n * 1024n, 'not touched by Kafka');
+
+    // A key no option maps to leaves the options alone; an Iggy update still stores what it sent.
+    await alter([{ name: 'max.message.bytes', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '2000000' }]);
+    await iggy.ok(CommandCode.updateTopic, { ...ref, name: 'altered-by-kafka', options: [option('message_expiry', { kind: 'uint64', value: 1_500n })] });
+    topic = await iggy.ok(CommandCode.getTopic, ref);
+    assert.equal(topic?.messageExpiry, 1_500n);
+    assert.equal(topic?.maxTopicSize, u64Max);
+    assert.equal(server.broker()!.catalog.requireTopic({ topic: 'altered-by-kafka' }).config['retention.ms'], 2);
   });
 });

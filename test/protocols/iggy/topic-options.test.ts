@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Topic } from '../../../src/core/catalog.js';
+import type { TopicConfig } from '../../../src/core/topic-config.js';
 import { IggyErrorCode, option, parseOptionsBlock, u64Max } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyFailure } from '../../../src/protocols/iggy/errors.js';
 import {
@@ -9,6 +11,7 @@ import {
   parseHumanDuration,
   parseHumanSize,
   patchTopicOptions,
+  reconcileWithCoreConfig,
   serializeTopicOptions,
   topicOptionDefaults,
 } from '../../../src/protocols/iggy/topic-options.js';
@@ -100,5 +103,21 @@ describe('iggy topic options', () => {
     const preallocated = admitTopicOptions([option('preallocate_segments', { kind: 'bool', value: true })], 4);
     assert.equal(coreConfigFor(preallocated.values, 4).preallocate, 'true');
     assert.deepEqual(deserializeTopicOptions(JSON.parse(JSON.stringify(serializeTopicOptions(s)))), s);
+  });
+  it('follows a core config changed by another protocol: only the options whose core key moved, each then explicit', () => {
+    const stored = admitTopicOptions([option('message_expiry', { kind: 'uint64', value: 1_500n }), option('max_topic_size', { kind: 'uint64', value: 3n * 1024n ** 3n })], 3);
+    const topicWith = (config: Partial<TopicConfig>, partitions = 3): Topic =>
+      ({ internalId: 1, namespaceId: 1, namespace: 'default', id: 0, name: 't', uuid: Buffer.alloc(16, 1), partitions, config: { ...coreConfigFor(stored.values, 3), ...config }, createdAt: 0 }) as Topic;
+    // What the options map to (retention.ms rounded up to 2 ms, 1 GiB per partition): nothing moved.
+    assert.equal(reconcileWithCoreConfig(stored, topicWith({}), {}), null);
+    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'quartet.fsync.policy': 'always' }), {})?.values.enforce_fsync, true);
+    const moved = reconcileWithCoreConfig(stored, topicWith({ 'retention.ms': 60_000, 'segment.bytes': 8 * 1024 * 1024 }), {});
+    assert.equal(moved?.values.message_expiry, 60_000_000n);
+    assert.equal(moved?.values.segment_size, 8n * 1024n * 1024n);
+    assert.equal(moved?.values.max_topic_size, 3n * 1024n ** 3n, 'unchanged');
+    assert.deepEqual([...moved!.explicit].sort(), ['max_topic_size', 'message_expiry', 'segment_size']);
+    // The per-partition limit spread back over the partitions; with none there is nothing to read it from.
+    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'retention.bytes': 1024 }), {})?.values.max_topic_size, 3072n);
+    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'retention.bytes': 1024 }, 0), {}), null);
   });
 });

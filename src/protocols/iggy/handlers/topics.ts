@@ -7,7 +7,7 @@ import { IggyFailure } from '../errors.js';
 import type { IggyFrontend } from '../frontend.js';
 import { findStream, requirePartitionsCountInBounds, requireStream, requireTopic } from '../mapping.js';
 import { requireCreateTopic, requireTopicPermission } from '../permissions.js';
-import { admitStaticBoundsFirst, admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
+import { admitStaticBoundsFirst, admitTopicOptions, coreConfigFor, iggyChanges, patchTopicOptions } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
 import { partitionInfo, topicInfo } from './views.js';
 
@@ -73,7 +73,7 @@ export const topicHandlers: IggyHandlerTable = {
       // Only what the updatable options (message_expiry, max_topic_size; compression is stored
       // alone) map to: a topic made by another protocol keeps its own batch limit and roll rule.
       const config = coreConfigFor(options.values, topic.partitions);
-      topic = await ctx.frontend.broker.updateTopicConfig(topic, { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] });
+      topic = await ctx.frontend.broker.updateTopicConfig(topic, { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] }, iggyChanges);
       await ctx.frontend.saveTopicOptions(topic, options);
     }
     return {};
