@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import '../../conformance/promise-with-resolvers.js';
 import { Admin, ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka';
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs';
@@ -40,6 +40,18 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     await server?.stop('test done');
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /** A root Iggy connection, for a test that needs the Kafka listener too (null: skipped without it). */
+  async function rootBesideKafka(t: TestContext): Promise<IggyTestClient | null> {
+    if (kafkaPort === 0) {
+      t.skip('the Kafka listener is not registered in this build');
+      return null;
+    }
+    const iggy = await IggyTestClient.connect(iggyPort);
+    t.after(() => iggy.destroy());
+    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    return iggy;
+  }
 
   it('Kafka consumers read what Iggy sent; Iggy polls what Kafka produced', async (t) => {
     if (kafkaPort === 0) {
@@ -110,13 +122,8 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
   });
 
   it('Kafka lists and fetches non-default stream topics under the mapped name', async (t) => {
-    if (kafkaPort === 0) {
-      t.skip('the Kafka listener is not registered in this build');
-      return;
-    }
-    const iggy = await IggyTestClient.connect(iggyPort);
-    t.after(() => iggy.destroy());
-    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const iggy = await rootBesideKafka(t);
+    if (iggy === null) return;
     await iggy.ok(CommandCode.createStream, { name: 'shop', options: [] });
     await iggy.ok(CommandCode.createTopic, { streamId: sid('shop'), partitionsCount: 1, name: 'eu orders', options: [] });
     // A default-namespace topic Kafka cannot name is simply not listed.
@@ -171,14 +178,10 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     // Kafka did not create a default-namespace topic next to the stream's.
     assert.equal(server.broker()!.catalog.getTopic({ namespace: 'default', topic: mapped }), null);
   });
+
   it('a Kafka CreatePartitions rebalances the Iggy groups of the topic and re-spreads its max_topic_size', async (t) => {
-    if (kafkaPort === 0) {
-      t.skip('the Kafka listener is not registered in this build');
-      return;
-    }
-    const iggy = await IggyTestClient.connect(iggyPort);
-    t.after(() => iggy.destroy());
-    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const iggy = await rootBesideKafka(t);
+    if (iggy === null) return;
     const ref = { streamId: sid('default'), topicId: sid('grown-by-kafka') };
     const options = [option('segment_size', { kind: 'uint64', value: 1024n * 1024n }), option('max_topic_size', { kind: 'uint64', value: 64n * 1024n * 1024n })];
     await iggy.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'grown-by-kafka', options });
@@ -202,14 +205,10 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     assert.ok(after!.generation > before!.generation);
     assert.equal(retentionBytes(), 16 * 1024 * 1024, 'the topic still holds 64 MiB in all');
   });
+
   it('the Iggy options of a topic follow a Kafka IncrementalAlterConfigs of the keys they map to', async (t) => {
-    if (kafkaPort === 0) {
-      t.skip('the Kafka listener is not registered in this build');
-      return;
-    }
-    const iggy = await IggyTestClient.connect(iggyPort);
-    t.after(() => iggy.destroy());
-    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    const iggy = await rootBesideKafka(t);
+    if (iggy === null) return;
     const ref = { streamId: sid('default'), topicId: sid('altered-by-kafka') };
     const options = [
       option('segment_size', { kind: 'uint64', value: 1024n * 1024n }),
