@@ -18,7 +18,7 @@
 import { mapLimit } from './serial.js';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Catalog, defaultNamespaceName, type CatalogObserver, type Namespace, type NamespaceRef, type Topic, type TopicRef } from './catalog.js';
+import { Catalog, defaultNamespaceName, type CatalogObserver, type ConfigChanges, type Namespace, type NamespaceRef, type PartitionCountConfig, type Topic, type TopicRef } from './catalog.js';
 import { systemClock, type Clock } from './clock.js';
 import { QuartetError, isQuartetError } from './errors.js';
 import { GroupStore } from './groups.js';
@@ -117,10 +117,13 @@ interface PartitionMetrics {
 export interface TopicChangeListener {
   topicDeleted?(topic: Topic): Promise<void> | void;
   namespaceDeleted?(namespace: Namespace): Promise<void> | void;
+  /**
+   * Inside the catalog mutation that changes the topic's partition count (`topic` as it is before
+   * it): config changes to store in the same step (a limit spread over the partitions), or null.
+   */
+  partitionCountConfig?(topic: Topic, newCount: number): ConfigChanges | null;
   /** The partition count changed (grown or shrunk, `topic` as it is now); awaited before the change returns. */
   partitionsChanged?(topic: Topic): Promise<void> | void;
-  /** The topic's config changed (`by`: the front-end that changed it, when it said); awaited likewise. */
-  topicConfigChanged?(topic: Topic, by: string | undefined): Promise<void> | void;
 }
 
 export class Broker implements CatalogObserver {
@@ -405,7 +408,7 @@ export class Broker implements CatalogObserver {
 
   /** Grows the topic to `newCount` partitions; the listeners hear of it before this returns. */
   async addPartitions(topic: TopicRef, newCount: number): Promise<Topic> {
-    const updated = await this.catalog.addPartitions(topic, newCount);
+    const updated = await this.catalog.addPartitions(topic, newCount, this.partitionCountConfig);
     await this.tellListeners((l) => l.partitionsChanged?.(updated));
     return updated;
   }
@@ -417,20 +420,28 @@ export class Broker implements CatalogObserver {
    * it before this returns.
    */
   async removePartitions(topic: TopicRef, newCount: number): Promise<Topic> {
-    const updated = await this.catalog.removePartitions(topic, newCount);
+    const updated = await this.catalog.removePartitions(topic, newCount, this.partitionCountConfig);
     await this.tellListeners((l) => l.partitionsChanged?.(updated));
     return updated;
   }
 
   /**
-   * Changes topic config (null removes a key; `replace` drops the keys not given). The listeners
-   * hear of it before this returns, but for the one that made the change (`by`, a front-end's name).
+   * Changes topic config (null removes a key; replace=true drops the keys not given); `changes`
+   * may be a function of the topic as it is when the change runs.
    */
-  async updateTopicConfig(topic: TopicRef, changes: Readonly<Record<string, unknown>>, options: { replace?: boolean; by?: string } = {}): Promise<Topic> {
-    const updated = await this.catalog.updateTopicConfig(topic, changes, options.replace ?? false);
-    await this.tellListeners((l) => l.topicConfigChanged?.(updated, options.by));
-    return updated;
+  updateTopicConfig(topic: TopicRef, changes: ConfigChanges | ((current: Topic) => ConfigChanges), replace = false): Promise<Topic> {
+    return this.catalog.updateTopicConfig(topic, changes, replace);
   }
+
+  /** The listeners' config changes for a new partition count, merged (Catalog PartitionCountConfig). */
+  private readonly partitionCountConfig: PartitionCountConfig = (current, newCount) => {
+    let merged: Record<string, unknown> | null = null;
+    for (const l of this.topicListeners) {
+      const changes = l.partitionCountConfig?.(current, newCount) ?? null;
+      if (changes !== null) merged = { ...(merged ?? {}), ...changes };
+    }
+    return merged;
+  };
 
   createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
     return this.catalog.createNamespace(name, options);
@@ -444,8 +455,8 @@ export class Broker implements CatalogObserver {
   /**
    * Told when a topic (any protocol's deletion, or its namespace's) or a namespace is gone, inside
    * the catalog mutation (before its id can be handed out again), so a front-end can drop what it
-   * keeps about it; and when a topic's partition count or config changed, after the catalog
-   * mutation (a listener may change the topic again). Returns the unsubscribe function.
+   * keeps about it; and when a topic's partition count changed, asked inside the catalog mutation
+   * for config to store with the new count, and told after it. Returns the unsubscribe function.
    */
   onTopicChanges(listener: TopicChangeListener): () => void {
     this.topicListeners.add(listener);

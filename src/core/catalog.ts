@@ -78,6 +78,18 @@ export interface CatalogObserver {
   namespaceDeleted?(namespace: Namespace): Promise<void>;
 }
 
+/** Config changes: a value per key, null to remove the key. */
+export type ConfigChanges = Readonly<Record<string, unknown>>;
+
+/** Config changes to store with a topic's new partition count (null: none), from the topic before the change. */
+export type PartitionCountConfig = (current: Topic, newCount: number) => ConfigChanges | null;
+
+/** The topic's config after `configFor`'s changes for its new partition count; undefined when it gives none. */
+function configAfterCountChange(topic: Topic, newCount: number, configFor: PartitionCountConfig | undefined): TopicConfig | undefined {
+  const changes = configFor?.(topic, newCount) ?? null;
+  return changes === null ? undefined : mergeTopicConfig(topic.config, changes);
+}
+
 export interface CreateTopicOptions {
   partitions: number;
   /** Raw config values (validated here). */
@@ -286,27 +298,36 @@ export class Catalog {
     });
   }
 
-  /** Applies config changes: null removes a key; replace=true drops keys not given (Kafka AlterConfigs). */
-  updateTopicConfig(ref: TopicRef, changes: Readonly<Record<string, unknown>>, replace = false): Promise<Topic> {
+  /**
+   * Applies config changes: null removes a key; replace=true drops keys not given (Kafka
+   * AlterConfigs). `changes` may be a function of the topic as it is when the change runs (after
+   * the mutations queued before it), for a change that depends on it.
+   */
+  updateTopicConfig(ref: TopicRef, changes: ConfigChanges | ((current: Topic) => ConfigChanges), replace = false): Promise<Topic> {
     return this.mutations.run(async () => {
       const topic = this.requireTopic(ref);
-      const config = mergeTopicConfig(topic.config, changes, replace);
+      const config = mergeTopicConfig(topic.config, typeof changes === 'function' ? changes(topic) : changes, replace);
       const updated = await this.replaceTopic(topic, { config });
       await this.observer?.topicConfigChanged(updated);
       return updated;
     });
   }
 
-  /** Grows the topic to `newCount` partitions. */
-  addPartitions(ref: TopicRef, newCount: number): Promise<Topic> {
+  /**
+   * Grows the topic to `newCount` partitions. `configFor` may give config changes stored in the
+   * same step as the new count (a limit spread over the partitions), from the topic as it is then.
+   */
+  addPartitions(ref: TopicRef, newCount: number, configFor?: PartitionCountConfig): Promise<Topic> {
     return this.mutations.run(async () => {
       const topic = this.requireTopic(ref);
       assertPartitionCount(newCount);
       if (newCount <= topic.partitions) {
         throw new QuartetError('invalid_partitions', `topic '${topic.name}' has ${topic.partitions} partitions; the new count ${newCount} must be larger`);
       }
+      const config = configAfterCountChange(topic, newCount, configFor);
       // The new partitions' logs are opened before the new count is visible (after it is stored).
-      const updated = await this.replaceTopic(topic, { partitions: newCount }, (t) => this.observer?.partitionsAdded(t, topic.partitions));
+      const updated = await this.replaceTopic(topic, { partitions: newCount, config }, (t) => this.observer?.partitionsAdded(t, topic.partitions));
+      if (config !== undefined) await this.observer?.topicConfigChanged(updated);
       return updated;
     });
   }
@@ -316,15 +337,17 @@ export class Catalog {
    * allowed (an Iggy topic may have no partitions). The new count is stored first, so a restart
    * never reopens a removed partition; then the observer destroys the removed logs.
    */
-  removePartitions(ref: TopicRef, newCount: number): Promise<Topic> {
+  removePartitions(ref: TopicRef, newCount: number, configFor?: PartitionCountConfig): Promise<Topic> {
     return this.mutations.run(async () => {
       const topic = this.requireTopic(ref);
       assertPartitionCount(newCount);
       if (newCount >= topic.partitions) {
         throw new QuartetError('invalid_partitions', `topic '${topic.name}' has ${topic.partitions} partitions; the new count ${newCount} must be smaller`);
       }
-      const updated = await this.replaceTopic(topic, { partitions: newCount });
+      const config = configAfterCountChange(topic, newCount, configFor);
+      const updated = await this.replaceTopic(topic, { partitions: newCount, config });
       await this.observer?.partitionsRemoved(updated, topic.partitions);
+      if (config !== undefined) await this.observer?.topicConfigChanged(updated);
       return updated;
     });
   }

@@ -20,7 +20,15 @@ import { IggyGroups } from './groups.js';
 import { permissionsOf } from './permissions.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
-import { coreConfigFor, deserializeTopicOptions, iggyChanges, optionsFromCoreConfig, reconcileWithCoreConfig, serializeTopicOptions, topicOptionsScope, type StoredTopicOptions } from './topic-options.js';
+import {
+  deserializeTopicOptions,
+  maxTopicSizeSpread,
+  optionsFromCoreConfig,
+  optionsOverCoreConfig,
+  serializeTopicOptions,
+  topicOptionsScope,
+  type StoredTopicOptions,
+} from './topic-options.js';
 
 // The log and the other front-ends look inside Iggy batches through this codec (transcoding to
 // Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
@@ -159,16 +167,19 @@ export class IggyFrontend {
     await sweepOffsets(this);
     // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
     // gone stream or topic (ids are handed out again, and must not inherit them). Partition count
-    // changes by any protocol (Kafka CreatePartitions too): re-spread max_topic_size, rebalance.
-    // Config changes by another protocol: the options they touch follow the core config.
+    // changes by any protocol (Kafka CreatePartitions too): max_topic_size spread again in the
+    // same step, then the groups rebalance.
     this.stopListening = this.broker.onTopicChanges({
       topicDeleted: async (topic) => {
         await this.forgetTopic(topic);
         await this.dropGrants((s, t) => s === topic.namespaceId && t === topic.id, () => false);
       },
       namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
-      partitionsChanged: (topic) => this.partitionsChanged(topic),
-      topicConfigChanged: (topic, by) => (by === iggyChanges.by ? undefined : this.reconcileTopicOptions(topic)),
+      partitionCountConfig: (topic, newCount) => {
+        const stored = this.topicOptions.get(topic.internalId);
+        return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
+      },
+      partitionsChanged: (topic) => this.groups.partitionsChanged(topic),
     });
     // Then grants naming streams or topics that do not exist (deleted while no Iggy front-end
     // listened, or before a crash finished the cleanup); listening first, nothing slips between.
@@ -314,28 +325,13 @@ export class IggyFrontend {
   // --- Iggy topic options ----------------------------------------------------------------------
 
   /**
-   * The topic's partition count changed (by either protocol): an explicit max_topic_size is spread
-   * again over the partitions (retention.bytes is per partition), and its groups rebalance.
+   * The Iggy view of the topic's options: what Iggy stored wherever the core config still holds
+   * what it maps to, and what the core config holds where another protocol changed it (or the
+   * topic was made by another protocol).
    */
-  private async partitionsChanged(topic: Topic): Promise<void> {
-    let current = topic;
-    const options = this.topicOptionsOf(current);
-    if (options.explicit.includes('max_topic_size') && current.partitions > 0) {
-      current = await this.broker.updateTopicConfig(current, { 'retention.bytes': coreConfigFor(options.values, current.partitions)['retention.bytes'] }, iggyChanges);
-    }
-    this.groups.partitionsChanged(current);
-  }
-
-  /** Another protocol changed the topic's config: the stored options it touched follow it. */
-  private async reconcileTopicOptions(topic: Topic): Promise<void> {
-    const stored = this.topicOptions.get(topic.internalId);
-    if (stored === undefined) return; // not made through Iggy: every option is derived when read
-    const reconciled = reconcileWithCoreConfig(stored, topic, this.broker.topicDefaults);
-    if (reconciled !== null) await this.saveTopicOptions(topic, reconciled);
-  }
-
   topicOptionsOf(topic: Topic): StoredTopicOptions {
-    return this.topicOptions.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
+    const stored = this.topicOptions.get(topic.internalId);
+    return stored === undefined ? optionsFromCoreConfig(topic, this.broker.topicDefaults) : optionsOverCoreConfig(stored, topic, this.broker.topicDefaults);
   }
 
   async saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {

@@ -41,8 +41,6 @@ import type { OptionDescriptor } from './codec/commands/system.js';
 import { IggyFailure } from './errors.js';
 
 export const topicOptionsScope = 'iggy.topic-options';
-/** Passed with the Iggy front-end's own topic config changes, which its listener need not follow. */
-export const iggyChanges = Object.freeze({ by: 'iggy' });
 export const mib = 1024 * 1024;
 export const gib = 1024 * mib;
 /** MAX_PREALLOCATED_TOPIC_BYTES. */
@@ -310,7 +308,7 @@ export function admitStaticBoundsFirst<T>(admit: () => T): () => T {
 }
 
 /** Applies an update patch (only the updatable keys). */
-export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[], partitions: number): StoredTopicOptions {
+export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[]): StoredTopicOptions {
   const values: IggyTopicOptions = { ...current.values };
   const explicit = new Set(current.explicit);
   for (const e of entries) {
@@ -320,32 +318,42 @@ export function patchTopicOptions(current: StoredTopicOptions, entries: readonly
     if (value === null) continue;
     (values as unknown as Record<string, unknown>)[key] = value;
     explicit.add(key);
+    // Only what the patch sets is checked: a segment size another protocol set above the cap
+    // (Kafka allows it) does not stop a rename or a compression change.
+    if (key === 'max_topic_size') checkTopicSize(values);
   }
-  checkCombination(values, partitions);
   return { explicit: topicOptionKeys.filter((k) => explicit.has(k)), values };
 }
 
-function checkCombination(v: IggyTopicOptions, partitions: number): void {
-  // A cap below one segment could never be enforced: InvalidTopicSize, before anything else is
-  // looked at (the reference server's static bounds, pre-consensus), as a plain status.
+/** A cap below one segment could never be enforced: InvalidTopicSize, a plain status (the reference server's static bounds, pre-consensus). */
+function checkTopicSize(v: IggyTopicOptions): void {
   if (v.max_topic_size !== u64Max && v.max_topic_size !== 0n && v.max_topic_size < v.segment_size) {
     throw new IggyFailure(IggyErrorCode.invalidTopicSize, 'status', `max_topic_size ${v.max_topic_size} is below segment_size ${v.segment_size}`);
   }
+}
+
+function checkCombination(v: IggyTopicOptions, partitions: number): void {
+  checkTopicSize(v);
   if (v.preallocate_segments && v.segment_size * BigInt(partitions) > preallocatedTopicBytesMax) {
     throw bad('preallocate_segments', 'segment_size × partitions exceeds 64 GiB');
   }
 }
 
+/** max_topic_size as a per-partition limit (retention.bytes), or -1 when unlimited. */
+function retentionBytesFor(v: IggyTopicOptions, partitions: number): number {
+  if (v.max_topic_size === u64Max || v.max_topic_size === 0n) return -1;
+  return Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions)));
+}
+
 /** The core topic config that honours the options (every mapped key explicit). */
 export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicConfig {
   const expiryNever = v.message_expiry === u64Max || v.message_expiry === 0n;
-  const sizeUnlimited = v.max_topic_size === u64Max || v.max_topic_size === 0n;
   const retentionMs = expiryNever ? -1 : Number((v.message_expiry + 999n) / 1000n);
   return {
     'segment.bytes': Number(v.segment_size),
     'quartet.fsync.policy': v.enforce_fsync ? 'always' : 'interval',
     'retention.ms': Number.isSafeInteger(retentionMs) ? retentionMs : -1,
-    'retention.bytes': sizeUnlimited ? -1 : Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions))),
+    'retention.bytes': retentionBytesFor(v, partitions),
     preallocate: v.preallocate_segments ? 'true' : 'false',
     'max.message.bytes': maxMessageBytesMax,
     // The reference server's segment is full once it holds segment_size bytes (Segment::is_full),
@@ -378,26 +386,42 @@ const optionCoreKeys: readonly (readonly [TopicOptionKey, keyof TopicConfig])[] 
 ];
 
 /**
- * The Iggy view after another protocol changed the topic's core config (a Kafka
- * IncrementalAlterConfigs): each option whose core key no longer holds what the option maps to
- * takes the value derived from the core config, as an explicit entry. Null when nothing changed.
- * With no partitions max_topic_size is kept (there is nothing to spread it over).
+ * The Iggy view of a topic made through Iggy: each option as Iggy stored it where the core config
+ * still holds what it maps to; where it does not (another protocol changed the key: a Kafka
+ * IncrementalAlterConfigs or CreatePartitions), the value read back from the core config, explicit
+ * when the key is set on the topic and derived when it is back to the broker default. With no
+ * partitions max_topic_size is kept (there is no per-partition limit to read it from).
  */
-export function reconcileWithCoreConfig(stored: StoredTopicOptions, topic: Topic, brokerDefaults: TopicConfig): StoredTopicOptions | null {
+export function optionsOverCoreConfig(stored: StoredTopicOptions, topic: Topic, brokerDefaults: TopicConfig): StoredTopicOptions {
   const mapped = coreConfigFor(stored.values, topic.partitions);
   const effective = { ...builtinTopicDefaults, ...brokerDefaults, ...topic.config };
-  const derived = optionsFromCoreConfig(topic, brokerDefaults).values;
+  let derived: IggyTopicOptions | null = null;
   const values = { ...stored.values };
-  const explicit = [...stored.explicit];
-  let changed = false;
+  const explicit = new Set(stored.explicit);
   for (const [key, coreKey] of optionCoreKeys) {
-    if (mapped[coreKey] === effective[coreKey] || values[key] === derived[key]) continue;
-    if (key === 'max_topic_size' && topic.partitions === 0) continue;
+    if (mapped[coreKey] === effective[coreKey] || (key === 'max_topic_size' && topic.partitions === 0)) continue;
+    derived ??= optionsFromCoreConfig(topic, brokerDefaults).values;
     (values as Record<TopicOptionKey, unknown>)[key] = derived[key];
-    if (!explicit.includes(key)) explicit.push(key);
-    changed = true;
+    if (topic.config[coreKey] === undefined) explicit.delete(key);
+    else explicit.add(key);
   }
-  return changed ? { explicit, values } : null;
+  return derived === null ? stored : { explicit: topicOptionKeys.filter((k) => explicit.has(k)), values };
+}
+
+/**
+ * The core config change that spreads the topic's max_topic_size over `newCount` partitions
+ * (retention.bytes is a per-partition limit), or null: not set through Iggy (a value derived from
+ * another protocol's retention.bytes stays per partition), unlimited, no partitions left, or the core
+ * config no longer holds Iggy's spread (another protocol set retention.bytes, which then stays, as
+ * Kafka keeps retention.bytes across CreatePartitions). A topic with no partitions keeps its last
+ * spread, which is spread again.
+ */
+export function maxTopicSizeSpread(stored: StoredTopicOptions, topic: Topic, brokerDefaults: TopicConfig, newCount: number): { 'retention.bytes': number } | null {
+  const v = stored.values;
+  if (!stored.explicit.includes('max_topic_size') || v.max_topic_size === u64Max || v.max_topic_size === 0n || newCount === 0) return null;
+  const effective = { ...builtinTopicDefaults, ...brokerDefaults, ...topic.config };
+  if (topic.partitions > 0 && retentionBytesFor(v, topic.partitions) !== effective['retention.bytes']) return null;
+  return { 'retention.bytes': retentionBytesFor(v, newCount) };
 }
 
 /** Keys in byte order: the reference server keeps a topic's options in a sorted map and serves them so. */

@@ -206,40 +206,77 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     assert.equal(retentionBytes(), 16 * 1024 * 1024, 'the topic still holds 64 MiB in all');
   });
 
-  it('the Iggy options of a topic follow a Kafka IncrementalAlterConfigs of the keys they map to', async (t) => {
+  it('the Iggy options of a topic follow what Kafka IncrementalAlterConfigs and CreatePartitions change', async (t) => {
     const iggy = await rootBesideKafka(t);
     if (iggy === null) return;
+    const mib = 1024 * 1024;
     const ref = { streamId: sid('default'), topicId: sid('altered-by-kafka') };
     const options = [
-      option('segment_size', { kind: 'uint64', value: 1024n * 1024n }),
-      option('max_topic_size', { kind: 'uint64', value: 64n * 1024n * 1024n }),
+      option('segment_size', { kind: 'uint64', value: BigInt(mib) }),
+      option('max_topic_size', { kind: 'uint64', value: 64n * BigInt(mib) }),
       option('message_expiry', { kind: 'uint64', value: 3_600_000_000n }),
     ];
     await iggy.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'altered-by-kafka', options });
+    const core = () => server.broker()!.catalog.requireTopic({ topic: 'altered-by-kafka' }).config;
 
     const admin = new Admin({ clientId: 'iggy-cross-alter', bootstrapBrokers: [`127.0.0.1:${kafkaPort}`] });
     t.after(() => admin.close());
+    const { SET, DELETE } = IncrementalAlterConfigOperationTypes;
     const alter = (configs: Parameters<Admin['incrementalAlterConfigs']>[0]['resources'][number]['configs']) =>
       admin.incrementalAlterConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: 'altered-by-kafka', configs }] });
     await alter([
-      { name: 'retention.ms', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '120000' },
-      { name: 'retention.bytes', configOperation: IncrementalAlterConfigOperationTypes.DELETE },
-      { name: 'preallocate', configOperation: IncrementalAlterConfigOperationTypes.SET, value: 'true' },
+      { name: 'retention.ms', configOperation: SET, value: '120000' },
+      { name: 'retention.bytes', configOperation: DELETE },
+      { name: 'preallocate', configOperation: SET, value: 'true' },
     ]);
     let topic = await iggy.ok(CommandCode.getTopic, ref);
     assert.equal(topic?.messageExpiry, 120_000_000n);
     assert.equal(topic?.maxTopicSize, u64Max, 'retention.bytes back to the default: unlimited');
     const entry = (key: string) => [...(topic?.explicitOptions ?? []), ...(topic?.derivedOptions ?? [])].find((o) => o.key === key);
-    assert.deepEqual(topic?.explicitOptions.map((o) => o.key), ['max_topic_size', 'message_expiry', 'preallocate_segments', 'segment_size']);
+    // Set by Kafka: explicit; deleted by Kafka (the broker default): derived.
+    assert.deepEqual(topic?.explicitOptions.map((o) => o.key), ['message_expiry', 'preallocate_segments', 'segment_size']);
     assert.deepEqual(entry('preallocate_segments')?.value, Buffer.from([1]), 'preallocate=true');
-    assert.equal(entry('segment_size')?.value.readBigUInt64LE(), 1024n * 1024n, 'not touched by Kafka');
+    assert.equal(entry('segment_size')?.value.readBigUInt64LE(), BigInt(mib), 'not touched by Kafka');
 
-    // A key no option maps to leaves the options alone; an Iggy update still stores what it sent.
-    await alter([{ name: 'max.message.bytes', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '2000000' }]);
-    await iggy.ok(CommandCode.updateTopic, { ...ref, name: 'altered-by-kafka', options: [option('message_expiry', { kind: 'uint64', value: 1_500n })] });
+    // A key no option maps to leaves the options alone; an Iggy update shows what it sent, exactly.
+    await alter([{ name: 'max.message.bytes', configOperation: SET, value: '2000000' }]);
+    await iggy.ok(CommandCode.updateTopic, { ...ref, name: 'altered-by-kafka', options: [option('message_expiry', { kind: 'uint64', value: 1_500n }), option('max_topic_size', { kind: 'uint64', value: 8n * BigInt(mib) })] });
     topic = await iggy.ok(CommandCode.getTopic, ref);
     assert.equal(topic?.messageExpiry, 1_500n);
-    assert.equal(topic?.maxTopicSize, u64Max);
-    assert.equal(server.broker()!.catalog.requireTopic({ topic: 'altered-by-kafka' }).config['retention.ms'], 2);
+    assert.equal(topic?.maxTopicSize, 8n * BigInt(mib));
+    assert.equal(core()['retention.ms'], 2);
+    assert.equal(core()['retention.bytes'], 4 * mib);
+
+    // Kafka may set a segment size above Iggy's cap: the Iggy view shows it, and an Iggy update that
+    // does not touch the cap (a compression change) is not refused for it.
+    await alter([{ name: 'segment.bytes', configOperation: SET, value: String(16 * mib) }]);
+    await iggy.ok(CommandCode.updateTopic, { ...ref, name: 'altered-by-kafka', options: [option('compression_algorithm', { kind: 'string', value: 'gzip' })] });
+    assert.equal((await iggy.ok(CommandCode.getTopic, ref))?.explicitOptions.find((o) => o.key === 'segment_size')?.value.readBigUInt64LE(), 16n * BigInt(mib));
+
+    // A retention.bytes Kafka set is per partition, and stays so when Kafka adds partitions.
+    await alter([{ name: 'retention.bytes', configOperation: SET, value: String(mib) }]);
+    await admin.createPartitions({ topics: [{ name: 'altered-by-kafka', count: 4 }] });
+    assert.equal(core()['retention.bytes'], mib);
+    assert.equal((await iggy.ok(CommandCode.getTopic, ref))?.maxTopicSize, 4n * BigInt(mib));
+  });
+
+  it('an Iggy update of a Kafka-made topic keeps the options it did not set following the core config', async (t) => {
+    const iggy = await rootBesideKafka(t);
+    if (iggy === null) return;
+    const mib = 1024 * 1024;
+    const admin = new Admin({ clientId: 'iggy-cross-kafka-made', bootstrapBrokers: [`127.0.0.1:${kafkaPort}`] });
+    t.after(() => admin.close());
+    const configs = [
+      { name: 'retention.bytes', value: String(4 * mib) },
+      { name: 'segment.bytes', value: String(mib) },
+    ];
+    await admin.createTopics({ topics: ['kafka-made-sized'], partitions: 2, replicas: 1, configs });
+    const ref = { streamId: sid('default'), topicId: sid('kafka-made-sized') };
+    assert.equal((await iggy.ok(CommandCode.getTopic, ref))?.maxTopicSize, 8n * BigInt(mib));
+    await iggy.ok(CommandCode.updateTopic, { ...ref, name: 'kafka-made-sized', options: [option('message_expiry', { kind: 'uint64', value: 3_600_000_000n })] });
+    await admin.createPartitions({ topics: [{ name: 'kafka-made-sized', count: 4 }] });
+    const topic = await iggy.ok(CommandCode.getTopic, ref);
+    assert.equal(topic?.maxTopicSize, 16n * BigInt(mib), '4 MiB per partition over 4');
+    assert.equal(topic?.messageExpiry, 3_600_000_000n);
   });
 });

@@ -11,7 +11,8 @@ import {
   parseHumanDuration,
   parseHumanSize,
   patchTopicOptions,
-  reconcileWithCoreConfig,
+  maxTopicSizeSpread,
+  optionsOverCoreConfig,
   serializeTopicOptions,
   topicOptionDefaults,
 } from '../../../src/protocols/iggy/topic-options.js';
@@ -67,10 +68,10 @@ describe('iggy topic options', () => {
     assert.equal(code(() => admitTopicOptions([option('message_expiry', { kind: 'int64', value: -1n })], 1)), IggyErrorCode.invalidOptionValue);
     const s = admitTopicOptions([], 1);
     assert.deepEqual(s.values, topicOptionDefaults);
-    const p = patchTopicOptions(s, [option('compression_algorithm', { kind: 'string', value: 'gzip' })], 1);
+    const p = patchTopicOptions(s, [option('compression_algorithm', { kind: 'string', value: 'gzip' })]);
     assert.equal(p.values.compression_algorithm, 'gzip');
     // A create-only key in an update is an unsupported key there (4041), as the reference server.
-    assert.equal(code(() => patchTopicOptions(s, [option('enforce_fsync', { kind: 'bool', value: true })], 1)), IggyErrorCode.unsupportedOptionKey);
+    assert.equal(code(() => patchTopicOptions(s, [option('enforce_fsync', { kind: 'bool', value: true })])), IggyErrorCode.unsupportedOptionKey);
   });
 
   it('reads 0 as the server default for message_expiry, max_topic_size and segment_size (the ServerDefault sentinel)', () => {
@@ -84,7 +85,7 @@ describe('iggy topic options', () => {
     assert.deepEqual(s.explicit, [], 'a sentinel is not an explicit value');
     // In an update the sentinel changes nothing.
     const set = admitTopicOptions([option('message_expiry', { kind: 'uint64', value: 5_000_000n })], 1);
-    assert.equal(patchTopicOptions(set, [option('message_expiry', { kind: 'uint64', value: 0n })], 1).values.message_expiry, 5_000_000n);
+    assert.equal(patchTopicOptions(set, [option('message_expiry', { kind: 'uint64', value: 0n })]).values.message_expiry, 5_000_000n);
     // Other keys keep their rules: 0 is out of range there.
     assert.equal(code(() => admitTopicOptions([option('messages_required_to_save', { kind: 'uint32', value: 0 })], 1)), IggyErrorCode.invalidOptionValue);
   });
@@ -104,20 +105,40 @@ describe('iggy topic options', () => {
     assert.equal(coreConfigFor(preallocated.values, 4).preallocate, 'true');
     assert.deepEqual(deserializeTopicOptions(JSON.parse(JSON.stringify(serializeTopicOptions(s)))), s);
   });
-  it('follows a core config changed by another protocol: only the options whose core key moved, each then explicit', () => {
+  it('reads each option back from the core config where another protocol changed what it maps to', () => {
     const stored = admitTopicOptions([option('message_expiry', { kind: 'uint64', value: 1_500n }), option('max_topic_size', { kind: 'uint64', value: 3n * 1024n ** 3n })], 3);
-    const topicWith = (config: Partial<TopicConfig>, partitions = 3): Topic =>
-      ({ internalId: 1, namespaceId: 1, namespace: 'default', id: 0, name: 't', uuid: Buffer.alloc(16, 1), partitions, config: { ...coreConfigFor(stored.values, 3), ...config }, createdAt: 0 }) as Topic;
-    // What the options map to (retention.ms rounded up to 2 ms, 1 GiB per partition): nothing moved.
-    assert.equal(reconcileWithCoreConfig(stored, topicWith({}), {}), null);
-    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'quartet.fsync.policy': 'always' }), {})?.values.enforce_fsync, true);
-    const moved = reconcileWithCoreConfig(stored, topicWith({ 'retention.ms': 60_000, 'segment.bytes': 8 * 1024 * 1024 }), {});
-    assert.equal(moved?.values.message_expiry, 60_000_000n);
-    assert.equal(moved?.values.segment_size, 8n * 1024n * 1024n);
-    assert.equal(moved?.values.max_topic_size, 3n * 1024n ** 3n, 'unchanged');
-    assert.deepEqual([...moved!.explicit].sort(), ['max_topic_size', 'message_expiry', 'segment_size']);
-    // The per-partition limit spread back over the partitions; with none there is nothing to read it from.
-    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'retention.bytes': 1024 }), {})?.values.max_topic_size, 3072n);
-    assert.equal(reconcileWithCoreConfig(stored, topicWith({ 'retention.bytes': 1024 }, 0), {}), null);
+    const topicWith = (config: Partial<Record<keyof TopicConfig, unknown>>, partitions = 3): Topic => {
+      const merged: Record<string, unknown> = { ...coreConfigFor(stored.values, 3), ...config };
+      for (const [k, v] of Object.entries(config)) if (v === undefined) delete merged[k];
+      return { internalId: 1, namespaceId: 1, namespace: 'default', id: 0, name: 't', uuid: Buffer.alloc(16, 1), partitions, config: merged as TopicConfig, createdAt: 0 };
+    };
+    // What the options map to (retention.ms rounded up to 2 ms, 1 GiB per partition): as stored, exactly.
+    assert.equal(optionsOverCoreConfig(stored, topicWith({}), {}), stored);
+    assert.equal(optionsOverCoreConfig(stored, topicWith({ 'quartet.fsync.policy': 'always' }), {}).values.enforce_fsync, true);
+    const moved = optionsOverCoreConfig(stored, topicWith({ 'retention.ms': 60_000, 'segment.bytes': 8 * 1024 * 1024 }), {});
+    assert.equal(moved.values.message_expiry, 60_000_000n);
+    assert.equal(moved.values.segment_size, 8n * 1024n * 1024n);
+    assert.equal(moved.values.max_topic_size, 3n * 1024n ** 3n, 'unchanged');
+    assert.deepEqual(moved.explicit, ['message_expiry', 'max_topic_size', 'segment_size']);
+    // A key removed from the topic (back to the broker default) reads as derived.
+    const reset = optionsOverCoreConfig(stored, topicWith({ 'retention.bytes': undefined }), { 'retention.bytes': 1024 });
+    assert.equal(reset.values.max_topic_size, 3072n);
+    assert.deepEqual(reset.explicit, ['message_expiry']);
+    // The per-partition limit over the partitions; with none there is nothing to read it from.
+    assert.equal(optionsOverCoreConfig(stored, topicWith({}, 4), {}).values.max_topic_size, 4n * 1024n ** 3n, 'a count changed without a spread');
+    assert.equal(optionsOverCoreConfig(stored, topicWith({ 'retention.bytes': 1024 }, 0), {}).values.max_topic_size, 3n * 1024n ** 3n);
+  });
+
+  it('spreads max_topic_size over a new partition count only while the core config holds its spread', () => {
+    const mib = 1024 * 1024;
+    const sized = admitTopicOptions([option('max_topic_size', { kind: 'uint64', value: 12n * BigInt(mib) }), option('segment_size', { kind: 'uint64', value: BigInt(mib) })], 2);
+    const topic = (retentionBytes: number, partitions: number) => ({ partitions, config: { ...coreConfigFor(sized.values, 2), 'retention.bytes': retentionBytes } }) as unknown as Topic;
+    assert.deepEqual(maxTopicSizeSpread(sized, topic(6 * mib, 2), {}, 3), { 'retention.bytes': 4 * mib });
+    assert.equal(maxTopicSizeSpread(sized, topic(6 * mib, 2), {}, 0), null, 'no partitions left: the last spread stays');
+    assert.deepEqual(maxTopicSizeSpread(sized, topic(6 * mib, 0), {}, 4), { 'retention.bytes': 3 * mib }, 'from none: spread again');
+    assert.equal(maxTopicSizeSpread(sized, topic(mib, 2), {}, 3), null, 'another protocol set retention.bytes: it stays');
+    assert.equal(maxTopicSizeSpread(admitTopicOptions([], 2), topic(-1, 2), {}, 3), null, 'unlimited');
+    const derivedOnly = { explicit: [], values: { ...sized.values } };
+    assert.equal(maxTopicSizeSpread(derivedOnly, topic(6 * mib, 2), {}, 3), null, 'a size Iggy did not set');
   });
 });

@@ -7,7 +7,7 @@ import { IggyFailure } from '../errors.js';
 import type { IggyFrontend } from '../frontend.js';
 import { findStream, requirePartitionsCountInBounds, requireStream, requireTopic } from '../mapping.js';
 import { requireCreateTopic, requireTopicPermission } from '../permissions.js';
-import { admitStaticBoundsFirst, admitTopicOptions, coreConfigFor, iggyChanges, patchTopicOptions } from '../topic-options.js';
+import { admitStaticBoundsFirst, admitTopicOptions, coreConfigFor, patchTopicOptions } from '../topic-options.js';
 import type { IggyHandlerTable } from './types.js';
 import { partitionInfo, topicInfo } from './views.js';
 
@@ -65,16 +65,21 @@ export const topicHandlers: IggyHandlerTable = {
     let topic = requireTopic(catalog, req.streamId, req.topicId, 'result');
     // A cap below the topic's own segment size (1019) is refused before the permission (the
     // reference server's static bounds).
-    const patched = admitStaticBoundsFirst(() => patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options, topic.partitions));
+    const patched = admitStaticBoundsFirst(() => patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options));
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     const options = patched();
     if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
     if (req.options.length > 0) {
-      // Only what the updatable options (message_expiry, max_topic_size; compression is stored
-      // alone) map to: a topic made by another protocol keeps its own batch limit and roll rule.
-      const config = coreConfigFor(options.values, topic.partitions);
-      topic = await ctx.frontend.broker.updateTopicConfig(topic, { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] }, iggyChanges);
+      // The options first, then the config they map to: in between (or if the config change
+      // fails) the Iggy view reads the unchanged keys back from the core config. Only what the
+      // updatable options (message_expiry, max_topic_size; compression is stored alone) map to: a
+      // topic made by another protocol keeps its own batch limit and roll rule. The size is spread
+      // over the partition count the change finds (a partition change may be queued before it).
       await ctx.frontend.saveTopicOptions(topic, options);
+      await ctx.frontend.broker.updateTopicConfig(topic, (current) => {
+        const config = coreConfigFor(options.values, current.partitions);
+        return { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] };
+      });
     }
     return {};
   },
