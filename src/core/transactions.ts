@@ -626,8 +626,25 @@ export class TransactionCoordinator {
     return this.store.putTxnCheckpoints(this.index.checkpoints(handles.map((h) => ({ key: h.key, nextOffset: h.log.stats().highWatermark })), this.clock.now()));
   }
 
-  /** Forgets partitions whose log was deleted or emptied. */
+  /**
+   * Forgets partitions whose log was deleted or emptied (a topic deleted, partitions removed, an
+   * Iggy purge): their index and checkpoints, and their place in every unfinished transaction. No
+   * marker is written to them (a deleted partition needs none, as in Kafka, and one re-created or
+   * emptied under the same key starts clean), and the offsets staged for them are not committed
+   * (every protocol's committed offsets of those partitions went with the records). A produce the
+   * transaction sends there afterwards is refused as one to a partition it never added.
+   */
   async dropPartitions(keys: readonly string[]): Promise<void> {
+    const gone = new Set(keys);
+    for (const entry of this.entries.values()) {
+      if (isIdle(entry.state) || entry.state === TxnState.Dead) continue;
+      // At once, for a completion under way (it commits the staged offsets after its markers);
+      // and again in the entry's turn, stored, for a change under way that replaces the maps.
+      const held = forgetPartitions(entry, gone);
+      void this.exclusive(entry, async () => {
+        if (forgetPartitions(entry, gone) || held) await this.persist(entry);
+      }).catch((error: unknown) => this.logger.warn('could not store a transaction without its dropped partitions', { transactionalId: entry.transactionalId, error }));
+    }
     this.index.drop(keys);
     await this.store.deleteTxnCheckpoints(keys);
   }
@@ -924,6 +941,17 @@ function txnKey(scope: string, transactionalId: string): string {
 
 function partKey(p: { topicInternalId: number; partition: number }): string {
   return `${p.topicInternalId}:${p.partition}`;
+}
+
+/** Removes the partitions from the transaction and from its staged offsets; whether any was there. */
+function forgetPartitions(entry: TxnEntry, gone: ReadonlySet<string>): boolean {
+  let changed = false;
+  for (const k of gone) {
+    changed = entry.partitions.delete(k) || changed;
+    entry.markersWritten.delete(k);
+    for (const pending of entry.groups.values()) changed = pending.delete(k) || changed;
+  }
+  return changed;
 }
 
 function isPrepare(state: TxnState): boolean {

@@ -603,3 +603,54 @@ test('InitProducerId: a failed metadata write fences nobody, and the retry goes 
   assert.equal(tx.lastStableOffset(topic, 0), hw(broker, 'out', 0));
   await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, bumped, 1, ['zombie'])), code('producer_fenced'));
 });
+
+test('a purge, a partition removal or a topic deletion takes the partitions out of unfinished transactions: no marker there, no staged offset committed', async (t) => {
+  const h = harness();
+  const dataDir = tempDir(t);
+  const broker = await Broker.open(options(dataDir, h));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const kept = await broker.createTopic('default', 'kept', { partitions: 1 });
+  const purged = await broker.createTopic('default', 'purged', { partitions: 2 });
+  const deleted = await broker.createTopic('default', 'deleted', { partitions: 1 });
+  for (const [topic, partition] of [['kept', 0], ['purged', 0], ['purged', 1], ['deleted', 0]] as const) {
+    await broker.append({ topic }, partition, plain(h.clock, ['x', 'y', 'z']));
+  }
+  const id = await begin(broker, 'tx-drop');
+  await tx.addPartitions(id, [
+    { topic: { topic: 'kept' }, partition: 0 },
+    { topic: { topic: 'purged' }, partition: 0 },
+    { topic: { topic: 'purged' }, partition: 1 },
+    { topic: { topic: 'deleted' }, partition: 0 },
+  ]);
+  for (const [topic, partition] of [['kept', 0], ['purged', 0], ['purged', 1], ['deleted', 0]] as const) {
+    await broker.append({ topic }, partition, txnBatch(h.clock, id, 0, ['in-txn']));
+  }
+  await tx.addOffsets(id, 'g');
+  await tx.txnOffsetCommit(id, 'g', [
+    { topicInternalId: kept.internalId, partition: 0, offset: 3 },
+    { topicInternalId: purged.internalId, partition: 0, offset: 3 },
+    { topicInternalId: purged.internalId, partition: 1, offset: 3 },
+    { topicInternalId: deleted.internalId, partition: 0, offset: 3 },
+  ]);
+
+  await broker.purgeTopic({ topic: 'purged' });
+  await broker.removePartitions({ topic: 'purged' }, 1);
+  await broker.addPartitions({ topic: 'purged' }, 2);
+  await broker.deleteTopic({ topic: 'deleted' });
+  assert.deepEqual(tx.describe('kafka', 'tx-drop')?.partitions, [{ topicInternalId: kept.internalId, partition: 0 }]);
+  // The produce path refuses the dropped partitions like ones never added.
+  assert.throws(() => tx.checkProduce(id, { topic: 'purged' }, 0), code('invalid_txn_state'));
+  // Stored so: the transaction is finished by a broker started again.
+  await broker.close();
+  const reopened = await Broker.open(options(dataDir, h));
+  assert.deepEqual(reopened.transactions.describe('kafka', 'tx-drop')?.partitions, [{ topicInternalId: kept.internalId, partition: 0 }]);
+  assert.deepEqual(await reopened.transactions.endTxn(id, true), { state: TxnState.CompleteCommit });
+
+  assert.equal(neutralMarkerKind((await readAll(reopened, 'kept', 0)).at(-1)!), 'commit');
+  for (const partition of [0, 1]) assert.equal(hw(reopened, 'purged', partition), 0, `purged partition ${partition}: no marker in the new log`);
+  assert.equal((await reopened.offsets.fetch('kafka', 'g', kept.internalId, 0))?.offset, 3);
+  for (const partition of [0, 1]) assert.equal(await reopened.offsets.fetch('kafka', 'g', purged.internalId, partition), null);
+  assert.equal(await reopened.offsets.fetch('kafka', 'g', deleted.internalId, 0), null, 'nothing stored under the deleted topic');
+  await reopened.close(); // not in t.after: the temp directory goes first there
+});
