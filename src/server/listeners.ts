@@ -12,6 +12,7 @@
 
 import type { Broker } from '../core/broker.js';
 import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
+import { watchIggyGrants } from '../protocols/iggy/grants.js';
 import { iggyListenerFactory } from '../protocols/iggy/listener.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
@@ -64,6 +65,14 @@ export type ListenerRegistry = ReadonlyMap<ProtocolName, ListenerFactory>;
  *   ['kafka', kafkaListenerFactory],
  */
 export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([['kafka', kafkaListenerFactory], ['iggy', iggyListenerFactory]]);
+
+/**
+ * What a front-end keeps in the broker's shared state and must look after whether or not its
+ * listener is open: run on every broker the server opens, before any listener starts. Iggy grants
+ * name streams and topics by ids that are handed out again, so they go with what they name, even
+ * when a Kafka client deletes it while the Iggy listener is off.
+ */
+export const builtinBrokerWatchers: ReadonlyArray<(broker: Broker) => Promise<void>> = [watchIggyGrants];
 
 /** The listeners this build can open: HTTP always, plus every registered protocol. */
 export function availableListeners(registry: ListenerRegistry = builtinListenerFactories): ReadonlySet<ListenerName> {

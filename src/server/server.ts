@@ -1,8 +1,9 @@
 // The broker process: lock, HTTP, broker recovery, protocol listeners, readiness, shutdown.
 //
 // Start-up order:  data-directory lock -> HTTP (/live answers 200, /ready 503) -> Broker.open
-// (metadata and log recovery) -> print a generated root password once on stdout -> every enabled
-// listener that this build has -> ready (/ready 200).
+// (metadata and log recovery) -> print a generated root password once on stdout -> the broker
+// watchers (a front-end's shared state kept right whether or not its listener opens) -> every
+// enabled listener that this build has -> ready (/ready 200).
 // Stop (stop(), SIGTERM or SIGINT): /ready 503 -> listeners stop accepting and drain their
 // in-flight requests (drainTimeoutMs) -> Broker.close (flush) -> HTTP closes -> lock released.
 // With signal handling on, a stop that exceeds shutdownTimeoutMs is logged and the process exits
@@ -16,7 +17,7 @@ import { nativeStatus } from '../native/index.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
-import { builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
+import { builtinBrokerWatchers, builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { quartetVersion } from './version.js';
 
@@ -30,6 +31,8 @@ export interface StartServerOptions {
   listenerFactories?: ListenerRegistry;
   /** How the broker is opened (default: Broker.open). Tests pass a fake. */
   openBroker?: (options: BrokerOptions) => Promise<Broker>;
+  /** Run on the opened broker before the listeners start (default: the built-in ones). */
+  brokerWatchers?: ReadonlyArray<(broker: Broker) => Promise<void>>;
   /** Called when a signalled stop overruns shutdownTimeoutMs (default: process.exit). */
   exit?: (code: number) => void;
 }
@@ -149,6 +152,7 @@ class Server implements QuartetServer {
       this.openedBroker = await this.openBroker();
       const recoveryMs = Math.round(performance.now() - recoveryStartMs);
       this.announceRootPassword(this.openedBroker);
+      for (const watch of this.options.brokerWatchers ?? builtinBrokerWatchers) await watch(this.openedBroker);
       if (this.stopping) throw new Error('stopped during start-up');
       await this.startListeners(this.openedBroker);
       if (this.stopping) throw new Error('stopped during start-up');

@@ -59,6 +59,7 @@ function harness(fake: FakeBroker, openGate: Promise<void> = Promise.resolve()) 
     handleSignals: false,
     stdout: (text) => stdout.push(text),
     listenerFactories: new Map<ProtocolName, ListenerFactory>([['kafka', okListener]]),
+    brokerWatchers: [],
     openBroker: async (options) => {
       fake.openedWith = options;
       await openGate;

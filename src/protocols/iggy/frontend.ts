@@ -17,7 +17,7 @@ import { quartetVersion } from '../../server/version.js';
 import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
 import { sweepOffsets } from './consumers.js';
 import { IggyGroups } from './groups.js';
-import { permissionsOf } from './permissions.js';
+import { watchIggyGrants } from './grants.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
 import {
@@ -165,25 +165,19 @@ export class IggyFrontend {
     }
     await this.groups.load();
     await sweepOffsets(this);
-    // Deletions by any protocol: drop the Iggy state of the topic, and the grants that name the
-    // gone stream or topic (ids are handed out again, and must not inherit them). Partition count
-    // changes by any protocol (Kafka CreatePartitions too): max_topic_size spread again in the
-    // same step, then the groups rebalance.
+    // Deletions by any protocol: drop the Iggy state of the topic. Partition count changes by any
+    // protocol (Kafka CreatePartitions too): max_topic_size spread again in the same step, then
+    // the groups rebalance.
     this.stopListening = this.broker.onTopicChanges({
-      topicDeleted: async (topic) => {
-        await this.forgetTopic(topic);
-        await this.dropGrants((s, t) => s === topic.namespaceId && t === topic.id, () => false);
-      },
-      namespaceDeleted: (ns) => this.dropGrants(() => false, (s) => s === ns.id),
+      topicDeleted: (topic) => this.forgetTopic(topic),
       partitionCountConfig: (topic, newCount) => {
         const stored = this.topicOptions.get(topic.internalId);
         return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
       },
       partitionsChanged: (topic) => this.groups.partitionsChanged(topic),
     });
-    // Then grants naming streams or topics that do not exist (deleted while no Iggy front-end
-    // listened, or before a crash finished the cleanup); listening first, nothing slips between.
-    await this.dropGrants((streamId, topicId) => this.broker.catalog.getTopic({ namespace: streamId, topic: topicId }) === null, (streamId) => this.broker.catalog.getNamespace(streamId) === null);
+    // The grants of deleted streams and topics (the server watches its broker already).
+    await watchIggyGrants(this.broker);
     this.scheduleSweep();
   }
 
@@ -337,29 +331,6 @@ export class IggyFrontend {
   async saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {
     await this.broker.groups.save(topicOptionsScope, String(topic.internalId), serializeTopicOptions(options));
     this.topicOptions.set(topic.internalId, options);
-  }
-
-  /**
-   * Removes from every user's permissions the per-stream and per-topic entries the predicates pick
-   * (inside the user store's queue: a permission change made meanwhile is not lost).
-   */
-  private async dropGrants(topicGone: (streamId: number, topicId: number) => boolean, streamGone: (streamId: number) => boolean): Promise<void> {
-    await this.broker.users.editPermissions((current, user) => {
-      const p = permissionsOf({ ...user, permissions: current });
-      if (user.root || p === null) return current;
-      let changed = false;
-      const streams = [];
-      for (const s of p.streams) {
-        if (streamGone(s.streamId)) {
-          changed = true;
-          continue;
-        }
-        const topics = s.topics.filter((t) => !topicGone(s.streamId, t.topicId));
-        if (topics.length !== s.topics.length) changed = true;
-        streams.push(topics.length === s.topics.length ? s : { ...s, topics });
-      }
-      return changed ? { ...p, streams } : current;
-    });
   }
 
   private async forgetTopic(topic: Topic): Promise<void> {
