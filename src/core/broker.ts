@@ -601,8 +601,10 @@ export class Broker implements CatalogObserver {
       }
       await this.offsets.deleteTopic(topic.internalId);
     } finally {
-      await this.producers.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
+      // Transactions first: they let go of the partitions at once, before a completion resuming
+      // meanwhile could commit an offset staged for them.
       await this.transactions.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
+      await this.producers.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
       this.resets.delete(topic.internalId);
       done();
     }
@@ -853,6 +855,13 @@ export class Broker implements CatalogObserver {
   private writeMarker(marker: MarkerRequest): Promise<number> {
     const topic = this.catalog.topicByInternalId(marker.topicInternalId);
     if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
+    // A purge replacing the logs takes the partition out of every unfinished transaction
+    // (TransactionCoordinator.dropPartitions): a marker that would wait for the new log belongs
+    // to none of its records.
+    const reset = this.purgeInProgress(topic);
+    if (reset !== undefined) {
+      return reset.then(() => Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)));
+    }
     let request: AppendRequest;
     try {
       const encoders = this.options.transactions?.markerEncoders ?? {};

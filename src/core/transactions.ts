@@ -786,6 +786,8 @@ export class TransactionCoordinator {
   private async writeMarkers(entry: TxnEntry, commit: boolean): Promise<void> {
     const todo = [...entry.partitions].filter(([k]) => !entry.markersWritten.has(k));
     await mapLimit(todo, markerWritesInFlightMax, async ([k, p]) => {
+      // Dropped since the list was made (deleted or purged: dropPartitions): no marker.
+      if (!entry.partitions.has(k)) return;
       let offset: number;
       try {
         offset = await this.writeMarker({

@@ -10,7 +10,7 @@ import { TxnState, type TxnIdentity } from '../../src/core/transactions.js';
 import { TxnIndex, encodeNeutralMarker, neutralMarkerKind, visibleCommitted } from '../../src/core/txn-index.js';
 import { BatchFlags, BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
 import { FaultyFileSystem } from '../../src/log/fs.js';
-import { HeldFileSystem, memoryStore, tempDir, testScryptCost } from './helpers.js';
+import { HeldFileSystem, holdPurgeStart, memoryStore, tempDir, testScryptCost } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
   return (err: unknown) => isQuartetError(err) && err.code === expected;
@@ -653,4 +653,35 @@ test('a purge, a partition removal or a topic deletion takes the partitions out 
   for (const partition of [0, 1]) assert.equal(await reopened.offsets.fetch('kafka', 'g', purged.internalId, partition), null);
   assert.equal(await reopened.offsets.fetch('kafka', 'g', deleted.internalId, 0), null, 'nothing stored under the deleted topic');
   await reopened.close(); // not in t.after: the temp directory goes first there
+});
+
+test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
+  await broker.append({ topic: 'purged' }, 0, plain(h.clock, ['a', 'b', 'c']));
+  const id = await begin(broker, 'tx-purge-race');
+  await tx.addPartitions(id, [{ topic: { topic: 'purged' }, partition: 0 }]);
+  await broker.append({ topic: 'purged' }, 0, txnBatch(h.clock, id, 0, ['in-txn']));
+  await tx.addOffsets(id, 'g');
+  await tx.txnOffsetCommit(id, 'g', [{ topicInternalId: purged.internalId, partition: 0, offset: 3 }]);
+
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic({ topic: 'purged' });
+  await inPurge;
+  const ended = tx.endTxn(id, true);
+  // The commit is decided and its marker write issued while the purge holds the logs.
+  const deadline = Date.now() + 5_000;
+  while (tx.describe('kafka', 'tx-purge-race')?.state !== TxnState.PrepareCommit) {
+    assert.ok(Date.now() < deadline, 'the commit never reached PrepareCommit');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  release();
+  await purge;
+  assert.deepEqual(await ended, { state: TxnState.CompleteCommit });
+  assert.deepEqual(await readAll(broker, 'purged', 0), [], 'the new log starts empty at offset 0');
+  assert.equal(await broker.offsets.fetch('kafka', 'g', purged.internalId, 0), null);
 });
