@@ -26,7 +26,9 @@ import {
   optionsFromCoreConfig,
   optionsOverCoreConfig,
   serializeTopicOptions,
+  storedAfterPatch,
   topicOptionsScope,
+  type PatchedTopicOptions,
   type StoredTopicOptions,
 } from './topic-options.js';
 
@@ -326,6 +328,12 @@ export class IggyFrontend {
   topicOptionsOf(topic: Topic): StoredTopicOptions {
     const stored = this.topicOptions.get(topic.internalId);
     return stored === undefined ? optionsFromCoreConfig(topic, this.broker.topicDefaults) : optionsOverCoreConfig(stored, topic, this.broker.topicDefaults);
+  }
+
+  /** Stores an update's patch over what Iggy stored for the topic (storedAfterPatch). */
+  async saveTopicOptionsPatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
+    const stored = this.topicOptions.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
+    await this.saveTopicOptions(topic, storedAfterPatch(stored, patch));
   }
 
   async saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {

@@ -307,10 +307,16 @@ export function admitStaticBoundsFirst<T>(admit: () => T): () => T {
   return () => value;
 }
 
-/** Applies an update patch (only the updatable keys). */
-export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[]): StoredTopicOptions {
+/** The options after an update patch, and the keys the patch set. */
+export interface PatchedTopicOptions extends StoredTopicOptions {
+  set: TopicOptionKey[];
+}
+
+/** Applies an update patch (only the updatable keys) to the topic's options as they read now. */
+export function patchTopicOptions(current: StoredTopicOptions, entries: readonly OptionEntry[]): PatchedTopicOptions {
   const values: IggyTopicOptions = { ...current.values };
   const explicit = new Set(current.explicit);
+  const set = new Set<TopicOptionKey>();
   for (const e of entries) {
     const { key, value } = parseTopicOption(e);
     if (!updatableTopicOptionKeys.has(key)) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', `${key} cannot be updated`);
@@ -318,9 +324,26 @@ export function patchTopicOptions(current: StoredTopicOptions, entries: readonly
     if (value === null) continue;
     (values as unknown as Record<string, unknown>)[key] = value;
     explicit.add(key);
+    set.add(key);
     // Only what the patch sets is checked: a segment size another protocol set above the cap
     // (Kafka allows it) does not stop a rename or a compression change.
     if (key === 'max_topic_size') checkTopicSize(values);
+  }
+  return { explicit: topicOptionKeys.filter((k) => explicit.has(k)), values, set: topicOptionKeys.filter((k) => set.has(k)) };
+}
+
+/**
+ * What Iggy stores after an update: its own stored options (or, for a topic made by another
+ * protocol, the options read from the core config) with only the keys the patch set replaced. The
+ * keys another protocol changed keep reading from the core config (optionsOverCoreConfig), and do
+ * not become Iggy's own.
+ */
+export function storedAfterPatch(stored: StoredTopicOptions, patch: PatchedTopicOptions): StoredTopicOptions {
+  const values = { ...stored.values };
+  const explicit = new Set(stored.explicit);
+  for (const key of patch.set) {
+    (values as Record<TopicOptionKey, unknown>)[key] = patch.values[key];
+    explicit.add(key);
   }
   return { explicit: topicOptionKeys.filter((k) => explicit.has(k)), values };
 }

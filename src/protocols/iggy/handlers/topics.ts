@@ -69,17 +69,22 @@ export const topicHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     const options = patched();
     if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
-    if (req.options.length > 0) {
+    if (options.set.length > 0) {
       // The options first, then the config they map to: in between (or if the config change
-      // fails) the Iggy view reads the unchanged keys back from the core config. Only what the
-      // updatable options (message_expiry, max_topic_size; compression is stored alone) map to: a
-      // topic made by another protocol keeps its own batch limit and roll rule. The size is spread
-      // over the partition count the change finds (a partition change may be queued before it).
-      await ctx.frontend.saveTopicOptions(topic, options);
-      await ctx.frontend.broker.updateTopicConfig(topic, (current) => {
-        const config = coreConfigFor(options.values, current.partitions);
-        return { 'retention.ms': config['retention.ms'], 'retention.bytes': config['retention.bytes'] };
-      });
+      // fails) the Iggy view reads the changed keys back from the core config. Only the core keys
+      // of the options the patch set (message_expiry, max_topic_size; compression is stored
+      // alone), so a change another protocol queued to the others stays; a topic made by another
+      // protocol keeps its own batch limit and roll rule. The size is spread over the partition
+      // count the change finds (a partition change may be queued before it).
+      await ctx.frontend.saveTopicOptionsPatch(topic, options);
+      const expiry = options.set.includes('message_expiry');
+      const size = options.set.includes('max_topic_size');
+      if (expiry || size) {
+        await ctx.frontend.broker.updateTopicConfig(topic, (current) => {
+          const config = coreConfigFor(options.values, current.partitions);
+          return { ...(expiry ? { 'retention.ms': config['retention.ms'] } : {}), ...(size ? { 'retention.bytes': config['retention.bytes'] } : {}) };
+        });
+      }
     }
     return {};
   },

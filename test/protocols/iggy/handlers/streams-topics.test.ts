@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, ConsumerKind, IggyErrorCode, option, u64Max } from '../../../../src/protocols/iggy/codec/index.js';
-import { sendRequest, sid, startIggy } from '../harness.js';
+import { eventually, sendRequest, sid, startIggy } from '../harness.js';
+import { holdPurgeStart } from '../../../core/helpers.js';
 
 describe('iggy streams', () => {
   it('creates, gets, lists, renames, purges and deletes streams; `default` is a stream', async (t) => {
@@ -191,10 +192,10 @@ describe('iggy topics', () => {
       { status: IggyErrorCode.invalidTopicSize },
     );
     assert.equal((await c.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('orders-v2') }))?.maxTopicSize, 2n ** 64n - 1n);
-    // An update touches what the updatable options map to: a topic made by another protocol keeps its batch limit and roll rule.
+    // An update touches only what the options it sets map to: a topic made by another protocol keeps its batch limit, roll rule and size limit.
     await h.broker.createTopic('default', 'kafka-made', { partitions: 1, config: { 'max.message.bytes': 2_000_000 } });
     await c.ok(CommandCode.updateTopic, { streamId: sid('default'), topicId: sid('kafka-made'), name: 'kafka-made', options: [option('message_expiry', { kind: 'uint64', value: 5_000_000n })] });
-    assert.deepEqual(h.broker.catalog.requireTopic({ topic: 'kafka-made' }).config, { 'max.message.bytes': 2_000_000, 'retention.ms': 5000, 'retention.bytes': -1 });
+    assert.deepEqual(h.broker.catalog.requireTopic({ topic: 'kafka-made' }).config, { 'max.message.bytes': 2_000_000, 'retention.ms': 5000 });
     await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('orders-v2'), ['x', 'y']));
     const offsetRef = { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('default'), topicId: sid('orders-v2'), partitionId: 0 };
     await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 1n, ack: 1 });
@@ -225,6 +226,31 @@ describe('iggy topics', () => {
     await c.ok(CommandCode.deletePartitions, { ...ref, partitionsCount: 2 });
     assert.equal(perPartition(), 6 * 1024 * 1024);
     assert.equal((await c.ok(CommandCode.getTopic, ref))?.maxTopicSize, 12n * 1024n * 1024n);
+  });
+
+  it('an update changes only the core keys of the options it sets: a change another protocol queued before it to the others stays', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    const mib = 1024 * 1024;
+    const ref = { streamId: sid('default'), topicId: sid('raced') };
+    const options = [option('segment_size', { kind: 'uint64', value: BigInt(mib) }), option('max_topic_size', { kind: 'uint64', value: 64n * BigInt(mib) })];
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'raced', options });
+    const core = () => h.broker.catalog.requireTopic({ topic: 'raced' }).config;
+    // A purge holds the catalog; a Kafka alter of retention.bytes queues behind it, then the Iggy
+    // update of message_expiry reads the options (before the alter is applied) and queues its step.
+    const { inPurge, release } = holdPurgeStart(h.broker);
+    const purge = h.broker.purgeTopic({ topic: 'raced' });
+    await inPurge;
+    const kafkaAlter = h.broker.updateTopicConfig({ topic: 'raced' }, { 'retention.bytes': mib });
+    const update = c.ok(CommandCode.updateTopic, { ...ref, name: 'raced', options: [option('message_expiry', { kind: 'uint64', value: 60_000_000n })] });
+    await eventually(() => h.frontend.topicOptionsOf(h.broker.catalog.requireTopic({ topic: 'raced' })).explicit.includes('message_expiry'), 'the update stored its options');
+    release();
+    await Promise.all([purge, kafkaAlter, update]);
+    assert.equal(core()['retention.ms'], 60_000);
+    assert.equal(core()['retention.bytes'], mib, "Kafka's per-partition limit stays");
+    const topic = await c.ok(CommandCode.getTopic, ref);
+    assert.equal(topic?.messageExpiry, 60_000_000n);
+    assert.equal(topic?.maxTopicSize, 2n * BigInt(mib), 'read back from the core config');
   });
 
   it('adds and deletes partitions; deletes segments (sealed only)', async (t) => {
