@@ -151,6 +151,8 @@ export class Broker implements CatalogObserver {
   private readonly logs = new Map<number, PartitionHandle[]>();
   /** Topics whose partition logs a purge is replacing (by internal id): appends and reads wait for it. */
   private readonly resets = new Map<number, Promise<void>>();
+  /** The partitions each purge under way has emptied so far (by topic internal id). */
+  private readonly purgedPartitions = new Map<number, Set<number>>();
   /** Logs a purge closed (a failed purge may leave one in place until a restart): not closed again. */
   private readonly closedByPurge = new WeakSet<PartitionLog>();
   private readonly topicListeners = new Set<TopicChangeListener>();
@@ -268,7 +270,7 @@ export class Broker implements CatalogObserver {
    */
   append(topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
     const reset = this.purgeInProgress(topic);
-    if (reset !== undefined) return reset.then(() => this.append(topic, partition, request));
+    if (reset !== undefined) return this.appendAfterPurge(reset, topic, partition, request);
     let handle: PartitionHandle;
     let verdict: ProducerCheck | null = null;
     try {
@@ -371,6 +373,24 @@ export class Broker implements CatalogObserver {
       },
     };
     return observed;
+  }
+
+  /**
+   * An append that arrived while a purge replaces the topic's logs goes to the new log, but for a
+   * transactional batch whose partition the purge emptied: the purge took that partition out of
+   * its transaction (TransactionCoordinator.dropPartitions), so nothing would ever close it there;
+   * it is refused (invalid_txn_state), as a produce to a partition the transaction never added.
+   */
+  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
+    const internalId = 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
+    const purged = internalId === undefined ? undefined : this.purgedPartitions.get(internalId);
+    const transactional = (request.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional;
+    return reset.then(() => {
+      if (transactional && purged?.has(partition) === true) {
+        throw new QuartetError('invalid_txn_state', `partition ${partition} was purged while this transactional batch waited: it is no longer part of the transaction`);
+      }
+      return this.append(topic, partition, request);
+    });
   }
 
   private countAppend(handle: PartitionHandle, request: AppendRequest, result: AppendResult): AppendResult {
@@ -582,6 +602,8 @@ export class Broker implements CatalogObserver {
     let done!: () => void;
     this.resets.set(topic.internalId, new Promise<void>((resolve) => (done = resolve)));
     const replaced: string[] = [];
+    const purged = new Set<number>();
+    this.purgedPartitions.set(topic.internalId, purged);
     try {
       await this.offsets.deleteTopic(topic.internalId);
       for (let p = 0; p < handles.length; p++) {
@@ -597,6 +619,7 @@ export class Broker implements CatalogObserver {
         }
         // Its records are gone from here on, whether or not its new log opens.
         replaced.push(old.key);
+        purged.add(p);
         handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
       }
       await this.offsets.deleteTopic(topic.internalId);
@@ -606,6 +629,7 @@ export class Broker implements CatalogObserver {
       await this.transactions.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
       await this.producers.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
       this.resets.delete(topic.internalId);
+      this.purgedPartitions.delete(topic.internalId);
       done();
     }
     this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: handles.length });
@@ -855,12 +879,15 @@ export class Broker implements CatalogObserver {
   private writeMarker(marker: MarkerRequest): Promise<number> {
     const topic = this.catalog.topicByInternalId(marker.topicInternalId);
     if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
-    // A purge replacing the logs takes the partition out of every unfinished transaction
-    // (TransactionCoordinator.dropPartitions): a marker that would wait for the new log belongs
-    // to none of its records.
+    // A purge that empties the partition takes it out of every unfinished transaction
+    // (TransactionCoordinator.dropPartitions): a marker that waited for its new log belongs to
+    // none of its records. A partition the purge left as it was (it failed first) gets its marker.
     const reset = this.purgeInProgress(topic);
     if (reset !== undefined) {
-      return reset.then(() => Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)));
+      const purged = this.purgedPartitions.get(topic.internalId);
+      return reset.then(() =>
+        purged?.has(marker.partition) === true ? Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)) : this.writeMarker(marker),
+      );
     }
     let request: AppendRequest;
     try {

@@ -685,3 +685,64 @@ test('a commit whose marker would wait for a purge of its partition writes none 
   assert.deepEqual(await readAll(broker, 'purged', 0), [], 'the new log starts empty at offset 0');
   assert.equal(await broker.offsets.fetch('kafka', 'g', purged.internalId, 0), null);
 });
+
+test('a purge that fails part-way: the partition it left as it was still gets the marker of a commit issued meanwhile', async (t) => {
+  const h = harness();
+  const dataDir = tempDir(t);
+  const broker = await Broker.open(options(dataDir, h));
+  const tx = broker.transactions;
+  await broker.createTopic('default', 't', { partitions: 2 });
+  const id = await begin(broker, 'tx-failed-purge');
+  await tx.addPartitions(id, [
+    { topic: { topic: 't' }, partition: 0 },
+    { topic: { topic: 't' }, partition: 1 },
+  ]);
+  for (const partition of [0, 1]) await broker.append({ topic: 't' }, partition, txnBatch(h.clock, id, partition, [`txn${partition}`]));
+  // Partition 1's directory cannot be renamed away: the purge empties partition 0 and stops there.
+  const internals = broker as unknown as { discardPartitionDir(internalId: number, partition: number): Promise<void> };
+  const discard = internals.discardPartitionDir.bind(broker);
+  internals.discardPartitionDir = (internalId, partition) => (partition === 1 ? Promise.reject(new Error('EIO on rename')) : discard(internalId, partition));
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic({ topic: 't' });
+  await inPurge;
+  const ended = tx.endTxn(id, true);
+  const deadline = Date.now() + 5_000;
+  while (tx.describe('kafka', 'tx-failed-purge')?.state !== TxnState.PrepareCommit) {
+    assert.ok(Date.now() < deadline, 'the commit never reached PrepareCommit');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  release();
+  await assert.rejects(purge, /EIO on rename/);
+  assert.deepEqual(await ended, { state: TxnState.CompleteCommit });
+  assert.deepEqual(await readAll(broker, 't', 0), [], 'partition 0 was purged: no marker in its new log');
+  const kept = await readAll(broker, 't', 1);
+  assert.deepEqual(valuesOf(kept.filter((b) => (b.flags & BatchFlags.control) === 0)), ['txn1']);
+  assert.equal(neutralMarkerKind(kept.at(-1)!), 'commit', 'partition 1 kept its records and gets its marker');
+  assert.equal(tx.lastStableOffset({ topic: 't' }, 1), hw(broker, 't', 1));
+  await broker.close(); // not in t.after: the temp directory goes first there
+});
+
+test('a transactional batch that waited for a purge of its partition is refused; a plain one goes to the new log', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  await broker.createTopic('default', 't', { partitions: 1 });
+  const id = await begin(broker, 'tx-waiting');
+  await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
+  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['before']));
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic({ topic: 't' });
+  await inPurge;
+  tx.checkProduce(id, { topic: 't' }, 0); // the produce path's check passed before the purge ended
+  const transactional = broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 1, ['waited']));
+  const plainAppend = broker.append({ topic: 't' }, 0, plain(h.clock, ['plain']));
+  release();
+  await purge;
+  await assert.rejects(transactional, code('invalid_txn_state'));
+  assert.equal((await plainAppend).baseOffset, 0);
+  assert.deepEqual(valuesOf(await readAll(broker, 't', 0)), ['plain']);
+  assert.equal(tx.lastStableOffset({ topic: 't' }, 0), 1, 'nothing left open in the new log');
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  assert.deepEqual(valuesOf(await readAll(broker, 't', 0)), ['plain']);
+});
