@@ -890,18 +890,22 @@ export class Broker implements CatalogObserver {
       );
     }
     let request: AppendRequest;
+    let log: PartitionLog;
     try {
       const encoders = this.options.transactions?.markerEncoders ?? {};
       const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
       const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
       request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.clock.now() });
+      // The log the append below goes to (no purge is under way: it takes it at once).
+      log = this.partition(topic, marker.partition);
     } catch (err) {
       return Promise.reject(err);
     }
     return this.append(topic, marker.partition, request).then(async (r) => {
-      // Under 'always' the append was acknowledged after its fsync: nothing left to flush.
-      const log = this.partition(topic, marker.partition);
-      if (log.config.fsyncPolicy !== 'always') await log.flush();
+      // Under 'always' the append was acknowledged after its fsync: nothing left to flush. A log
+      // a purge closed since was synced by its close, whether the purge then emptied the
+      // partition or failed and kept it.
+      if (log.config.fsyncPolicy !== 'always' && !this.closedByPurge.has(log)) await log.flush();
       return r.baseOffset;
     });
   }

@@ -746,3 +746,35 @@ test('a transactional batch that waited for a purge of its partition is refused;
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
   assert.deepEqual(valuesOf(await readAll(broker, 't', 0)), ['plain']);
 });
+
+test('a marker already queued in the log a purge closes is not flushed again (nor written twice when the purge keeps the partition)', async (t) => {
+  const h = harness();
+  const dataDir = tempDir(t);
+  const fs = new HeldFileSystem();
+  const broker = await Broker.open(options(dataDir, h, { logFs: fs, directWrites: null }));
+  const tx = broker.transactions;
+  await broker.createTopic('default', 't', { partitions: 1 });
+  const id = await begin(broker, 'tx-queued-marker');
+  await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
+  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['data']));
+  // The purge fails to rename the partition away: it keeps its records.
+  (broker as unknown as { discardPartitionDir(): Promise<void> }).discardPartitionDir = () => Promise.reject(new Error('EIO on rename'));
+  const oldLog = broker.partition({ topic: 't' }, 0);
+  const write = fs.holdNextWrite();
+  const ended = tx.endTxn(id, true);
+  await write.reached; // the commit marker is being written into the log
+  const purge = broker.purgeTopic({ topic: 't' });
+  const closedByPurge = (broker as unknown as { closedByPurge: WeakSet<object> }).closedByPurge;
+  const deadline = Date.now() + 5_000;
+  while (!closedByPurge.has(oldLog)) {
+    assert.ok(Date.now() < deadline, 'the purge never began closing the log');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  write.open();
+  await assert.rejects(purge, /EIO on rename/);
+  assert.deepEqual(await ended, { state: TxnState.CompleteCommit }, 'the close wrote the marker: nothing to retry');
+  const batches = await readAll(broker, 't', 0);
+  assert.deepEqual(batches.map((b) => ((b.flags & BatchFlags.control) !== 0 ? neutralMarkerKind(b) : 'data')), ['data', 'commit']);
+  assert.equal(tx.lastStableOffset({ topic: 't' }, 0), 2);
+  await broker.close(); // not in t.after: the temp directory goes first there
+});
