@@ -119,18 +119,27 @@ export function markerKindByFormat(kinds: Readonly<Partial<Record<BatchFormat, M
  * list; other protocols reading the same log call this.
  */
 export function visibleCommitted(batches: readonly StoredBatch[], aborted: readonly AbortedTxn[]): StoredBatch[] {
+  const hidden = hiddenFromCommitted(aborted);
+  return batches.filter((b) => !hidden(b));
+}
+
+/**
+ * Whether a read_committed reader must not see a batch: a control batch (a marker), or a
+ * transactional batch of one of the `aborted` transactions (those overlapping the batches read).
+ */
+export function hiddenFromCommitted(aborted: readonly AbortedTxn[]): (batch: StoredBatch) => boolean {
   const byProducer = new Map<number, AbortedTxn[]>();
   for (const a of aborted) {
     const list = byProducer.get(a.producerId);
     if (list) list.push(a);
     else byProducer.set(a.producerId, [a]);
   }
-  return batches.filter((b) => {
-    if ((b.flags & BatchFlags.control) !== 0) return false;
-    if ((b.flags & BatchFlags.transactional) === 0) return true;
+  return (b) => {
+    if ((b.flags & BatchFlags.control) !== 0) return true;
+    if ((b.flags & BatchFlags.transactional) === 0) return false;
     const ranges = byProducer.get(b.producerId);
-    return !ranges?.some((a) => a.firstOffset <= b.baseOffset && b.lastOffset <= a.lastOffset);
-  });
+    return ranges?.some((a) => a.firstOffset <= b.baseOffset && b.lastOffset <= a.lastOffset) === true;
+  };
 }
 
 // --- the index ---------------------------------------------------------------------------------

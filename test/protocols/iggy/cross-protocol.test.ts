@@ -281,4 +281,33 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
     assert.equal(topic?.maxTopicSize, 16n * BigInt(mib), '4 MiB per partition over 4');
     assert.equal(topic?.messageExpiry, 3_600_000_000n);
   });
+  it('Iggy polls see what KafkaJS transactions committed, not what they aborted', async (t) => {
+    const iggy = await rootBesideKafka(t);
+    if (iggy === null) return;
+    const kafka = new Kafka({ clientId: 'iggy-cross-txn', brokers: [`127.0.0.1:${kafkaPort}`], logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'txn-to-iggy', numPartitions: 1 }] });
+    await admin.disconnect();
+    const producer = kafka.producer({ transactionalId: 'iggy-cross-txn', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    t.after(() => producer.disconnect());
+    const aborted = await producer.transaction();
+    await aborted.send({ topic: 'txn-to-iggy', messages: [{ value: 'aborted-1' }, { value: 'aborted-2' }] });
+    await aborted.abort();
+    const committed = await producer.transaction();
+    await committed.send({ topic: 'txn-to-iggy', messages: [{ value: 'committed' }] });
+    await committed.commit();
+    const open = await producer.transaction();
+    await open.send({ topic: 'txn-to-iggy', messages: [{ value: 'not yet' }] });
+
+    const pollAll = async () => {
+      const polled = await iggy.ok(CommandCode.pollMessages, { consumer: { kind: ConsumerKind.consumer, id: sid(7) }, streamId: sid('default'), topicId: sid('txn-to-iggy'), partitionId: 0, strategy: { kind: PollingKind.first, value: 0n }, count: 100, autoCommit: false });
+      const batches = polled.batches.length === 0 ? [] : (parsePolledBatches(Buffer.concat(polledBuffers(polled))) as ParsedBatch[]);
+      return batches.flatMap((b) => b.frames.map((f) => f.payload.toString()));
+    };
+    assert.deepEqual(await pollAll(), ['committed']);
+    await open.commit();
+    assert.deepEqual(await pollAll(), ['committed', 'not yet']);
+  });
 });

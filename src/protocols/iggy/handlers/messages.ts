@@ -23,6 +23,7 @@ import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { checkBatchBytes } from '../../../log/common.js';
+import { hiddenFromCommitted } from '../../../core/txn-index.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
@@ -260,6 +261,10 @@ export const messageHandlers: IggyHandlerTable = {
     const log = frontend.broker.partition(topic, partition);
     const stats = log.stats();
     const currentOffset = BigInt(Math.max(0, stats.highWatermark - 1));
+    // Polls read what Kafka transactions committed (Iggy clients cannot filter): up to the last
+    // stable offset (the high watermark when no transaction is open), without aborted records.
+    const txns = frontend.broker.transactions;
+    const stable = txns.lastStableOffset(topic, partition);
     const empty = { partitionId: partition, currentOffset, messagesCount: 0, batches: [] as Buffer[] };
     const count = Math.min(req.count, frontend.settings.pollMessagesMax);
     if (count === 0) return empty;
@@ -282,7 +287,7 @@ export const messageHandlers: IggyHandlerTable = {
         start = stats.logStartOffset;
         break;
       case PollingKind.last:
-        start = Math.max(stats.logStartOffset, stats.highWatermark - count);
+        start = Math.max(stats.logStartOffset, stable - count);
         break;
       case PollingKind.next: {
         const stored = await storedOffset(frontend, consumer, topic, partition);
@@ -291,9 +296,10 @@ export const messageHandlers: IggyHandlerTable = {
       }
     }
     start = Math.max(start, stats.logStartOffset);
-    // Offset polls read the `count` offsets from the start; a timestamp poll skips older batches
-    // on the way (a clock that stepped back), so it reads on until it has `count` messages.
-    const end = minUs === null ? Math.min(stats.highWatermark, start + count) : stats.highWatermark;
+    // Offset polls read the `count` offsets from the start, and as many more as they pass over
+    // offsets no reader sees (transaction markers, aborted records); a timestamp poll skips older
+    // batches on the way (a clock that stepped back), so it reads on until it has `count` messages.
+    let end = minUs === null ? Math.min(stable, start + count) : stable;
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const afterWrite = ctx.afterReplyWritten;
@@ -322,9 +328,17 @@ export const messageHandlers: IggyHandlerTable = {
         throw err;
       }
       if (stored.length === 0) break;
+      const hidden = hiddenFromCommitted(txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1));
       for (let b of stored) {
         if (b.lastOffset < next) continue;
         scanned += b.file?.length ?? b.payload.length;
+        if (hidden(b)) {
+          const from = Math.max(next, b.baseOffset);
+          next = b.lastOffset + 1;
+          if (minUs === null) end = Math.min(stable, end + (next - from));
+          if (next >= end || scanned >= scanBytesMax) break;
+          continue;
+        }
         if (minUs !== null && serverTimeMicros(b) < minUs) {
           next = b.lastOffset + 1;
           if (next >= end || scanned >= scanBytesMax) break;

@@ -10,6 +10,7 @@ import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
 import { ManualClock } from '../../../../src/core/clock.js';
+import { BatchFlags, encodeNeutralBatch } from '../../../../src/log/index.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
@@ -156,6 +157,47 @@ describe('iggy messages', () => {
     assert.ok(hooks.length >= 3, `several reads (${hooks.length})`);
     assert.ok(bufferPoolStats().freeBuffers > freeBefore, 'buffers of reads with nothing kept are back in the pool before the reply is written');
     for (const hook of hooks) hook();
+  });
+
+  it('polls what Kafka transactions committed: aborted records are left out, and a poll stops before an open transaction', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const tx = h.broker.transactions;
+    const plainBatch = (values: string[]) => encodeNeutralBatch(values.map((value) => ({ value })), { timestamp: Date.now() });
+    const txnBatch = (id: { producerId: number; producerEpoch: number }, sequence: number, values: string[]) =>
+      encodeNeutralBatch(values.map((value) => ({ value })), { timestamp: Date.now(), producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence: sequence, flags: BatchFlags.transactional });
+    const begin = async (transactionalId: string) => {
+      const { producerId, epoch } = await tx.initProducerId({ scope: 'kafka', transactionalId, transactionTimeoutMs: 60_000 });
+      const id = { scope: 'kafka', transactionalId, producerId, producerEpoch: epoch };
+      await tx.addPartitions(id, [{ topic: { topic: 'm' }, partition: 0 }]);
+      return id;
+    };
+    await h.broker.append({ topic: 'm' }, 0, plainBatch(['p0']));
+    const aborted = await begin('aborts');
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(aborted, 0, ['a1', 'a2']));
+    await tx.endTxn(aborted, false);
+    const committed = await begin('commits');
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(committed, 0, ['c1']));
+    await tx.endTxn(committed, true);
+    await h.broker.append({ topic: 'm' }, 0, plainBatch(['p1']));
+    const open = await begin('open');
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(open, 0, ['o1']));
+    await h.broker.append({ topic: 'm' }, 0, plainBatch(['p2']));
+
+    // Offsets: p0 0, a1-a2 1-2, abort marker 3, c1 4, commit marker 5, p1 6, o1 7, p2 8.
+    const first = await poll(c, { kind: PollingKind.first, value: 0n }, 100);
+    assert.deepEqual(first.payloads, ['p0', 'c1', 'p1'], 'the aborted records are left out; the open transaction stops the poll');
+    assert.deepEqual(first.offsets, [0, 4, 6]);
+    // The offsets passed over (aborted records, markers) do not count: one message from offset 1 is c1.
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 1n }, 1)).payloads, ['c1']);
+    // `next` moves on past them: a consumer polling one message at a time is never stuck on them.
+    const one = async () => (await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads;
+    assert.deepEqual([await one(), await one(), await one(), await one()], [['p0'], ['c1'], ['p1'], []]);
+    // `last`: the newest `count` offsets below the open transaction (5 is the commit marker).
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).payloads, ['p1']);
+    await tx.endTxn(open, true);
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 7n }, 100)).payloads, ['o1', 'p2']);
   });
 
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
