@@ -310,6 +310,8 @@ export const messageHandlers: IggyHandlerTable = {
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
+    // The last offset an offset poll passed over without returning it (markers, aborted records).
+    let passedTo = -1;
     // What a poll may read besides what it returns: a timestamp poll passes over older batches.
     let scanned = 0;
     const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
@@ -328,17 +330,28 @@ export const messageHandlers: IggyHandlerTable = {
         throw err;
       }
       if (stored.length === 0) break;
-      const hidden = hiddenFromCommitted(txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1));
+      // The aborted transactions are looked up only for a read with transactional records.
+      const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
+      const hidden = hiddenFromCommitted(transactional ? txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
       for (let b of stored) {
         if (b.lastOffset < next) continue;
-        scanned += b.file?.length ?? b.payload.length;
+        const size = b.file?.length ?? b.payload.length;
         if (hidden(b)) {
           const from = Math.max(next, b.baseOffset);
           next = b.lastOffset + 1;
-          if (minUs === null) end = Math.min(stable, end + (next - from));
+          if (minUs === null) {
+            // An offset poll passes over any amount of them, up to the last stable offset (a
+            // cap on what it scans would stop a consumer behind a large aborted transaction for
+            // good), and its consumer has consumed them.
+            end = Math.min(stable, end + (next - from));
+            passedTo = b.lastOffset;
+          } else {
+            scanned += size;
+          }
           if (next >= end || scanned >= scanBytesMax) break;
           continue;
         }
+        scanned += size;
         if (minUs !== null && serverTimeMicros(b) < minUs) {
           next = b.lastOffset + 1;
           if (next >= end || scanned >= scanBytesMax) break;
@@ -359,19 +372,23 @@ export const messageHandlers: IggyHandlerTable = {
       }
       if (messages === kept) lease?.release();
     }
+    // What the consumer has consumed: the messages returned, and the hidden offsets an offset
+    // poll passed over after them (so auto-commit moves past an aborted transaction).
+    const consumedTo = Math.max(lastOffset, passedTo);
     // Served from the log the poll began with (a purge replacing it meanwhile makes its offsets void).
-    const servedFromCurrentLog = lastOffset >= 0 && isCurrentLog(frontend, topic, partition, log);
-    if (consumer.group !== null && member !== null && lastOffset >= 0) {
+    const servedFromCurrentLog = consumedTo >= 0 && isCurrentLog(frontend, topic, partition, log);
+    if (consumer.group !== null && member !== null && consumedTo >= 0) {
       // A rebalance while the poll awaited may have moved the partition or begun its hand-off (or
       // the group or the membership is gone): then the poll hands out nothing, as the fence at its
       // start would have, and commits nothing (the read buffers still go back once it is written).
       if (!frontend.groups.polls(consumer.group, member, partition)) return resyncReply();
-      // What a group was served and has not committed holds a hand-off of the partition back (groups.ts).
-      if (servedFromCurrentLog) frontend.groups.served(consumer.group, partition, lastOffset);
+      // What a group was served and has not committed holds a hand-off of the partition back
+      // (groups.ts): the messages returned, not the hidden offsets (nothing to commit for them).
+      if (servedFromCurrentLog && lastOffset >= 0) frontend.groups.served(consumer.group, partition, lastOffset);
     }
     // Not for a group deleted meanwhile (its offsets went with it).
     if (req.autoCommit && servedFromCurrentLog && (consumer.group === null || frontend.groups.isCurrent(consumer.group))) {
-      await storeOffset(frontend, consumer, topic, partition, lastOffset);
+      await storeOffset(frontend, consumer, topic, partition, consumedTo);
     }
     return { partitionId: partition, currentOffset, messagesCount: messages, batches };
   },

@@ -200,6 +200,29 @@ describe('iggy messages', () => {
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 7n }, 100)).payloads, ['o1', 'p2']);
   });
 
+  it('a consumer behind an aborted transaction larger than a poll may scan passes over it, and auto-commit moves past it', async (t) => {
+    const h = await startIggy(t, { settings: { pollBytesMax: 4096 } }); // a timestamp poll scans at most 8 x 4 KiB
+    const c = await h.root();
+    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+    const tx = h.broker.transactions;
+    const { producerId, epoch } = await tx.initProducerId({ scope: 'kafka', transactionalId: 'large', transactionTimeoutMs: 60_000 });
+    const id = { scope: 'kafka', transactionalId: 'large', producerId, producerEpoch: epoch };
+    await tx.addPartitions(id, [{ topic: { topic: 'm' }, partition: 0 }]);
+    for (let i = 0; i < 20; i++) {
+      const batch = encodeNeutralBatch([{ value: Buffer.alloc(4000, 97) }], { timestamp: Date.now(), producerId, producerEpoch: epoch, baseSequence: i, flags: BatchFlags.transactional });
+      await h.broker.append({ topic: 'm' }, 0, batch);
+    }
+    await tx.endTxn(id, false); // offsets 0-19 aborted, 20 the abort marker
+    // Nothing visible yet: an auto-committing poll returns nothing and still moves past them.
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads, []);
+    const offsetRef = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, 20n);
+    await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: 'visible' }], { timestamp: Date.now() }));
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 0n }, 1)).payloads, ['visible'], 'one message from offset 0');
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads, ['visible']);
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, 21n);
+  });
+
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
