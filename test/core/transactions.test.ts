@@ -57,6 +57,15 @@ async function begin(broker: Broker, transactionalId: string, timeoutMs = 60_000
   return { scope: 'kafka', transactionalId, producerId, producerEpoch: epoch };
 }
 
+/** Yields to the event loop until `done()` holds; fails after 5 s. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!done()) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 function hw(broker: Broker, topic: string, partition: number): number {
   return broker.partition({ topic }, partition).stats().highWatermark;
 }
@@ -673,11 +682,7 @@ test('a commit whose marker would wait for a purge of its partition writes none 
   await inPurge;
   const ended = tx.endTxn(id, true);
   // The commit is decided and its marker write issued while the purge holds the logs.
-  const deadline = Date.now() + 5_000;
-  while (tx.describe('kafka', 'tx-purge-race')?.state !== TxnState.PrepareCommit) {
-    assert.ok(Date.now() < deadline, 'the commit never reached PrepareCommit');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await until(() => tx.describe('kafka', 'tx-purge-race')?.state === TxnState.PrepareCommit, 'the commit never reached PrepareCommit');
   for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
   release();
   await purge;
@@ -706,11 +711,7 @@ test('a purge that fails part-way: the partition it left as it was still gets th
   const purge = broker.purgeTopic({ topic: 't' });
   await inPurge;
   const ended = tx.endTxn(id, true);
-  const deadline = Date.now() + 5_000;
-  while (tx.describe('kafka', 'tx-failed-purge')?.state !== TxnState.PrepareCommit) {
-    assert.ok(Date.now() < deadline, 'the commit never reached PrepareCommit');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await until(() => tx.describe('kafka', 'tx-failed-purge')?.state === TxnState.PrepareCommit, 'the commit never reached PrepareCommit');
   release();
   await assert.rejects(purge, /EIO on rename/);
   assert.deepEqual(await ended, { state: TxnState.CompleteCommit });
@@ -765,11 +766,7 @@ test('a marker already queued in the log a purge closes is not flushed again (no
   await write.reached; // the commit marker is being written into the log
   const purge = broker.purgeTopic({ topic: 't' });
   const closedByPurge = (broker as unknown as { closedByPurge: WeakSet<object> }).closedByPurge;
-  const deadline = Date.now() + 5_000;
-  while (!closedByPurge.has(oldLog)) {
-    assert.ok(Date.now() < deadline, 'the purge never began closing the log');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await until(() => closedByPurge.has(oldLog), 'the purge never began closing the log');
   write.open();
   await assert.rejects(purge, /EIO on rename/);
   assert.deepEqual(await ended, { state: TxnState.CompleteCommit }, 'the close wrote the marker: nothing to retry');

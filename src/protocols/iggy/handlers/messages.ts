@@ -21,9 +21,9 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
+import { hiddenFromCommitted } from '../../../core/txn-index.js';
 import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { checkBatchBytes } from '../../../log/common.js';
-import { hiddenFromCommitted } from '../../../core/txn-index.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
@@ -189,17 +189,17 @@ function isWholeDenseIggyBatch(batch: StoredBatch): boolean {
   );
 }
 
+/** The fence's answer: an empty poll for partition u32::MAX, which the SDKs take as "sync again". */
+function resyncReply() {
+  return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] as Buffer[] };
+}
+
 /**
  * The reference server's fence on a consumer group's poll: a caller that is not a member, or a
  * partition the member does not own (a missing one included), is answered with an empty poll whose
  * partition is u32::MAX (resyncPartitionId), the SDKs' cue to sync the assignment again (and join
  * again). A plain consumer (no group) passes.
  */
-/** The fence's answer: an empty poll for partition u32::MAX, which the SDKs take as "sync again". */
-function resyncReply() {
-  return { partitionId: resyncPartitionId, currentOffset: 0n, messagesCount: 0, batches: [] as Buffer[] };
-}
-
 function failsGroupFence(consumer: ResolvedConsumer, partitionId: number | null): boolean {
   if (consumer.group === null) return false;
   return consumer.member === null || (partitionId !== null && !consumer.member.pollable.includes(partitionId));

@@ -17,6 +17,21 @@ async function sync(c: IggyTestClient) {
   return c.ok(CommandCode.syncConsumerGroup, group);
 }
 
+/**
+ * Topic `g` of 2 partitions with messages x, y in partition 1, group `workers`, `a` a member and
+ * `b` a second client, not yet joined.
+ */
+async function twoMembersOfWorkers(t: Parameters<typeof startIggy>[0]) {
+  const h = await startIggy(t);
+  const a = await h.root();
+  const b = await h.root();
+  await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
+  await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: 1 }));
+  await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
+  await a.ok(CommandCode.joinConsumerGroup, group);
+  return { h, a, b, consumer: { kind: ConsumerKind.consumerGroup, id: sid('workers') } };
+}
+
 describe('iggy consumer groups', () => {
   it('assigns partitions server-side with generations and rebalances on join, leave and disconnect', async (t) => {
     const h = await startIggy(t);
@@ -175,14 +190,7 @@ describe('iggy consumer groups', () => {
   });
 
   it('a deleted group offset leaves nothing to wait for: the hand-off completes', async (t) => {
-    const h = await startIggy(t);
-    const a = await h.root();
-    const b = await h.root();
-    await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
-    await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: 1 }));
-    await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
-    const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
-    await a.ok(CommandCode.joinConsumerGroup, group);
+    const { a, b, consumer } = await twoMembersOfWorkers(t);
     assert.equal((await a.ok(CommandCode.pollMessages, { consumer, ...ref, partitionId: 1, strategy: { kind: PollingKind.next, value: 0n }, count: 10, autoCommit: false })).messagesCount, 2);
     await b.ok(CommandCode.joinConsumerGroup, group);
     assert.deepEqual((await sync(b))?.partitions, [], 'pending: a was served 2 messages it has not committed');
@@ -193,14 +201,7 @@ describe('iggy consumer groups', () => {
 
   it('a poll under way when its partition moves hands out nothing and commits nothing', async (t) => {
     for (const autoCommit of [false, true]) {
-      const h = await startIggy(t);
-      const a = await h.root();
-      const b = await h.root();
-      await a.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'g', options: [] });
-      await a.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('g'), ['x', 'y'], { kind: 'partitionId', partitionId: 1 }));
-      await a.ok(CommandCode.createConsumerGroup, { ...ref, name: 'workers' });
-      const consumer = { kind: ConsumerKind.consumerGroup, id: sid('workers') };
-      await a.ok(CommandCode.joinConsumerGroup, group);
+      const { h, a, b, consumer } = await twoMembersOfWorkers(t);
       // Hold a's poll of partition 1 after it read its stored offset (none: its first await) while b joins.
       const offsets = h.broker.offsets;
       const fetch = offsets.fetch.bind(offsets);
