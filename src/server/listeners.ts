@@ -13,6 +13,7 @@
 import type { Broker } from '../core/broker.js';
 import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
 import { watchIggyGrants } from '../protocols/iggy/grants.js';
+import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js';
 import { iggyListenerFactory } from '../protocols/iggy/listener.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
@@ -70,9 +71,10 @@ export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, 
  * What a front-end keeps in the broker's shared state and must look after whether or not its
  * listener is open: run on every broker the server opens, before any listener starts. Iggy grants
  * name streams and topics by ids that are handed out again, so they go with what they name, even
- * when a Kafka client deletes it while the Iggy listener is off.
+ * when a Kafka client deletes it while the Iggy listener is off; an Iggy max_topic_size is spread
+ * again over a partition count a Kafka client changes then, and goes with its topic.
  */
-export const builtinBrokerWatchers: ReadonlyArray<(broker: Broker) => Promise<void>> = [watchIggyGrants];
+export const builtinBrokerWatchers: ReadonlyArray<(broker: Broker) => Promise<void>> = [watchIggyTopicOptions, watchIggyGrants];
 
 /** The listeners this build can open: HTTP always, plus every registered protocol. */
 export function availableListeners(registry: ListenerRegistry = builtinListenerFactories): ReadonlySet<ListenerName> {

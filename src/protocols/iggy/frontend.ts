@@ -20,17 +20,8 @@ import { IggyGroups } from './groups.js';
 import { watchIggyGrants } from './grants.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
-import {
-  deserializeTopicOptions,
-  maxTopicSizeSpread,
-  optionsFromCoreConfig,
-  optionsOverCoreConfig,
-  serializeTopicOptions,
-  storedAfterPatch,
-  topicOptionsScope,
-  type PatchedTopicOptions,
-  type StoredTopicOptions,
-} from './topic-options.js';
+import type { PatchedTopicOptions, StoredTopicOptions } from './topic-options.js';
+import { iggyTopicOptionsOf, type IggyTopicOptionsTable } from './topic-options-table.js';
 
 // The log and the other front-ends look inside Iggy batches through this codec (transcoding to
 // Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
@@ -130,7 +121,7 @@ export class IggyFrontend {
   /** Current session epoch per registered client id. */
   private readonly registrations = new Map<bigint, { session: bigint; connectionId: number; userId: number }>();
   private readonly replyCache = new Map<bigint, CachedReplies>();
-  private readonly topicOptions = new Map<number, StoredTopicOptions>();
+  private readonly topicOptions: IggyTopicOptionsTable;
   private readonly balanced = new Map<number, number>();
   private metadataCommit = 0n;
   private sweepTimer: TimerHandle | null = null;
@@ -152,34 +143,23 @@ export class IggyFrontend {
     });
     this.startedAtMs = this.clock.now();
     this.configuredAdvertised = options.advertisedAddr ?? null;
+    this.topicOptions = iggyTopicOptionsOf(this.broker);
   }
 
   /** Loads the Iggy tables (topic options, groups) and starts the stale-member sweep. */
   async start(): Promise<void> {
-    for (const stored of await this.broker.groups.list(topicOptionsScope)) {
-      const internalId = Number(stored.groupId);
-      const parsed = deserializeTopicOptions(stored.state);
-      if (parsed === null || this.broker.catalog.topicByInternalId(internalId) === null) {
-        await this.broker.groups.delete(topicOptionsScope, stored.groupId).catch(() => undefined);
-        continue;
-      }
-      this.topicOptions.set(internalId, parsed);
-    }
+    // The topic options and grants are looked after per broker (the server watches its broker
+    // already, before any listener starts; a front-end started on its own broker, in tests, here).
+    await this.topicOptions.watch();
+    await watchIggyGrants(this.broker);
     await this.groups.load();
     await sweepOffsets(this);
-    // Deletions by any protocol: drop the Iggy state of the topic. Partition count changes by any
-    // protocol (Kafka CreatePartitions too): max_topic_size spread again in the same step, then
-    // the groups rebalance.
+    // Deletions by any protocol: drop the Iggy groups of the topic. Partition count changes by any
+    // protocol (Kafka CreatePartitions too): the groups rebalance.
     this.stopListening = this.broker.onTopicChanges({
       topicDeleted: (topic) => this.forgetTopic(topic),
-      partitionCountConfig: (topic, newCount) => {
-        const stored = this.topicOptions.get(topic.internalId);
-        return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
-      },
       partitionsChanged: (topic) => this.groups.partitionsChanged(topic),
     });
-    // The grants of deleted streams and topics (the server watches its broker already).
-    await watchIggyGrants(this.broker);
     this.scheduleSweep();
   }
 
@@ -320,31 +300,22 @@ export class IggyFrontend {
 
   // --- Iggy topic options ----------------------------------------------------------------------
 
-  /**
-   * The Iggy view of the topic's options: what Iggy stored wherever the core config still holds
-   * what it maps to, and what the core config holds where another protocol changed it (or the
-   * topic was made by another protocol).
-   */
+  /** The Iggy view of the topic's options (IggyTopicOptionsTable.viewOf). */
   topicOptionsOf(topic: Topic): StoredTopicOptions {
-    const stored = this.topicOptions.get(topic.internalId);
-    return stored === undefined ? optionsFromCoreConfig(topic, this.broker.topicDefaults) : optionsOverCoreConfig(stored, topic, this.broker.topicDefaults);
+    return this.topicOptions.viewOf(topic);
   }
 
   /** Stores an update's patch over what Iggy stored for the topic (storedAfterPatch). */
-  async saveTopicOptionsPatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
-    const stored = this.topicOptions.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
-    await this.saveTopicOptions(topic, storedAfterPatch(stored, patch));
+  saveTopicOptionsPatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
+    return this.topicOptions.savePatch(topic, patch);
   }
 
-  async saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {
-    await this.broker.groups.save(topicOptionsScope, String(topic.internalId), serializeTopicOptions(options));
-    this.topicOptions.set(topic.internalId, options);
+  saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {
+    return this.topicOptions.save(topic, options);
   }
 
   private async forgetTopic(topic: Topic): Promise<void> {
-    this.topicOptions.delete(topic.internalId);
     this.balanced.delete(topic.internalId);
-    await this.broker.groups.delete(topicOptionsScope, String(topic.internalId)).catch(() => undefined);
     await this.groups.topicDeleted(topic.internalId);
   }
 

@@ -20,9 +20,9 @@
 // Every mapped key is written explicitly into the core config on create, so Iggy's defaults
 // (never expire, unlimited size) hold whatever the broker-wide Kafka-style defaults are. The
 // Iggy view (explicit entries as sent, derived entries = defaults resolved at admission) is kept
-// in a small Iggy-owned table: the group store under scope `iggy.topic-options`, key = the
-// topic's internal id. Topics created by another protocol have no entry: their options are all
-// derived from the core config.
+// in a small Iggy-owned table (topic-options-table.ts): the group store under scope
+// `iggy.topic-options`, key = the topic's internal id. Topics created by another protocol have no
+// entry: their options are all derived from the core config.
 
 import type { Topic } from '../../core/catalog.js';
 import type { TopicConfig } from '../../core/topic-config.js';

@@ -1,0 +1,99 @@
+// The options Iggy stored for each topic (the group store, scope `iggy.topic-options`, key: the
+// topic's internal id), one table per broker. It is looked after whether or not the Iggy listener
+// is open (the server watches every broker it opens, src/server/listeners.ts
+// builtinBrokerWatchers): a max_topic_size is spread again over a partition count changed by any
+// protocol, in the same catalog step, and the options of a deleted topic go with it. The Iggy view
+// is computed from what is stored here and the core config when it is read (topic-options.ts).
+
+import type { Broker } from '../../core/broker.js';
+import type { Topic } from '../../core/catalog.js';
+import {
+  deserializeTopicOptions,
+  maxTopicSizeSpread,
+  optionsFromCoreConfig,
+  optionsOverCoreConfig,
+  serializeTopicOptions,
+  storedAfterPatch,
+  topicOptionsScope,
+  type PatchedTopicOptions,
+  type StoredTopicOptions,
+} from './topic-options.js';
+
+export class IggyTopicOptionsTable {
+  private readonly stored = new Map<number, StoredTopicOptions>();
+  private watching: Promise<void> | null = null;
+
+  constructor(private readonly broker: Broker) {}
+
+  /**
+   * Listens to the broker's topic changes and loads what is stored (dropping the options of
+   * topics that no longer exist), once; every later call waits for the same load.
+   */
+  watch(): Promise<void> {
+    this.watching ??= this.listenThenLoad();
+    return this.watching;
+  }
+
+  /**
+   * The Iggy view of the topic's options: what Iggy stored wherever the core config still holds
+   * what it maps to, and what the core config holds where another protocol changed it (or the
+   * topic was made by another protocol).
+   */
+  viewOf(topic: Topic): StoredTopicOptions {
+    const stored = this.stored.get(topic.internalId);
+    return stored === undefined ? optionsFromCoreConfig(topic, this.broker.topicDefaults) : optionsOverCoreConfig(stored, topic, this.broker.topicDefaults);
+  }
+
+  async save(topic: Topic, options: StoredTopicOptions): Promise<void> {
+    await this.broker.groups.save(topicOptionsScope, String(topic.internalId), serializeTopicOptions(options));
+    this.stored.set(topic.internalId, options);
+  }
+
+  /** Stores an update's patch over what Iggy stored for the topic (storedAfterPatch). */
+  async savePatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
+    const stored = this.stored.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
+    await this.save(topic, storedAfterPatch(stored, patch));
+  }
+
+  private async listenThenLoad(): Promise<void> {
+    // Listening first: a topic deleted during the load is not kept.
+    this.broker.onTopicChanges({
+      topicDeleted: (topic) => this.forget(topic.internalId),
+      partitionCountConfig: (topic, newCount) => {
+        const stored = this.stored.get(topic.internalId);
+        return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
+      },
+    });
+    for (const entry of await this.broker.groups.list(topicOptionsScope)) {
+      const internalId = Number(entry.groupId);
+      const parsed = deserializeTopicOptions(entry.state);
+      if (parsed === null || this.broker.catalog.topicByInternalId(internalId) === null) {
+        await this.forget(internalId);
+        continue;
+      }
+      this.stored.set(internalId, parsed);
+    }
+  }
+
+  private async forget(internalId: number): Promise<void> {
+    this.stored.delete(internalId);
+    await this.broker.groups.delete(topicOptionsScope, String(internalId)).catch(() => undefined);
+  }
+}
+
+const tables = new WeakMap<Broker, IggyTopicOptionsTable>();
+
+/** The broker's table (made on first use; `watch()` it before reading). */
+export function iggyTopicOptionsOf(broker: Broker): IggyTopicOptionsTable {
+  let table = tables.get(broker);
+  if (table === undefined) {
+    table = new IggyTopicOptionsTable(broker);
+    tables.set(broker, table);
+  }
+  return table;
+}
+
+/** The server's broker watcher: spreads and drops Iggy topic options whatever listeners are open. */
+export function watchIggyTopicOptions(broker: Broker): Promise<void> {
+  return iggyTopicOptionsOf(broker).watch();
+}

@@ -1,0 +1,77 @@
+// The options Iggy stored for a topic are looked after whether or not the Iggy listener is open
+// (src/protocols/iggy/topic-options-table.ts, run by the server on every broker it opens): a
+// Kafka CreatePartitions made while the Iggy listener is off spreads an Iggy max_topic_size over the
+// new count, and a topic deleted then takes its stored options with it.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import '../../conformance/promise-with-resolvers.js';
+import { Admin } from '@platformatic/kafka';
+import { silentLogger } from '../../../src/core/logger.js';
+import { CommandCode, option } from '../../../src/protocols/iggy/codec/index.js';
+import { topicOptionsScope } from '../../../src/protocols/iggy/topic-options.js';
+import { loadConfig } from '../../../src/server/config.js';
+import { startServer, type QuartetServer } from '../../../src/server/server.js';
+import { IggyTestClient, sid } from './harness.js';
+
+const mib = 1024 * 1024;
+
+it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_size; a Kafka delete drops the stored options', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-options-off-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const start = async (iggyEnabled: boolean): Promise<QuartetServer> => {
+    const { config } = loadConfig({
+      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': iggyEnabled },
+      env: { QUARTET_ROOT_PASSWORD: 'root-password' },
+      cwd: dir,
+    });
+    const server = await startServer(config, { logger: silentLogger, handleSignals: false, stdout: () => {} });
+    await server.ready;
+    return server;
+  };
+  const connectRoot = async (server: QuartetServer): Promise<IggyTestClient> => {
+    const iggy = await IggyTestClient.connect(server.listenerAddresses().get('iggy')!.port);
+    assert.ok('value' in (await iggy.login('root', 'root-password')));
+    return iggy;
+  };
+  const sized = [option('segment_size', { kind: 'uint64', value: BigInt(mib) }), option('max_topic_size', { kind: 'uint64', value: 64n * BigInt(mib) })];
+
+  // With Iggy: two topics holding 64 MiB each over 2 partitions.
+  let server = await start(true);
+  let iggy = await connectRoot(server);
+  for (const name of ['grown', 'dropped']) await iggy.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name, options: sized });
+  iggy.destroy();
+  await server.stop('Iggy off next');
+
+  // Without Iggy: Kafka grows one topic to 4 partitions and deletes the other.
+  server = await start(false);
+  assert.equal(server.listenerAddresses().get('iggy'), undefined, 'no Iggy listener');
+  const admin = new Admin({ clientId: 'iggy-options-off', bootstrapBrokers: [`127.0.0.1:${server.listenerAddresses().get('kafka')!.port}`] });
+  try {
+    await admin.createPartitions({ topics: [{ name: 'grown', count: 4 }] });
+    const dropped = server.broker()!.catalog.requireTopic({ topic: 'dropped' });
+    await admin.deleteTopics({ topics: ['dropped'] });
+    assert.equal(server.broker()!.catalog.requireTopic({ topic: 'grown' }).config['retention.bytes'], 16 * mib, '64 MiB over 4 partitions');
+    const stored = (await server.broker()!.groups.list(topicOptionsScope)).map((e) => e.groupId);
+    assert.ok(!stored.includes(String(dropped.internalId)), `the deleted topic's options went with it (stored: ${stored.join(', ')})`);
+  } finally {
+    await admin.close();
+    await server.stop('Iggy on again');
+  }
+
+  // With Iggy again: the topic still holds 64 MiB in all, as Iggy set it.
+  server = await start(true);
+  try {
+    iggy = await connectRoot(server);
+    const topic = await iggy.ok(CommandCode.getTopic, { streamId: sid('default'), topicId: sid('grown') });
+    assert.equal(topic?.partitionsCount, 4);
+    assert.equal(topic?.maxTopicSize, 64n * BigInt(mib));
+    assert.ok(topic?.explicitOptions.some((o) => o.key === 'max_topic_size'), 'still set through Iggy');
+    iggy.destroy();
+  } finally {
+    await server.stop('test done');
+  }
+});
