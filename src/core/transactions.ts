@@ -222,6 +222,13 @@ interface TxnEntry extends TxnFields {
   retryTimer: TimerHandle | null;
   /** Partitions whose marker for the current Prepare* is written (memory only). */
   markersWritten: Set<string>;
+  /** The record last written to the store (null: none, or deleted); dropPartitions edits it there at once. */
+  stored: StoredTxn | null;
+}
+
+interface StoredTxn {
+  state: PersistedTxn;
+  updatedAt: number;
 }
 
 export class TransactionCoordinator {
@@ -608,6 +615,7 @@ export class TransactionCoordinator {
       await this.exclusive(entry, async () => {
         if (!isIdle(entry.state) || now - entry.updatedAt < this.transactionalIdExpirationMs) return;
         assertTransition(entry.state, TxnState.Dead);
+        entry.stored = null;
         await this.store.deleteTransaction(entry.scope, entry.transactionalId);
         entry.state = TxnState.Dead;
         this.entries.delete(txnKey(entry.scope, entry.transactionalId));
@@ -645,6 +653,15 @@ export class TransactionCoordinator {
         if (forgetPartitions(entry, gone) || held) await this.persist(entry);
       }).catch((error: unknown) => this.logger.warn('could not store a transaction without its dropped partitions', { transactionalId: entry.transactionalId, error }));
     }
+    // And the stored records at once, as they were last written: the entry's turn may wait behind
+    // a completion, and a crash before it must not bring the partitions back (a restart would
+    // write their markers into the new logs and commit their staged offsets past the new ends).
+    const stored: Array<Promise<void>> = [];
+    for (const entry of this.entries.values()) {
+      const without = entry.stored === null ? null : storedWithout(entry.stored, gone);
+      if (without !== null) stored.push(this.putRecord(entry, without));
+    }
+    await Promise.all(stored);
     this.index.drop(keys);
     await this.store.deleteTxnCheckpoints(keys);
   }
@@ -836,12 +853,18 @@ export class TransactionCoordinator {
     const to = changes.state ?? entry.state;
     assertTransition(entry.state, to);
     const next: TxnFields = { ...fieldsOf(entry), ...changes, updatedAt: this.clock.now() };
-    await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, state: toPersisted(next), updatedAt: next.updatedAt });
+    await this.putRecord(entry, { state: toPersisted(next), updatedAt: next.updatedAt });
     Object.assign(entry, next);
   }
 
   private persist(entry: TxnEntry): Promise<void> {
-    return this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, state: toPersisted(entry), updatedAt: entry.updatedAt });
+    return this.putRecord(entry, { state: toPersisted(entry), updatedAt: entry.updatedAt });
+  }
+
+  /** Every write of a transaction record goes through here, so `entry.stored` is the last one issued. */
+  private putRecord(entry: TxnEntry, record: StoredTxn): Promise<void> {
+    entry.stored = record;
+    return this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...record });
   }
 
   // --- internals: timers -----------------------------------------------------------------------
@@ -931,6 +954,7 @@ export class TransactionCoordinator {
     entry.startedAt = p.startedAt ?? -1;
     for (const [topicInternalId, partition] of p.partitions ?? []) entry.partitions.set(partKey({ topicInternalId, partition }), { topicInternalId, partition });
     for (const [groupId, commits] of p.groups ?? []) entry.groups.set(groupId, new Map(commits.map((c) => [partKey(c), c])));
+    entry.stored = { state: toPersisted(entry), updatedAt };
     return entry;
   }
 }
@@ -995,6 +1019,7 @@ function newEntry(scope: string, transactionalId: string, producerId: number, ep
     timeoutTimer: null,
     retryTimer: null,
     markersWritten: new Set(),
+    stored: null,
   };
 }
 
@@ -1015,6 +1040,18 @@ function toPersisted(f: TxnFields): PersistedTxn {
     partitions: [...f.partitions.values()].map((p) => [p.topicInternalId, p.partition]),
     groups: [...f.groups].map(([groupId, pending]) => [groupId, [...pending.values()]]),
   };
+}
+
+/** The record without the partitions and the offsets staged for them, or null: none of them is in it. */
+function storedWithout(stored: StoredTxn, gone: ReadonlySet<string>): StoredTxn | null {
+  const partitions = stored.state.partitions.filter(([topicInternalId, partition]) => !gone.has(partKey({ topicInternalId, partition })));
+  let dropped = partitions.length !== stored.state.partitions.length;
+  const groups = stored.state.groups.map(([groupId, commits]): [string, OffsetCommit[]] => {
+    const kept = commits.filter((c) => !gone.has(partKey(c)));
+    dropped ||= kept.length !== commits.length;
+    return [groupId, kept];
+  });
+  return dropped ? { state: { ...stored.state, partitions, groups }, updatedAt: stored.updatedAt } : null;
 }
 
 function cloneGroups(groups: ReadonlyMap<string, ReadonlyMap<string, OffsetCommit>>): Map<string, Map<string, OffsetCommit>> {

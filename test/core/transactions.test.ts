@@ -664,6 +664,51 @@ test('a purge, a partition removal or a topic deletion takes the partitions out 
   await reopened.close(); // not in t.after: the temp directory goes first there
 });
 
+test('a purge takes its partitions out of the stored transaction before it returns, even while the transaction is busy completing', async (t) => {
+  const h = harness();
+  const dataDir = tempDir(t);
+  const fs = new HeldFileSystem();
+  const broker = await Broker.open(options(dataDir, h, { logFs: fs, directWrites: null }));
+  const tx = broker.transactions;
+  const kept = await broker.createTopic('default', 'kept', { partitions: 1 });
+  const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
+  const id = await begin(broker, 'tx-busy');
+  await tx.addPartitions(id, [
+    { topic: kept, partition: 0 },
+    { topic: purged, partition: 0 },
+  ]);
+  await broker.append(kept, 0, txnBatch(h.clock, id, 0, ['k']));
+  await broker.append(purged, 0, txnBatch(h.clock, id, 0, ['p']));
+  await tx.addOffsets(id, 'g');
+  await tx.txnOffsetCommit(id, 'g', [
+    { topicInternalId: kept.internalId, partition: 0, offset: 1 },
+    { topicInternalId: purged.internalId, partition: 0, offset: 1 },
+  ]);
+
+  // The commit's marker in `kept` is held: the transaction's turn stays taken until it is written.
+  const gate = fs.holdNextWrite();
+  const ended = tx.endTxn(id, true);
+  await gate.reached;
+  await until(() => hw(broker, 'purged', 0) === 2, "the held write is not kept's marker: purged's was never written");
+  await broker.purgeTopic(purged);
+
+  // What a crash now would leave to a restart: the stored record, read as open() reads it.
+  const store = SqliteMetadataStore.openInDataDir(dataDir);
+  const record = (await store.listTransactions()).find((r) => r.transactionalId === 'tx-busy');
+  await store.close();
+  const state = record?.state as { state: string; partitions: Array<[number, number]>; groups: Array<[string, Array<{ topicInternalId: number }>]> };
+  assert.equal(state.state, TxnState.PrepareCommit);
+  assert.deepEqual(state.partitions, [[kept.internalId, 0]], 'the purged partition is out of the stored transaction');
+  assert.deepEqual(state.groups.map(([g, commits]) => [g, commits.map((c) => c.topicInternalId)]), [['g', [kept.internalId]]], 'and so is its staged offset');
+
+  gate.open();
+  assert.deepEqual(await ended, { state: TxnState.CompleteCommit });
+  assert.equal(hw(broker, 'purged', 0), 0, 'no marker in the new log');
+  assert.equal((await broker.offsets.fetch('kafka', 'g', kept.internalId, 0))?.offset, 1);
+  assert.equal(await broker.offsets.fetch('kafka', 'g', purged.internalId, 0), null);
+  await broker.close(); // not in t.after: the temp directory goes first there
+});
+
 test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
   const h = harness();
   const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
