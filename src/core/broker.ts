@@ -867,6 +867,7 @@ export class Broker implements CatalogObserver {
         return { key: h.key, topicInternalId, partition, log: h.log };
       },
       list: () => [...this.logs].flatMap(([topicInternalId, handles]) => handles.map((h, partition) => ({ key: h.key, topicInternalId, partition, log: h.log }))),
+      purgeInProgress: (topicInternalId) => this.resets.get(topicInternalId),
     };
   }
 

@@ -124,6 +124,8 @@ export interface TxnPartitions {
   resolve(topic: TopicRef, partition: number): TxnPartitionHandle;
   /** Every open partition (recovery, checkpoints, retention). */
   list(): TxnPartitionHandle[];
+  /** Settles once a purge of the topic under way has replaced its logs; undefined: none is. */
+  purgeInProgress?(topicInternalId: number): Promise<void> | undefined;
 }
 
 export interface TransactionCoordinatorOptions {
@@ -404,17 +406,16 @@ export class TransactionCoordinator {
   }
 
   /** Kafka AddPartitionsToTxn: the partitions this transaction will write (markers go to each). */
-  addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>): Promise<void> {
-    let resolved: TxnPartition[];
-    try {
-      this.assertOpen();
-      resolved = partitions.map((p) => {
-        const h = this.partitions.resolve(p.topic, p.partition);
-        return { topicInternalId: h.topicInternalId, partition: h.partition };
-      });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>): Promise<void> {
+    this.assertOpen();
+    const resolved = partitions.map((p): TxnPartition => {
+      const h = this.partitions.resolve(p.topic, p.partition);
+      return { topicInternalId: h.topicInternalId, partition: h.partition };
+    });
+    // A partition being purged joins once its new log is in place: a purge drops the partitions it
+    // empties from every transaction (dropPartitions), and would drop this one as it joined.
+    const purges = new Set(resolved.map((p) => this.partitions.purgeInProgress?.(p.topicInternalId)).filter((w) => w !== undefined));
+    if (purges.size > 0) await Promise.all(purges);
     return this.withEntry(id, async (entry) => {
       await this.settlePrepared(entry);
       const fresh = resolved.filter((p) => !entry.partitions.has(partKey(p)));

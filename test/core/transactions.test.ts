@@ -709,6 +709,33 @@ test('a purge takes its partitions out of the stored transaction before it retur
   await broker.close(); // not in t.after: the temp directory goes first there
 });
 
+test('a partition added to a transaction while a purge empties it joins the new log and stays', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
+  await broker.append(purged, 0, plain(h.clock, ['a', 'b', 'c']));
+  const id = await begin(broker, 'tx-add-in-purge');
+
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic(purged);
+  await inPurge;
+  let added = false;
+  const adding = tx.addPartitions(id, [{ topic: purged, partition: 0 }]).then(() => (added = true));
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(added, false, 'the add waits for the new log');
+  release();
+  await purge;
+  await adding;
+  assert.deepEqual(tx.describe('kafka', 'tx-add-in-purge')?.partitions, [{ topicInternalId: purged.internalId, partition: 0 }]);
+  await broker.append(purged, 0, txnBatch(h.clock, id, 0, ['in-txn']));
+  assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
+  const batches = await readAll(broker, 'purged', 0);
+  assert.deepEqual(valuesOf(batches.slice(0, 1)), ['in-txn'], 'the new log holds the transaction from offset 0');
+  assert.equal(neutralMarkerKind(batches.at(-1)!), 'commit');
+});
+
 test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
   const h = harness();
   const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
