@@ -296,10 +296,13 @@ export const messageHandlers: IggyHandlerTable = {
       }
     }
     start = Math.max(start, stats.logStartOffset);
-    // Offset polls read the `count` offsets from the start, and as many more as they pass over
-    // offsets no reader sees (transaction markers, aborted records); a timestamp poll skips older
+    // An offset poll returns the first `count` messages at or after its start. Each read asks the
+    // log for as many offsets as messages are still wanted (the log stops at the first batch past
+    // that), so a dense log is read no further than the reply; where offsets hold no message a
+    // reader sees (transaction markers, aborted records, records compaction removed) the poll
+    // passes over them and reads on, up to the last stable offset. A timestamp poll skips older
     // batches on the way (a clock that stepped back), so it reads on until it has `count` messages.
-    let end = minUs === null ? Math.min(stable, start + count) : stable;
+    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages)) : stable);
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const afterWrite = ctx.afterReplyWritten;
@@ -310,12 +313,13 @@ export const messageHandlers: IggyHandlerTable = {
     let bytes = 0;
     let next = start;
     let lastOffset = -1;
-    // The last offset an offset poll passed over without returning it (markers, aborted records).
+    // The last offset an offset poll passed over without returning it (markers, aborted records,
+    // offsets compaction emptied).
     let passedTo = -1;
     // What a poll may read besides what it returns: a timestamp poll passes over older batches.
     let scanned = 0;
     const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
-    while (next < end && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
+    while (next < stable && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
       // A lease per read: a read the reply takes nothing from (a timestamp poll passing over older
       // messages) goes back to the pool at once instead of after the reply.
       const lease = leaseReleasedAfter(afterWrite);
@@ -323,7 +327,11 @@ export const messageHandlers: IggyHandlerTable = {
       // The log the poll began with: a purge that replaces it meanwhile ends the poll with what it has.
       let stored: StoredBatch[];
       try {
-        stored = await log.read(next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset: end, ...(lease ? { lease } : {}), ...slices });
+        const read = (maxOffset: number) => log.read(next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset, ...(lease ? { lease } : {}), ...slices });
+        const window = readEnd();
+        stored = await read(window);
+        // Nothing in the window: compaction emptied it; the next batch lies beyond.
+        if (stored.length === 0 && window < stable) stored = await read(stable);
       } catch (err) {
         lease?.release();
         if (!isCurrentLog(frontend, topic, partition, log)) break;
@@ -337,30 +345,32 @@ export const messageHandlers: IggyHandlerTable = {
         if (b.lastOffset < next) continue;
         const size = b.file?.length ?? b.payload.length;
         if (hidden(b)) {
-          const from = Math.max(next, b.baseOffset);
           next = b.lastOffset + 1;
           if (minUs === null) {
             // An offset poll passes over any amount of them, up to the last stable offset (a
             // cap on what it scans would stop a consumer behind a large aborted transaction for
             // good), and its consumer has consumed them.
-            end = Math.min(stable, end + (next - from));
             passedTo = b.lastOffset;
           } else {
             scanned += size;
           }
-          if (next >= end || scanned >= scanBytesMax) break;
+          if (scanned >= scanBytesMax) break;
           continue;
         }
         scanned += size;
         if (minUs !== null && serverTimeMicros(b) < minUs) {
           next = b.lastOffset + 1;
-          if (next >= end || scanned >= scanBytesMax) break;
+          if (scanned >= scanBytesMax) break;
           continue;
         }
+        const wanted = count - messages;
         // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-        if (b.file !== undefined && !servedAsStored(b, next, end, count - messages)) b = await log.wholePayload(b, lease);
-        const piece = pieceOf(b, next, end, count - messages);
+        if (b.file !== undefined && !servedAsStored(b, next, stable, wanted)) b = await log.wholePayload(b, lease);
+        const piece = pieceOf(b, next, stable, wanted);
         next = b.lastOffset + 1;
+        // The batch's offsets past its last message are empty (compaction): passed over, unless
+        // the poll stopped inside the batch at `count`.
+        if (minUs === null && (piece === null || piece.count < wanted)) passedTo = b.lastOffset;
         if (piece === null || piece.count === 0) continue;
         for (const c of piece.chunks) {
           batches.push(c);
@@ -368,12 +378,12 @@ export const messageHandlers: IggyHandlerTable = {
         }
         messages += piece.count;
         lastOffset = piece.lastOffset;
-        if (next >= end || messages >= count || scanned >= scanBytesMax) break;
+        if (messages >= count || scanned >= scanBytesMax) break;
       }
       if (messages === kept) lease?.release();
     }
-    // What the consumer has consumed: the messages returned, and the hidden offsets an offset
-    // poll passed over after them (so auto-commit moves past an aborted transaction).
+    // What the consumer has consumed: the messages returned, and the offsets an offset poll passed
+    // over after them (so auto-commit moves past an aborted transaction or a compacted stretch).
     const consumedTo = Math.max(lastOffset, passedTo);
     // Served from the log the poll began with (a purge replacing it meanwhile makes its offsets void).
     const servedFromCurrentLog = consumedTo >= 0 && isCurrentLog(frontend, topic, partition, log);

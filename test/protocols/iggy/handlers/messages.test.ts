@@ -223,6 +223,39 @@ describe('iggy messages', () => {
     assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, 21n);
   });
 
+  it('polls over offsets compaction emptied: `count` messages from the start, and `next` consumers move past them', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await h.broker.createTopic('default', 'm', { partitions: 1, config: { 'cleanup.policy': 'compact', 'segment.bytes': 1024 } });
+    const keyed = (records: Array<[string, string]>) => encodeNeutralBatch(records.map(([key, value]) => ({ key, value })), { timestamp: Date.now() });
+    // 0-19: key `a` again and again; 20-24: one batch of k1..k5; 25-27: k1, k3, k5 again; 28-47: unique keys.
+    for (let i = 0; i < 20; i++) await h.broker.append({ topic: 'm' }, 0, keyed([['a', `a${i}`]]));
+    await h.broker.append({ topic: 'm' }, 0, keyed([1, 2, 3, 4, 5].map((k) => [`k${k}`, `k${k}-old`])));
+    await h.broker.append({ topic: 'm' }, 0, keyed([1, 3, 5].map((k) => [`k${k}`, `k${k}-new`])));
+    for (let i = 0; i < 20; i++) await h.broker.append({ topic: 'm' }, 0, keyed([[`u${i}`, `u${i}`]]));
+    await h.broker.runMaintenance();
+    const survivors = (await poll(c, { kind: PollingKind.offset, value: 0n }, 1000)).offsets;
+    assert.deepEqual(survivors.slice(0, 6), [19, 21, 23, 25, 26, 27], 'compaction left gaps, and a batch with two of its five records');
+    assert.equal(survivors.length, 6 + 20);
+
+    // `count` messages from the start, whatever offsets lie between them.
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 0n }, 1)).payloads, ['a19']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.first, value: 0n }, 3)).payloads, ['a19', 'k2-old', 'k4-old']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 20n }, 2)).offsets, [21, 23]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 22n }, 2)).offsets, [23, 25]);
+    // One at a time with auto-commit: every survivor once, in order; the stored offset moves on.
+    const seen: number[] = [];
+    for (let i = 0; i < survivors.length + 2; i++) seen.push(...(await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).offsets);
+    assert.deepEqual(seen, survivors);
+    const offsetRef = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
+    assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, BigInt(survivors.at(-1)!));
+    // A consumer stored inside a gap, or before the emptied tail of a batch, polls on from there.
+    await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 5n, ack: 0 });
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 2, { autoCommit: true })).offsets, [19, 21]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).offsets, [23]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).offsets, [25], 'past the batch\'s emptied last offset');
+  });
+
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
