@@ -224,8 +224,12 @@ interface TxnEntry extends TxnFields {
   retryTimer: TimerHandle | null;
   /** Partitions whose marker for the current Prepare* is written (memory only). */
   markersWritten: Set<string>;
-  /** The record last written to the store (null: none, or deleted); dropPartitions edits it there at once. */
+  /** The record the store holds (null: none, or deleted), as of the last write that succeeded. */
   stored: StoredTxn | null;
+  /** The record of the last write issued, which may not have run yet or may have failed. */
+  issued: StoredTxn | null;
+  /** The entry's record writes, in the order issued (chainWrite). */
+  writes: Promise<void>;
 }
 
 interface StoredTxn {
@@ -406,17 +410,23 @@ export class TransactionCoordinator {
   }
 
   /** Kafka AddPartitionsToTxn: the partitions this transaction will write (markers go to each). */
-  async addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>): Promise<void> {
-    this.assertOpen();
-    const resolved = partitions.map((p): TxnPartition => {
-      const h = this.partitions.resolve(p.topic, p.partition);
-      return { topicInternalId: h.topicInternalId, partition: h.partition };
-    });
-    // A partition being purged joins once its new log is in place: a purge drops the partitions it
-    // empties from every transaction (dropPartitions), and would drop this one as it joined.
-    const purges = new Set(resolved.map((p) => this.partitions.purgeInProgress?.(p.topicInternalId)).filter((w) => w !== undefined));
-    if (purges.size > 0) await Promise.all(purges);
+  addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>): Promise<void> {
+    let resolved: TxnPartition[];
+    try {
+      this.assertOpen();
+      resolved = partitions.map((p) => {
+        const h = this.partitions.resolve(p.topic, p.partition);
+        return { topicInternalId: h.topicInternalId, partition: h.partition };
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.withEntry(id, async (entry) => {
+      // A partition being purged joins once its new log is in place (a purge drops the partitions
+      // it empties from every transaction, dropPartitions); waiting in the entry's turn keeps the
+      // transaction's later requests behind this one. The purge never waits for a turn.
+      const purges = new Set(resolved.map((p) => this.partitions.purgeInProgress?.(p.topicInternalId)).filter((w) => w !== undefined));
+      if (purges.size > 0) await Promise.all(purges);
       await this.settlePrepared(entry);
       const fresh = resolved.filter((p) => !entry.partitions.has(partKey(p)));
       if (entry.state === TxnState.Ongoing && fresh.length === 0) return;
@@ -616,8 +626,10 @@ export class TransactionCoordinator {
       await this.exclusive(entry, async () => {
         if (!isIdle(entry.state) || now - entry.updatedAt < this.transactionalIdExpirationMs) return;
         assertTransition(entry.state, TxnState.Dead);
-        entry.stored = null;
-        await this.store.deleteTransaction(entry.scope, entry.transactionalId);
+        await this.chainWrite(entry, async () => {
+          await this.store.deleteTransaction(entry.scope, entry.transactionalId);
+          entry.stored = null;
+        });
         entry.state = TxnState.Dead;
         this.entries.delete(txnKey(entry.scope, entry.transactionalId));
         expired++;
@@ -645,26 +657,42 @@ export class TransactionCoordinator {
    */
   async dropPartitions(keys: readonly string[]): Promise<void> {
     const gone = new Set(keys);
+    const rewrites: Array<Promise<void>> = [];
     for (const entry of this.entries.values()) {
-      if (isIdle(entry.state) || entry.state === TxnState.Dead) continue;
-      // At once, for a completion under way (it commits the staged offsets after its markers);
-      // and again in the entry's turn, stored, for a change under way that replaces the maps.
-      const held = forgetPartitions(entry, gone);
-      void this.exclusive(entry, async () => {
-        if (forgetPartitions(entry, gone) || held) await this.persist(entry);
-      }).catch((error: unknown) => this.logger.warn('could not store a transaction without its dropped partitions', { transactionalId: entry.transactionalId, error }));
+      if (entry.state === TxnState.Dead) continue;
+      // The ones the entry holds, in memory or in the last record issued (a change under way that
+      // will replace the maps): forgotten at once, for a completion under way (it commits the
+      // staged offsets after its markers), and again in the entry's turn. Only those: a partition
+      // a later request adds to the new log stays.
+      const held = heldPartitions(entry, gone);
+      if (held.size > 0) {
+        forgetPartitions(entry, held);
+        void this.exclusive(entry, async () => {
+          if (forgetPartitions(entry, held)) await this.persist(entry);
+        }).catch((error: unknown) => this.logger.warn('could not store a transaction without its dropped partitions', { transactionalId: entry.transactionalId, error }));
+      }
+      // And the stored record, next in the entry's write order, without waiting for its turn
+      // (which may wait behind a completion): a crash must not bring the partitions back (a
+      // restart would write their markers into the new logs and commit their staged offsets past
+      // the new ends).
+      rewrites.push(
+        this.chainWrite(entry, async () => {
+          const without = entry.stored === null ? null : storedWithout(entry.stored, gone);
+          if (without === null) return;
+          await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...without });
+          if (entry.issued === entry.stored) entry.issued = without;
+          entry.stored = without;
+        }),
+      );
     }
-    // And the stored records at once, as they were last written: the entry's turn may wait behind
-    // a completion, and a crash before it must not bring the partitions back (a restart would
-    // write their markers into the new logs and commit their staged offsets past the new ends).
-    const stored: Array<Promise<void>> = [];
-    for (const entry of this.entries.values()) {
-      const without = entry.stored === null ? null : storedWithout(entry.stored, gone);
-      if (without !== null) stored.push(this.putRecord(entry, without));
+    try {
+      for (const r of await Promise.allSettled(rewrites)) {
+        if (r.status === 'rejected') this.logger.warn('could not store a transaction without its dropped partitions', { error: r.reason });
+      }
+    } finally {
+      this.index.drop(keys);
+      await this.store.deleteTxnCheckpoints(keys);
     }
-    await Promise.all(stored);
-    this.index.drop(keys);
-    await this.store.deleteTxnCheckpoints(keys);
   }
 
   /** Resolves when no operation is queued or running (tests; close). */
@@ -862,10 +890,23 @@ export class TransactionCoordinator {
     return this.putRecord(entry, { state: toPersisted(entry), updatedAt: entry.updatedAt });
   }
 
-  /** Every write of a transaction record goes through here, so `entry.stored` is the last one issued. */
+  /** Every write of a transaction record goes through here (chainWrite). */
   private putRecord(entry: TxnEntry, record: StoredTxn): Promise<void> {
-    entry.stored = record;
-    return this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...record });
+    entry.issued = record;
+    return this.chainWrite(entry, async () => {
+      await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...record });
+      entry.stored = record;
+    });
+  }
+
+  /**
+   * Runs a write of the entry's record once the ones issued before it have settled, so the store
+   * receives them in the order issued and `entry.stored` follows what it holds.
+   */
+  private chainWrite(entry: TxnEntry, write: () => Promise<void>): Promise<void> {
+    const run = entry.writes.then(write);
+    entry.writes = run.catch(() => undefined);
+    return run;
   }
 
   // --- internals: timers -----------------------------------------------------------------------
@@ -956,6 +997,7 @@ export class TransactionCoordinator {
     for (const [topicInternalId, partition] of p.partitions ?? []) entry.partitions.set(partKey({ topicInternalId, partition }), { topicInternalId, partition });
     for (const [groupId, commits] of p.groups ?? []) entry.groups.set(groupId, new Map(commits.map((c) => [partKey(c), c])));
     entry.stored = { state: toPersisted(entry), updatedAt };
+    entry.issued = entry.stored;
     return entry;
   }
 }
@@ -1021,6 +1063,8 @@ function newEntry(scope: string, transactionalId: string, producerId: number, ep
     retryTimer: null,
     markersWritten: new Set(),
     stored: null,
+    issued: null,
+    writes: Promise.resolve(),
   };
 }
 
@@ -1041,6 +1085,23 @@ function toPersisted(f: TxnFields): PersistedTxn {
     partitions: [...f.partitions.values()].map((p) => [p.topicInternalId, p.partition]),
     groups: [...f.groups].map(([groupId, pending]) => [groupId, [...pending.values()]]),
   };
+}
+
+/** Which of the partitions the entry holds (or stages offsets for) in memory or in the last record issued. */
+function heldPartitions(entry: TxnEntry, gone: ReadonlySet<string>): Set<string> {
+  const held = new Set<string>();
+  for (const k of gone) {
+    if (entry.partitions.has(k) || [...entry.groups.values()].some((pending) => pending.has(k))) held.add(k);
+  }
+  const issued = entry.issued?.state;
+  for (const [topicInternalId, partition] of issued?.partitions ?? []) {
+    const k = partKey({ topicInternalId, partition });
+    if (gone.has(k)) held.add(k);
+  }
+  for (const [, commits] of issued?.groups ?? []) {
+    for (const c of commits) if (gone.has(partKey(c))) held.add(partKey(c));
+  }
+  return held;
 }
 
 /** The record without the partitions and the offsets staged for them, or null: none of them is in it. */

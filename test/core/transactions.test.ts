@@ -736,6 +736,121 @@ test('a partition added to a transaction while a purge empties it joins the new 
   assert.equal(neutralMarkerKind(batches.at(-1)!), 'commit');
 });
 
+/** The broker's metadata store with putTransaction that fails `failures` times, or waits at `hold`. */
+function patchedTransactionWrites(broker: Broker): { failures: number; hold: Promise<void> | null } {
+  const store = (broker as unknown as { store: MetadataStore }).store;
+  const put = store.putTransaction.bind(store);
+  const control: { failures: number; hold: Promise<void> | null } = { failures: 0, hold: null };
+  store.putTransaction = async (record) => {
+    if (control.failures > 0) {
+      control.failures--;
+      throw new Error('disk full');
+    }
+    const hold = control.hold;
+    control.hold = null;
+    if (hold !== null) await hold;
+    return put(record);
+  };
+  return control;
+}
+
+async function storedTransaction(dataDir: string, transactionalId: string): Promise<{ state: string; partitions: Array<[number, number]> } | undefined> {
+  const store = SqliteMetadataStore.openInDataDir(dataDir);
+  const record = (await store.listTransactions()).find((r) => r.transactionalId === transactionalId);
+  await store.close();
+  return record?.state as { state: string; partitions: Array<[number, number]> } | undefined;
+}
+
+test('a purge after a failed transaction write rewrites what the store holds, not what failed to reach it', async (t) => {
+  const h = harness();
+  const dataDir = tempDir(t);
+  const broker = await Broker.open(options(dataDir, h));
+  const tx = broker.transactions;
+  const a = await broker.createTopic('default', 'a', { partitions: 1 });
+  const b = await broker.createTopic('default', 'b', { partitions: 1 });
+  const writes = patchedTransactionWrites(broker);
+  // An AddPartitionsToTxn whose write fails begins nothing.
+  const idle = await begin(broker, 'tx-failed-begin');
+  writes.failures = 1;
+  await assert.rejects(tx.addPartitions(idle, [{ topic: a, partition: 0 }, { topic: b, partition: 0 }]), /disk full/);
+  // An EndTxn whose write fails leaves the transaction Ongoing.
+  const ongoing = await begin(broker, 'tx-failed-end');
+  await tx.addPartitions(ongoing, [{ topic: a, partition: 0 }, { topic: b, partition: 0 }]);
+  writes.failures = 1;
+  await assert.rejects(tx.endTxn(ongoing, true), /disk full/);
+
+  await broker.purgeTopic(b);
+  assert.equal((await storedTransaction(dataDir, 'tx-failed-begin'))?.state, TxnState.Empty, 'a transaction that never began is not stored as begun');
+  const stored = await storedTransaction(dataDir, 'tx-failed-end');
+  assert.equal(stored?.state, TxnState.Ongoing, 'a commit that failed is not stored as decided');
+  assert.deepEqual(stored?.partitions, [[a.internalId, 0]]);
+  await broker.close(); // not in t.after: the temp directory goes first there
+});
+
+test('a purge whose transaction rewrite fails still lets go of the partitions\' transaction index', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const p = await broker.createTopic('default', 'p', { partitions: 1 });
+  const id = await begin(broker, 'tx-rewrite-fails');
+  await tx.addPartitions(id, [{ topic: p, partition: 0 }]);
+  await broker.append(p, 0, txnBatch(h.clock, id, 0, ['open']));
+  patchedTransactionWrites(broker).failures = 1;
+  await broker.purgeTopic(p);
+  await broker.append(p, 0, plain(h.clock, ['new-1', 'new-2']));
+  assert.equal(tx.lastStableOffset(p, 0), 2, 'read_committed sees the new log');
+});
+
+test('an AddPartitionsToTxn waiting for a purge keeps the transaction\'s later requests behind it', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const a = await broker.createTopic('default', 'a', { partitions: 1 });
+  const b = await broker.createTopic('default', 'b', { partitions: 1 });
+  const id = await begin(broker, 'tx-order');
+  await tx.addPartitions(id, [{ topic: a, partition: 0 }]);
+  await broker.append(a, 0, txnBatch(h.clock, id, 0, ['a']));
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic(b);
+  await inPurge;
+  const order: string[] = [];
+  const added = tx.addPartitions(id, [{ topic: b, partition: 0 }]).then(() => order.push('add'));
+  const ended = tx.endTxn(id, true).then((r) => order.push(`end ${r.state}`));
+  release();
+  await Promise.all([purge, added, ended]);
+  assert.deepEqual(order, ['add', `end ${TxnState.CompleteCommit}`]);
+  assert.equal(neutralMarkerKind((await readAll(broker, 'b', 0)).at(-1)!), 'commit', 'the partition added in the purge got its marker');
+});
+
+test('a partition added after a purge by a request queued before it stays in the transaction', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const a = await broker.createTopic('default', 'a', { partitions: 1 });
+  const b = await broker.createTopic('default', 'b', { partitions: 1 });
+  const id = await begin(broker, 'tx-queued-add');
+  await tx.addPartitions(id, [{ topic: a, partition: 0 }]);
+  const writes = patchedTransactionWrites(broker);
+  let releaseWrite!: () => void;
+  writes.hold = new Promise<void>((resolve) => (releaseWrite = resolve));
+  const busy = tx.addOffsets(id, 'g'); // takes the transaction's turn; its write waits
+  const adding = tx.addPartitions(id, [{ topic: b, partition: 0 }]); // queued behind it
+  const { inPurge, release } = holdPurgeStart(broker);
+  const purge = broker.purgeTopic(b);
+  await inPurge;
+  release();
+  releaseWrite();
+  await Promise.all([purge, busy, adding]);
+  await tx.settled();
+  assert.deepEqual(tx.describe('kafka', 'tx-queued-add')?.partitions, [
+    { topicInternalId: a.internalId, partition: 0 },
+    { topicInternalId: b.internalId, partition: 0 },
+  ]);
+});
+
 test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
   const h = harness();
   const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
