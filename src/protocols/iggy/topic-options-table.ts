@@ -21,17 +21,33 @@ import {
 
 export class IggyTopicOptionsTable {
   private readonly stored = new Map<number, StoredTopicOptions>();
-  private watching: Promise<void> | null = null;
+  private listening = false;
+  private loading: Promise<void> | null = null;
 
   constructor(private readonly broker: Broker) {}
 
   /**
-   * Listens to the broker's topic changes and loads what is stored (dropping the options of
-   * topics that no longer exist), once; every later call waits for the same load.
+   * Listens to the broker's topic changes (once) and loads what is stored, dropping the options
+   * of topics that no longer exist; later calls wait for the same load, or try again after a
+   * failed one.
    */
   watch(): Promise<void> {
-    this.watching ??= this.listenThenLoad();
-    return this.watching;
+    if (!this.listening) {
+      // Listening first: a topic deleted during the load is not kept.
+      this.listening = true;
+      this.broker.onTopicChanges({
+        topicDeleted: (topic) => this.forget(topic.internalId),
+        partitionCountConfig: (topic, newCount) => {
+          const stored = this.stored.get(topic.internalId);
+          return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
+        },
+      });
+    }
+    this.loading ??= this.load().catch((err: unknown) => {
+      this.loading = null;
+      throw err;
+    });
+    return this.loading;
   }
 
   /**
@@ -55,15 +71,7 @@ export class IggyTopicOptionsTable {
     await this.save(topic, storedAfterPatch(stored, patch));
   }
 
-  private async listenThenLoad(): Promise<void> {
-    // Listening first: a topic deleted during the load is not kept.
-    this.broker.onTopicChanges({
-      topicDeleted: (topic) => this.forget(topic.internalId),
-      partitionCountConfig: (topic, newCount) => {
-        const stored = this.stored.get(topic.internalId);
-        return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
-      },
-    });
+  private async load(): Promise<void> {
     for (const entry of await this.broker.groups.list(topicOptionsScope)) {
       const internalId = Number(entry.groupId);
       const parsed = deserializeTopicOptions(entry.state);

@@ -10,11 +10,14 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import '../../conformance/promise-with-resolvers.js';
 import { Admin } from '@platformatic/kafka';
+import { Broker } from '../../../src/core/broker.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { CommandCode, option } from '../../../src/protocols/iggy/codec/index.js';
-import { topicOptionsScope } from '../../../src/protocols/iggy/topic-options.js';
+import { admitTopicOptions, topicOptionsScope } from '../../../src/protocols/iggy/topic-options.js';
+import { IggyTopicOptionsTable } from '../../../src/protocols/iggy/topic-options-table.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
+import { testScryptCost } from '../../core/helpers.js';
 import { IggyTestClient, sid } from './harness.js';
 
 const mib = 1024 * 1024;
@@ -74,4 +77,27 @@ it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_si
   } finally {
     await server.stop('test done');
   }
+});
+
+it('a table whose load failed loads again at the next watch, listening once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-options-load-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const broker = await Broker.open({ dataDir: dir, memory: true, maintenanceIntervalMs: 0, scryptCost: testScryptCost, rootUser: { username: 'iggy', password: 'iggy-password' } });
+  t.after(() => broker.close());
+  const ns = await broker.createNamespace('shop');
+  // As an Iggy CreateTopic stores it: the options, and 64 MiB spread over 2 partitions in the core config.
+  const topic = await broker.createTopic(ns.id, 'sized', { partitions: 2, config: { 'retention.bytes': 32 * mib } });
+  const sized = [option('segment_size', { kind: 'uint64', value: BigInt(mib) }), option('max_topic_size', { kind: 'uint64', value: 64n * BigInt(mib) })];
+  await new IggyTopicOptionsTable(broker).save(topic, admitTopicOptions(sized, 2));
+
+  const table = new IggyTopicOptionsTable(broker);
+  const list = broker.groups.list.bind(broker.groups);
+  let failures = 1;
+  broker.groups.list = (scope) => (failures-- > 0 ? Promise.reject(new Error('disk error')) : list(scope));
+  await assert.rejects(table.watch(), /disk error/);
+  await table.watch();
+  assert.equal(table.viewOf(topic).values.max_topic_size, 64n * BigInt(mib), 'loaded on the second watch');
+  await broker.addPartitions(topic, 4);
+  assert.equal(broker.catalog.requireTopic(topic).config['retention.bytes'], 16 * mib, '64 MiB over 4 partitions');
+  assert.equal((broker as unknown as { topicListeners: Set<unknown> }).topicListeners.size, 1, 'one listener for the table');
 });
