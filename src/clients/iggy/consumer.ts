@@ -152,6 +152,10 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
         this.nextOffsets.set(partitionId, r.messages[r.messages.length - 1]!.offset + 1n);
         return r.messages;
       }
+      // The partition ends below where this consumer left off: it was emptied (purged, or deleted
+      // and made again) and holds new messages, or will. Start again as at the beginning (its
+      // stored offset went with the old messages), instead of waiting for it to grow past there.
+      if (next !== undefined && r.currentOffset + 1n < next) this.nextOffsets.delete(partitionId);
     }
     return [];
   }
@@ -186,7 +190,11 @@ export class IggyConsumer implements AsyncIterable<IggyMessage> {
       try {
         await this.commit(m);
       } catch (err) {
-        if (!this.isGroup || !(err instanceof IggyError) || !this.lostPartition(err.code)) throw err;
+        if (!(err instanceof IggyError)) throw err;
+        // The partition was emptied under the batch (purged, or deleted and made again): there is
+        // nothing to store the offset against any more.
+        if (err.code === IggyErrorCode.invalidOffset) continue;
+        if (!this.isGroup || !this.lostPartition(err.code)) throw err;
       }
     }
   }

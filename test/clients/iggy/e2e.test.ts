@@ -163,6 +163,30 @@ describe('iggy sdk end to end', { skip: e2eSkip }, () => {
     assert.equal(new Set(got.map((m) => m.payload.toString())).size, 31);
   });
 
+  test('a consumer reads on from the start of a partition purged under it, and its commit of the old batch is dropped', async () => {
+    await client.createStream('purged-under');
+    await client.createTopic({ streamId: 'purged-under', name: 't', partitionsCount: 1 });
+    const ref = { streamId: 'purged-under', topicId: 't' };
+    await client.sendMessages({ ...ref, partitioning: { partitionId: 0 }, messages: [...Array(20)].map((_, i) => `old${i}`) });
+    const consumer = new IggyConsumer(client, { ...ref, consumer: 'purged-reader', strategy: 'first', autoCommit: 'after', batchSize: 20, pollIntervalMs: 5 });
+    const got: string[] = [];
+    const deadline = setTimeout(() => void consumer.close(), 10_000); // a consumer stuck ends the loop
+    try {
+      for await (const m of consumer) {
+        got.push(m.payload.toString());
+        // The purge lands while the loop holds the batch: its commit (offset 19) is past the new end.
+        if (got.length === 20) {
+          await client.purgeTopic('purged-under', 't');
+          await client.sendMessages({ ...ref, partitioning: { partitionId: 0 }, messages: ['new0', 'new1', 'new2'] });
+        }
+        if (got.length === 23) break;
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+    assert.deepEqual(got.slice(20), ['new0', 'new1', 'new2'], 'the new messages from offset 0, not from offset 20 once the partition grows there');
+  });
+
   test('consumer group: join, poll, leave', async () => {
     await client.createStream('cg');
     await client.createTopic({ streamId: 'cg', name: 't', partitionsCount: 2 });
