@@ -55,6 +55,10 @@ import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 
 /** A timestamp poll reads at most this many times pollBytesMax while it looks for `count` messages. */
 const timestampScanFactor = 8;
+/** Byte budget of the read that looks past a stretch of offsets compaction emptied. */
+const gapReadBytes = 64 * 1024;
+/** An offset poll's read window covers at most this many offsets per wanted message. */
+const stretchMax = 1 << 20;
 
 const rejectionStatus: Record<BatchRejectionCode, number> = {
   truncated: IggyErrorCode.invalidFormat,
@@ -300,9 +304,12 @@ export const messageHandlers: IggyHandlerTable = {
     // log for as many offsets as messages are still wanted (the log stops at the first batch past
     // that), so a dense log is read no further than the reply; where offsets hold no message a
     // reader sees (transaction markers, aborted records, records compaction removed) the poll
-    // passes over them and reads on, up to the last stable offset. A timestamp poll skips older
-    // batches on the way (a clock that stepped back), so it reads on until it has `count` messages.
-    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages)) : stable);
+    // passes over them and reads on, up to the last stable offset, each read covering twice the
+    // offsets per wanted message of the one before (a sparse log takes a few reads, not one per
+    // message). A timestamp poll skips older batches on the way (a clock that stepped back), so
+    // it reads on until it has `count` messages.
+    let stretch = 1;
+    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages) * stretch) : stable);
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const afterWrite = ctx.afterReplyWritten;
@@ -327,11 +334,12 @@ export const messageHandlers: IggyHandlerTable = {
       // The log the poll began with: a purge that replaces it meanwhile ends the poll with what it has.
       let stored: StoredBatch[];
       try {
-        const read = (maxOffset: number) => log.read(next, { maxBytes: frontend.settings.pollBytesMax - bytes, maxOffset, ...(lease ? { lease } : {}), ...slices });
+        const read = (maxOffset: number, maxBytes: number) => log.read(next, { maxBytes, maxOffset, ...(lease ? { lease } : {}), ...slices });
         const window = readEnd();
-        stored = await read(window);
-        // Nothing in the window: compaction emptied it; the next batch lies beyond.
-        if (stored.length === 0 && window < stable) stored = await read(stable);
+        stored = await read(window, frontend.settings.pollBytesMax - bytes);
+        // Nothing in the window (compaction emptied it): the first batch beyond it, which the log
+        // returns whole whatever the byte budget, so the read stays small however far it lies.
+        if (stored.length === 0 && window < stable) stored = await read(stable, Math.min(gapReadBytes, frontend.settings.pollBytesMax - bytes));
       } catch (err) {
         lease?.release();
         if (!isCurrentLog(frontend, topic, partition, log)) break;
@@ -357,7 +365,7 @@ export const messageHandlers: IggyHandlerTable = {
           if (scanned >= scanBytesMax) break;
           continue;
         }
-        scanned += size;
+        if (minUs !== null) scanned += size;
         if (minUs !== null && serverTimeMicros(b) < minUs) {
           next = b.lastOffset + 1;
           if (scanned >= scanBytesMax) break;
@@ -381,6 +389,7 @@ export const messageHandlers: IggyHandlerTable = {
         if (messages >= count || scanned >= scanBytesMax) break;
       }
       if (messages === kept) lease?.release();
+      if (messages < count) stretch = Math.min(stretch * 2, stretchMax);
     }
     // What the consumer has consumed: the messages returned, and the offsets an offset poll passed
     // over after them (so auto-commit moves past an aborted transaction or a compacted stretch).

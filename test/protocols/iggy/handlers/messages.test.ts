@@ -256,6 +256,45 @@ describe('iggy messages', () => {
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).offsets, [25], 'past the batch\'s emptied last offset');
   });
 
+  it('a poll over a compacted log reads little: a small read past an emptied stretch, and few reads where survivors are sparse', async (t) => {
+    const h = await startIggy(t);
+    const c = await h.root();
+    await h.broker.createTopic('default', 'm', { partitions: 1, config: { 'cleanup.policy': 'compact', 'segment.bytes': 4 * 1024 * 1024, 'max.message.bytes': 8 * 1024 * 1024 } });
+    const append = (records: Array<{ key: string; value: string | Buffer }>) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch(records, { timestamp: Date.now() }));
+    for (let i = 0; i < 100; i++) await append([{ key: 'hot', value: `h${i}` }]); // 0-99: 99 remains
+    const value = Buffer.alloc(10_000, 120);
+    for (let i = 0; i < 300; i++) await append([{ key: `u${i}`, value }]); // 100-399: 3 MB that remain, in the same segment
+    // 400-10399: 200 batches of 50 records of one key each: one record of every 50 offsets remains.
+    for (let i = 0; i < 200; i++) await append([...Array(50)].map(() => ({ key: `s${i}`, value: 's' })));
+    await append([{ key: 'roll', value: Buffer.alloc(4 * 1024 * 1024) }]); // seals the rest
+    await h.broker.runMaintenance();
+
+    // What the polls read from the segment files (their reads go through Segment.readRange).
+    const log = h.broker.partition({ topic: 'm' }, 0);
+    let bytesRead = 0;
+    let reads = 0;
+    for (const segment of (log as unknown as { segments: Array<{ readRange(position: number, length: number, lease?: unknown): Promise<Buffer> }> }).segments) {
+      const readRange = segment.readRange.bind(segment);
+      segment.readRange = (position, length, lease) => {
+        bytesRead += length;
+        reads++;
+        return readRange(position, length, lease);
+      };
+    }
+    const measured = async (start: bigint, count: number) => {
+      bytesRead = 0;
+      reads = 0;
+      const { offsets } = await poll(c, { kind: PollingKind.offset, value: start }, count);
+      return { offsets, bytesRead, reads };
+    };
+    const fromGap = await measured(0n, 1);
+    assert.deepEqual(fromGap.offsets, [99]);
+    assert.ok(fromGap.bytesRead < 256 * 1024, `one message from the start of an emptied stretch read ${fromGap.bytesRead} bytes`);
+    const sparse = await measured(400n, 100);
+    assert.deepEqual(sparse.offsets, [...Array(100)].map((_, i) => 449 + 50 * i), 'the last record of every batch of 50');
+    assert.ok(sparse.reads <= 20, `100 sparse messages took ${sparse.reads} reads`);
+  });
+
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {
     const h = await startIggy(t);
     const c = await h.root();
