@@ -230,6 +230,13 @@ interface TxnEntry extends TxnFields {
   issued: StoredTxn | null;
   /** The entry's record writes, in the order issued (chainWrite). */
   writes: Promise<void>;
+  /** Record writes issued so far (memory only): numbers them for `drops`. */
+  writesIssued: number;
+  /**
+   * Partitions dropped (dropPartitions) after write number `afterWrite` was issued: a transition
+   * whose write was issued by then must not bring them back into memory when it completes.
+   */
+  drops: Array<{ afterWrite: number; keys: ReadonlySet<string> }>;
 }
 
 interface StoredTxn {
@@ -662,14 +669,13 @@ export class TransactionCoordinator {
       if (entry.state === TxnState.Dead) continue;
       // The ones the entry holds, in memory or in the last record issued (a change under way that
       // will replace the maps): forgotten at once, for a completion under way (it commits the
-      // staged offsets after its markers), and again in the entry's turn. Only those: a partition
-      // a later request adds to the new log stays.
+      // staged offsets after its markers), and kept out of what the change under way puts in
+      // memory when it completes (transition). Only those: a partition a later request adds to
+      // the new log stays.
       const held = heldPartitions(entry, gone);
       if (held.size > 0) {
         forgetPartitions(entry, held);
-        void this.exclusive(entry, async () => {
-          if (forgetPartitions(entry, held)) await this.persist(entry);
-        }).catch((error: unknown) => this.logger.warn('could not store a transaction without its dropped partitions', { transactionalId: entry.transactionalId, error }));
+        entry.drops.push({ afterWrite: entry.writesIssued, keys: held });
       }
       // And the stored record, next in the entry's write order, without waiting for its turn
       // (which may wait behind a completion): a crash must not bring the partitions back (a
@@ -882,7 +888,16 @@ export class TransactionCoordinator {
     const to = changes.state ?? entry.state;
     assertTransition(entry.state, to);
     const next: TxnFields = { ...fieldsOf(entry), ...changes, updatedAt: this.clock.now() };
-    await this.putRecord(entry, { state: toPersisted(next), updatedAt: next.updatedAt });
+    const written = this.putRecord(entry, { state: toPersisted(next), updatedAt: next.updatedAt });
+    const write = entry.writesIssued;
+    try {
+      await written;
+    } finally {
+      // Partitions a purge or deletion dropped while this write was on its way: not brought back
+      // (the purge rewrote the stored record without them, after this write).
+      for (const d of entry.drops) if (d.afterWrite >= write) forgetFrom(next, d.keys);
+      entry.drops = entry.drops.filter((d) => d.afterWrite > write);
+    }
     Object.assign(entry, next);
   }
 
@@ -893,6 +908,7 @@ export class TransactionCoordinator {
   /** Every write of a transaction record goes through here (chainWrite). */
   private putRecord(entry: TxnEntry, record: StoredTxn): Promise<void> {
     entry.issued = record;
+    entry.writesIssued++;
     return this.chainWrite(entry, async () => {
       await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...record });
       entry.stored = record;
@@ -1014,11 +1030,15 @@ function partKey(p: { topicInternalId: number; partition: number }): string {
 
 /** Removes the partitions from the transaction and from its staged offsets; whether any was there. */
 function forgetPartitions(entry: TxnEntry, gone: ReadonlySet<string>): boolean {
+  for (const k of gone) entry.markersWritten.delete(k);
+  return forgetFrom(entry, gone);
+}
+
+function forgetFrom(fields: Pick<TxnFields, 'partitions' | 'groups'>, gone: ReadonlySet<string>): boolean {
   let changed = false;
   for (const k of gone) {
-    changed = entry.partitions.delete(k) || changed;
-    entry.markersWritten.delete(k);
-    for (const pending of entry.groups.values()) changed = pending.delete(k) || changed;
+    changed = fields.partitions.delete(k) || changed;
+    for (const pending of fields.groups.values()) changed = pending.delete(k) || changed;
   }
   return changed;
 }
@@ -1065,6 +1085,8 @@ function newEntry(scope: string, transactionalId: string, producerId: number, ep
     stored: null,
     issued: null,
     writes: Promise.resolve(),
+    writesIssued: 0,
+    drops: [],
   };
 }
 

@@ -851,6 +851,47 @@ test('a partition added after a purge by a request queued before it stays in the
   ]);
 });
 
+test('an offset staged by a TxnOffsetCommit whose write is under way when a purge ends is not committed by the EndTxn behind it', async (t) => {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  const tx = broker.transactions;
+  const a = await broker.createTopic('default', 'a', { partitions: 1 });
+  const b = await broker.createTopic('default', 'b', { partitions: 1 });
+  const id = await begin(broker, 'tx-staged-in-purge');
+  await tx.addPartitions(id, [
+    { topic: a, partition: 0 },
+    { topic: b, partition: 0 },
+  ]);
+  await broker.append(a, 0, txnBatch(h.clock, id, 0, ['a']));
+  await broker.append(b, 0, txnBatch(h.clock, id, 0, ['b']));
+  await tx.addOffsets(id, 'g');
+  const writes = patchedTransactionWrites(broker);
+  let releaseWrite!: () => void;
+  writes.hold = new Promise<void>((resolve) => (releaseWrite = resolve));
+  const staged = tx.txnOffsetCommit(id, 'g', [
+    { topicInternalId: b.internalId, partition: 0, offset: 7 },
+    { topicInternalId: a.internalId, partition: 0, offset: 3 },
+  ]);
+  const ended = tx.endTxn(id, true); // pipelined behind it
+  // The purge ends (dropPartitions runs) while the TxnOffsetCommit's write is held.
+  const drop = tx.dropPartitions.bind(tx);
+  let dropped!: () => void;
+  const inDrop = new Promise<void>((resolve) => (dropped = resolve));
+  tx.dropPartitions = (keys) => {
+    const done = drop(keys);
+    dropped();
+    return done;
+  };
+  const purge = broker.purgeTopic(b);
+  await inDrop;
+  releaseWrite();
+  await Promise.all([purge, staged, ended]);
+  assert.equal((await broker.offsets.fetch('kafka', 'g', a.internalId, 0))?.offset, 3);
+  assert.equal(await broker.offsets.fetch('kafka', 'g', b.internalId, 0), null, 'nothing committed past the purged log\'s end');
+  assert.equal(hw(broker, 'b', 0), 0, 'no marker in the new log');
+});
+
 test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
   const h = harness();
   const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
