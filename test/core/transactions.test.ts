@@ -6,6 +6,7 @@ import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from '../../src/core/metadata-store.js';
 import { ManualScheduler } from '../../src/core/scheduler.js';
+import type { Topic } from '../../src/core/catalog.js';
 import { TxnState, type TxnIdentity } from '../../src/core/transactions.js';
 import { TxnIndex, encodeNeutralMarker, neutralMarkerKind, visibleCommitted } from '../../src/core/txn-index.js';
 import { BatchFlags, BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
@@ -68,6 +69,21 @@ async function until(done: () => boolean, what: string): Promise<void> {
 
 function hw(broker: Broker, topic: string, partition: number): number {
   return broker.partition({ topic }, partition).stats().highWatermark;
+}
+
+/** Two one-partition topics, and a transaction holding partition 0 of both, a record in each, and group `g`. */
+async function transactionOverTwo(broker: Broker, h: Harness, transactionalId: string, names: readonly [string, string]): Promise<{ id: TxnIdentity; first: Topic; second: Topic }> {
+  const first = await broker.createTopic('default', names[0], { partitions: 1 });
+  const second = await broker.createTopic('default', names[1], { partitions: 1 });
+  const id = await begin(broker, transactionalId);
+  await broker.transactions.addPartitions(id, [
+    { topic: first, partition: 0 },
+    { topic: second, partition: 0 },
+  ]);
+  await broker.append(first, 0, txnBatch(h.clock, id, 0, [names[0]]));
+  await broker.append(second, 0, txnBatch(h.clock, id, 0, [names[1]]));
+  await broker.transactions.addOffsets(id, 'g');
+  return { id, first, second };
 }
 
 test('commit: markers in every partition, offsets committed only at commit, LSO follows', async (t) => {
@@ -670,16 +686,7 @@ test('a purge takes its partitions out of the stored transaction before it retur
   const fs = new HeldFileSystem();
   const broker = await Broker.open(options(dataDir, h, { logFs: fs, directWrites: null }));
   const tx = broker.transactions;
-  const kept = await broker.createTopic('default', 'kept', { partitions: 1 });
-  const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
-  const id = await begin(broker, 'tx-busy');
-  await tx.addPartitions(id, [
-    { topic: kept, partition: 0 },
-    { topic: purged, partition: 0 },
-  ]);
-  await broker.append(kept, 0, txnBatch(h.clock, id, 0, ['k']));
-  await broker.append(purged, 0, txnBatch(h.clock, id, 0, ['p']));
-  await tx.addOffsets(id, 'g');
+  const { id, first: kept, second: purged } = await transactionOverTwo(broker, h, 'tx-busy', ['kept', 'purged']);
   await tx.txnOffsetCommit(id, 'g', [
     { topicInternalId: kept.internalId, partition: 0, offset: 1 },
     { topicInternalId: purged.internalId, partition: 0, offset: 1 },
@@ -856,16 +863,7 @@ test('an offset staged by a TxnOffsetCommit whose write is under way when a purg
   const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
   t.after(() => broker.close());
   const tx = broker.transactions;
-  const a = await broker.createTopic('default', 'a', { partitions: 1 });
-  const b = await broker.createTopic('default', 'b', { partitions: 1 });
-  const id = await begin(broker, 'tx-staged-in-purge');
-  await tx.addPartitions(id, [
-    { topic: a, partition: 0 },
-    { topic: b, partition: 0 },
-  ]);
-  await broker.append(a, 0, txnBatch(h.clock, id, 0, ['a']));
-  await broker.append(b, 0, txnBatch(h.clock, id, 0, ['b']));
-  await tx.addOffsets(id, 'g');
+  const { id, first: a, second: b } = await transactionOverTwo(broker, h, 'tx-staged-in-purge', ['a', 'b']);
   const writes = patchedTransactionWrites(broker);
   let releaseWrite!: () => void;
   writes.hold = new Promise<void>((resolve) => (releaseWrite = resolve));
