@@ -300,16 +300,6 @@ export const messageHandlers: IggyHandlerTable = {
       }
     }
     start = Math.max(start, stats.logStartOffset);
-    // An offset poll returns the first `count` messages at or after its start. Each read asks the
-    // log for as many offsets as messages are still wanted (the log stops at the first batch past
-    // that), so a dense log is read no further than the reply; where offsets hold no message a
-    // reader sees (transaction markers, aborted records, records compaction removed) the poll
-    // passes over them and reads on, up to the last stable offset, each read covering twice the
-    // offsets per wanted message of the one before (a sparse log takes a few reads, not one per
-    // message). A timestamp poll skips older batches on the way (a clock that stepped back), so
-    // it reads on until it has `count` messages.
-    let stretch = 1;
-    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages) * stretch) : stable);
     // Reads go into pooled buffers, handed back once the reply (whose batches are views of them)
     // has been written; without the hook they are fresh buffers left to GC.
     const afterWrite = ctx.afterReplyWritten;
@@ -326,6 +316,16 @@ export const messageHandlers: IggyHandlerTable = {
     // What a poll may read besides what it returns: a timestamp poll passes over older batches.
     let scanned = 0;
     const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
+    // An offset poll returns the first `count` messages at or after its start. Each read asks the
+    // log for as many offsets as messages are still wanted (the log stops at the first batch past
+    // that), so a dense log is read no further than the reply; where offsets hold no message a
+    // reader sees (transaction markers, aborted records, records compaction removed) the poll
+    // passes over them and reads on, up to the last stable offset, each read covering twice the
+    // offsets per wanted message of the one before (a sparse log takes a few reads, not one per
+    // message). A timestamp poll skips older batches on the way (a clock that stepped back), so
+    // it reads on until it has `count` messages.
+    let stretch = 1;
+    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages) * stretch) : stable);
     while (next < stable && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
       // A lease per read: a read the reply takes nothing from (a timestamp poll passing over older
       // messages) goes back to the pool at once instead of after the reply.
