@@ -40,6 +40,7 @@ export interface HttpListenerConfig {
 /** Kafka front-end settings (src/protocols/kafka/frontend.ts KafkaSettings; docs/kafka.md). */
 export interface KafkaFrontendConfig {
   autoCreateTopics: boolean;
+  saslRequired: boolean;
   requestBytesMax: number;
   inFlightRequestsMax: number;
   fetchWaitMsMax: number;
@@ -244,7 +245,7 @@ export const DEFAULT_MAX_CONNECTIONS = 4096;
 const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
 
 function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
-  c.kafka ??= { autoCreateTopics: true, requestBytesMax: KAFKA_REQUEST_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, fetchWaitMsMax: 30_000 };
+  c.kafka ??= { autoCreateTopics: true, saslRequired: false, requestBytesMax: KAFKA_REQUEST_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, fetchWaitMsMax: 30_000 };
   return c.kafka;
 }
 
@@ -346,6 +347,15 @@ function protocolSettings(name: ProtocolName): Setting[] {
         default: true,
         doc: 'Create a topic named in a Kafka Metadata request when it does not exist (the request permitting), with the default partition count, as Kafka\'s auto.create.topics.enable does.',
         set: (c, v) => void (kafkaSection(c).autoCreateTopics = v),
+      }),
+      define({
+        key: 'kafka.saslRequired',
+        flag: 'kafka-sasl-required',
+        env: 'QUARTET_KAFKA_SASL_REQUIRED',
+        kind: boolKind,
+        default: false,
+        doc: 'Require SASL authentication (PLAIN, SCRAM-SHA-256/512, the core\'s users) before any Kafka request but ApiVersions and the SASL exchange; an unauthenticated request closes the connection.',
+        set: (c, v) => void (kafkaSection(c).saslRequired = v),
       }),
       define({
         key: 'kafka.requestBytesMax',

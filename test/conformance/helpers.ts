@@ -75,6 +75,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     // broker's default ports, or with another test.
     ...Object.fromEntries(protocolNames.map((p) => [`${p}-addr`, '127.0.0.1:0'])),
     'kafka-enabled': options.kafka ?? true,
+    ...(options.sasl ? { 'kafka-sasl-required': true } : {}),
     ...(options.flags ?? {}),
   };
   const env = { QUARTET_ROOT_PASSWORD: 'root-password', ...(options.env ?? {}) };
@@ -87,9 +88,10 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
-  if (options.sasl) {
-    // SASL settings go to the Kafka front-end with the rest of config.kafka (see listener.ts).
-    const kafka = { ...(config.kafka ?? {}), saslRequired: true, ...(options.sasl.mechanisms ? { saslMechanisms: options.sasl.mechanisms } : {}) };
+  if (options.sasl?.mechanisms) {
+    // The mechanisms offered have no server setting: they go to the Kafka front-end with the rest
+    // of config.kafka (see listener.ts), as embedding code would pass them.
+    const kafka = { ...(config.kafka ?? {}), saslMechanisms: options.sasl.mechanisms };
     (config as { kafka?: unknown }).kafka = kafka;
   }
   const users = options.sasl?.users ?? {};

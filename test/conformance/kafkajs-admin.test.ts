@@ -112,6 +112,15 @@ describe('KafkaJS with SASL required', { timeout: 40_000 }, () => {
     });
   }
 
+  it('a client without SASL is refused (the connection closes at its first request past ApiVersions)', async () => {
+    const admin = client(b.bootstrap).admin();
+    try {
+      await assert.rejects(admin.connect().then(() => admin.listTopics()));
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
   it('a wrong password fails with SASL_AUTHENTICATION_FAILED', async () => {
     const admin = client(b.bootstrap, { mechanism: 'scram-sha-512', username: 'alice', password: 'wrong' }).admin();
     await assert.rejects(admin.connect(), (err: Error) => {
