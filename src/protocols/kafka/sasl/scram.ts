@@ -269,7 +269,10 @@ export class ScramServerExchange {
     const final = parseClientFinal(message);
     if ('error' in final) return scramFailure(final.error);
     if (!final.channelBinding.equals(Buffer.from(state.first.gs2Header))) return scramFailure('channel-bindings-dont-match');
-    if (final.nonce !== state.nonce) return scramFailure('other-error', 'Authentication failed: nonce mismatch');
+    // Kafka's ScramSaslServer asks only that the nonce end with the server's: librdkafka (kcat,
+    // confluent-kafka) sends its client nonce again before the whole server nonce. The proof
+    // covers the message as sent, so that is what is verified.
+    if (!final.nonce.endsWith(state.nonce)) return scramFailure('other-error', 'Authentication failed: nonce mismatch');
     const authMessage = `${state.first.bare},${state.serverFirst},${final.withoutProof}`;
     const { storedKey, serverKey } = state.credentials;
     if (final.proof.length !== this.spec.bytes) return scramFailure('invalid-proof', 'Authentication failed: invalid credentials');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   ScramClient,
@@ -76,6 +77,20 @@ describe('SCRAM server', () => {
     assert.equal(failure(final), 'invalid-proof');
     assert('token' in final && final.token?.toString() === 'e=invalid-proof');
     assert.equal(failure(await exchange.step(Buffer.from(rfc.clientFinal))), 'other-error', 'the exchange is over');
+  });
+
+  it("accepts librdkafka's client-final nonce (its client nonce again, then the server's whole nonce), as Kafka does", async () => {
+    const exchange = server('SCRAM-SHA-256', rfcCredentials);
+    await exchange.step(Buffer.from(rfc.clientFirst));
+    const withoutProof = `c=biws,r=rOprNGfwEbeRWgbNEkqOrOprNGfwEbeRWgbNEkqO${rfc.serverNonce}`;
+    const salted = pbkdf2Sync('pencil', rfc.salt, 4096, 32, 'sha256');
+    const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+    const storedKey = createHash('sha256').update(clientKey).digest();
+    const signature = createHmac('sha256', storedKey).update(`${rfc.clientFirst.slice(3)},${rfc.serverFirst},${withoutProof}`).digest();
+    const proof = Buffer.from(clientKey.map((b, i) => b ^ signature[i]!));
+    const final = await exchange.step(Buffer.from(`${withoutProof},p=${proof.toString('base64')}`));
+    assert.equal(isSaslFailure(final) ? final.error : 'accepted', 'accepted');
+    assert.deepEqual({ done: 'done' in final && final.done, user: 'user' in final ? final.user : undefined }, { done: true, user: 'user' });
   });
 
   it('rejects a tampered nonce, channel binding or proof', async () => {
