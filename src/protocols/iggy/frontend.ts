@@ -20,7 +20,6 @@ import { IggyGroups } from './groups.js';
 import { watchIggyGrants } from './grants.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
-import type { PatchedTopicOptions, StoredTopicOptions } from './topic-options.js';
 import { iggyTopicOptionsOf, type IggyTopicOptionsTable } from './topic-options-table.js';
 
 // The log and the other front-ends look inside Iggy batches through this codec (transcoding to
@@ -121,7 +120,8 @@ export class IggyFrontend {
   /** Current session epoch per registered client id. */
   private readonly registrations = new Map<bigint, { session: bigint; connectionId: number; userId: number }>();
   private readonly replyCache = new Map<bigint, CachedReplies>();
-  private readonly topicOptions: IggyTopicOptionsTable;
+  /** What Iggy stored of each topic's options, and the Iggy view of them (one table per broker). */
+  readonly topicOptions: IggyTopicOptionsTable;
   private readonly balanced = new Map<number, number>();
   private metadataCommit = 0n;
   private sweepTimer: TimerHandle | null = null;
@@ -299,20 +299,6 @@ export class IggyFrontend {
   }
 
   // --- Iggy topic options ----------------------------------------------------------------------
-
-  /** The Iggy view of the topic's options (IggyTopicOptionsTable.viewOf). */
-  topicOptionsOf(topic: Topic): StoredTopicOptions {
-    return this.topicOptions.viewOf(topic);
-  }
-
-  /** Stores an update's patch over what Iggy stored for the topic (storedAfterPatch). */
-  saveTopicOptionsPatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
-    return this.topicOptions.savePatch(topic, patch);
-  }
-
-  saveTopicOptions(topic: Topic, options: StoredTopicOptions): Promise<void> {
-    return this.topicOptions.save(topic, options);
-  }
 
   private async forgetTopic(topic: Topic): Promise<void> {
     this.balanced.delete(topic.internalId);

@@ -56,7 +56,7 @@ export const topicHandlers: IggyHandlerTable = {
     const topic = await ctx.frontend.broker
       .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
       .catch(rethrowTopicName);
-    await ctx.frontend.saveTopicOptions(topic, options);
+    await ctx.frontend.topicOptions.save(topic, options);
     return topicDetails(ctx.frontend, topic, true);
   },
 
@@ -65,7 +65,7 @@ export const topicHandlers: IggyHandlerTable = {
     let topic = requireTopic(catalog, req.streamId, req.topicId, 'result');
     // A cap below the topic's own segment size (1019) is refused before the permission (the
     // reference server's static bounds).
-    const patched = admitStaticBoundsFirst(() => patchTopicOptions(ctx.frontend.topicOptionsOf(topic), req.options));
+    const patched = admitStaticBoundsFirst(() => patchTopicOptions(ctx.frontend.topicOptions.viewOf(topic), req.options));
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'manageTopic');
     const options = patched();
     if (req.name !== topic.name) topic = await catalog.renameTopic(topic, req.name).catch(rethrowTopicName);
@@ -76,7 +76,7 @@ export const topicHandlers: IggyHandlerTable = {
       // alone), so a change another protocol queued to the others stays; a topic made by another
       // protocol keeps its own batch limit and roll rule. The size is spread over the partition
       // count the change finds (a partition change may be queued before it).
-      await ctx.frontend.saveTopicOptionsPatch(topic, options);
+      await ctx.frontend.topicOptions.savePatch(topic, options);
       const expiry = options.set.includes('message_expiry');
       const size = options.set.includes('max_topic_size');
       if (expiry || size) {

@@ -39,7 +39,7 @@ function totals(frontend: IggyFrontend, topic: Topic): PartitionTotals {
 }
 
 export function topicInfo(frontend: IggyFrontend, topic: Topic, zeroed = false): TopicInfo {
-  const options = frontend.topicOptionsOf(topic);
+  const options = frontend.topicOptions.viewOf(topic);
   const t = zeroed ? { sizeBytes: 0n, messagesCount: 0n } : totals(frontend, topic);
   return {
     id: topic.id,

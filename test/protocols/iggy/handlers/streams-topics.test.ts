@@ -243,7 +243,7 @@ describe('iggy topics', () => {
     await inPurge;
     const kafkaAlter = h.broker.updateTopicConfig({ topic: 'raced' }, { 'retention.bytes': mib });
     const update = c.ok(CommandCode.updateTopic, { ...ref, name: 'raced', options: [option('message_expiry', { kind: 'uint64', value: 60_000_000n })] });
-    await eventually(() => h.frontend.topicOptionsOf(h.broker.catalog.requireTopic({ topic: 'raced' })).explicit.includes('message_expiry'), 'the update stored its options');
+    await eventually(() => h.frontend.topicOptions.viewOf(h.broker.catalog.requireTopic({ topic: 'raced' })).explicit.includes('message_expiry'), 'the update stored its options');
     release();
     await Promise.all([purge, kafkaAlter, update]);
     assert.equal(core()['retention.ms'], 60_000);
