@@ -23,9 +23,11 @@ Commands:
   log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
                                        print one line per stored batch
   log verify <data-dir|partition-dir>  check every batch; exit 1 when a problem is found
-  user create NAME [--password PW | --password-stdin] [--data-dir DIR]
+  user create NAME [--password PW | --password-stdin] [--grant LIST] [--data-dir DIR]
   user list [--json] [--data-dir DIR]
-  user delete NAME [--data-dir DIR]    manage users offline (the broker must be stopped)
+  user delete NAME [--data-dir DIR]
+  user permissions NAME LIST [--data-dir DIR]
+                                       manage users offline (the broker must be stopped)
   iggy <subcommand> [--addr HOST:PORT] talk to a running broker's Iggy listener: ping, stream,
                                        topic, send, poll (quartet iggy --help)
   version                              print the version
@@ -49,12 +51,18 @@ dump    one line per batch: offset range, format, record count, timestamps, prod
 verify  checks every segment of one partition, or of every partition under <data-dir>/logs;
         prints each problem as file:position: problem. Exit 0 clean, 1 problems, 2 usage.
 `,
-  user: `Usage: quartet user create NAME [--password PW | --password-stdin] [--data-dir DIR] [--config FILE]
+  user: `Usage: quartet user create NAME [--password PW | --password-stdin] [--grant LIST] [--data-dir DIR] [--config FILE]
        quartet user list [--json] [--data-dir DIR] [--config FILE]
        quartet user delete NAME [--data-dir DIR] [--config FILE]
+       quartet user permissions NAME LIST [--data-dir DIR] [--config FILE]
 
 Changes users in a stopped broker's data directory (refused while a broker holds its lock).
 Without a password, create generates one and prints it once. --password-stdin reads one line.
+LIST is the user's global permissions, which every protocol checks (Kafka included): all, none,
+or a comma-separated list of manage_servers, read_servers, manage_users, read_users,
+manage_streams, read_streams, manage_topics, read_topics, poll_messages, send_messages. A user
+made without --grant has none. permissions replaces the global ones and keeps the per-stream
+grants set through Iggy.
 The data directory comes from --data-dir, else the configuration (QUARTET_DATA_DIR, ./data).
 `,
   iggy: iggyUsage,

@@ -1,4 +1,4 @@
-// quartet user create|list|delete: manage users offline, straight in a data directory's metadata
+// quartet user create|list|delete|permissions: manage users offline, straight in a data directory's metadata
 // store. They take the data-directory lock, so they refuse to run next to a live broker (which
 // caches users in memory and would not see the change).
 
@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { systemClock } from '../core/clock.js';
 import { isQuartetError } from '../core/errors.js';
 import { metadataDbPath, SqliteMetadataStore } from '../core/metadata-store.js';
+import { allGlobalGrants, globalGrantNames, globalGrants, grantsOf, type Grants } from '../core/access.js';
 import { generatedPasswordBytes, passwordBytesMax, UserStore } from '../core/users.js';
 import { CONFIG_FLAG, loadConfig, type QuartetConfig } from '../server/config.js';
 import { acquireDataDirLock, DataDirLockedError } from '../server/lock.js';
@@ -23,13 +24,15 @@ export async function userCommand(argv: readonly string[], io: CliIo): Promise<n
   const [sub, ...rest] = argv;
   switch (sub) {
     case 'create':
-      return userCreate(parseArgs(rest, { ...commonFlags, password: {}, 'password-stdin': { boolean: true } }, 'user create'), io);
+      return userCreate(parseArgs(rest, { ...commonFlags, password: {}, 'password-stdin': { boolean: true }, grant: {} }, 'user create'), io);
+    case 'permissions':
+      return userPermissions(parseArgs(rest, commonFlags, 'user permissions'), io);
     case 'list':
       return userList(parseArgs(rest, { ...commonFlags, json: { boolean: true } }, 'user list'), io);
     case 'delete':
       return userDelete(parseArgs(rest, commonFlags, 'user delete'), io);
     case undefined:
-      throw new UsageError('user needs a subcommand: create, list or delete', 'user');
+      throw new UsageError('user needs a subcommand: create, list, delete or permissions', 'user');
     default:
       throw new UsageError(`unknown user subcommand "${sub}"`, 'user');
   }
@@ -57,11 +60,13 @@ async function userCreate(args: ParsedArgs, io: CliIo): Promise<number> {
   const config = configFor(args, io);
   const password = fromStdin ? stripLineEnd(await io.readStdin(PASSWORD_STDIN_BYTES_MAX)) : given;
   const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
+  const grantList = stringFlag(args, 'grant');
+  const permissions = grantList === undefined ? null : parseGrantList(grantList, 'user create');
   return withUsers(config, 'user create', true, io, async (users) => {
     // The broker creates root only in an empty store: do it here too, or it would never exist.
     const root = await users.ensureRootUser(config.root.username, config.root.password ?? undefined);
     if (root.generatedPassword !== null) io.stdout(rootPasswordLine(config.root.username, root.generatedPassword));
-    const user = await users.create({ username: name, password: password ?? generated! });
+    const user = await users.create({ username: name, password: password ?? generated!, permissions });
     io.stdout(`created user '${user.username}' (id ${user.id})\n`);
     if (generated !== null) io.stdout(`quartet: generated password for user '${user.username}': ${generated} (shown once)\n`);
   });
@@ -73,7 +78,7 @@ async function userList(args: ParsedArgs, io: CliIo): Promise<number> {
   return withUsers(configFor(args, io), 'user list', false, io, async (users) => {
     for (const u of users.list()) {
       const created = new Date(u.createdAt).toISOString();
-      if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created }) + '\n');
+      if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created, global: globalGrantList(u.permissions), streamGrants: grantsOf(u)?.streams.length ?? 0 }) + '\n');
       // Five columns on every row: the fourth is `root` for the root user, `-` for the others.
       else io.stdout(`${u.id}\t${u.username}\t${u.status}\t${u.root ? 'root' : '-'}\t${created}\n`);
     }
@@ -86,6 +91,45 @@ async function userDelete(args: ParsedArgs, io: CliIo): Promise<number> {
     const user = await users.delete(name);
     io.stdout(`deleted user '${user.username}' (id ${user.id})\n`);
   });
+}
+
+async function userPermissions(args: ParsedArgs, io: CliIo): Promise<number> {
+  if (args.positionals.length !== 2) throw new UsageError('user permissions takes a user name and a list of global permissions (or all, or none)', 'user permissions');
+  const [name, list] = args.positionals as [string, string];
+  const wanted = parseGrantList(list, 'user permissions');
+  return withUsers(configFor(args, io), 'user permissions', false, io, async (users) => {
+    const current = users.get(name);
+    // Per-stream and per-topic grants (set through Iggy) are kept; only the global ones change.
+    const kept = current === null ? [] : (grantsOf(current)?.streams ?? []);
+    const user = await users.setPermissions(name, { global: wanted.global, streams: kept });
+    const names = globalGrantList(user.permissions);
+    io.stdout(`user '${user.username}' (id ${user.id}): global permissions ${names.length === 0 ? 'none' : names.join(',')}${kept.length > 0 ? ` (and ${kept.length} stream grants, kept)` : ''}\n`);
+  });
+}
+
+/**
+ * A comma-separated list of global permissions as Iggy names them (manage_servers, read_servers,
+ * manage_users, read_users, manage_streams, read_streams, manage_topics, read_topics,
+ * poll_messages, send_messages), or `all`, or `none`.
+ */
+export function parseGrantList(list: string, command: string): Grants {
+  const trimmed = list.trim();
+  if (trimmed === 'all') return allGlobalGrants();
+  if (trimmed === 'none' || trimmed === '') return globalGrants([]);
+  const names = trimmed.split(',').map((n) => n.trim());
+  for (const n of names) {
+    if (!Object.hasOwn(globalGrantNames, n)) {
+      throw new UsageError(`unknown permission "${n}": give all, none, or a comma-separated list of ${Object.keys(globalGrantNames).join(', ')}`, command);
+    }
+  }
+  return globalGrants(names as Array<keyof typeof globalGrantNames>);
+}
+
+/** The global permissions a user holds, by name. */
+function globalGrantList(permissions: unknown): string[] {
+  const global = (permissions as Grants | null)?.global;
+  if (global === undefined || global === null || typeof global !== 'object') return [];
+  return Object.entries(globalGrantNames).filter(([, key]) => global[key] === true).map(([name]) => name);
 }
 
 /** Locks the data directory, opens its user store, runs `action`; maps failures to exit 1. */

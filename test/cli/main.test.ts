@@ -177,6 +177,27 @@ describe('user commands (offline)', () => {
     assert.equal(missing.code, 1);
   });
 
+  test('permissions: --grant on create, permissions to change the global ones, listed in --json', async () => {
+    const dataDir = fresh();
+    const made = await run(['user', 'create', 'writer', '--password', 'writer-password', '--grant', 'read_topics,send_messages', '--data-dir', dataDir]);
+    assert.equal(made.code, 0, made.err);
+    assert.equal((await run(['user', 'create', 'plain', '--password', 'plain-password', '--data-dir', dataDir])).code, 0);
+    const listed = async () =>
+      (await run(['user', 'list', '--json', '--data-dir', dataDir])).out.trim().split('\n').map((l) => JSON.parse(l) as { username: string; global: string[] }).map((u) => [u.username, u.global.join(',')]);
+    assert.deepEqual(await listed(), [['root', ''], ['writer', 'read_topics,send_messages'], ['plain', '']]);
+    const changed = await run(['user', 'permissions', 'plain', 'all', '--data-dir', dataDir]);
+    assert.equal(changed.code, 0, changed.err);
+    assert.match(changed.out, /user 'plain' \(id 2\): global permissions manage_servers,read_servers,.*,send_messages\n/);
+    assert.equal((await run(['user', 'permissions', 'writer', 'poll_messages', '--data-dir', dataDir])).code, 0);
+    assert.deepEqual(await listed(), [['root', ''], ['writer', 'poll_messages'], ['plain', 'manage_servers,read_servers,manage_users,read_users,manage_streams,read_streams,manage_topics,read_topics,poll_messages,send_messages']]);
+    const unknown = await run(['user', 'permissions', 'writer', 'poll_messages,fly', '--data-dir', dataDir]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /unknown permission "fly"/);
+    assert.equal((await run(['user', 'create', 'x', '--grant', 'everything', '--data-dir', dataDir])).code, 2);
+    assert.equal((await run(['user', 'permissions', 'nobody', 'none', '--data-dir', dataDir])).code, 1);
+    assert.equal((await run(['user', 'permissions', 'writer', '--data-dir', dataDir])).code, 2, 'the list is required');
+  });
+
   test('refused while the data directory is locked', async () => {
     const dataDir = fresh();
     const lock = acquireDataDirLock(dataDir, { purpose: 'serve' });
