@@ -13,6 +13,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { allGlobalGrants, type Grants } from '../../src/core/access.js';
 import { Broker } from '../../src/core/broker.js';
 import { createLogger, type Logger, type LogLevel } from '../../src/core/logger.js';
 import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
@@ -21,8 +22,10 @@ import { startServer, type QuartetServer } from '../../src/server/server.js';
 export const repoRoot = new URL('../..', import.meta.url).pathname;
 
 export interface SaslOptions {
-  /** Users created before the listener opens (username → password). */
+  /** Users created before the listener opens (username → password), with every global grant unless `grants` names theirs. */
   users?: Record<string, string>;
+  /** Grants of some of those users (src/core/access.ts): Kafka checks them (docs/kafka-sasl.md "Authorization"). */
+  grants?: Record<string, Grants>;
   /** Mechanisms offered; the frontend default when absent. */
   mechanisms?: string[];
 }
@@ -105,7 +108,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
           openBroker: async (brokerOptions) => {
             const broker = await Broker.open(brokerOptions);
             for (const [username, password] of Object.entries(users)) {
-              if (broker.users.get(username) === null) await broker.users.create({ username, password });
+              if (broker.users.get(username) === null) await broker.users.create({ username, password, permissions: options.sasl?.grants?.[username] ?? allGlobalGrants() });
             }
             return broker;
           },

@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { globalGrants } from '../../src/core/access.js';
 import { readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
 import { kcatClient, run, startBroker, type StartedBroker } from './helpers.js';
 
@@ -149,5 +150,30 @@ describe('kcat with SASL required', { skip: client.skip, timeout: 60_000 }, () =
   it('a wrong password or no SASL at all gets no metadata', async () => {
     await assert.rejects(run('kcat', ['-b', b.bootstrap, ...sasl('SCRAM-SHA-256', 'wrong'), '-L', '-m', '3']));
     await assert.rejects(run('kcat', ['-b', b.bootstrap, '-L', '-m', '3']));
+  });
+
+  it('a user is held to its grants: it sees, writes and reads only the topic it was given', async () => {
+    await run('kcat', ['-b', b.bootstrap, ...sasl('PLAIN', 'alice-secret'), '-P', '-t', 'kcat-granted', '-p', '0'], { input: 'g1\n' });
+    await run('kcat', ['-b', b.bootstrap, ...sasl('PLAIN', 'alice-secret'), '-P', '-t', 'kcat-secret', '-p', '0'], { input: 's1\n' });
+    const broker = b.broker!;
+    const granted = broker.catalog.getTopic({ namespace: 'default', topic: 'kcat-granted' })!;
+    const grants = globalGrants([]);
+    grants.streams.push({
+      streamId: granted.namespaceId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false,
+      topics: [{ topicId: granted.id, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: true }],
+    });
+    await broker.users.create({ username: 'bob', password: 'bob-secret', permissions: grants });
+    const bob = ['-b', b.bootstrap, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=SCRAM-SHA-256', '-X', 'sasl.username=bob', '-X', 'sasl.password=bob-secret'];
+    const listed = JSON.parse((await run('kcat', [...bob, '-L', '-J', '-m', '5'])).stdout) as { topics: Array<{ topic: string }> };
+    assert.deepEqual(listed.topics.map((t) => t.topic), ['kcat-granted']);
+    await run('kcat', [...bob, '-P', '-t', 'kcat-granted', '-p', '0'], { input: 'g2\n' });
+    const { stdout } = await run('kcat', [...bob, '-C', '-t', 'kcat-granted', '-o', 'beginning', '-e', '-q']);
+    assert.deepEqual(stdout.trim().split('\n'), ['g1', 'g2']);
+    const write = await run('kcat', [...bob, '-P', '-t', 'kcat-secret', '-p', '0', '-m', '5'], { input: 'nope\n' }).then(() => null, (err: Error) => err);
+    assert.match(String(write?.message), /authorization failed/i, 'kcat reports the refusal');
+    const read = await run('kcat', [...bob, '-C', '-t', 'kcat-secret', '-o', 'beginning', '-e', '-m', '5']).then(() => null, (err: Error) => err);
+    assert.match(String(read?.message), /authorization failed/i);
+    const secret = broker.catalog.getTopic({ namespace: 'default', topic: 'kcat-secret' })!;
+    assert.equal(broker.partition(secret, 0).stats().highWatermark, 1, 'nothing was appended for bob');
   });
 });

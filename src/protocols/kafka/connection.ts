@@ -79,6 +79,7 @@ interface Slot {
 class Session implements KafkaSession {
   clientId: string | null = null;
   principal: string | null = null;
+  principalUserId: number | null = null;
   sasl: { mechanism: string; rawTokens: boolean } | null = null;
   private readonly abort = new AbortController();
   constructor(

@@ -4,7 +4,8 @@
 // clients"), and kafka-broker-notes.md §3.3 caps the advertised range at 3.
 //
 // Follows apache/kafka KafkaApis.handleAddPartitionsToTxnRequest (client versions):
-// - every partition is checked first; a topic or partition that does not exist answers
+// - every partition is checked first; a topic the SASL user may not write to (../access.ts, Iggy
+//   send_messages) answers TOPIC_AUTHORIZATION_FAILED (29); a topic or partition that does not exist answers
 //   UNKNOWN_TOPIC_OR_PARTITION (an illegal topic name too), and if any partition failed, every
 //   other one answers OPERATION_NOT_ATTEMPTED (55) and the coordinator is not called;
 // - otherwise the coordinator's single answer goes to every partition;
@@ -13,6 +14,7 @@
 // Topics repeated in the request are answered once per entry, in request order.
 
 import type { TopicRef } from '../../../core/broker.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { AddPartitionsToTxnRequest, AddPartitionsToTxnResponseInput } from '../codec/messages/add-partitions-to-txn.js';
@@ -42,11 +44,16 @@ export const addPartitionsToTxnHandler = defineHandler({
   },
   async handle(request, { frontend, session, version }) {
     const { broker } = frontend;
+    const access = kafkaAccessOf(frontend, session);
     const partitions: Array<{ topic: TopicRef; partition: number }> = [];
     let anyFailed = false;
     const checked = request.topics.map((t) => ({
       name: t.name,
       results: t.partitions.map((partitionIndex): { partitionIndex: number; partitionErrorCode: number } => {
+        if (access.restricted && !access.topicNamed(t.name, 'write')) {
+          anyFailed = true;
+          return { partitionIndex, partitionErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+        }
         const found = lookupPartition(broker, t.name, partitionIndex);
         if (!found.ok) {
           anyFailed = true;

@@ -5,9 +5,11 @@
 // UNKNOWN_TOPIC_OR_PARTITION; a count not above the current one → INVALID_PARTITIONS (37);
 // assignments, when given, must list exactly the new partitions, each on this broker alone →
 // otherwise INVALID_REPLICA_ASSIGNMENT (39). validate_only runs the checks and changes nothing.
-// Partitions are never removed (Kafka cannot either).
+// Partitions are never removed (Kafka cannot either). A topic the SASL user may not alter
+// (../access.ts, Iggy manage_topic) → TOPIC_AUTHORIZATION_FAILED (29), before anything else.
 
 import { partitionsPerTopicMax } from '../../../core/catalog.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -33,8 +35,9 @@ function assignmentProblem(topic: CreatePartitionsTopic, increment: number, node
   return null;
 }
 
-async function growOne(frontend: KafkaFrontend, topic: CreatePartitionsTopic, validateOnly: boolean): Promise<TopicResult> {
+async function growOne(frontend: KafkaFrontend, access: KafkaAccess, topic: CreatePartitionsTopic, validateOnly: boolean): Promise<TopicResult> {
   const name = topic.name;
+  if (access.restricted && !access.topicNamed(name, 'alter')) return { name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
   const current = findKafkaTopic(frontend.broker, name);
   if (current === null) return { name, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${name}' does not exist.` };
   if (topic.count < current.partitions) {
@@ -62,7 +65,8 @@ export const createPartitionsHandler = defineHandler({
   apiKey: ApiKey.CreatePartitions,
   minVersion: 0,
   maxVersion: 3,
-  async handle(request, { frontend }) {
+  async handle(request, { frontend, session }) {
+    const access = kafkaAccessOf(frontend, session);
     const occurrences = new Map<string, number>();
     for (const t of request.topics) occurrences.set(t.name, (occurrences.get(t.name) ?? 0) + 1);
     const answered = new Set<string>();
@@ -71,7 +75,7 @@ export const createPartitionsHandler = defineHandler({
       if (answered.has(topic.name)) continue;
       answered.add(topic.name);
       if (occurrences.get(topic.name)! > 1) results.push({ name: topic.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic name.' });
-      else results.push(await growOne(frontend, topic, request.validateOnly));
+      else results.push(await growOne(frontend, access, topic, request.validateOnly));
     }
     return { throttleTimeMs: 0, results };
   },

@@ -3,6 +3,8 @@
 // Checks, per topic and in Kafka's order (ControllerApis.createTopics, then
 // ReplicationControlManager.createTopics / createTopic):
 //   a name given twice in one request        → INVALID_REQUEST "Duplicate topic name." (one result)
+//   the SASL user may not create topics in the default stream (../access.ts: manage_topics there,
+//   or global manage_streams/manage_topics)  → TOPIC_AUTHORIZATION_FAILED (29)
 //   not a legal Kafka name, or colliding with an existing topic once '.' and '_' are equated
 //                                            → INVALID_TOPIC_EXCEPTION (17)
 //   the topic exists                         → TOPIC_ALREADY_EXISTS (36); the name is resolved as
@@ -23,6 +25,7 @@
 
 import { defaultNamespaceName, partitionsPerTopicMax } from '../../../core/catalog.js';
 import { parseTopicConfig, type TopicConfig } from '../../../core/topic-config.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -102,8 +105,9 @@ function configsOf(explicit: Readonly<TopicConfig>, frontend: KafkaFrontend): No
   }));
 }
 
-async function createOne(frontend: KafkaFrontend, topic: CreatableTopic, validateOnly: boolean): Promise<TopicResult> {
+async function createOne(frontend: KafkaFrontend, access: KafkaAccess, topic: CreatableTopic, validateOnly: boolean): Promise<TopicResult> {
   const name = topic.name;
+  if (access.restricted && !access.topicNamed(name, 'create')) return failure(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.');
   const nameProblem = kafkaTopicNameProblem(name);
   if (nameProblem !== null) return failure(name, ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic name "${name}" is illegal: ${nameProblem}`);
   if (findKafkaTopic(frontend.broker, name) !== null) return failure(name, ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
@@ -136,7 +140,8 @@ export const createTopicsHandler = defineHandler({
   apiKey: ApiKey.CreateTopics,
   minVersion: 0,
   maxVersion: 7,
-  async handle(request, { frontend }) {
+  async handle(request, { frontend, session }) {
+    const access = kafkaAccessOf(frontend, session);
     const occurrences = new Map<string, number>();
     for (const t of request.topics) occurrences.set(t.name, (occurrences.get(t.name) ?? 0) + 1);
     const answered = new Set<string>();
@@ -146,7 +151,7 @@ export const createTopicsHandler = defineHandler({
       if (answered.has(topic.name)) continue;
       answered.add(topic.name);
       if (occurrences.get(topic.name)! > 1) topics.push(failure(topic.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
-      else topics.push(await createOne(frontend, topic, request.validateOnly));
+      else topics.push(await createOne(frontend, access, topic, request.validateOnly));
     }
     return { throttleTimeMs: 0, topics };
   },

@@ -2,11 +2,26 @@
 // (GroupCoordinator.handleDeleteGroups). A group with members answers NON_EMPTY_GROUP; an unknown
 // group GROUP_ID_NOT_FOUND. A group known only by its committed offsets is an Empty group in
 // Kafka (see list-groups.ts), so deleting it drops the offsets and answers NONE.
+// Authorization (../access.ts): Kafka groups have no Iggy grant, so deleting one takes what
+// committing its offsets took: a SASL user that may not read (poll_messages) one of the topics the
+// group has offsets for gets GROUP_AUTHORIZATION_FAILED (30) and the group stays.
 
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaOffsetScope, offsetStoreFailureCode } from './offset-commit.js';
-import { defineHandler } from './types.js';
+import { defineHandler, type KafkaFrontend } from './types.js';
+
+/** Whether the SASL user may read every existing topic the group has committed offsets for. */
+async function mayDeleteOffsets(frontend: KafkaFrontend, access: KafkaAccess, groupId: string): Promise<boolean> {
+  const committed = await frontend.broker.offsets.fetchGroup(kafkaOffsetScope, groupId);
+  const topicIds = new Set(committed.map((o) => o.topicInternalId));
+  for (const internalId of topicIds) {
+    const topic = frontend.broker.catalog.topicByInternalId(internalId);
+    if (topic !== null && !access.topic(topic, 'read')) return false;
+  }
+  return true;
+}
 
 export const deleteGroupsHandler = defineHandler({
   apiKey: ApiKey.DeleteGroups,
@@ -16,8 +31,13 @@ export const deleteGroupsHandler = defineHandler({
     return { throttleTimeMs: 0, results: request.groupsNames.map((groupId) => ({ groupId, errorCode })) };
   },
   async handle(request, { frontend, session }) {
+    const access = kafkaAccessOf(frontend, session);
     const results = [];
     for (const groupId of request.groupsNames) {
+      if (access.restricted && !(await mayDeleteOffsets(frontend, access, groupId))) {
+        results.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
+        continue;
+      }
       let errorCode: number = frontend.groups.deleteGroups([groupId])[0]!.errorCode;
       if (errorCode === ErrorCode.NONE || errorCode === ErrorCode.GROUP_ID_NOT_FOUND) {
         try {

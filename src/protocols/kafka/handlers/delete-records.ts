@@ -7,7 +7,10 @@
 // below it are removed) and answers the new low watermark. Offset -1 means the high watermark
 // (Kafka's DeleteRecordsRequest.HIGH_WATERMARK). An offset below 0 otherwise, or above the high
 // watermark, is OFFSET_OUT_OF_RANGE (1), as in Kafka's UnifiedLog.maybeIncrementLogStartOffset.
+// A topic the SASL user may not delete from (../access.ts, Iggy manage_topic, as Iggy's
+// DeleteSegments) → TOPIC_AUTHORIZATION_FAILED (29) on each partition.
 
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponseInput } from '../codec/messages/delete-records.js';
@@ -34,11 +37,13 @@ export const deleteRecordsHandler = defineHandler({
   errorResponse: (request, errorCode) => errorResponse(request, errorCode),
   async handle(request, context) {
     const { frontend } = context;
+    const access = kafkaAccessOf(frontend, context.session);
     const topics = await Promise.all(
       request.topics.map(async (t) => ({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
+            if (access.restricted && !access.topicNamed(t.name, 'delete')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             // KAFKA_STORAGE_ERROR when an Iggy purge held the partition too long; any other miss is unknown.
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.KAFKA_STORAGE_ERROR ? found.errorCode : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);

@@ -3,12 +3,15 @@
 // v0-5 name topics in `topic_names`; v6 in `topics`, each by name or by topic id (not both).
 // As ControllerApis.deleteTopics: a name or id given twice → INVALID_REQUEST "Duplicate topic
 // name." / "Duplicate topic id."; neither name nor id → INVALID_REQUEST; both → INVALID_REQUEST;
-// an unknown name → UNKNOWN_TOPIC_OR_PARTITION (3); an unknown id → UNKNOWN_TOPIC_ID (100).
+// an unknown name → UNKNOWN_TOPIC_OR_PARTITION (3); an unknown id → UNKNOWN_TOPIC_ID (100); a
+// topic the SASL user may not delete (../access.ts, Iggy manage_topic) → TOPIC_AUTHORIZATION_FAILED
+// (29), checked before existence for a name.
 // Results come in request order (Kafka shuffles them; nothing depends on the order). Deletion is
 // complete when the core call returns (logs, committed offsets and producer state go with it), so
 // timeout_ms is not needed.
 
 import type { Topic } from '../../../core/catalog.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -34,7 +37,7 @@ function keyOf(target: Target): string | null {
   return byId ? `id:${target.id.toString('hex')}` : `name:${target.name}`;
 }
 
-async function deleteOne(frontend: KafkaFrontend, target: Target): Promise<TopicResult> {
+async function deleteOne(frontend: KafkaFrontend, access: KafkaAccess, target: Target): Promise<TopicResult> {
   const byId = !target.id.equals(zeroUuid);
   if (target.name === null && !byId) return { name: null, topicId: zeroUuid, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Neither topic name nor id were specified.' };
   if (target.name !== null && byId) return { name: target.name, topicId: target.id, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'You may not specify both topic name and topic id.' };
@@ -42,7 +45,9 @@ async function deleteOne(frontend: KafkaFrontend, target: Target): Promise<Topic
   if (byId) {
     topic = findKafkaTopicById(frontend.broker, target.id);
     if (topic === null) return { name: null, topicId: target.id, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'This server does not host this topic ID.' };
+    if (access.restricted && !access.topic(topic, 'delete')) return { name: null, topicId: target.id, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
   } else {
+    if (access.restricted && !access.topicNamed(target.name!, 'delete')) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
     topic = findKafkaTopic(frontend.broker, target.name!);
     if (topic === null) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
   }
@@ -60,7 +65,8 @@ export const deleteTopicsHandler = defineHandler({
   apiKey: ApiKey.DeleteTopics,
   minVersion: 0,
   maxVersion: 6,
-  async handle(request, { frontend, version }) {
+  async handle(request, { frontend, session, version }) {
+    const access = kafkaAccessOf(frontend, session);
     const targets = targetsOf(request, version);
     const occurrences = new Map<string, number>();
     for (const key of targets.map(keyOf)) if (key !== null) occurrences.set(key, (occurrences.get(key) ?? 0) + 1);
@@ -77,7 +83,7 @@ export const deleteTopicsHandler = defineHandler({
           continue;
         }
       }
-      responses.push(await deleteOne(frontend, target));
+      responses.push(await deleteOne(frontend, access, target));
     }
     return { throttleTimeMs: 0, responses };
   },

@@ -15,8 +15,12 @@
 // configuration_keys null means every key; otherwise only the named keys that exist (unknown
 // names are left out, not errors). Synonyms only when include_synonyms (v1+), documentation only
 // when include_documentation (v3+). v0's is_default is "source is DEFAULT_CONFIG".
+//
+// Authorization (../access.ts): a topic the SASL user may not read (Iggy read_topic) →
+// TOPIC_AUTHORIZATION_FAILED (29); the broker without read_servers → CLUSTER_AUTHORIZATION_FAILED (31).
 
 import { builtinTopicDefaults, topicConfigKeys } from '../../../core/topic-config.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -84,10 +88,11 @@ function toResult(config: DescribedConfig, includeSynonyms: boolean, includeDocu
 
 type Described = { configs: DescribedConfig[] } | { errorCode: number; errorMessage: string };
 
-function describeResource(frontend: KafkaFrontend, resource: Resource): Described {
+function describeResource(frontend: KafkaFrontend, access: KafkaAccess, resource: Resource): Described {
   const name = resource.resourceName;
   switch (resource.resourceType) {
     case ConfigResourceType.TOPIC: {
+      if (access.restricted && !access.topicNamed(name, 'describeConfigs')) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
       const problem = kafkaTopicNameProblem(name);
       if (problem !== null) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic name "${name}" is illegal: ${problem}` };
       const topic = findKafkaTopic(frontend.broker, name);
@@ -95,6 +100,7 @@ function describeResource(frontend: KafkaFrontend, resource: Resource): Describe
       return { configs: describeTopicConfigs(topic.config, frontend.broker.topicDefaults) };
     }
     case ConfigResourceType.BROKER: {
+      if (access.restricted && !access.cluster('describeConfigs')) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
       if (name === '') return { configs: [] };
       if (!/^-?\d+$/.test(name)) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Broker id must be an integer, but it is: ${name}` };
       if (Number(name) !== frontend.nodeId) {
@@ -111,10 +117,11 @@ export const describeConfigsHandler = defineHandler({
   apiKey: ApiKey.DescribeConfigs,
   minVersion: 0,
   maxVersion: 4,
-  handle(request, { frontend }) {
+  handle(request, { frontend, session }) {
+    const access = kafkaAccessOf(frontend, session);
     const results = request.resources.map((resource): ResourceResult => {
       const base = { resourceType: resource.resourceType, resourceName: resource.resourceName };
-      const described = describeResource(frontend, resource);
+      const described = describeResource(frontend, access, resource);
       if ('errorCode' in described) return { ...base, errorCode: described.errorCode, errorMessage: described.errorMessage, configs: [] };
       const wanted = resource.configurationKeys === null ? null : new Set(resource.configurationKeys);
       const configs = described.configs

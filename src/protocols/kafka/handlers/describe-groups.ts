@@ -5,8 +5,9 @@
 // only while the group is Stable (GroupMetadata.summary).
 //
 // authorized_operations (v3+) is INT32_MIN ("not requested") unless include_authorized_operations
-// is set; then, with no authorizer, every operation a group supports: READ (3), DELETE (6) and
-// DESCRIBE (8) as a bit field, as Kafka answers without an authorizer.
+// is set; then every operation a group supports: READ (3), DELETE (6) and DESCRIBE (8) as a bit
+// field, as Kafka answers without an authorizer: Kafka groups have no grant of their own
+// (../access.ts; a DeleteGroups may still be refused over the group's topics).
 
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';

@@ -23,6 +23,8 @@
 // - Records are the stored RecordBatch bytes (one zero-copy view when a partition returns one
 //   batch; the batch views go out as separate chunks behind one length prefix, never joined).
 //   Batches of other formats are transcoded to RecordBatch v2 through the format registry.
+// - Authorization (../access.ts): the partitions of a topic the SASL user may not read (Iggy
+//   poll_messages) answer TOPIC_AUTHORIZATION_FAILED (29), with no records.
 
 import assert from 'node:assert/strict';
 import type { Topic } from '../../../core/catalog.js';
@@ -30,6 +32,7 @@ import { defaultFormatRegistry } from '../../../log/formats.js';
 import { leaseReleasedAfter, type BufferLease } from '../../../log/buffer-pool.js';
 import { BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
@@ -257,11 +260,13 @@ export const fetchHandler = defineHandler({
     if (request.sessionId !== 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
     }
+    const access = kafkaAccessOf(frontend, context.session);
     const targets: Target[] = [];
     request.topics.forEach((t, topicIndex) => {
+      const denied = access.restricted && !access.topicNamed(t.topic, 'read');
       t.partitions.forEach((p, partitionIndex) => {
-        const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.NONE };
-        resolveTarget(frontend, t.topic, target);
+        const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+        if (!denied) resolveTarget(frontend, t.topic, target);
         if (target.log !== null && p.currentLeaderEpoch > 0) Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH });
         targets.push(target);
       });

@@ -11,12 +11,16 @@
 //   APPEND/SUBTRACT on a non-list key      → INVALID_REQUEST "Config value append is not allowed ..."
 //   an unknown key or a refused value      → INVALID_CONFIG (40) with the reason (../topic-configs.ts)
 //   an unknown topic                       → UNKNOWN_TOPIC_OR_PARTITION
+//   the SASL user may not alter the topic (../access.ts, Iggy manage_topic)
+//                                          → TOPIC_AUTHORIZATION_FAILED (29), before the checks above
+//   the broker without manage_servers      → CLUSTER_AUTHORIZATION_FAILED (31)
 // Fixed and ignored keys (../topic-configs.ts) are accepted as no-ops when valid. validate_only
 // checks everything and changes nothing. Broker resources are read-only in Quartet (its settings
 // come from its configuration file): INVALID_CONFIG for this broker, INVALID_REQUEST for another id.
 
 import { builtinTopicDefaults, mergeTopicConfig, type TopicConfigKey } from '../../../core/topic-config.js';
 import type { Topic } from '../../../core/catalog.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -95,6 +99,10 @@ async function alterTopic(frontend: KafkaFrontend, resource: AlterResource, vali
   }
 }
 
+function denied(errorCode: number): Outcome {
+  return { errorCode, errorMessage: 'Authorization failed.' };
+}
+
 function alterBroker(frontend: KafkaFrontend, resource: AlterResource): Outcome {
   const name = resource.resourceName;
   if (name !== '' && name !== String(frontend.nodeId)) {
@@ -111,7 +119,8 @@ export const incrementalAlterConfigsHandler = defineHandler({
   apiKey: ApiKey.IncrementalAlterConfigs,
   minVersion: 0,
   maxVersion: 1,
-  async handle(request, { frontend }) {
+  async handle(request, { frontend, session }) {
+    const access = kafkaAccessOf(frontend, session);
     const keyOf = (r: AlterResource) => `${r.resourceType}:${r.resourceName}`;
     const occurrences = new Map<string, number>();
     for (const r of request.resources) occurrences.set(keyOf(r), (occurrences.get(keyOf(r)) ?? 0) + 1);
@@ -123,7 +132,9 @@ export const incrementalAlterConfigsHandler = defineHandler({
       answered.add(key);
       let outcome: Outcome;
       if (occurrences.get(key)! > 1) outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Each resource must appear at most once.' };
+      else if (resource.resourceType === ConfigResourceType.TOPIC && access.restricted && !access.topicNamed(resource.resourceName, 'alterConfigs')) outcome = denied(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       else if (resource.resourceType === ConfigResourceType.TOPIC) outcome = await alterTopic(frontend, resource, request.validateOnly);
+      else if (resource.resourceType === ConfigResourceType.BROKER && access.restricted && !access.cluster('alterConfigs')) outcome = denied(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
       else if (resource.resourceType === ConfigResourceType.BROKER) outcome = alterBroker(frontend, resource);
       else outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type: ${resource.resourceType}` };
       responses.push({ ...outcome, resourceType: resource.resourceType, resourceName: resource.resourceName });

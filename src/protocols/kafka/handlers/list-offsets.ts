@@ -11,10 +11,13 @@
 // answers in the old form: an offsets array of at most MaxNumOffsets entries.
 // A timestamp lookup finds the batch through the log's time index, then decodes that one batch to
 // return the exact record offset and timestamp, as Kafka does (a cold path).
+// Authorization (../access.ts): a topic the SASL user may not describe answers
+// TOPIC_AUTHORIZATION_FAILED (29) on each partition.
 
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import type { PartitionLog } from '../../../log/types.js';
 import type { Topic } from '../../../core/catalog.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { ListOffsetsRequest, ListOffsetsResponseInput } from '../codec/messages/list-offsets.js';
@@ -77,11 +80,13 @@ export const listOffsetsHandler = defineHandler({
   async handle(request, context) {
     const { frontend, version } = context;
     const rc = version >= 2 && request.isolationLevel === 1;
+    const access = kafkaAccessOf(frontend, context.session);
     const topics = await Promise.all(
       request.topics.map(async (t) => ({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
+            if (access.restricted && !access.topicNamed(t.name, 'describe')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode);
             if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);

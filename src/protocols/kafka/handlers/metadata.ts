@@ -18,10 +18,15 @@
 // Iggy stream `s` / topic `t` is `s.t`. A requested name is resolved before auto-creation, so
 // asking for `s.t` never creates a default-namespace topic `s.t` next to the stream's topic;
 // auto-creation, like CreateTopics, only ever creates in the default namespace.
+//
+// Authorization (../access.ts), as Kafka's KafkaApis: the topic list leaves out the topics the
+// SASL user may not describe; a named topic it may not describe, or may not create when it would
+// be auto-created, answers TOPIC_AUTHORIZATION_FAILED (29) whether it exists or not.
 
 import { isQuartetError } from '../../../core/errors.js';
 import type { Topic } from '../../../core/catalog.js';
 import { defaultNamespaceName } from '../../../core/catalog.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { MetadataResponseInput } from '../codec/messages/metadata.js';
@@ -48,11 +53,13 @@ function topicError(name: string | null, errorCode: number, topicId: Buffer = ze
   return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: authorizedOperationsOmitted };
 }
 
-async function describeOrCreate(frontend: KafkaFrontend, name: string, autoCreate: boolean): Promise<TopicOut> {
+async function describeOrCreate(frontend: KafkaFrontend, access: KafkaAccess, name: string, autoCreate: boolean): Promise<TopicOut> {
+  if (access.restricted && !access.topicNamed(name, 'describe')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   if (kafkaTopicNameProblem(name) !== null) return topicError(name, ErrorCode.INVALID_TOPIC_EXCEPTION);
   const existing = findKafkaTopic(frontend.broker, name);
   if (existing) return describeTopic(frontend, existing);
   if (!autoCreate) return topicError(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (access.restricted && !access.topicNamed(name, 'create')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   try {
     const created = await frontend.broker.createTopic(defaultNamespaceName, name, { partitions: frontend.settings.defaultPartitions });
     frontend.logger.info('auto-created topic', { topic: name, partitions: created.partitions });
@@ -74,9 +81,12 @@ export const metadataHandler = defineHandler({
     const { frontend, version } = context;
     const requested = request.topics;
     const all = requested === null || (version === 0 && requested.length === 0);
+    const access = kafkaAccessOf(frontend, context.session);
     let topics: TopicOut[];
     if (all) {
-      topics = listKafkaTopics(frontend.broker).map((t) => describeTopic(frontend, t));
+      topics = listKafkaTopics(frontend.broker)
+        .filter((t) => !access.restricted || access.topic(t, 'describe'))
+        .map((t) => describeTopic(frontend, t));
     } else {
       const autoCreate = frontend.settings.autoCreateTopics && (version < 4 || request.allowAutoTopicCreation);
       topics = await Promise.all(
@@ -84,9 +94,10 @@ export const metadataHandler = defineHandler({
           if (t.name === null || t.name === undefined) {
             // v10+: by topic id.
             const byId = findKafkaTopicById(frontend.broker, t.topicId);
+            if (byId !== null && access.restricted && !access.topic(byId, 'describe')) return Promise.resolve(topicError(null, ErrorCode.TOPIC_AUTHORIZATION_FAILED, t.topicId));
             return Promise.resolve(byId ? describeTopic(frontend, byId) : topicError(version >= 12 ? null : '', ErrorCode.UNKNOWN_TOPIC_ID, t.topicId));
           }
-          return describeOrCreate(frontend, t.name, autoCreate);
+          return describeOrCreate(frontend, access, t.name, autoCreate);
         }),
       );
     }

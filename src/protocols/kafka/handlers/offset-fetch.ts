@@ -11,9 +11,12 @@
 // - v8 batches groups; v7+ require_stable: a partition for which an unfinished transaction has
 //   staged an offset (TxnOffsetCommit, not yet committed by EndTxn) answers offset -1 with
 //   UNSTABLE_OFFSET_COMMIT (88, retriable), as GroupMetadataManager.getOffsets does.
+// - authorization (../access.ts): a requested topic the SASL user may not describe answers
+//   TOPIC_AUTHORIZATION_FAILED (29) on its partitions; with null topics such topics are left out.
 
 import type { Broker } from '../../../core/broker.js';
 import type { CommittedOffset } from '../../../core/offsets.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { findKafkaTopic, isKafkaVisible, kafkaNameOf } from '../topics.js';
@@ -50,6 +53,7 @@ function toPartition(o: CommittedOffset): FetchedPartition {
 
 /** The answer for one group: requested partitions, or (topics null) all its committed offsets. */
 async function fetchGroupOffsets(broker: Broker, groupId: string, requested: RequestedTopics, requireStable: boolean, context: KafkaRequestContext): Promise<GroupOffsets> {
+  const access = kafkaAccessOf(context.frontend, context.session);
   const unstable = (topicInternalId: number, partition: number): boolean =>
     requireStable && broker.transactions.hasPendingOffset(kafkaOffsetScope, groupId, topicInternalId, partition);
   let committed: CommittedOffset[];
@@ -72,6 +76,7 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
       // Offsets of a deleted topic, or of a topic Kafka clients cannot see (unnameable or
       // shadowed), are not listed; the others under their Kafka name (`<stream>.<topic>`).
       if (topic === null || !isKafkaVisible(broker, topic)) continue;
+      if (access.restricted && !access.topic(topic, 'describe')) continue;
       const sorted = [...partitions.values()].sort((a, b) => a.partition - b.partition);
       topics.push({
         name: kafkaNameOf(topic),
@@ -83,6 +88,9 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
   return {
     errorCode: ErrorCode.NONE,
     topics: requested.map((t) => {
+      if (access.restricted && !access.topicNamed(t.name, 'describe')) {
+        return { name: t.name, partitions: t.partitionIndexes.map((p) => noOffset(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED)) };
+      }
       const topic = findKafkaTopic(broker, t.name);
       const partitions = topic === null ? undefined : byTopic.get(topic.internalId);
       return {

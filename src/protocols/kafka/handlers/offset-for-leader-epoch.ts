@@ -13,7 +13,9 @@
 // - leader_epoch 0 (the latest) → end offset = the high watermark (what consumers may read);
 // - any other epoch → UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1), no error.
 // librdkafka 2.12 sends v2 to validate a position whose epoch it knows (kafka-broker-notes.md §2).
+// Authorization (../access.ts): a topic the SASL user may not describe → TOPIC_AUTHORIZATION_FAILED (29).
 
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponseInput } from '../codec/messages/offset-for-leader-epoch.js';
@@ -37,9 +39,11 @@ export const offsetForLeaderEpochHandler = defineHandler({
   errorResponse: (request, errorCode) => errorResponse(request, errorCode),
   handle(request, context) {
     const { frontend } = context;
+    const access = kafkaAccessOf(frontend, context.session);
     const topics = request.topics.map((t) => ({
       topic: t.topic,
       partitions: t.partitions.map((p): PartitionOut => {
+        if (access.restricted && !access.topicNamed(t.topic, 'describe')) return partitionError(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         const found = lookupPartition(frontend.broker, t.topic, p.partition);
         if (!found.ok) return partitionError(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         if (p.currentLeaderEpoch > 0) return partitionError(p.partition, ErrorCode.UNKNOWN_LEADER_EPOCH);

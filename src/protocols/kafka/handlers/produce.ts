@@ -23,11 +23,14 @@
 // - Transactional batches: the transaction coordinator's checkTransactionalProduce (through
 //   `frontend.transactions`, see transactions.ts) refuses a batch whose producer is fenced or whose
 //   partition was not added to the transaction; the core tracks the open transaction from the append.
+// - Authorization (../access.ts): a partition of a topic the SASL user may not write to (Iggy
+//   send_messages) answers TOPIC_AUTHORIZATION_FAILED (29) and nothing is appended there.
 // - acks: 0 (no response at all), 1 and -1 (all: the same on one node; under fsync policy
 //   'always' the log resolves the append only after its fsync). Anything else is
 //   INVALID_REQUIRED_ACKS (21).
 
 import type { Topic } from '../../../core/catalog.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { appendRequestFromBatch } from '../codec/kafka-format.js';
@@ -61,7 +64,8 @@ function invalidBatchCode(records: Buffer, reason: string): number {
   return ErrorCode.CORRUPT_MESSAGE;
 }
 
-function appendOne(frontend: KafkaFrontend, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
+function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
+  if (access.restricted && !access.topicNamed(topicName, 'write')) return partitionError(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   const found = lookupPartition(frontend.broker, topicName, index);
   if (!found.ok) return partitionError(index, found.errorCode);
   if (records === null || records.length === 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'no record batch');
@@ -114,13 +118,14 @@ export const produceHandler = defineHandler({
   handle(request, context: KafkaRequestContext) {
     const { frontend, version } = context;
     const acks = request.acks;
+    const access = kafkaAccessOf(frontend, context.session);
     if (version < 3) return acks === 0 ? null : errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
     if (acks !== 0 && acks !== 1 && acks !== -1) return errorResponse(request, ErrorCode.INVALID_REQUIRED_ACKS);
     // Every append starts here, synchronously and in request order.
     const pending = request.topicData.map((t) => ({
       name: t.name,
       partitions: t.partitionData.map((p) => {
-        const started = appendOne(frontend, request.transactionalId, t.name, p.index, p.records);
+        const started = appendOne(frontend, access, request.transactionalId, t.name, p.index, p.records);
         // The log holds views of the request's records until the append settles.
         if (started instanceof Promise) context.holdRequestUntil?.(started);
         return started;

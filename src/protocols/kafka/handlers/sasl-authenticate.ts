@@ -13,6 +13,7 @@
 import { emptyBuffer } from '../codec/reader.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
+import { authenticatedAs } from '../access.js';
 import { isSaslFailure } from '../sasl/types.js';
 import { defineHandler } from './types.js';
 
@@ -25,7 +26,7 @@ export const saslAuthenticateHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   preAuth: true,
-  async handle(request, { session }) {
+  async handle(request, { frontend, session }) {
     if (session.principal !== null) return illegalState('SaslAuthenticate request received after successful authentication');
     const sasl = session.sasl;
     if (sasl === null || sasl.exchange === undefined) return illegalState('SaslAuthenticate request received before SaslHandshake');
@@ -36,7 +37,7 @@ export const saslAuthenticateHandler = defineHandler({
       return { errorCode: result.kafkaErrorCode, errorMessage: result.message, authBytes: emptyBuffer, sessionLifetimeMs: 0 };
     }
     if (result.done) {
-      session.principal = result.user ?? null;
+      authenticatedAs(frontend, session, result.user ?? null);
       session.logger.info('SASL authentication succeeded', { mechanism: sasl.mechanism, user: session.principal });
     }
     return { errorCode: 0, errorMessage: null, authBytes: result.token, sessionLifetimeMs: 0 };

@@ -5,7 +5,8 @@
 //
 // Follows apache/kafka KafkaApis.handleTxnOffsetCommitRequest and the classic
 // GroupCoordinator.handleTxnCommitOffsets / validateOffsetCommit(isTransactional = true):
-// - per partition first: a topic or partition that does not exist answers
+// - per partition first: a topic the SASL user may not read (../access.ts, Iggy poll_messages)
+//   answers TOPIC_AUTHORIZATION_FAILED (29); a topic or partition that does not exist answers
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata over offset.metadata.max.bytes answers
 //   OFFSET_METADATA_TOO_LARGE; and, as in offset-commit.ts, an offset past 2^53 answers
 //   INVALID_COMMIT_OFFSET_SIZE (a negative one is stored, as Kafka does). The remaining
@@ -21,6 +22,7 @@
 // - an empty or over-long group id answers INVALID_GROUP_ID for every partition.
 
 import { groupIdBytesMax, offsetMetadataBytesMax, type OffsetCommit } from '../../../core/offsets.js';
+import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponseInput } from '../codec/messages/txn-offset-commit.js';
@@ -52,14 +54,18 @@ export const txnOffsetCommitHandler = defineHandler({
     const { groupId } = request;
     if (groupId.length === 0 || Buffer.byteLength(groupId, 'utf8') > groupIdBytesMax) return answerAll(request, ErrorCode.INVALID_GROUP_ID);
 
+    const access = kafkaAccessOf(frontend, session);
     const staged: { answer: PartitionAnswer; commit: OffsetCommit }[] = [];
     const topics = request.topics.map((t) => {
+      const denied = access.restricted && !access.topicNamed(t.name, 'read');
       const topic = findKafkaTopic(broker, t.name);
       return {
         name: t.name,
         partitions: t.partitions.map((p) => {
           const answer: PartitionAnswer = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
-          if (topic === null || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
+          if (denied) {
+            answer.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+          } else if (topic === null || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
             answer.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
           } else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata, 'utf8') > offsetMetadataBytesMax) {
             answer.errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;

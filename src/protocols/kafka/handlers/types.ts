@@ -94,6 +94,8 @@ export interface KafkaSession {
   clientId: string | null;
   /** The authenticated user, or null before SASL (or when SASL is off). */
   principal: string | null;
+  /** That user's id, looked up when it authenticated (../access.ts: its grants are checked by id). */
+  principalUserId?: number | null;
   /**
    * Set by SaslHandshake: the mechanism chosen, whether the v0 raw-token path follows, and the
    * exchange in progress (handlers/sasl-handshake.ts creates it; SaslAuthenticate and sasl-raw.ts

@@ -25,6 +25,8 @@ import { kafkaBrokerTransactionOptions } from '../../../../src/protocols/kafka/t
 export interface TxnHarness {
   broker: Broker;
   frontend: KafkaBrokerFrontend;
+  /** The connection state every call runs with (tests may authenticate it: ../access.test.ts). */
+  session: KafkaSession;
   clock: ManualClock;
   /** The core coordinator's timers (transaction timeouts, marker retries). */
   coreScheduler: CoreScheduler;
@@ -114,5 +116,5 @@ export async function txnHarness(
     return out;
   }
 
-  return { broker, frontend, clock, coreScheduler, groupScheduler, call, initTxn, produceTxn, readAll, values };
+  return { broker, frontend, session, clock, coreScheduler, groupScheduler, call, initTxn, produceTxn, readAll, values };
 }

@@ -1,0 +1,253 @@
+// Kafka authorization over the core's grants (src/protocols/kafka/access.ts): every handler that
+// checks a topic or the broker, for a SASL user whose grants allow one thing and not another,
+// answers Kafka's authorization error there and changes nothing; no principal or root is not
+// restricted; a user deleted, renamed or made inactive after it authenticated is judged by its id.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { GlobalGrants, Grants, StreamGrants } from '../../../src/core/access.js';
+import { authenticatedAs } from '../../../src/protocols/kafka/access.js';
+import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
+import { zeroUuid } from '../../../src/protocols/kafka/codec/reader.js';
+import { addOffsetsToTxnHandler } from '../../../src/protocols/kafka/handlers/add-offsets-to-txn.js';
+import { addPartitionsToTxnHandler } from '../../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
+import { createPartitionsHandler } from '../../../src/protocols/kafka/handlers/create-partitions.js';
+import { createTopicsHandler } from '../../../src/protocols/kafka/handlers/create-topics.js';
+import { deleteGroupsHandler } from '../../../src/protocols/kafka/handlers/delete-groups.js';
+import { deleteRecordsHandler } from '../../../src/protocols/kafka/handlers/delete-records.js';
+import { deleteTopicsHandler } from '../../../src/protocols/kafka/handlers/delete-topics.js';
+import { clusterAuthorizedOperationsAll, describeClusterHandler } from '../../../src/protocols/kafka/handlers/describe-cluster.js';
+import { describeConfigsHandler } from '../../../src/protocols/kafka/handlers/describe-configs.js';
+import { fetchHandler } from '../../../src/protocols/kafka/handlers/fetch.js';
+import { incrementalAlterConfigsHandler, OpType } from '../../../src/protocols/kafka/handlers/incremental-alter-configs.js';
+import { listOffsetsHandler } from '../../../src/protocols/kafka/handlers/list-offsets.js';
+import { metadataHandler } from '../../../src/protocols/kafka/handlers/metadata.js';
+import { offsetCommitHandler } from '../../../src/protocols/kafka/handlers/offset-commit.js';
+import { offsetFetchHandler } from '../../../src/protocols/kafka/handlers/offset-fetch.js';
+import { offsetForLeaderEpochHandler } from '../../../src/protocols/kafka/handlers/offset-for-leader-epoch.js';
+import { produceHandler } from '../../../src/protocols/kafka/handlers/produce.js';
+import { txnOffsetCommitHandler } from '../../../src/protocols/kafka/handlers/txn-offset-commit.js';
+import { batchOf } from './handlers/data-harness.js';
+import { txnHarness, type TxnHarness } from './handlers/transactions-harness.js';
+
+const TOPIC = 2;
+const BROKER = 4;
+const DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+
+const noGlobal: GlobalGrants = {
+  manageServers: false,
+  readServers: false,
+  manageUsers: false,
+  readUsers: false,
+  manageStreams: false,
+  readStreams: false,
+  manageTopics: false,
+  readTopics: false,
+  pollMessages: false,
+  sendMessages: false,
+};
+
+function streamGrants(streamId: number, extra: Partial<StreamGrants>): StreamGrants {
+  return { streamId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [], ...extra };
+}
+
+/** Grants on topics of the default stream, by topic name. */
+function topicGrants(h: TxnHarness, grants: Record<string, { send?: boolean; poll?: boolean; read?: boolean; manage?: boolean }>, global: Partial<GlobalGrants> = {}): Grants {
+  const ns = h.broker.catalog.getNamespace('default')!;
+  const topics = Object.entries(grants).map(([name, g]) => ({
+    topicId: h.broker.catalog.getTopic({ namespace: 'default', topic: name })!.id,
+    manageTopic: g.manage ?? false,
+    readTopic: g.read ?? false,
+    pollMessages: g.poll ?? false,
+    sendMessages: g.send ?? false,
+  }));
+  return { global: { ...noGlobal, ...global }, streams: [streamGrants(ns.id, { topics })] };
+}
+
+async function as(h: TxnHarness, username: string, permissions: Grants | null): Promise<void> {
+  if (h.broker.users.get(username) === null) await h.broker.users.create({ username, password: `${username}-password`, permissions });
+  else await h.broker.users.setPermissions(username, permissions);
+  authenticatedAs(h.frontend, h.session, username);
+}
+
+function produce(h: TxnHarness, topic: string, value: string, transactionalId: string | null = null) {
+  return h.call(produceHandler, 9, { transactionalId, acks: 1, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batchOf([{ key: null, value }]) }] }] });
+}
+
+async function produceCode(h: TxnHarness, topic: string, value: string): Promise<number> {
+  return (await produce(h, topic, value)).responses[0]!.partitionResponses[0]!.errorCode;
+}
+
+async function fetchCode(h: TxnHarness, topic: string): Promise<{ errorCode: number; bytes: number }> {
+  const r = await h.call(fetchHandler, 12, {
+    replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }], forgottenTopicsData: [], rackId: '',
+  });
+  const p = r.responses[0]!.partitions[0]!;
+  return { errorCode: p.errorCode, bytes: p.records?.length ?? 0 };
+}
+
+async function metadataOf(h: TxnHarness, names: string[] | null, allowAutoTopicCreation = false): Promise<Array<[string | null, number]>> {
+  const r = await h.call(metadataHandler, 12, { topics: names === null ? null : names.map((name) => ({ name, topicId: zeroUuid })), allowAutoTopicCreation, includeTopicAuthorizedOperations: false });
+  return r.topics.map((t) => [t.name, t.errorCode]);
+}
+
+describe('Kafka authorization from the core grants', () => {
+  it('a user that may send to one topic produces there only, and sees only that topic', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1, audit: 1 } });
+    await as(h, 'writer', topicGrants(h, { orders: { send: true } }));
+    assert.equal(await produceCode(h, 'orders', 'o1'), ErrorCode.NONE);
+    assert.equal(await produceCode(h, 'audit', 'a1'), DENIED);
+    assert.deepEqual(await h.values('audit', 0), [], 'nothing appended to the denied topic');
+    assert.deepEqual(await h.values('orders', 0), ['o1']);
+    assert.deepEqual(await fetchCode(h, 'orders'), { errorCode: DENIED, bytes: 0 }, 'send does not imply poll');
+    assert.deepEqual(await metadataOf(h, null), [['orders', 0]], 'the list leaves out what it may not describe');
+    assert.deepEqual(await metadataOf(h, ['orders', 'audit', 'nothing-yet'], true), [['orders', 0], ['audit', DENIED], ['nothing-yet', DENIED]]);
+    assert.equal(h.broker.catalog.getTopic({ namespace: 'default', topic: 'nothing-yet' }), null, 'not auto-created');
+    const listed = await h.call(listOffsetsHandler, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, timestamp: -1 }] }, { name: 'audit', partitions: [{ partitionIndex: 0, timestamp: -1 }] }] });
+    assert.deepEqual(listed.topics.map((x) => [x.name, x.partitions[0]!.errorCode, x.partitions[0]!.offset]), [['orders', 0, 1], ['audit', DENIED, -1]]);
+    const byId = await h.call(metadataHandler, 12, { topics: [{ name: null, topicId: h.broker.catalog.getTopic({ namespace: 'default', topic: 'audit' })!.uuid }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    assert.deepEqual(byId.topics.map((x) => [x.name, x.errorCode]), [[null, DENIED]], 'by topic id too');
+    const epochs = await h.call(offsetForLeaderEpochHandler, 4, { replicaId: -1, topics: [{ topic: 'audit', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] });
+    assert.equal(epochs.topics[0]!.partitions[0]!.errorCode, DENIED);
+  });
+
+  it('a user that may poll a stream fetches and commits there, and may not write or administer', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 2 } });
+    await produce(h, 'orders', 'o1');
+    const ns = h.broker.catalog.getNamespace('default')!;
+    await as(h, 'reader', { global: noGlobal, streams: [streamGrants(ns.id, { pollMessages: true })] });
+    assert.equal((await fetchCode(h, 'orders')).errorCode, ErrorCode.NONE);
+    assert.ok((await fetchCode(h, 'orders')).bytes > 0, 'records come back');
+    assert.equal(await produceCode(h, 'orders', 'o2'), DENIED);
+    const committed = await h.call(offsetCommitHandler, 8, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    assert.equal(committed.topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    const created = await h.call(createTopicsHandler, 7, { topics: [{ name: 'new', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false });
+    assert.equal(created.topics[0]!.errorCode, DENIED);
+    assert.equal(h.broker.catalog.getTopic({ namespace: 'default', topic: 'new' }), null);
+    const grown = await h.call(createPartitionsHandler, 3, { topics: [{ name: 'orders', count: 4, assignments: null }], timeoutMs: 1000, validateOnly: false });
+    assert.equal(grown.results[0]!.errorCode, DENIED);
+    const trimmed = await h.call(deleteRecordsHandler, 2, { topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, offset: -1 }] }], timeoutMs: 1000 });
+    assert.equal(trimmed.topics[0]!.partitions[0]!.errorCode, DENIED);
+    const altered = await h.call(incrementalAlterConfigsHandler, 1, {
+      resources: [
+        { resourceType: TOPIC, resourceName: 'orders', configs: [{ name: 'retention.ms', configOperation: OpType.SET, value: '1000' }] },
+        { resourceType: BROKER, resourceName: '', configs: [{ name: 'log.retention.ms', configOperation: OpType.SET, value: '1000' }] },
+      ],
+      validateOnly: false,
+    });
+    assert.deepEqual(altered.responses.map((r) => r.errorCode), [DENIED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED]);
+    const configs = await h.call(describeConfigsHandler, 4, {
+      resources: [{ resourceType: TOPIC, resourceName: 'orders', configurationKeys: null }, { resourceType: BROKER, resourceName: '', configurationKeys: null }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    // As in Kafka, where READ implies DESCRIBE but not DESCRIBE_CONFIGS: configs need read_topic.
+    assert.deepEqual(configs.results.map((r) => r.errorCode), [DENIED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED], 'poll_messages is not read_topic; the broker needs read_servers');
+    const deleted = await h.call(deleteTopicsHandler, 6, { topics: [{ name: 'orders', topicId: zeroUuid }], timeoutMs: 1000 });
+    assert.equal(deleted.responses[0]!.errorCode, DENIED);
+    const deletedById = await h.call(deleteTopicsHandler, 6, { topics: [{ name: null, topicId: h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.uuid }], timeoutMs: 1000 });
+    assert.equal(deletedById.responses[0]!.errorCode, DENIED);
+    // It may describe any topic of the stream, made or not, but not create one.
+    assert.deepEqual(await metadataOf(h, ['not-yet'], false), [['not-yet', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    assert.deepEqual(await metadataOf(h, ['not-yet'], true), [['not-yet', DENIED]]);
+    assert.equal(h.broker.catalog.getTopic({ namespace: 'default', topic: 'not-yet' }), null);
+    assert.equal(h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })?.partitions, 2, 'the topic is as it was');
+  });
+
+  it('a manager of topics creates, alters and deletes them', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1 } });
+    await as(h, 'admin', { global: { ...noGlobal, manageTopics: true, readServers: true }, streams: [] });
+    const created = await h.call(createTopicsHandler, 7, { topics: [{ name: 'new', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false });
+    assert.equal(created.topics[0]!.errorCode, ErrorCode.NONE);
+    assert.deepEqual(await metadataOf(h, ['made-on-demand'], true), [['made-on-demand', ErrorCode.NONE]], 'auto-creation allowed');
+    const grown = await h.call(createPartitionsHandler, 3, { topics: [{ name: 'orders', count: 3, assignments: null }], timeoutMs: 1000, validateOnly: false });
+    assert.equal(grown.results[0]!.errorCode, ErrorCode.NONE);
+    const configs = await h.call(describeConfigsHandler, 4, {
+      resources: [{ resourceType: TOPIC, resourceName: 'orders', configurationKeys: null }, { resourceType: BROKER, resourceName: '', configurationKeys: null }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    assert.deepEqual(configs.results.map((r) => r.errorCode), [ErrorCode.NONE, ErrorCode.NONE]);
+    const deleted = await h.call(deleteTopicsHandler, 6, { topics: [{ name: 'new', topicId: zeroUuid }], timeoutMs: 1000 });
+    assert.equal(deleted.responses[0]!.errorCode, ErrorCode.NONE);
+  });
+
+  it('offsets: a group keeps what its user may read, and is deleted only by a user that may read all its topics', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1, audit: 1 } });
+    const commit = (topic: string) =>
+      h.call(offsetCommitHandler, 8, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    assert.equal((await commit('orders')).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE, 'open listener');
+    assert.equal((await commit('audit')).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    await as(h, 'reader', topicGrants(h, { orders: { poll: true } }));
+    assert.equal((await commit('audit')).topics[0]!.partitions[0]!.errorCode, DENIED);
+    const named = await h.call(offsetFetchHandler, 7, { groupId: 'g', topics: [{ name: 'orders', partitionIndexes: [0] }, { name: 'audit', partitionIndexes: [0] }], requireStable: false });
+    assert.deepEqual(named.topics.map((x) => [x.name, x.partitions[0]!.errorCode, x.partitions[0]!.committedOffset]), [['orders', 0, 5], ['audit', DENIED, -1]]);
+    const all = await h.call(offsetFetchHandler, 7, { groupId: 'g', topics: null, requireStable: false });
+    assert.deepEqual(all.topics.map((x) => x.name), ['orders'], 'offsets of topics it may not describe are left out');
+    const refused = await h.call(deleteGroupsHandler, 2, { groupsNames: ['g'] });
+    assert.equal(refused.results[0]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal((await h.broker.offsets.fetchGroup('kafka', 'g')).length, 2, 'the offsets stay');
+    await as(h, 'reader', topicGrants(h, { orders: { poll: true }, audit: { read: true } }));
+    const done = await h.call(deleteGroupsHandler, 2, { groupsNames: ['g'] });
+    assert.equal(done.results[0]!.errorCode, ErrorCode.NONE);
+    assert.equal((await h.broker.offsets.fetchGroup('kafka', 'g')).length, 0);
+  });
+
+  it('transactions: partitions and offsets of topics the user may not write or read are refused', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1, audit: 1 } });
+    await as(h, 'txn', topicGrants(h, { orders: { send: true, poll: true } }));
+    const id = await h.initTxn('tx');
+    const added = await h.call(addPartitionsToTxnHandler, 3, { ...id, topics: [{ name: 'orders', partitions: [0] }, { name: 'audit', partitions: [0] }] });
+    assert.deepEqual(added.results.map((x) => [x.name, x.results[0]!.partitionErrorCode]), [['orders', ErrorCode.OPERATION_NOT_ATTEMPTED], ['audit', DENIED]]);
+    assert.equal((await h.call(addPartitionsToTxnHandler, 3, { ...id, topics: [{ name: 'orders', partitions: [0] }] })).results[0]!.results[0]!.partitionErrorCode, ErrorCode.NONE);
+    assert.equal((await h.call(addOffsetsToTxnHandler, 3, { ...id, groupId: 'g' })).errorCode, ErrorCode.NONE, 'groups have no grant');
+    const staged = await h.call(txnOffsetCommitHandler, 3, {
+      ...id, groupId: 'g', generationId: -1, memberId: '', groupInstanceId: null,
+      topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }, { name: 'audit', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    assert.deepEqual(staged.topics.map((x) => [x.name, x.partitions[0]!.errorCode]), [['orders', ErrorCode.NONE], ['audit', DENIED]]);
+  });
+
+  it('the grants are looked up by user id on every request: changed, renamed, deactivated, deleted', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1 } });
+    await as(h, 'alice', topicGrants(h, { orders: { send: true } }));
+    assert.equal(await produceCode(h, 'orders', '1'), ErrorCode.NONE);
+    await h.broker.users.setPermissions('alice', null);
+    assert.equal(await produceCode(h, 'orders', '2'), DENIED, 'grants taken away');
+    await h.broker.users.setPermissions('alice', topicGrants(h, { orders: { send: true } }));
+    await h.broker.users.update('alice', { username: 'alice2' });
+    await h.broker.users.create({ username: 'alice', password: 'other-password', permissions: null });
+    assert.equal(await produceCode(h, 'orders', '3'), ErrorCode.NONE, 'a rename keeps the grants; the new alice lends none');
+    await h.broker.users.update('alice2', { status: 'inactive' });
+    assert.equal(await produceCode(h, 'orders', '4'), DENIED, 'inactive');
+    await h.broker.users.update('alice2', { status: 'active' });
+    await h.broker.users.delete('alice2');
+    assert.equal(await produceCode(h, 'orders', '5'), DENIED, 'deleted');
+    assert.deepEqual(await metadataOf(h, null), []);
+    assert.deepEqual(await h.values('orders', 0), ['1', '3']);
+  });
+
+  it('DescribeCluster reports the cluster operations the user may do', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1 } });
+    const operations = async () => (await h.call(describeClusterHandler, 1, { includeClusterAuthorizedOperations: true, endpointType: 1 })).clusterAuthorizedOperations;
+    const bits = (...ops: number[]) => ops.reduce((b, op) => b | (1 << op), 0);
+    assert.equal(await operations(), clusterAuthorizedOperationsAll, 'no SASL');
+    await as(h, 'nobody', null);
+    assert.equal(await operations(), bits(8, 12), 'DESCRIBE and IDEMPOTENT_WRITE only');
+    await as(h, 'nobody', { global: { ...noGlobal, manageTopics: true, readServers: true }, streams: [] });
+    assert.equal(await operations(), bits(5, 8, 10, 12), 'CREATE and DESCRIBE_CONFIGS too');
+    await as(h, 'nobody', { global: { ...noGlobal, manageServers: true }, streams: [] });
+    assert.equal(await operations(), bits(7, 8, 9, 10, 11, 12), 'everything but CREATE');
+  });
+
+  it('root and a connection without SASL are not restricted', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1 } });
+    assert.equal(await produceCode(h, 'orders', 'open'), ErrorCode.NONE);
+    const root = h.broker.users.list().find((u) => u.root);
+    assert.notEqual(root, undefined, 'the broker made a root user');
+    authenticatedAs(h.frontend, h.session, root!.username);
+    assert.equal(await produceCode(h, 'orders', 'root'), ErrorCode.NONE);
+    assert.deepEqual(await metadataOf(h, ['made-by-root'], true), [['made-by-root', ErrorCode.NONE]]);
+  });
+});
