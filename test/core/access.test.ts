@@ -3,21 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mayCreateStream, mayCreateTopic, mayListStreams, mayServer, mayStream, mayTopic, noSuchId, type GlobalGrants, type Grants, type StreamGrants, type TopicAction } from '../../src/core/access.js';
+import { mayCreateStream, mayCreateTopic, mayListStreams, mayServer, mayStream, mayTopic, globalGrants, noSuchId, type GlobalGrants, type Grants, type StreamGrants, type TopicAction } from '../../src/core/access.js';
 import type { User } from '../../src/core/users.js';
 
-const noGlobal: GlobalGrants = {
-  manageServers: false,
-  readServers: false,
-  manageUsers: false,
-  readUsers: false,
-  manageStreams: false,
-  readStreams: false,
-  manageTopics: false,
-  readTopics: false,
-  pollMessages: false,
-  sendMessages: false,
-};
+const noGlobal: GlobalGrants = globalGrants([]).global;
 
 const noStream = (streamId: number): StreamGrants => ({ streamId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [] });
 

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { GlobalGrants, Grants, StreamGrants } from '../../../src/core/access.js';
+import { globalGrants, type GlobalGrants, type Grants, type StreamGrants } from '../../../src/core/access.js';
 import { authenticatedAs } from '../../../src/protocols/kafka/access.js';
 import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
 import { zeroUuid } from '../../../src/protocols/kafka/codec/reader.js';
@@ -34,18 +34,7 @@ const TOPIC = 2;
 const BROKER = 4;
 const DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 
-const noGlobal: GlobalGrants = {
-  manageServers: false,
-  readServers: false,
-  manageUsers: false,
-  readUsers: false,
-  manageStreams: false,
-  readStreams: false,
-  manageTopics: false,
-  readTopics: false,
-  pollMessages: false,
-  sendMessages: false,
-};
+const noGlobal: GlobalGrants = globalGrants([]).global;
 
 function streamGrants(streamId: number, extra: Partial<StreamGrants>): StreamGrants {
   return { streamId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false, topics: [], ...extra };

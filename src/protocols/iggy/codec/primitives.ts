@@ -23,6 +23,7 @@
 // returns zeros, and the caller checks `reader.done()` once. Writers build a chunk list: small
 // fields go into a shared scratch buffer, large byte runs are referenced, not copied.
 
+import type { GlobalGrants, Grants, StreamGrants, TopicGrants } from '../../../core/access.js';
 import type { FileSlice } from '../../../log/types.js';
 import { IggyErrorCode } from './errors.js';
 
@@ -815,44 +816,12 @@ export function option(key: string, value: HeaderValue): OptionEntry {
 // ---------------------------------------------------------------------------------------------
 // Permissions (core/binary_protocol/src/primitives/permissions.rs): one byte per bool.
 
-export interface GlobalPermissions {
-  manageServers: boolean;
-  readServers: boolean;
-  manageUsers: boolean;
-  readUsers: boolean;
-  manageStreams: boolean;
-  readStreams: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface TopicPermissions {
-  topicId: number;
-  manageTopic: boolean;
-  readTopic: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface StreamPermissions {
-  streamId: number;
-  manageStream: boolean;
-  readStream: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-  /** Sorted by topic id on the wire. */
-  topics: TopicPermissions[];
-}
-
-export interface Permissions {
-  global: GlobalPermissions;
-  /** Sorted by stream id on the wire. */
-  streams: StreamPermissions[];
-}
+// The layout is the core's grant model (src/core/access.ts), which every front-end checks; on the
+// wire, streams are sorted by stream id and each stream's topics by topic id.
+export type GlobalPermissions = GlobalGrants;
+export type TopicPermissions = TopicGrants;
+export type StreamPermissions = StreamGrants;
+export type Permissions = Grants;
 
 const globalKeys: ReadonlyArray<keyof GlobalPermissions> = [
   'manageServers',
