@@ -78,7 +78,7 @@ async function userList(args: ParsedArgs, io: CliIo): Promise<number> {
   return withUsers(configFor(args, io), 'user list', false, io, async (users) => {
     for (const u of users.list()) {
       const created = new Date(u.createdAt).toISOString();
-      if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created, global: globalGrantList(u.permissions), streamGrants: grantsOf(u)?.streams.length ?? 0 }) + '\n');
+      if (json) io.stdout(JSON.stringify({ id: u.id, username: u.username, status: u.status, root: u.root, createdAt: created, global: u.root ? Object.keys(globalGrantNames) : globalGrantList(u.permissions), streamGrants: grantsOf(u)?.streams.length ?? 0 }) + '\n');
       // Five columns on every row: the fourth is `root` for the root user, `-` for the others.
       else io.stdout(`${u.id}\t${u.username}\t${u.status}\t${u.root ? 'root' : '-'}\t${created}\n`);
     }
@@ -99,6 +99,11 @@ async function userPermissions(args: ParsedArgs, io: CliIo): Promise<number> {
   const wanted = parseGrantList(list, 'user permissions');
   return withUsers(configFor(args, io), 'user permissions', false, io, async (users) => {
     const current = users.get(name);
+    // As Iggy's UpdatePermissions (cannot_change_permissions): root may do everything, always.
+    if (current?.root === true) {
+      io.stderr(`quartet: the permissions of the root user '${current.username}' cannot be changed (root may do everything)\n`);
+      return false;
+    }
     // Per-stream and per-topic grants (set through Iggy) are kept; only the global ones change.
     const kept = current === null ? [] : (grantsOf(current)?.streams ?? []);
     const user = await users.setPermissions(name, { global: wanted.global, streams: kept });
@@ -132,8 +137,8 @@ function globalGrantList(permissions: unknown): string[] {
   return Object.entries(globalGrantNames).filter(([, key]) => global[key] === true).map(([name]) => name);
 }
 
-/** Locks the data directory, opens its user store, runs `action`; maps failures to exit 1. */
-async function withUsers(config: QuartetConfig, purpose: string, create: boolean, io: CliIo, action: (users: UserStore) => Promise<void>): Promise<number> {
+/** Locks the data directory, opens its user store, runs `action`; maps failures (and an action that returns false) to exit 1. */
+async function withUsers(config: QuartetConfig, purpose: string, create: boolean, io: CliIo, action: (users: UserStore) => Promise<void | boolean>): Promise<number> {
   const dataDir = config.dataDir;
   if (!create && !existsSync(metadataDbPath(dataDir))) {
     io.stderr(`quartet: no metadata store in ${dataDir} (${metadataDbPath(dataDir)} does not exist); check --data-dir\n`);
@@ -150,8 +155,7 @@ async function withUsers(config: QuartetConfig, purpose: string, create: boolean
   try {
     const store = SqliteMetadataStore.openInDataDir(dataDir);
     try {
-      await action(await UserStore.open(store, { clock: systemClock }));
-      return 0;
+      return (await action(await UserStore.open(store, { clock: systemClock }))) === false ? 1 : 0;
     } finally {
       await store.close();
     }

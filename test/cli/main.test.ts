@@ -184,12 +184,16 @@ describe('user commands (offline)', () => {
     assert.equal((await run(['user', 'create', 'plain', '--password', 'plain-password', '--data-dir', dataDir])).code, 0);
     const listed = async () =>
       (await run(['user', 'list', '--json', '--data-dir', dataDir])).out.trim().split('\n').map((l) => JSON.parse(l) as { username: string; global: string[] }).map((u) => [u.username, u.global.join(',')]);
-    assert.deepEqual(await listed(), [['root', ''], ['writer', 'read_topics,send_messages'], ['plain', '']]);
+    const everything = 'manage_servers,read_servers,manage_users,read_users,manage_streams,read_streams,manage_topics,read_topics,poll_messages,send_messages';
+    assert.deepEqual(await listed(), [['root', everything], ['writer', 'read_topics,send_messages'], ['plain', '']], 'root may do everything');
+    const rootChange = await run(['user', 'permissions', 'root', 'none', '--data-dir', dataDir]);
+    assert.equal(rootChange.code, 1);
+    assert.match(rootChange.err, /permissions of the root user 'root' cannot be changed/);
     const changed = await run(['user', 'permissions', 'plain', 'all', '--data-dir', dataDir]);
     assert.equal(changed.code, 0, changed.err);
     assert.match(changed.out, /user 'plain' \(id 2\): global permissions manage_servers,read_servers,.*,send_messages\n/);
     assert.equal((await run(['user', 'permissions', 'writer', 'poll_messages', '--data-dir', dataDir])).code, 0);
-    assert.deepEqual(await listed(), [['root', ''], ['writer', 'poll_messages'], ['plain', 'manage_servers,read_servers,manage_users,read_users,manage_streams,read_streams,manage_topics,read_topics,poll_messages,send_messages']]);
+    assert.deepEqual(await listed(), [['root', everything], ['writer', 'poll_messages'], ['plain', everything]]);
     const unknown = await run(['user', 'permissions', 'writer', 'poll_messages,fly', '--data-dir', dataDir]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.err, /unknown permission "fly"/);
