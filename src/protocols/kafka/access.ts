@@ -6,7 +6,7 @@
 //   Describe (Metadata, ListOffsets,      read_topic, poll_messages or send_messages (in Kafka,
 //     OffsetFetch, OffsetForLeaderEpoch)    READ and WRITE imply DESCRIBE)
 //   Read (Fetch, OffsetCommit,            poll_messages
-//     TxnOffsetCommit, DeleteGroups)
+//     TxnOffsetCommit; groups)
 //   Write (Produce, AddPartitionsToTxn)   send_messages
 //   DescribeConfigs                       read_topic
 //   Create (CreateTopics, auto-creation)  manage_topics in the default stream (or manage_streams)
@@ -14,23 +14,31 @@
 //   (CreatePartitions, DeleteRecords)
 //   broker DescribeConfigs / AlterConfigs read_servers / manage_servers
 //
-// Kafka's other resources have no Iggy grant: consumer groups, transactional ids and the cluster
-// itself (DescribeCluster, FindCoordinator, InitProducerId) are open to every authenticated user.
+// Kafka consumer groups have no grant of their own: a group is open to a user that may read every
+// topic it involves (mayUseGroup: its members' subscriptions and its committed offsets), so that
+// neither what it reveals nor what can be done to it goes past the user's topic grants; otherwise
+// GROUP_AUTHORIZATION_FAILED (30). Transactional ids and the cluster itself (DescribeCluster,
+// FindCoordinator, InitProducerId) have no grant either and are open to every authenticated user.
 // A connection without a principal (SASL not required and not used: an open PLAINTEXT listener,
-// docs/configuration.md) is not restricted, nor is root. A principal whose user was deleted or made
-// inactive since it authenticated may do nothing. Denials are answered as Kafka's authorizer
-// answers them: TOPIC_AUTHORIZATION_FAILED (29) for the topic or partition, CLUSTER_AUTHORIZATION_FAILED
-// (31) for the broker; a topic the user may not describe is never listed.
+// docs/configuration.md) is not restricted, nor is root. The principal's user is the one whose
+// credentials the SASL exchange checked, by id; a connection whose user was deleted or made
+// inactive since is closed at its next request (connection.ts, principalStillActive), and the
+// checks here deny such a user, or a principal without an id, everything. Denials are answered
+// as Kafka's authorizer answers them: TOPIC_AUTHORIZATION_FAILED (29) for the topic or partition,
+// CLUSTER_AUTHORIZATION_FAILED (31) for the broker; a topic the user may not describe is never
+// listed.
 //
 // The check is made before existence, as Kafka's: a topic the user may not describe answers 29
 // whether it exists or not. A name no topic has yet is judged by the grants that would cover it
-// (global, or stream-wide for the streams it may name), since Iggy grants are by id.
+// in every place it could denote (global, or stream-wide: `s.t` could be topic `s.t` of stream
+// `default` or topic `t` of stream `s`), since Iggy grants are by id.
 
 import { mayCreateTopic, mayServer, mayTopic, noSuchId, type TopicAction } from '../../core/access.js';
 import type { Topic } from '../../core/catalog.js';
 import { defaultNamespaceName } from '../../core/catalog.js';
 import type { User } from '../../core/users.js';
 import { catalogCandidatesForKafkaName } from '../mapping.js';
+import { kafkaOffsetScope } from './handlers/offset-commit.js';
 import { findKafkaTopic } from './topics.js';
 import type { KafkaFrontend, KafkaSession } from './handlers/types.js';
 
@@ -67,16 +75,47 @@ const unrestricted: KafkaAccess = {
 
 /** What this connection's principal may do now (its user is looked up again on every call). */
 export function kafkaAccessOf(frontend: KafkaFrontend, session: KafkaSession): KafkaAccess {
-  if (session.principal === null || session.principalUserId === undefined || session.principalUserId === null) return unrestricted;
-  const user = frontend.broker.users.get(session.principalUserId);
+  if (session.principal === null) return unrestricted;
+  // A principal without an id (none was recorded) is denied everything, never let through.
+  const id = session.principalUserId;
+  const user = id === undefined || id === null ? null : frontend.broker.users.get(id);
   if (user?.root === true && user.status === 'active') return unrestricted;
   return new PrincipalAccess(frontend, user);
 }
 
-/** Records who authenticated: the user's id, so that a rename or a new user of the same name later changes nothing. */
-export function authenticatedAs(frontend: KafkaFrontend, session: KafkaSession, username: string | null): void {
+/**
+ * Whether a restricted user may use a Kafka consumer group: Kafka groups have no grant of their
+ * own, so a group is open to a user that may read (poll_messages) every topic it involves, those
+ * its members subscribe to and those it has committed offsets for. Anything else about the group
+ * (its members, their subscriptions, the power to make it rebalance or to remove a member) would
+ * tell or give that user more than its grants do.
+ */
+export async function mayUseGroup(frontend: KafkaFrontend, access: KafkaAccess, groupId: string): Promise<boolean> {
+  if (!access.restricted) return true;
+  for (const name of frontend.groups.subscribedTopics(groupId)) if (!access.topicNamed(name, 'read')) return false;
+  const committed = await frontend.broker.offsets.fetchGroup(kafkaOffsetScope, groupId);
+  for (const internalId of new Set(committed.map((o) => o.topicInternalId))) {
+    const topic = frontend.broker.catalog.topicByInternalId(internalId);
+    if (topic !== null && !access.topic(topic, 'read')) return false;
+  }
+  return true;
+}
+
+/** False when the connection authenticated as a user that has since been deleted or made inactive. */
+export function principalStillActive(frontend: KafkaFrontend, session: KafkaSession): boolean {
+  if (session.principal === null) return true;
+  const id = session.principalUserId;
+  return id !== undefined && id !== null && frontend.broker.users.get(id)?.status === 'active';
+}
+
+/**
+ * Records who authenticated: the name, and the id of the user whose credentials the exchange
+ * checked (sasl-handshake.ts), never looked up by name again, so that a rename or delete during
+ * the exchange, or a new user of the same name later, changes nothing.
+ */
+export function authenticatedAs(session: KafkaSession, username: string | null): void {
   session.principal = username;
-  session.principalUserId = username === null ? null : (frontend.broker.users.get(username)?.id ?? null);
+  session.principalUserId = username === null ? null : (session.sasl?.userId ?? null);
 }
 
 class PrincipalAccess implements KafkaAccess {
@@ -105,7 +144,9 @@ class PrincipalAccess implements KafkaAccess {
     }
     const existing = findKafkaTopic(this.frontend.broker, name);
     if (existing !== null) return this.topic(existing, operation);
-    return catalogCandidatesForKafkaName(name).some((candidate) => {
+    // Every place the name could denote must allow it: judged by one of them, the answer would
+    // tell a user with rights there whether a topic of that name exists in another stream.
+    return catalogCandidatesForKafkaName(name).every((candidate) => {
       const streamId = catalog.getNamespace(candidate.namespace)?.id ?? noSuchId;
       return grantsFor[operation].some((action) => mayTopic(user, streamId, noSuchId, action));
     });

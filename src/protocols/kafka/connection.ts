@@ -47,6 +47,7 @@ import { decodeRequest, encodeResponseChunks, encodeUnsupportedApiVersions } fro
 import { decodeRequestHeader, type RequestHeader } from './codec/headers.js';
 import { hasSchema, messageSchemas, type SchemaApiKey } from './codec/messages/index.js';
 import { inRange, type MessageSchema } from './codec/schema.js';
+import { principalStillActive } from './access.js';
 import { kafkaCodeOf } from './errors.js';
 import { saslRawToken } from './handlers/sasl-raw.js';
 import type { KafkaFrontend, KafkaHandler, KafkaRequestContext, KafkaSession } from './handlers/types.js';
@@ -222,6 +223,12 @@ export class KafkaConnection implements ConnectionHandle {
     const unauthenticated = this.frontend.settings.saslRequired && session.principal === null;
     if (unauthenticated && handler?.preAuth !== true) {
       this.fail(`${apiKeyName(header.apiKey)} v${header.apiVersion} before SASL authentication`);
+      return;
+    }
+    if (!principalStillActive(this.frontend, session)) {
+      // The user it authenticated as was deleted or deactivated since: the connection ends, as an
+      // Iggy session is evicted (a new one cannot authenticate).
+      this.fail(`${apiKeyName(header.apiKey)} v${header.apiVersion} from user '${session.principal}', deleted or deactivated since it authenticated`);
       return;
     }
     session.clientId = header.clientId;

@@ -13,6 +13,12 @@ import { addOffsetsToTxnHandler } from '../../../src/protocols/kafka/handlers/ad
 import { addPartitionsToTxnHandler } from '../../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
 import { createPartitionsHandler } from '../../../src/protocols/kafka/handlers/create-partitions.js';
 import { createTopicsHandler } from '../../../src/protocols/kafka/handlers/create-topics.js';
+import { describeGroupsHandler } from '../../../src/protocols/kafka/handlers/describe-groups.js';
+import { joinGroupHandler } from '../../../src/protocols/kafka/handlers/join-group.js';
+import { leaveGroupHandler } from '../../../src/protocols/kafka/handlers/leave-group.js';
+import { listGroupsHandler } from '../../../src/protocols/kafka/handlers/list-groups.js';
+import { syncGroupHandler } from '../../../src/protocols/kafka/handlers/sync-group.js';
+import { groupsHarness, rebalanceTimeoutMs, sessionTimeoutMs, settle } from './handlers/groups-harness.js';
 import { deleteGroupsHandler } from '../../../src/protocols/kafka/handlers/delete-groups.js';
 import { deleteRecordsHandler } from '../../../src/protocols/kafka/handlers/delete-records.js';
 import { deleteTopicsHandler } from '../../../src/protocols/kafka/handlers/delete-topics.js';
@@ -26,7 +32,11 @@ import { offsetCommitHandler } from '../../../src/protocols/kafka/handlers/offse
 import { offsetFetchHandler } from '../../../src/protocols/kafka/handlers/offset-fetch.js';
 import { offsetForLeaderEpochHandler } from '../../../src/protocols/kafka/handlers/offset-for-leader-epoch.js';
 import { produceHandler } from '../../../src/protocols/kafka/handlers/produce.js';
+import { saslAuthenticateHandler } from '../../../src/protocols/kafka/handlers/sasl-authenticate.js';
+import { saslHandshakeHandler } from '../../../src/protocols/kafka/handlers/sasl-handshake.js';
+import { ScramClient } from '../../../src/protocols/kafka/sasl/scram.js';
 import { txnOffsetCommitHandler } from '../../../src/protocols/kafka/handlers/txn-offset-commit.js';
+import { appendRequestFromBatch } from '../../../src/protocols/kafka/codec/kafka-format.js';
 import { batchOf } from './handlers/data-harness.js';
 import { txnHarness, type TxnHarness } from './handlers/transactions-harness.js';
 
@@ -56,7 +66,13 @@ function topicGrants(h: TxnHarness, grants: Record<string, { send?: boolean; pol
 async function as(h: TxnHarness, username: string, permissions: Grants | null): Promise<void> {
   if (h.broker.users.get(username) === null) await h.broker.users.create({ username, password: `${username}-password`, permissions });
   else await h.broker.users.setPermissions(username, permissions);
-  authenticatedAs(h.frontend, h.session, username);
+  signIn(h, username);
+}
+
+/** What a completed SASL exchange leaves: the name, and the id of the user it checked. */
+function signIn(h: TxnHarness, username: string): void {
+  h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get(username)!.id };
+  authenticatedAs(h.session, username);
 }
 
 function produce(h: TxnHarness, topic: string, value: string, transactionalId: string | null = null) {
@@ -144,6 +160,21 @@ describe('Kafka authorization from the core grants', () => {
     assert.equal(h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })?.partitions, 2, 'the topic is as it was');
   });
 
+  it('whether a topic of another stream exists is not revealed', async (t) => {
+    const h = await txnHarness(t, { topics: { orders: 1 } });
+    await h.broker.createNamespace('secret');
+    await h.broker.createTopic('secret', 'data', { partitions: 1 });
+    const ns = h.broker.catalog.getNamespace('default')!;
+    await as(h, 'local', { global: noGlobal, streams: [streamGrants(ns.id, { readTopics: true })] });
+    // `secret.data` is stream secret's topic; `secret.nothing` could be a default topic or stream secret's.
+    assert.deepEqual(await metadataOf(h, ['secret.data', 'secret.nothing', 'orders', 'nothing']), [
+      ['secret.data', DENIED],
+      ['secret.nothing', DENIED],
+      ['orders', ErrorCode.NONE],
+      ['nothing', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    ]);
+  });
+
   it('a manager of topics creates, alters and deletes them', async (t) => {
     const h = await txnHarness(t, { topics: { orders: 1 } });
     await as(h, 'admin', { global: { ...noGlobal, manageTopics: true, readServers: true }, streams: [] });
@@ -198,6 +229,31 @@ describe('Kafka authorization from the core grants', () => {
     assert.deepEqual(staged.topics.map((x) => [x.name, x.partitions[0]!.errorCode]), [['orders', ErrorCode.NONE], ['audit', DENIED]]);
   });
 
+  it('a long-polling Fetch whose name comes to mean another topic (an Iggy purge, a shadowing topic) is checked again', async (t) => {
+    const h = await txnHarness(t, {});
+    await h.broker.createNamespace('s');
+    await h.broker.createTopic('s', 't', { partitions: 1 });
+    const s = h.broker.catalog.getNamespace('s')!;
+    await as(h, 'reader', { global: noGlobal, streams: [streamGrants(s.id, { pollMessages: true })] });
+    let settled = false;
+    // The handler resolves `s.t` (stream s, topic t) before its first await, then waits for data.
+    const fetching = h
+      .call(fetchHandler, 12, {
+        replicaId: -1, maxWaitMs: 2000, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: 's.t', partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }], forgottenTopicsData: [], rackId: '',
+      })
+      .finally(() => (settled = true));
+    // A default-stream topic named `s.t` takes the Kafka name over; then s/t is purged under the fetch.
+    await h.broker.createTopic('default', 's.t', { partitions: 1 });
+    const built = appendRequestFromBatch(batchOf([{ key: null, value: 'not yours' }]));
+    if (!built.ok) throw new Error(built.reason);
+    await h.broker.append({ namespace: 'default', topic: 's.t' }, 0, built.request);
+    assert.equal(settled, false, 'the fetch was still waiting (else this test proves nothing)');
+    await h.broker.purgeTopic({ namespace: 's', topic: 't' });
+    const p = (await fetching).responses[0]!.partitions[0]!;
+    assert.deepEqual([p.errorCode, p.records?.length ?? 0], [DENIED, 0], "the default topic's records are not returned");
+  });
+
   it('the grants are looked up by user id on every request: changed, renamed, deactivated, deleted', async (t) => {
     const h = await txnHarness(t, { topics: { orders: 1 } });
     await as(h, 'alice', topicGrants(h, { orders: { send: true } }));
@@ -230,13 +286,101 @@ describe('Kafka authorization from the core grants', () => {
     assert.equal(await operations(), bits(7, 8, 9, 10, 11, 12), 'everything but CREATE');
   });
 
+  it('the user is the one whose credentials the exchange checked, whatever happens to its name meanwhile', async (t) => {
+    const h = await txnHarness(t, { topics: { secret: 1 } });
+    const writer = topicGrants(h, { secret: { send: true } });
+    const scramUntilFinal = async (name: string) => {
+      assert.equal((await h.call(saslHandshakeHandler, 1, { mechanism: 'SCRAM-SHA-256' })).errorCode, 0);
+      const client = new ScramClient('SCRAM-SHA-256', name, `${name}-password`);
+      const first = await h.call(saslAuthenticateHandler, 2, { authBytes: client.firstMessage() });
+      assert.equal(first.errorCode, 0);
+      return () => h.call(saslAuthenticateHandler, 2, { authBytes: client.finalMessage(first.authBytes) });
+    };
+    const restart = () => Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
+
+    // Renamed between the SCRAM messages, and its old name given to a user with more rights.
+    await h.broker.users.create({ username: 'alice', password: 'alice-password', permissions: null });
+    let final = await scramUntilFinal('alice');
+    await h.broker.users.update('alice', { username: 'alice-renamed' });
+    await h.broker.users.create({ username: 'alice', password: 'other-password', permissions: writer });
+    assert.equal((await final()).errorCode, ErrorCode.NONE, 'the exchange completes (the credentials were checked)');
+    assert.equal(await produceCode(h, 'secret', 'x'), DENIED, "the renamed user's grants (none), not the new alice's");
+    assert.deepEqual(await metadataOf(h, null), []);
+
+    // Deleted between the SCRAM messages.
+    restart();
+    await h.broker.users.create({ username: 'bob', password: 'bob-password', permissions: writer });
+    final = await scramUntilFinal('bob');
+    await h.broker.users.delete('bob');
+    assert.equal((await final()).errorCode, ErrorCode.NONE);
+    assert.equal(await produceCode(h, 'secret', 'x'), DENIED, 'a deleted user may do nothing');
+
+    // Deleted while PLAIN checks its password.
+    restart();
+    await h.broker.users.create({ username: 'carol', password: 'carol-password', permissions: null });
+    assert.equal((await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' })).errorCode, 0);
+    const plain = h.call(saslAuthenticateHandler, 2, { authBytes: Buffer.from('\0carol\0carol-password') });
+    await h.broker.users.delete('carol');
+    assert.equal((await plain).errorCode, ErrorCode.NONE);
+    assert.equal(await produceCode(h, 'secret', 'x'), DENIED);
+    assert.deepEqual(await h.values('secret', 0), []);
+  });
+
   it('root and a connection without SASL are not restricted', async (t) => {
     const h = await txnHarness(t, { topics: { orders: 1 } });
     assert.equal(await produceCode(h, 'orders', 'open'), ErrorCode.NONE);
     const root = h.broker.users.list().find((u) => u.root);
     assert.notEqual(root, undefined, 'the broker made a root user');
-    authenticatedAs(h.frontend, h.session, root!.username);
+    signIn(h, root!.username);
     assert.equal(await produceCode(h, 'orders', 'root'), ErrorCode.NONE);
     assert.deepEqual(await metadataOf(h, ['made-by-root'], true), [['made-by-root', ErrorCode.NONE]]);
+  });
+});
+
+/** ConsumerProtocolSubscription v0 naming `topics` (user data null), as consumers send in JoinGroup. */
+function subscriptionOf(...topics: string[]): Buffer {
+  const names = topics.map((t) => Buffer.from(t));
+  const b = Buffer.alloc(2 + 4 + names.reduce((n, x) => n + 2 + x.length, 0) + 4);
+  let at = b.writeInt16BE(0, 0);
+  at = b.writeInt32BE(names.length, at);
+  for (const name of names) {
+    at = b.writeInt16BE(name.length, at);
+    at += name.copy(b, at);
+  }
+  b.writeInt32BE(-1, at);
+  return b;
+}
+
+describe('Kafka consumer groups and the core grants', () => {
+  it('a group is used only by users that may read every topic it involves', async (t) => {
+    const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
+    // An open-listener consumer forms group "payroll" over the topic of that name; group "shop"
+    // has only committed offsets for orders.
+    const join = await settle(h, h.call(joinGroupHandler, 3, { groupId: 'payroll', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('payroll') }] }));
+    assert.equal(join.errorCode, ErrorCode.NONE);
+    assert.equal((await h.call(syncGroupHandler, 3, { groupId: 'payroll', generationId: join.generationId, memberId: join.memberId, assignments: [{ memberId: join.memberId, assignment: Buffer.alloc(0) }] })).errorCode, ErrorCode.NONE);
+    const commit = await h.call(offsetCommitHandler, 8, { groupId: 'shop', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    assert.equal(commit.topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+
+    const ns = h.broker.catalog.getNamespace('default')!;
+    const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
+    await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
+    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
+    authenticatedAs(h.session, 'shopper');
+
+    const listed = await h.call(listGroupsHandler, 4, { statesFilter: [] });
+    assert.deepEqual(listed.groups.map((g) => g.groupId), ['shop'], 'payroll is not listed');
+    const described = await h.call(describeGroupsHandler, 5, { groups: ['payroll', 'shop'], includeAuthorizedOperations: false });
+    assert.deepEqual(described.groups.map((g) => [g.groupId, g.errorCode, g.members.length]), [['payroll', ErrorCode.GROUP_AUTHORIZATION_FAILED, 0], ['shop', ErrorCode.NONE, 0]]);
+    const left = await h.call(leaveGroupHandler, 4, { groupId: 'payroll', members: [{ memberId: join.memberId, groupInstanceId: null, reason: null }] });
+    assert.equal(left.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const intruder = await h.call(joinGroupHandler, 5, { groupId: 'payroll', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders') }] });
+    assert.equal(intruder.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal((await h.call(deleteGroupsHandler, 2, { groupsNames: ['payroll'] })).results[0]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const stillThere = h.frontend.groups.describeGroup('payroll');
+    assert.deepEqual([stillThere.groupState, stillThere.members.map((m) => m.memberId)], ['Stable', [join.memberId]], 'the member was neither removed nor made to rebalance');
+    // Its own group works: a member of "shop" over orders.
+    const own = await settle(h, h.call(joinGroupHandler, 3, { groupId: 'shop', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders') }] }));
+    assert.equal(own.errorCode, ErrorCode.NONE);
   });
 });

@@ -330,6 +330,26 @@ describe('KafkaConnection', () => {
     await c.expectClosed();
   });
 
+  it('closes an authenticated connection at its next request once its user is deleted or deactivated', async (t) => {
+    const h = await harness(t, { settings: { saslRequired: true } });
+    for (const [name, change] of [
+      ['gone', (b: Broker) => b.users.delete('gone')],
+      ['idle', (b: Broker) => b.users.update('idle', { status: 'inactive' })],
+    ] as const) {
+      await h.broker.users.create({ username: name, password: `${name}-password` });
+      const c = await h.client();
+      c.send(c.frame(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }).bytes);
+      assert.equal((await c.response(ApiKey.SaslHandshake, 1)).body.errorCode, 0);
+      c.send(c.frame(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from(`\0${name}\0${name}-password`) }).bytes);
+      assert.equal((await c.response(ApiKey.SaslAuthenticate, 2)).body.errorCode, 0, name);
+      c.send(c.frame(ApiKey.Metadata, 12, { topics: null }).bytes);
+      assert.equal((await c.response(ApiKey.Metadata, 12)).body.brokers.length, 1, `${name}: answered while the user exists`);
+      await change(h.broker);
+      c.send(c.frame(ApiKey.Metadata, 12, { topics: null }).bytes);
+      await c.expectClosed();
+    }
+  });
+
   it('sends nothing for acks=0 and keeps the order of what follows', async (t) => {
     const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler] });
     await h.broker.createTopic('default', 'quiet', { partitions: 1 });

@@ -776,6 +776,22 @@ export class GroupCoordinator {
     };
   }
 
+  /**
+   * The topics the members of a consumer group (protocol type "consumer") subscribe to, as their
+   * JoinGroup metadata (ConsumerProtocolSubscription, any version: int16 version, then the topic
+   * names as an int32-counted array of int16-length strings) names them; metadata that does not
+   * decode names nothing. Empty for an unknown group or another protocol type.
+   */
+  subscribedTopics(groupId: string): string[] {
+    const group = this.groups.get(groupId);
+    if (group === undefined || group.protocolType !== 'consumer') return [];
+    const topics = new Set<string>();
+    for (const member of group.members.values()) {
+      for (const protocol of member.protocols) for (const topic of subscriptionTopics(protocol.metadata)) topics.add(topic);
+    }
+    return [...topics];
+  }
+
   /** ListGroups; `statesFilter` (v4+) matches state names case-insensitively, empty means all. */
   listGroups(statesFilter: readonly string[] = []): { errorCode: KafkaErrorCode; groups: ListedGroup[] } {
     if (!this.active) return { errorCode: KafkaError.COORDINATOR_NOT_AVAILABLE, groups: [] };
@@ -963,4 +979,22 @@ export class GroupCoordinator {
       this.log.error('persisting group deletion failed', { groupId, error });
     }
   }
+}
+
+/** The topic names of a ConsumerProtocolSubscription; [] when the bytes do not hold them. */
+function subscriptionTopics(metadata: Buffer): string[] {
+  if (metadata.length < 6) return [];
+  const count = metadata.readInt32BE(2);
+  if (count < 0 || count > (metadata.length - 6) / 2) return [];
+  const topics: string[] = [];
+  let at = 6;
+  for (let i = 0; i < count; i++) {
+    if (at + 2 > metadata.length) return [];
+    const length = metadata.readInt16BE(at);
+    at += 2;
+    if (length < 0 || at + length > metadata.length) return [];
+    topics.push(metadata.toString('utf8', at, at + length));
+    at += length;
+  }
+  return topics;
 }

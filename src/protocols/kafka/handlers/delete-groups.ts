@@ -2,26 +2,16 @@
 // (GroupCoordinator.handleDeleteGroups). A group with members answers NON_EMPTY_GROUP; an unknown
 // group GROUP_ID_NOT_FOUND. A group known only by its committed offsets is an Empty group in
 // Kafka (see list-groups.ts), so deleting it drops the offsets and answers NONE.
-// Authorization (../access.ts): Kafka groups have no Iggy grant, so deleting one takes what
-// committing its offsets took: a SASL user that may not read (poll_messages) one of the topics the
-// group has offsets for gets GROUP_AUTHORIZATION_FAILED (30) and the group stays.
+// Authorization (../access.ts, mayUseGroup): Kafka groups have no Iggy grant, so deleting one takes
+// what using it takes: a SASL user that may not read (poll_messages) one of the topics the group
+// involves (committed offsets, members' subscriptions) gets GROUP_AUTHORIZATION_FAILED (30) and the
+// group stays.
 
-import { kafkaAccessOf, type KafkaAccess } from '../access.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaOffsetScope, offsetStoreFailureCode } from './offset-commit.js';
-import { defineHandler, type KafkaFrontend } from './types.js';
-
-/** Whether the SASL user may read every existing topic the group has committed offsets for. */
-async function mayDeleteOffsets(frontend: KafkaFrontend, access: KafkaAccess, groupId: string): Promise<boolean> {
-  const committed = await frontend.broker.offsets.fetchGroup(kafkaOffsetScope, groupId);
-  const topicIds = new Set(committed.map((o) => o.topicInternalId));
-  for (const internalId of topicIds) {
-    const topic = frontend.broker.catalog.topicByInternalId(internalId);
-    if (topic !== null && !access.topic(topic, 'read')) return false;
-  }
-  return true;
-}
+import { defineHandler } from './types.js';
 
 export const deleteGroupsHandler = defineHandler({
   apiKey: ApiKey.DeleteGroups,
@@ -34,7 +24,7 @@ export const deleteGroupsHandler = defineHandler({
     const access = kafkaAccessOf(frontend, session);
     const results = [];
     for (const groupId of request.groupsNames) {
-      if (access.restricted && !(await mayDeleteOffsets(frontend, access, groupId))) {
+      if (!(await mayUseGroup(frontend, access, groupId))) {
         results.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
         continue;
       }

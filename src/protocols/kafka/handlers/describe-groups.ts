@@ -7,8 +7,10 @@
 // authorized_operations (v3+) is INT32_MIN ("not requested") unless include_authorized_operations
 // is set; then every operation a group supports: READ (3), DELETE (6) and DESCRIBE (8) as a bit
 // field, as Kafka answers without an authorizer: Kafka groups have no grant of their own
-// (../access.ts; a DeleteGroups may still be refused over the group's topics).
+// (../access.ts). A group a SASL user may not use (mayUseGroup: it involves a topic the user may
+// not read) → GROUP_AUTHORIZATION_FAILED (30), nothing of it described.
 
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { groupsWithOffsets } from './list-groups.js';
@@ -25,9 +27,14 @@ export const describeGroupsHandler = defineHandler({
     return { throttleTimeMs: 0, groups: request.groups.map((groupId) => ({ errorCode, groupId, groupState: '', protocolType: '', protocolData: '', members: [] })) };
   },
   async handle(request, { frontend, session, version }) {
+    const access = kafkaAccessOf(frontend, session);
     let offsetGroups: Set<string> | null = null;
     const groups = [];
     for (const groupId of request.groups) {
+      if (!(await mayUseGroup(frontend, access, groupId))) {
+        groups.push({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupId, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: authorizedOperationsOmitted });
+        continue;
+      }
       const described = frontend.groups.describeGroup(groupId);
       let groupState: string = described.groupState;
       if (described.errorCode === ErrorCode.NONE && described.groupState === 'Dead') {

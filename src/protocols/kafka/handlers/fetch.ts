@@ -32,7 +32,7 @@ import { defaultFormatRegistry } from '../../../log/formats.js';
 import { leaseReleasedAfter, type BufferLease } from '../../../log/buffer-pool.js';
 import { BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
-import { kafkaAccessOf } from '../access.js';
+import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaBatchFormatCodec } from '../codec/kafka-format.js';
@@ -207,7 +207,12 @@ function joinBatches(batches: StoredBatch[], limit: number, fetchOffset: number,
   return parts.length === 0 ? null : parts;
 }
 
-function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Target): void {
+/** Points the target at its partition's current log, or at the error to answer (access first). */
+function resolveTarget(frontend: KafkaFrontend, access: KafkaAccess, topicName: string, target: Target): void {
+  if (access.restricted && !access.topicNamed(topicName, 'read')) {
+    Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
+    return;
+  }
   const found = lookupPartition(frontend.broker, topicName, target.partition);
   target.topic = found.ok ? found.topic : null;
   target.log = found.ok ? found.log : null;
@@ -223,7 +228,7 @@ function resolveTarget(frontend: KafkaFrontend, topicName: string, target: Targe
  * targets were looked up in this turn of the event loop, so only a purge under way can have
  * replaced their logs (no lookups again).
  */
-async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targets: Target[], lookedUpNow = false): Promise<boolean> {
+async function followPurges(frontend: KafkaFrontend, access: KafkaAccess, request: FetchRequest, targets: Target[], lookedUpNow = false): Promise<boolean> {
   const broker = frontend.broker;
   let moved = false;
   // Looked up in this turn of the event loop, and no purge waited for since: the logs are current.
@@ -243,7 +248,8 @@ async function followPurges(frontend: KafkaFrontend, request: FetchRequest, targ
       }
     }
     if (broker.isCurrentLog(target.topic, target.partition, target.log)) continue;
-    resolveTarget(frontend, request.topics[target.topicIndex]!.topic, target);
+    // Looked up by name again, access included: the name may now be another topic's.
+    resolveTarget(frontend, access, request.topics[target.topicIndex]!.topic, target);
     moved = true;
   }
   return moved;
@@ -263,15 +269,14 @@ export const fetchHandler = defineHandler({
     const access = kafkaAccessOf(frontend, context.session);
     const targets: Target[] = [];
     request.topics.forEach((t, topicIndex) => {
-      const denied = access.restricted && !access.topicNamed(t.topic, 'read');
       t.partitions.forEach((p, partitionIndex) => {
-        const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
-        if (!denied) resolveTarget(frontend, t.topic, target);
+        const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, topic: null, log: null, errorCode: ErrorCode.NONE };
+        resolveTarget(frontend, access, t.topic, target);
         if (target.log !== null && p.currentLeaderEpoch > 0) Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH });
         targets.push(target);
       });
     });
-    await followPurges(frontend, request, targets, true);
+    await followPurges(frontend, access, request, targets, true);
     const responseBytesMax = frontend.settings.fetchResponseBytesMax ?? Number.MAX_SAFE_INTEGER;
     const maxBytes = Math.max(1, Math.min(request.maxBytes, responseBytesMax));
     const minBytes = Math.max(0, request.minBytes);
@@ -288,7 +293,7 @@ export const fetchHandler = defineHandler({
       const left = deadline - Date.now();
       if (left <= 0) break;
       const woken = await frontend.fetchWaiters.waitForAppend(logs, left, context.session.signal);
-      const purged = await followPurges(frontend, request, targets);
+      const purged = await followPurges(frontend, access, request, targets);
       if (purged) logs = logsOf();
       else if (!woken) break;
       result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);

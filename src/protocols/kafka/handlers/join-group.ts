@@ -10,8 +10,13 @@
 //   a nullable protocol name. Before v7 the protocol name is a non-null string, so an error answer
 //   carries "".
 // - clientHost is Kafka's InetAddress.toString() form, "/127.0.0.1".
+// Authorization (../access.ts, mayUseGroup): a SASL user that may not read every topic the group
+// involves (its members' subscriptions, its committed offsets) → GROUP_AUTHORIZATION_FAILED (30),
+// and the group is left as it was.
 
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
+import { ErrorCode } from '../codec/errors.js';
 import { defineHandler } from './types.js';
 
 /** "/host" from a remote address written "host:port", "[v6]:port" or "host". */
@@ -35,6 +40,9 @@ export const joinGroupHandler = defineHandler({
   minVersion: 0,
   maxVersion: 7,
   async handle(request, { frontend, session, header, version }) {
+    if (!(await mayUseGroup(frontend, kafkaAccessOf(frontend, session), request.groupId))) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: '', members: [] };
+    }
     const result = await frontend.groups.joinGroup({
       groupId: request.groupId,
       memberId: request.memberId,

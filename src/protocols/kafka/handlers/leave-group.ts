@@ -4,7 +4,10 @@
 // the top-level error (apache/kafka LeaveGroupResponse: for version <= 2 a NONE top-level error is
 // replaced by the first member's error). v3+ (KIP-345) batch members by id and/or
 // group.instance.id and answer each one; the top-level error is the group's alone.
+// A SASL user that may not use the group (../access.ts, mayUseGroup) → GROUP_AUTHORIZATION_FAILED
+// (30) and no member leaves.
 
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { defineHandler } from './types.js';
@@ -13,7 +16,10 @@ export const leaveGroupHandler = defineHandler({
   apiKey: ApiKey.LeaveGroup,
   minVersion: 0,
   maxVersion: 4,
-  handle(request, { frontend, version }) {
+  async handle(request, { frontend, session, version }) {
+    if (!(await mayUseGroup(frontend, kafkaAccessOf(frontend, session), request.groupId))) {
+      return version <= 2 ? { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED } : { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
+    }
     if (version <= 2) {
       const result = frontend.groups.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: null }]);
       const memberError = result.members[0]?.errorCode ?? ErrorCode.NONE;

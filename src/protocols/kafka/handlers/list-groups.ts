@@ -4,9 +4,11 @@
 // Kafka lists every group in its group metadata cache, and a simple consumer's (or an admin's)
 // offset commit creates an Empty group there (GroupCoordinator.handleCommitOffsets). Our
 // coordinator only holds groups that had members, so groups known only by committed offsets are
-// added here as Empty with no protocol type, as Kafka would list them.
+// added here as Empty with no protocol type, as Kafka would list them. A SASL user sees only the
+// groups it may use (../access.ts, mayUseGroup), as Kafka lists only groups the user may describe.
 
 import type { Broker } from '../../../core/broker.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaOffsetScope } from './offset-commit.js';
@@ -38,6 +40,10 @@ export const listGroupsHandler = defineHandler({
         return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
       }
     }
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups };
+    const access = kafkaAccessOf(frontend, session);
+    if (!access.restricted) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups };
+    const visible = [];
+    for (const g of groups) if (await mayUseGroup(frontend, access, g.groupId)) visible.push(g);
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: visible };
   },
 });

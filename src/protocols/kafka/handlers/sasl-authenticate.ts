@@ -26,7 +26,7 @@ export const saslAuthenticateHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   preAuth: true,
-  async handle(request, { frontend, session }) {
+  async handle(request, { session }) {
     if (session.principal !== null) return illegalState('SaslAuthenticate request received after successful authentication');
     const sasl = session.sasl;
     if (sasl === null || sasl.exchange === undefined) return illegalState('SaslAuthenticate request received before SaslHandshake');
@@ -37,7 +37,7 @@ export const saslAuthenticateHandler = defineHandler({
       return { errorCode: result.kafkaErrorCode, errorMessage: result.message, authBytes: emptyBuffer, sessionLifetimeMs: 0 };
     }
     if (result.done) {
-      authenticatedAs(frontend, session, result.user ?? null);
+      authenticatedAs(session, result.user ?? null);
       session.logger.info('SASL authentication succeeded', { mechanism: sasl.mechanism, user: session.principal });
     }
     return { errorCode: 0, errorMessage: null, authBytes: result.token, sessionLifetimeMs: 0 };

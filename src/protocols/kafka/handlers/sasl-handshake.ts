@@ -20,7 +20,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { SaslSession, saslMechanismNames, type SaslMechanismName } from '../sasl/session.js';
 import { isSaslFailure } from '../sasl/types.js';
-import { defineHandler, type KafkaFrontend } from './types.js';
+import { defineHandler, type KafkaFrontend, type KafkaSession } from './types.js';
 
 /** The mechanisms this listener offers: the configured ones Quartet implements, in configured order. */
 export function enabledSaslMechanisms(frontend: KafkaFrontend): SaslMechanismName[] {
@@ -28,11 +28,17 @@ export function enabledSaslMechanisms(frontend: KafkaFrontend): SaslMechanismNam
   return frontend.settings.saslMechanisms.filter((m): m is SaslMechanismName => known.has(m));
 }
 
-/** A PLAIN password check over the user store: false for a wrong password, an unknown or an inactive user. */
-export function plainVerifier(users: UserStore): (user: string, password: string) => Promise<boolean> {
+/**
+ * A PLAIN password check over the user store: false for a wrong password, an unknown or an
+ * inactive user. `verified` gets the id of the user the password matched.
+ */
+export function plainVerifier(users: UserStore, verified: (userId: number) => void): (user: string, password: string) => Promise<boolean> {
   return (user, password) =>
     users.verifyPassword(user, password).then(
-      () => true,
+      (found) => {
+        verified(found.id);
+        return true;
+      },
       (err: unknown) => {
         if (isQuartetError(err) && (err.code === 'invalid_credentials' || err.code === 'user_inactive')) return false;
         throw err;
@@ -40,15 +46,22 @@ export function plainVerifier(users: UserStore): (user: string, password: string
     );
 }
 
-/** One connection's SASL exchange, over the core's users. */
-export function newSaslExchange(frontend: KafkaFrontend, enabledMechanisms: readonly SaslMechanismName[]): SaslSession {
+/**
+ * One connection's SASL exchange, over the core's users. `identified` gets the id of the user
+ * whose password or SCRAM credentials the exchange checks, taken together with them: the
+ * connection's grants are that user's (../access.ts), whatever happens to its name meanwhile.
+ */
+export function newSaslExchange(frontend: KafkaFrontend, enabledMechanisms: readonly SaslMechanismName[], identified: (userId: number) => void): SaslSession {
   const users = frontend.broker.users;
   return new SaslSession({
     enabledMechanisms,
-    verifyPassword: plainVerifier(users),
+    verifyPassword: plainVerifier(users, identified),
     scramCredentials: (username, mechanism) => {
-      if (users.get(username)?.status !== 'active') return null;
-      return users.scramCredential(username, mechanism === 'SCRAM-SHA-256' ? 'SHA-256' : 'SHA-512');
+      const user = users.get(username);
+      if (user?.status !== 'active') return null;
+      const credential = users.scramCredential(username, mechanism === 'SCRAM-SHA-256' ? 'SHA-256' : 'SHA-512');
+      if (credential !== null) identified(user.id);
+      return credential;
     },
   });
 }
@@ -64,13 +77,15 @@ export const saslHandshakeHandler = defineHandler({
       session.logger.warn('SaslHandshake after the SASL mechanism was chosen', { mechanism: request.mechanism });
       return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms };
     }
-    const exchange = newSaslExchange(frontend, mechanisms);
+    const sasl: NonNullable<KafkaSession['sasl']> = { mechanism: request.mechanism, rawTokens: version === 0, userId: null };
+    const exchange = newSaslExchange(frontend, mechanisms, (userId) => (sasl.userId = userId));
     const started = exchange.start(request.mechanism);
     if (isSaslFailure(started)) {
       session.logger.info('SASL mechanism not enabled', { mechanism: request.mechanism, enabled: mechanisms });
       return { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms };
     }
-    session.sasl = { mechanism: request.mechanism, rawTokens: version === 0, exchange };
+    sasl.exchange = exchange;
+    session.sasl = sasl;
     return { errorCode: 0, mechanisms };
   },
 });

@@ -30,7 +30,7 @@ export function expectsRawSaslToken(session: KafkaSession): boolean {
   return session.sasl?.rawTokens === true && session.principal === null;
 }
 
-export async function saslRawToken(frontend: KafkaFrontend, session: KafkaSession, token: Buffer): Promise<SaslRawReply> {
+export async function saslRawToken(_frontend: KafkaFrontend, session: KafkaSession, token: Buffer): Promise<SaslRawReply> {
   const sasl = session.sasl;
   if (sasl === null || !sasl.rawTokens || sasl.exchange === undefined || session.principal !== null) {
     session.logger.warn('raw SASL token outside a SaslHandshake v0 exchange; closing the connection');
@@ -42,7 +42,7 @@ export async function saslRawToken(frontend: KafkaFrontend, session: KafkaSessio
     return { reply: null, close: true };
   }
   if (result.done) {
-    authenticatedAs(frontend, session, result.user ?? null);
+    authenticatedAs(session, result.user ?? null);
     session.logger.info('SASL authentication succeeded', { mechanism: sasl.mechanism, user: session.principal, rawTokens: true });
   }
   return { reply: result.token, close: false };

@@ -94,14 +94,14 @@ export interface KafkaSession {
   clientId: string | null;
   /** The authenticated user, or null before SASL (or when SASL is off). */
   principal: string | null;
-  /** That user's id, looked up when it authenticated (../access.ts: its grants are checked by id). */
+  /** That user's id, the one whose credentials the exchange checked (../access.ts: its grants are checked by id). */
   principalUserId?: number | null;
   /**
    * Set by SaslHandshake: the mechanism chosen, whether the v0 raw-token path follows, and the
    * exchange in progress (handlers/sasl-handshake.ts creates it; SaslAuthenticate and sasl-raw.ts
    * feed it tokens until it sets `principal`).
    */
-  sasl: { mechanism: string; rawTokens: boolean; exchange?: SaslSession } | null;
+  sasl: { mechanism: string; rawTokens: boolean; exchange?: SaslSession; userId?: number | null } | null;
   readonly logger: Logger;
   /** Aborted when the connection closes or drains: long waits (Fetch) should give up. */
   readonly signal?: AbortSignal;
