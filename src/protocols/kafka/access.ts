@@ -15,7 +15,9 @@
 //   broker DescribeConfigs / AlterConfigs read_servers / manage_servers
 //
 // Kafka consumer groups have no grant of their own: a group is open to a user that may read every
-// topic it involves (mayUseGroup: its members' subscriptions and its committed offsets), so that
+// topic it involves (mayUseGroup, checked by JoinGroup, LeaveGroup, DescribeGroups, ListGroups,
+// DeleteGroups, OffsetCommit, OffsetFetch, AddOffsetsToTxn and TxnOffsetCommit: its members'
+// subscriptions and its committed offsets), so that
 // neither what it reveals nor what can be done to it goes past the user's topic grants; otherwise
 // GROUP_AUTHORIZATION_FAILED (30). Transactional ids and the cluster itself (DescribeCluster,
 // FindCoordinator, InitProducerId) have no grant either and are open to every authenticated user.

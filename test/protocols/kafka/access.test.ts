@@ -193,25 +193,32 @@ describe('Kafka authorization from the core grants', () => {
     assert.equal(deleted.responses[0]!.errorCode, ErrorCode.NONE);
   });
 
-  it('offsets: a group keeps what its user may read, and is deleted only by a user that may read all its topics', async (t) => {
+  it('offsets: a group of topics the user may read is its to use; a group that involves another topic is not', async (t) => {
     const h = await txnHarness(t, { topics: { orders: 1, audit: 1 } });
-    const commit = (topic: string) =>
-      h.call(offsetCommitHandler, 8, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }] });
-    assert.equal((await commit('orders')).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE, 'open listener');
-    assert.equal((await commit('audit')).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    const commit = (groupId: string, topic: string) =>
+      h.call(offsetCommitHandler, 8, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    const code = async (groupId: string, topic: string) => (await commit(groupId, topic)).topics[0]!.partitions[0]!.errorCode;
+    assert.equal(await code('mixed', 'orders'), ErrorCode.NONE, 'open listener');
+    assert.equal(await code('mixed', 'audit'), ErrorCode.NONE);
     await as(h, 'reader', topicGrants(h, { orders: { poll: true } }));
-    assert.equal((await commit('audit')).topics[0]!.partitions[0]!.errorCode, DENIED);
-    const named = await h.call(offsetFetchHandler, 7, { groupId: 'g', topics: [{ name: 'orders', partitionIndexes: [0] }, { name: 'audit', partitionIndexes: [0] }], requireStable: false });
-    assert.deepEqual(named.topics.map((x) => [x.name, x.partitions[0]!.errorCode, x.partitions[0]!.committedOffset]), [['orders', 0, 5], ['audit', DENIED, -1]]);
-    const all = await h.call(offsetFetchHandler, 7, { groupId: 'g', topics: null, requireStable: false });
-    assert.deepEqual(all.topics.map((x) => x.name), ['orders'], 'offsets of topics it may not describe are left out');
-    const refused = await h.call(deleteGroupsHandler, 2, { groupsNames: ['g'] });
+    // Its own group: it commits and reads back orders, and may not commit audit there.
+    assert.equal(await code('own', 'orders'), ErrorCode.NONE);
+    assert.equal(await code('own', 'audit'), DENIED);
+    const named = await h.call(offsetFetchHandler, 7, { groupId: 'own', topics: [{ name: 'orders', partitionIndexes: [0] }, { name: 'audit', partitionIndexes: [0] }], requireStable: false });
+    assert.deepEqual([named.errorCode, named.topics.map((x) => [x.name, x.partitions[0]!.errorCode, x.partitions[0]!.committedOffset])], [0, [['orders', 0, 5], ['audit', DENIED, -1]]]);
+    // The group that has offsets for audit too: not its to read, write or delete.
+    assert.equal(await code('mixed', 'orders'), ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const fetched = await h.call(offsetFetchHandler, 7, { groupId: 'mixed', topics: null, requireStable: false });
+    assert.deepEqual([fetched.errorCode, fetched.topics.length], [ErrorCode.GROUP_AUTHORIZATION_FAILED, 0]);
+    const v8 = await h.call(offsetFetchHandler, 8, { groups: [{ groupId: 'mixed', topics: null }, { groupId: 'own', topics: null }], requireStable: false });
+    assert.deepEqual(v8.groups.map((g) => [g.groupId, g.errorCode, g.topics.map((x) => x.name)]), [['mixed', ErrorCode.GROUP_AUTHORIZATION_FAILED, []], ['own', 0, ['orders']]]);
+    const refused = await h.call(deleteGroupsHandler, 2, { groupsNames: ['mixed'] });
     assert.equal(refused.results[0]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
-    assert.equal((await h.broker.offsets.fetchGroup('kafka', 'g')).length, 2, 'the offsets stay');
+    assert.deepEqual((await h.broker.offsets.fetchGroup('kafka', 'mixed')).map((o) => o.offset), [5, 5], 'its offsets stay as they were');
     await as(h, 'reader', topicGrants(h, { orders: { poll: true }, audit: { read: true } }));
-    const done = await h.call(deleteGroupsHandler, 2, { groupsNames: ['g'] });
+    const done = await h.call(deleteGroupsHandler, 2, { groupsNames: ['mixed'] });
     assert.equal(done.results[0]!.errorCode, ErrorCode.NONE);
-    assert.equal((await h.broker.offsets.fetchGroup('kafka', 'g')).length, 0);
+    assert.equal((await h.broker.offsets.fetchGroup('kafka', 'mixed')).length, 0);
   });
 
   it('transactions: partitions and offsets of topics the user may not write or read are refused', async (t) => {
@@ -221,12 +228,21 @@ describe('Kafka authorization from the core grants', () => {
     const added = await h.call(addPartitionsToTxnHandler, 3, { ...id, topics: [{ name: 'orders', partitions: [0] }, { name: 'audit', partitions: [0] }] });
     assert.deepEqual(added.results.map((x) => [x.name, x.results[0]!.partitionErrorCode]), [['orders', ErrorCode.OPERATION_NOT_ATTEMPTED], ['audit', DENIED]]);
     assert.equal((await h.call(addPartitionsToTxnHandler, 3, { ...id, topics: [{ name: 'orders', partitions: [0] }] })).results[0]!.results[0]!.partitionErrorCode, ErrorCode.NONE);
-    assert.equal((await h.call(addOffsetsToTxnHandler, 3, { ...id, groupId: 'g' })).errorCode, ErrorCode.NONE, 'groups have no grant');
+    assert.equal((await h.call(addOffsetsToTxnHandler, 3, { ...id, groupId: 'g' })).errorCode, ErrorCode.NONE, 'a group of no topic yet');
     const staged = await h.call(txnOffsetCommitHandler, 3, {
       ...id, groupId: 'g', generationId: -1, memberId: '', groupInstanceId: null,
       topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }, { name: 'audit', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }],
     });
     assert.deepEqual(staged.topics.map((x) => [x.name, x.partitions[0]!.errorCode]), [['orders', ErrorCode.NONE], ['audit', DENIED]]);
+    // A group that has offsets for audit is not this user's to add to its transaction.
+    const audit = h.broker.catalog.getTopic({ namespace: 'default', topic: 'audit' })!;
+    await h.broker.offsets.commit('kafka', 'other', [{ topicInternalId: audit.internalId, partition: 0, offset: 1, leaderEpoch: -1, metadata: '' }]);
+    assert.equal((await h.call(addOffsetsToTxnHandler, 3, { ...id, groupId: 'other' })).errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const intoOther = await h.call(txnOffsetCommitHandler, 3, {
+      ...id, groupId: 'other', generationId: -1, memberId: '', groupInstanceId: null,
+      topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    assert.equal(intoOther.topics[0]!.partitions[0]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
   });
 
   it('a long-polling Fetch whose name comes to mean another topic (an Iggy purge, a shadowing topic) is checked again', async (t) => {

@@ -7,6 +7,7 @@
 // - PRODUCER_FENCED (90) from v2, INVALID_PRODUCER_EPOCH (47) before.
 
 import { groupIdBytesMax } from '../../../core/offsets.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaTransactionScope, kafkaTxnErrorCode } from '../transactions.js';
@@ -24,6 +25,8 @@ export const addOffsetsToTxnHandler = defineHandler({
   async handle(request, { frontend, session, version }) {
     const { groupId } = request;
     if (groupId.length === 0 || Buffer.byteLength(groupId, 'utf8') > groupIdBytesMax) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID };
+    // A group the SASL user may not use (../access.ts, mayUseGroup) → GROUP_AUTHORIZATION_FAILED.
+    if (!(await mayUseGroup(frontend, kafkaAccessOf(frontend, session), groupId))) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
     const id = { scope: kafkaTransactionScope, transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch };
     try {
       await frontend.broker.transactions.addOffsets(id, groupId);

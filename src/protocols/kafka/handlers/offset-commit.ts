@@ -19,12 +19,13 @@
 // - a negative offset is stored and handed back, as Kafka does (KafkaJS commits -2, its "earliest",
 //   when it resets a position; refusing it crashed KafkaJS's consumer with a non-retriable error);
 //   an offset past 2^53 is INVALID_COMMIT_OFFSET_SIZE (JavaScript numbers).
-// - authorization (../access.ts): a topic the SASL user may not read (Iggy poll_messages) answers
-//   TOPIC_AUTHORIZATION_FAILED (29) on its partitions, checked first; Kafka groups have no grant.
+// - authorization (../access.ts), checked first: a group the SASL user may not use (mayUseGroup)
+//   answers GROUP_AUTHORIZATION_FAILED (30) on every partition; a topic it may not read (Iggy
+//   poll_messages) TOPIC_AUTHORIZATION_FAILED (29) on that topic's partitions.
 
 import { groupIdBytesMax, offsetMetadataBytesMax, type OffsetCommit } from '../../../core/offsets.js';
 import { isQuartetError } from '../../../core/errors.js';
-import { kafkaAccessOf } from '../access.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaCodeOf } from '../errors.js';
@@ -59,6 +60,7 @@ export const offsetCommitHandler = defineHandler({
   async handle(request, { frontend, session, version }) {
     const { broker, groups } = frontend;
     const access = kafkaAccessOf(frontend, session);
+    const groupDenied = !(await mayUseGroup(frontend, access, request.groupId));
     const toStore: { answer: PartitionAnswer; commit: OffsetCommit }[] = [];
     const answers = request.topics.map((t) => {
       const denied = access.restricted && !access.topicNamed(t.name, 'read');
@@ -67,7 +69,9 @@ export const offsetCommitHandler = defineHandler({
         name: t.name,
         partitions: t.partitions.map((p) => {
           const entry: PartitionAnswer = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
-          if (denied) {
+          if (groupDenied) {
+            entry.errorCode = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+          } else if (denied) {
             entry.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
           } else if (topic === null || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
             entry.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;

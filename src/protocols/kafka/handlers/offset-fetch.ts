@@ -11,12 +11,14 @@
 // - v8 batches groups; v7+ require_stable: a partition for which an unfinished transaction has
 //   staged an offset (TxnOffsetCommit, not yet committed by EndTxn) answers offset -1 with
 //   UNSTABLE_OFFSET_COMMIT (88, retriable), as GroupMetadataManager.getOffsets does.
-// - authorization (../access.ts): a requested topic the SASL user may not describe answers
+// - authorization (../access.ts): a group the SASL user may not use (mayUseGroup) is a group-level
+//   GROUP_AUTHORIZATION_FAILED (30), placed as any group-level failure above; a requested topic
+//   the user may not describe answers
 //   TOPIC_AUTHORIZATION_FAILED (29) on its partitions; with null topics such topics are left out.
 
 import type { Broker } from '../../../core/broker.js';
 import type { CommittedOffset } from '../../../core/offsets.js';
-import { kafkaAccessOf } from '../access.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { findKafkaTopic, isKafkaVisible, kafkaNameOf } from '../topics.js';
@@ -54,6 +56,7 @@ function toPartition(o: CommittedOffset): FetchedPartition {
 /** The answer for one group: requested partitions, or (topics null) all its committed offsets. */
 async function fetchGroupOffsets(broker: Broker, groupId: string, requested: RequestedTopics, requireStable: boolean, context: KafkaRequestContext): Promise<GroupOffsets> {
   const access = kafkaAccessOf(context.frontend, context.session);
+  if (!(await mayUseGroup(context.frontend, access, groupId))) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
   const unstable = (topicInternalId: number, partition: number): boolean =>
     requireStable && broker.transactions.hasPendingOffset(kafkaOffsetScope, groupId, topicInternalId, partition);
   let committed: CommittedOffset[];

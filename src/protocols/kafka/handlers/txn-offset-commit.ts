@@ -5,6 +5,8 @@
 //
 // Follows apache/kafka KafkaApis.handleTxnOffsetCommitRequest and the classic
 // GroupCoordinator.handleTxnCommitOffsets / validateOffsetCommit(isTransactional = true):
+// - a group the SASL user may not use (../access.ts, mayUseGroup) → GROUP_AUTHORIZATION_FAILED (30)
+//   on every partition;
 // - per partition first: a topic the SASL user may not read (../access.ts, Iggy poll_messages)
 //   answers TOPIC_AUTHORIZATION_FAILED (29); a topic or partition that does not exist answers
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata over offset.metadata.max.bytes answers
@@ -22,7 +24,7 @@
 // - an empty or over-long group id answers INVALID_GROUP_ID for every partition.
 
 import { groupIdBytesMax, offsetMetadataBytesMax, type OffsetCommit } from '../../../core/offsets.js';
-import { kafkaAccessOf } from '../access.js';
+import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponseInput } from '../codec/messages/txn-offset-commit.js';
@@ -55,6 +57,7 @@ export const txnOffsetCommitHandler = defineHandler({
     if (groupId.length === 0 || Buffer.byteLength(groupId, 'utf8') > groupIdBytesMax) return answerAll(request, ErrorCode.INVALID_GROUP_ID);
 
     const access = kafkaAccessOf(frontend, session);
+    if (!(await mayUseGroup(frontend, access, groupId))) return answerAll(request, ErrorCode.GROUP_AUTHORIZATION_FAILED);
     const staged: { answer: PartitionAnswer; commit: OffsetCommit }[] = [];
     const topics = request.topics.map((t) => {
       const denied = access.restricted && !access.topicNamed(t.name, 'read');
