@@ -144,6 +144,8 @@ export interface MetadataStore {
   commitOffsets(records: readonly OffsetRecord[]): Promise<void>;
   fetchOffset(scope: string, group: string, topicInternalId: number, partition: number): Promise<OffsetRecord | null>;
   listGroupOffsets(scope: string, group: string): Promise<OffsetRecord[]>;
+  /** The topics a group has committed offsets for (internal ids, ascending). */
+  listGroupOffsetTopics(scope: string, group: string): Promise<number[]>;
   listOffsetGroups(scope: string): Promise<string[]>;
   /** Returns the number of offsets deleted. */
   deleteGroupOffsets(scope: string, group: string): Promise<number>;
@@ -409,6 +411,10 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => (this.stmts.listGroupOffsets.all(scope, group) as Row[]).map(offsetFromRow));
   }
 
+  listGroupOffsetTopics(scope: string, group: string): Promise<number[]> {
+    return this.run(() => (this.stmts.listGroupOffsetTopics.all(scope, group) as Row[]).map((r) => Number(r.topic_internal_id)));
+  }
+
   listOffsetGroups(scope: string): Promise<string[]> {
     return this.run(() => (this.stmts.listOffsetGroups.all(scope) as Row[]).map((r) => String(r.group_id)));
   }
@@ -563,6 +569,7 @@ function prepareStatements(db: Database.Database) {
     ),
     getOffset: db.prepare('SELECT * FROM offsets WHERE scope = ? AND group_id = ? AND topic_internal_id = ? AND partition = ?'),
     listGroupOffsets: db.prepare('SELECT * FROM offsets WHERE scope = ? AND group_id = ? ORDER BY topic_internal_id, partition'),
+    listGroupOffsetTopics: db.prepare('SELECT DISTINCT topic_internal_id FROM offsets WHERE scope = ? AND group_id = ? ORDER BY topic_internal_id'),
     listOffsetGroups: db.prepare('SELECT DISTINCT group_id FROM offsets WHERE scope = ? ORDER BY group_id'),
     deleteGroupOffsets: db.prepare('DELETE FROM offsets WHERE scope = ? AND group_id = ?'),
     deleteTopicOffsets: db.prepare('DELETE FROM offsets WHERE topic_internal_id = ?'),

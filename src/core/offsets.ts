@@ -65,6 +65,11 @@ export class OffsetStore {
     return topicInternalId === undefined ? all : all.filter((o) => o.topicInternalId === topicInternalId);
   }
 
+  /** The topics (internal ids) a group has committed offsets for. */
+  groupTopics(scope: string, group: string): Promise<number[]> {
+    return this.store.listGroupOffsetTopics(scope, group);
+  }
+
   /** Groups with at least one committed offset in the scope. */
   listGroups(scope: string): Promise<string[]> {
     return this.store.listOffsetGroups(scope);

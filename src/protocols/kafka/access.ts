@@ -17,9 +17,10 @@
 // Kafka consumer groups have no grant of their own: a group is open to a user that may read every
 // topic it involves (mayUseGroup, checked by JoinGroup, LeaveGroup, DescribeGroups, ListGroups,
 // DeleteGroups, OffsetCommit, OffsetFetch, AddOffsetsToTxn and TxnOffsetCommit: its members'
-// subscriptions and its committed offsets), so that
-// neither what it reveals nor what can be done to it goes past the user's topic grants; otherwise
-// GROUP_AUTHORIZATION_FAILED (30). Transactional ids and the cluster itself (DescribeCluster,
+// subscriptions and its committed offsets), so that neither what it reveals nor what can be done
+// to it goes past the user's topic grants; such a user joins only as a consumer naming topics it
+// may read (mayJoinWith), and groups of other protocol types (Kafka Connect, ...) are closed to it;
+// otherwise GROUP_AUTHORIZATION_FAILED (30). Transactional ids and the cluster itself (DescribeCluster,
 // FindCoordinator, InitProducerId) have no grant either and are open to every authenticated user.
 // A connection without a principal (SASL not required and not used: an open PLAINTEXT listener,
 // docs/configuration.md) is not restricted, nor is root. The principal's user is the one whose
@@ -40,6 +41,7 @@ import type { Topic } from '../../core/catalog.js';
 import { defaultNamespaceName } from '../../core/catalog.js';
 import type { User } from '../../core/users.js';
 import { catalogCandidatesForKafkaName } from '../mapping.js';
+import { subscriptionTopics } from './coordinator/group-coordinator.js';
 import { kafkaOffsetScope } from './handlers/offset-commit.js';
 import { findKafkaTopic } from './topics.js';
 import type { KafkaFrontend, KafkaSession } from './handlers/types.js';
@@ -94,11 +96,28 @@ export function kafkaAccessOf(frontend: KafkaFrontend, session: KafkaSession): K
  */
 export async function mayUseGroup(frontend: KafkaFrontend, access: KafkaAccess, groupId: string): Promise<boolean> {
   if (!access.restricted) return true;
-  for (const name of frontend.groups.subscribedTopics(groupId)) if (!access.topicNamed(name, 'read')) return false;
-  const committed = await frontend.broker.offsets.fetchGroup(kafkaOffsetScope, groupId);
-  for (const internalId of new Set(committed.map((o) => o.topicInternalId))) {
+  // Members that are not consumers (or whose metadata does not decode) involve unknown topics.
+  const subscribed = frontend.groups.subscribedTopics(groupId);
+  if (subscribed === null) return false;
+  for (const name of subscribed) if (!access.topicNamed(name, 'read')) return false;
+  for (const internalId of await frontend.broker.offsets.groupTopics(kafkaOffsetScope, groupId)) {
     const topic = frontend.broker.catalog.topicByInternalId(internalId);
     if (topic !== null && !access.topic(topic, 'read')) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a restricted user may join a group with these protocols: as a consumer (protocol type
+ * "consumer") whose every subscription names only topics it may read, so that it cannot bring
+ * topics it may not read into a group (and lock out its members) nor join groups of other kinds.
+ */
+export function mayJoinWith(access: KafkaAccess, protocolType: string, protocols: ReadonlyArray<{ metadata: Buffer }>): boolean {
+  if (!access.restricted) return true;
+  if (protocolType !== 'consumer') return false;
+  for (const protocol of protocols) {
+    const topics = subscriptionTopics(protocol.metadata);
+    if (topics === null || !topics.every((name) => access.topicNamed(name, 'read'))) return false;
   }
   return true;
 }

@@ -18,7 +18,7 @@ import { joinGroupHandler } from '../../../src/protocols/kafka/handlers/join-gro
 import { leaveGroupHandler } from '../../../src/protocols/kafka/handlers/leave-group.js';
 import { listGroupsHandler } from '../../../src/protocols/kafka/handlers/list-groups.js';
 import { syncGroupHandler } from '../../../src/protocols/kafka/handlers/sync-group.js';
-import { groupsHarness, rebalanceTimeoutMs, sessionTimeoutMs, settle } from './handlers/groups-harness.js';
+import { groupsHarness, peek, rebalanceTimeoutMs, sessionTimeoutMs, settle } from './handlers/groups-harness.js';
 import { deleteGroupsHandler } from '../../../src/protocols/kafka/handlers/delete-groups.js';
 import { deleteRecordsHandler } from '../../../src/protocols/kafka/handlers/delete-records.js';
 import { deleteTopicsHandler } from '../../../src/protocols/kafka/handlers/delete-topics.js';
@@ -372,7 +372,7 @@ describe('Kafka consumer groups and the core grants', () => {
     const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
     // An open-listener consumer forms group "payroll" over the topic of that name; group "shop"
     // has only committed offsets for orders.
-    const join = await settle(h, h.call(joinGroupHandler, 3, { groupId: 'payroll', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('payroll') }] }));
+    const join = await settle(h, h.call(joinGroupHandler, 5, { groupId: 'payroll', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', groupInstanceId: 'payroll-1', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('payroll') }] }));
     assert.equal(join.errorCode, ErrorCode.NONE);
     assert.equal((await h.call(syncGroupHandler, 3, { groupId: 'payroll', generationId: join.generationId, memberId: join.memberId, assignments: [{ memberId: join.memberId, assignment: Buffer.alloc(0) }] })).errorCode, ErrorCode.NONE);
     const commit = await h.call(offsetCommitHandler, 8, { groupId: 'shop', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }] });
@@ -388,7 +388,8 @@ describe('Kafka consumer groups and the core grants', () => {
     assert.deepEqual(listed.groups.map((g) => g.groupId), ['shop'], 'payroll is not listed');
     const described = await h.call(describeGroupsHandler, 5, { groups: ['payroll', 'shop'], includeAuthorizedOperations: false });
     assert.deepEqual(described.groups.map((g) => [g.groupId, g.errorCode, g.members.length]), [['payroll', ErrorCode.GROUP_AUTHORIZATION_FAILED, 0], ['shop', ErrorCode.NONE, 0]]);
-    const left = await h.call(leaveGroupHandler, 4, { groupId: 'payroll', members: [{ memberId: join.memberId, groupInstanceId: null, reason: null }] });
+    // A static member named by its instance id alone (a guessable name) is not this user's to remove.
+    const left = await h.call(leaveGroupHandler, 4, { groupId: 'payroll', members: [{ memberId: '', groupInstanceId: 'payroll-1', reason: null }] });
     assert.equal(left.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
     const intruder = await h.call(joinGroupHandler, 5, { groupId: 'payroll', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders') }] });
     assert.equal(intruder.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
@@ -398,5 +399,46 @@ describe('Kafka consumer groups and the core grants', () => {
     // Its own group works: a member of "shop" over orders.
     const own = await settle(h, h.call(joinGroupHandler, 3, { groupId: 'shop', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders') }] }));
     assert.equal(own.errorCode, ErrorCode.NONE);
+    // A member may always leave, even a group that came to involve a topic its user may not read.
+    Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
+    const broader = h.call(joinGroupHandler, 3, { groupId: 'shop', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders', 'payroll') }] });
+    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
+    authenticatedAs(h.session, 'shopper');
+    for (let i = 0; i < 20 && h.frontend.groups.describeGroup('shop').members.length < 2; i++) await peek(broader);
+    assert.equal(h.frontend.groups.describeGroup('shop').members.length, 2, 'the broader member joined');
+    const leftOwn = await h.call(leaveGroupHandler, 4, { groupId: 'shop', members: [{ memberId: own.memberId, groupInstanceId: null, reason: null }] });
+    assert.deepEqual([leftOwn.errorCode, leftOwn.members[0]?.errorCode], [ErrorCode.NONE, ErrorCode.NONE]);
+    assert.equal((await settle(h, broader)).errorCode, ErrorCode.NONE);
+    // It may not bring a topic it may not read into a group (which would lock out its members),
+    // nor join or see groups of another kind (whose topics are not known).
+    const bringing = await h.call(joinGroupHandler, 3, { groupId: 'fresh', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders', 'payroll') }] });
+    assert.equal(bringing.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const other = await h.call(joinGroupHandler, 3, { groupId: 'fresh', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'connect', protocols: [{ name: 'default', metadata: Buffer.from('worker') }] });
+    assert.equal(other.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal(h.frontend.groups.describeGroup('fresh').groupState, 'Dead', 'nobody joined');
+  });
+
+  it('a group another member joined meanwhile with a topic the user may not read: the join is refused when it completes, and the user leaves', async (t) => {
+    const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
+    const ns = h.broker.catalog.getNamespace('default')!;
+    const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
+    await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
+    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
+    authenticatedAs(h.session, 'shopper');
+    const join = (metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
+    const restricted = join(subscriptionOf('orders'));
+    // Its checks pass (the group is empty) and it waits in the join phase; then an open-listener
+    // consumer of payroll joins the same phase.
+    for (let i = 0; i < 20 && h.frontend.groups.describeGroup('g').members.length === 0; i++) await peek(restricted);
+    assert.equal(h.frontend.groups.describeGroup('g').members.length, 1, 'the restricted member is in the join phase');
+    Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
+    const open = join(subscriptionOf('payroll'));
+    const answer = await settle(h, restricted);
+    assert.deepEqual([answer.errorCode, answer.members.length], [ErrorCode.GROUP_AUTHORIZATION_FAILED, 0], "no member's subscription is shown to it");
+    const openAnswer = await settle(h, open);
+    assert.equal(openAnswer.errorCode, ErrorCode.NONE);
+    const members = h.frontend.groups.describeGroup('g').members.map((m) => m.memberId);
+    assert.equal(members.includes(openAnswer.memberId), true);
+    assert.equal(members.length, 1, 'the restricted member left again');
   });
 });

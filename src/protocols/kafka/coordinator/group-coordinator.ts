@@ -777,17 +777,22 @@ export class GroupCoordinator {
   }
 
   /**
-   * The topics the members of a consumer group (protocol type "consumer") subscribe to, as their
-   * JoinGroup metadata (ConsumerProtocolSubscription, any version: int16 version, then the topic
-   * names as an int32-counted array of int16-length strings) names them; metadata that does not
-   * decode names nothing. Empty for an unknown group or another protocol type.
+   * The topics the members of a group subscribe to, as their JoinGroup metadata names them
+   * (subscriptionTopics); empty for an unknown group or one with no members. Null when the
+   * group's members are not consumers (protocol type other than "consumer": Kafka Connect, ...)
+   * or their metadata does not decode: what they involve is not known.
    */
-  subscribedTopics(groupId: string): string[] {
+  subscribedTopics(groupId: string): string[] | null {
     const group = this.groups.get(groupId);
-    if (group === undefined || group.protocolType !== 'consumer') return [];
+    if (group === undefined || group.members.size === 0) return [];
+    if (group.protocolType !== 'consumer') return null;
     const topics = new Set<string>();
     for (const member of group.members.values()) {
-      for (const protocol of member.protocols) for (const topic of subscriptionTopics(protocol.metadata)) topics.add(topic);
+      for (const protocol of member.protocols) {
+        const named = subscriptionTopics(protocol.metadata);
+        if (named === null) return null;
+        for (const topic of named) topics.add(topic);
+      }
     }
     return [...topics];
   }
@@ -981,18 +986,22 @@ export class GroupCoordinator {
   }
 }
 
-/** The topic names of a ConsumerProtocolSubscription; [] when the bytes do not hold them. */
-function subscriptionTopics(metadata: Buffer): string[] {
-  if (metadata.length < 6) return [];
+/**
+ * The topic names of a ConsumerProtocolSubscription (any version: int16 version, then the topics
+ * as an int32-counted array of int16-length strings; what follows differs by version and is not
+ * read), or null when the bytes do not hold them.
+ */
+export function subscriptionTopics(metadata: Buffer): string[] | null {
+  if (metadata.length < 6) return null;
   const count = metadata.readInt32BE(2);
-  if (count < 0 || count > (metadata.length - 6) / 2) return [];
+  if (count < 0 || count > (metadata.length - 6) / 2) return null;
   const topics: string[] = [];
   let at = 6;
   for (let i = 0; i < count; i++) {
-    if (at + 2 > metadata.length) return [];
+    if (at + 2 > metadata.length) return null;
     const length = metadata.readInt16BE(at);
     at += 2;
-    if (length < 0 || at + length > metadata.length) return [];
+    if (length < 0 || at + length > metadata.length) return null;
     topics.push(metadata.toString('utf8', at, at + length));
     at += length;
   }

@@ -26,7 +26,8 @@ export const addOffsetsToTxnHandler = defineHandler({
     const { groupId } = request;
     if (groupId.length === 0 || Buffer.byteLength(groupId, 'utf8') > groupIdBytesMax) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID };
     // A group the SASL user may not use (../access.ts, mayUseGroup) → GROUP_AUTHORIZATION_FAILED.
-    if (!(await mayUseGroup(frontend, kafkaAccessOf(frontend, session), groupId))) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    const access = kafkaAccessOf(frontend, session);
+    if (access.restricted && !(await mayUseGroup(frontend, access, groupId))) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
     const id = { scope: kafkaTransactionScope, transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch };
     try {
       await frontend.broker.transactions.addOffsets(id, groupId);

@@ -31,7 +31,7 @@ export const describeGroupsHandler = defineHandler({
     let offsetGroups: Set<string> | null = null;
     const groups = [];
     for (const groupId of request.groups) {
-      if (!(await mayUseGroup(frontend, access, groupId))) {
+      if (access.restricted && !(await mayUseGroup(frontend, access, groupId))) {
         groups.push({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupId, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: authorizedOperationsOmitted });
         continue;
       }

@@ -10,11 +10,13 @@
 //   a nullable protocol name. Before v7 the protocol name is a non-null string, so an error answer
 //   carries "".
 // - clientHost is Kafka's InetAddress.toString() form, "/127.0.0.1".
-// Authorization (../access.ts, mayUseGroup): a SASL user that may not read every topic the group
-// involves (its members' subscriptions, its committed offsets) → GROUP_AUTHORIZATION_FAILED (30),
-// and the group is left as it was.
+// Authorization (../access.ts): a SASL user that may not read every topic its own subscription
+// names (mayJoinWith; only consumer-protocol groups), or every topic the group involves (mayUseGroup:
+// its members' subscriptions, its committed offsets) → GROUP_AUTHORIZATION_FAILED (30), and the
+// group is left as it was; checked again when the join completes, since other members may have
+// joined meanwhile (the user then leaves the group again).
 
-import { kafkaAccessOf, mayUseGroup } from '../access.js';
+import { kafkaAccessOf, mayJoinWith, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { defineHandler } from './types.js';
@@ -40,9 +42,9 @@ export const joinGroupHandler = defineHandler({
   minVersion: 0,
   maxVersion: 7,
   async handle(request, { frontend, session, header, version }) {
-    if (!(await mayUseGroup(frontend, kafkaAccessOf(frontend, session), request.groupId))) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: '', members: [] };
-    }
+    const access = kafkaAccessOf(frontend, session);
+    const denied = { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: '', members: [] };
+    if (access.restricted && !(mayJoinWith(access, request.protocolType, request.protocols) && (await mayUseGroup(frontend, access, request.groupId)))) return denied;
     const result = await frontend.groups.joinGroup({
       groupId: request.groupId,
       memberId: request.memberId,
@@ -55,6 +57,12 @@ export const joinGroupHandler = defineHandler({
       clientId: header.clientId ?? '',
       clientHost: clientHostOf(session.remote),
     });
+    if (access.restricted && result.errorCode === ErrorCode.NONE && !(await mayUseGroup(frontend, access, request.groupId))) {
+      // Another member joined meanwhile naming topics this user may not read: the answer would show
+      // them (a leader gets every member's subscription). It leaves the group again instead.
+      frontend.groups.leaveGroup(request.groupId, [{ memberId: result.memberId, groupInstanceId: version >= 5 ? request.groupInstanceId : null }]);
+      return denied;
+    }
     return {
       throttleTimeMs: 0,
       errorCode: result.errorCode,
