@@ -418,6 +418,59 @@ describe('Kafka consumer groups and the core grants', () => {
     assert.equal(h.frontend.groups.describeGroup('fresh').groupState, 'Dead', 'nobody joined');
   });
 
+  it("a member id it learned is not enough to remove another user's member from a group it may no longer use", async (t) => {
+    const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
+    const ns = h.broker.catalog.getNamespace('default')!;
+    const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
+    await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
+    const asShopper = () => {
+      h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
+      authenticatedAs(h.session, 'shopper');
+    };
+    const asOpen = () => Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
+    const join = (memberId: string, metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
+    asShopper();
+    const mine = join('', subscriptionOf('orders'));
+    for (let i = 0; i < 20 && h.frontend.groups.describeGroup('g').members.length === 0; i++) await peek(mine);
+    asOpen();
+    const theirs = join('', subscriptionOf('orders'));
+    const [u, v] = [await settle(h, mine), await settle(h, theirs)];
+    assert.deepEqual([u.errorCode, v.errorCode, u.members.length], [ErrorCode.NONE, ErrorCode.NONE, 2], 'the restricted member leads and sees both ids');
+    asShopper();
+    const leftMine = await h.call(leaveGroupHandler, 4, { groupId: 'g', members: [{ memberId: u.memberId, groupInstanceId: null, reason: null }] });
+    assert.equal(leftMine.members[0]?.errorCode, ErrorCode.NONE, 'its own member leaves');
+    // It may use the group (orders only), but not as the other member.
+    const rejoinAsThem = await h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId: v.memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders') }] });
+    assert.equal(rejoinAsThem.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED, "another user's member id is not this connection's to join with");
+    asOpen();
+    assert.equal((await settle(h, join(v.memberId, subscriptionOf('orders', 'payroll')))).errorCode, ErrorCode.NONE, 'the other member now reads payroll too');
+    asShopper();
+    const removing = await h.call(leaveGroupHandler, 4, { groupId: 'g', members: [{ memberId: v.memberId, groupInstanceId: null, reason: null }] });
+    assert.equal(removing.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.deepEqual(h.frontend.groups.describeGroup('g').members.map((m) => m.memberId), [v.memberId], 'the other member stays');
+  });
+
+  it('its own member, refused on a rejoin, leaves at once instead of holding the rebalance up', async (t) => {
+    const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
+    await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(h.broker.catalog.getNamespace('default')!.id, { topics: [{ topicId: h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
+    const asShopper = () => {
+      h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
+      authenticatedAs(h.session, 'shopper');
+    };
+    const join = (memberId: string, metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
+    asShopper();
+    const u = await settle(h, join('', subscriptionOf('orders')));
+    assert.equal(u.errorCode, ErrorCode.NONE);
+    // An open-listener consumer of payroll joins: a rebalance that waits for u to rejoin.
+    Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
+    const v = join('', subscriptionOf('payroll'));
+    for (let i = 0; i < 20 && h.frontend.groups.describeGroup('g').members.length < 2; i++) await peek(v);
+    asShopper();
+    assert.equal((await join(u.memberId, subscriptionOf('orders'))).errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal(h.frontend.groups.describeGroup('g').members.some((m) => m.memberId === u.memberId), false, 'it left');
+    assert.equal((await settle(h, v)).errorCode, ErrorCode.NONE, 'the rebalance completes without it');
+  });
+
   it('a group another member joined meanwhile with a topic the user may not read: the join is refused when it completes, and the user leaves', async (t) => {
     const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
     const ns = h.broker.catalog.getNamespace('default')!;

@@ -66,6 +66,8 @@ export interface GroupMemberInit {
   sessionTimeoutMs: number;
   rebalanceTimeoutMs: number;
   assignment?: Buffer;
+  /** The SASL user of the connection that made the member; null when unknown or without SASL. */
+  userId?: number | null;
 }
 
 export class GroupMember {
@@ -78,6 +80,7 @@ export class GroupMember {
   sessionTimeoutMs: number;
   rebalanceTimeoutMs: number;
   assignment: Buffer;
+  readonly userId: number | null;
   /** The pending JoinGroup, answered when the join phase completes. */
   joinWaiter: JoinWaiter | null = null;
   /** The pending SyncGroup, answered when the leader's assignment arrives. */
@@ -99,6 +102,7 @@ export class GroupMember {
     this.sessionTimeoutMs = init.sessionTimeoutMs;
     this.rebalanceTimeoutMs = init.rebalanceTimeoutMs;
     this.assignment = init.assignment ?? emptyBytes;
+    this.userId = init.userId ?? null;
   }
 
   get isAwaitingJoin(): boolean {
@@ -219,13 +223,13 @@ export class ClassicGroup {
   }
 
   /**
-   * Gives a static member a new member id, keeping everything else (ClassicGroup
-   * .replaceStaticMember). The caller fences the old id's waiters.
+   * Gives a static member a new member id, keeping everything else but the user of the connection
+   * that now holds it (ClassicGroup.replaceStaticMember). The caller fences the old id's waiters.
    */
-  replaceStaticMember(groupInstanceId: string, oldMemberId: string, newMemberId: string): { old: GroupMember; replacement: GroupMember } {
+  replaceStaticMember(groupInstanceId: string, oldMemberId: string, newMemberId: string, userId: number | null = null): { old: GroupMember; replacement: GroupMember } {
     const old = this.members.get(oldMemberId);
     assert(old !== undefined && old.groupInstanceId === groupInstanceId, `no static member ${groupInstanceId}/${oldMemberId}`);
-    const replacement = new GroupMember({ ...old, memberId: newMemberId, protocols: old.protocols, assignment: old.assignment });
+    const replacement = new GroupMember({ ...old, memberId: newMemberId, protocols: old.protocols, assignment: old.assignment, userId });
     this.members.delete(oldMemberId);
     this.members.set(newMemberId, replacement);
     this.staticMembers.set(groupInstanceId, newMemberId);

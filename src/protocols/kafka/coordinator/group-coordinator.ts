@@ -91,6 +91,8 @@ export interface JoinGroupRequest {
   apiVersion: number;
   clientId: string;
   clientHost: string;
+  /** The SASL user of the joining connection (null without SASL): recorded on a new member. */
+  userId?: number | null;
 }
 
 export interface SyncGroupRequest {
@@ -469,7 +471,7 @@ export class GroupCoordinator {
    */
   private replaceStaticMember(group: ClassicGroup, req: JoinGroupRequest, oldMemberId: string, newMemberId: string, respond: JoinWaiter): void {
     const previousLeaderId = group.leaderId ?? '';
-    const { old, replacement } = group.replaceStaticMember(req.groupInstanceId!, oldMemberId, newMemberId);
+    const { old, replacement } = group.replaceStaticMember(req.groupInstanceId!, oldMemberId, newMemberId, req.userId ?? null);
     old.sessionTimer?.cancel();
     old.sessionTimer = null;
     answerJoin(old, joinError(oldMemberId, KafkaError.FENCED_INSTANCE_ID));
@@ -795,6 +797,14 @@ export class GroupCoordinator {
       }
     }
     return [...topics];
+  }
+
+  /**
+   * The user whose connection made a member (its first JoinGroup): null without SASL or for a
+   * member restored at start-up, undefined when the group has no such member.
+   */
+  memberUser(groupId: string, memberId: string): number | null | undefined {
+    return this.groups.get(groupId)?.members.get(memberId)?.userId;
   }
 
   /** ListGroups; `statesFilter` (v4+) matches state names case-insensitively, empty means all. */

@@ -44,7 +44,17 @@ export const joinGroupHandler = defineHandler({
   async handle(request, { frontend, session, header, version }) {
     const access = kafkaAccessOf(frontend, session);
     const denied = { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: '', members: [] };
-    if (access.restricted && !(mayJoinWith(access, request.protocolType, request.protocols) && (await mayUseGroup(frontend, access, request.groupId)))) return denied;
+    if (access.restricted) {
+      const memberUser = request.memberId === '' ? undefined : frontend.groups.memberUser(request.groupId, request.memberId);
+      const ownMember = memberUser !== undefined && memberUser === (session.principalUserId ?? null);
+      // Another user's member id is not this connection's to rejoin with.
+      if (memberUser !== undefined && !ownMember) return denied;
+      if (!(mayJoinWith(access, request.protocolType, request.protocols) && (await mayUseGroup(frontend, access, request.groupId)))) {
+        // Its own member, refused on a rejoin, leaves at once rather than hold the rebalance up.
+        if (ownMember) frontend.groups.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: version >= 5 ? request.groupInstanceId : null }]);
+        return denied;
+      }
+    }
     const result = await frontend.groups.joinGroup({
       groupId: request.groupId,
       memberId: request.memberId,
@@ -56,6 +66,7 @@ export const joinGroupHandler = defineHandler({
       apiVersion: version,
       clientId: header.clientId ?? '',
       clientHost: clientHostOf(session.remote),
+      userId: session.principalUserId ?? null,
     });
     if (access.restricted && result.errorCode === ErrorCode.NONE && !(await mayUseGroup(frontend, access, request.groupId))) {
       // Another member joined meanwhile naming topics this user may not read: the answer would show

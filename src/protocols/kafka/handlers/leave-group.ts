@@ -5,23 +5,23 @@
 // replaced by the first member's error). v3+ (KIP-345) batch members by id and/or
 // group.instance.id and answer each one; the top-level error is the group's alone.
 // A SASL user that may not use the group (../access.ts, mayUseGroup) → GROUP_AUTHORIZATION_FAILED
-// (30) and no member leaves, unless it names each leaving member by a member id the group has
-// (a member leaving itself; a static member named by its instance id alone needs the group).
+// (30) and no member leaves, unless each leaving member is named by the member id of a member this
+// user's connections made (a member leaving itself; JoinGroup records the user on the member).
 
 import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
-import { defineHandler, type KafkaFrontend } from './types.js';
+import { defineHandler, type KafkaFrontend, type KafkaSession } from './types.js';
 
 /**
- * Whether every member leaving is named by a member id the group has: only that member's client
- * knows it (JoinGroup gave it; DescribeGroups shows it only to users that may use the group), so a
- * member may always leave, even of a group that has come to involve topics its user may not read.
+ * Whether every member leaving is one this user's connections made (by member id): a member may
+ * always leave, even a group that has come to involve topics its user may not read. (A member id
+ * alone proves nothing: a leader's JoinGroup answer lists every member's.)
  */
-function namesItsOwnMembers(frontend: KafkaFrontend, groupId: string, memberIds: readonly string[]): boolean {
-  if (memberIds.length === 0 || memberIds.some((id) => id === '')) return false;
-  const members = new Set(frontend.groups.describeGroup(groupId).members.map((m) => m.memberId));
-  return memberIds.every((id) => members.has(id));
+function namesItsOwnMembers(frontend: KafkaFrontend, session: KafkaSession, groupId: string, memberIds: readonly string[]): boolean {
+  const userId = session.principalUserId ?? null;
+  if (userId === null || memberIds.length === 0) return false;
+  return memberIds.every((id) => id !== '' && frontend.groups.memberUser(groupId, id) === userId);
 }
 
 export const leaveGroupHandler = defineHandler({
@@ -31,7 +31,7 @@ export const leaveGroupHandler = defineHandler({
   async handle(request, { frontend, session, version }) {
     const access = kafkaAccessOf(frontend, session);
     const leavingIds = version <= 2 ? [request.memberId] : request.members.map((m) => m.memberId);
-    if (access.restricted && !namesItsOwnMembers(frontend, request.groupId, leavingIds) && !(await mayUseGroup(frontend, access, request.groupId))) {
+    if (access.restricted && !namesItsOwnMembers(frontend, session, request.groupId, leavingIds) && !(await mayUseGroup(frontend, access, request.groupId))) {
       return version <= 2 ? { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED } : { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
     }
     if (version <= 2) {
