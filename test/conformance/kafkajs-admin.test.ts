@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type ConfigResourceTypes, type SASLOptions } from 'kafkajs';
+import { globalGrants } from '../../src/core/access.js';
 import { startBroker, type StartedBroker } from './helpers.js';
 
 // kafkajs is CommonJS: its enums are not named exports under ESM, so the ids are spelled out.
@@ -118,6 +119,66 @@ describe('KafkaJS with SASL required', { timeout: 40_000 }, () => {
       await assert.rejects(admin.connect().then(() => admin.listTopics()));
     } finally {
       await admin.disconnect();
+    }
+  });
+
+  it('a user granted one topic consumes it in a group and commits; other groups and topics are refused', async () => {
+    const alice = client(b.bootstrap, { mechanism: 'plain', username: 'alice', password: 'alice-secret' });
+    const producer = alice.producer();
+    await producer.connect();
+    try {
+      await producer.send({ topic: 'kjs-granted', messages: [{ value: 'g1' }, { value: 'g2' }] });
+      await producer.send({ topic: 'kjs-payroll', messages: [{ value: 'p1' }] });
+    } finally {
+      await producer.disconnect();
+    }
+    const broker = b.broker!;
+    const granted = broker.catalog.getTopic({ namespace: 'default', topic: 'kjs-granted' })!;
+    const grants = globalGrants([]);
+    grants.streams.push({
+      streamId: granted.namespaceId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false,
+      topics: [{ topicId: granted.id, manageTopic: false, readTopic: true, pollMessages: true, sendMessages: false }],
+    });
+    await broker.users.create({ username: 'carol', password: 'carol-secret', permissions: grants });
+    // Alice's group over payroll: carol may not see it, nor join it.
+    const payroll = alice.consumer({ groupId: 'kjs-payroll-group', sessionTimeout: 10_000, heartbeatInterval: 200, maxWaitTimeInMs: 100 });
+    await payroll.connect();
+    await payroll.subscribe({ topic: 'kjs-payroll', fromBeginning: true });
+    const payrollSeen = new Promise<void>((resolve) => void payroll.run({ eachMessage: async () => resolve() }));
+    const carol = client(b.bootstrap, { mechanism: 'scram-sha-256', username: 'carol', password: 'carol-secret' });
+    const consumer = carol.consumer({ groupId: 'kjs-carol-group', sessionTimeout: 10_000, heartbeatInterval: 200, maxWaitTimeInMs: 100 });
+    const admin = carol.admin();
+    try {
+      await payrollSeen;
+      await consumer.connect();
+      await consumer.subscribe({ topic: 'kjs-granted', fromBeginning: true });
+      const values: string[] = [];
+      const both = new Promise<void>((resolve) => {
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            values.push(message.value!.toString());
+            if (values.length === 2) resolve();
+          },
+        });
+      });
+      const deadline = setTimeout(() => void consumer.disconnect(), 20_000);
+      await both;
+      clearTimeout(deadline);
+      assert.deepEqual(values, ['g1', 'g2']);
+      await consumer.commitOffsets([{ topic: 'kjs-granted', partition: 0, offset: '2' }]);
+      await admin.connect();
+      assert.deepEqual((await admin.fetchOffsets({ groupId: 'kjs-carol-group', topics: ['kjs-granted'] }))[0]!.partitions.map((p) => p.offset), ['2']);
+      assert.deepEqual((await admin.listGroups()).groups.map((g) => g.groupId).sort(), ['kjs-carol-group'], "alice's group is not listed");
+      const described = await admin.describeGroups(['kjs-payroll-group']).then(
+        (r) => r.groups.map((g) => g.errorCode),
+        (err: Error) => err.message,
+      );
+      assert.match(String(described), /30|authorization/i, 'DescribeGroups of a group over payroll is refused');
+      assert.deepEqual(await admin.listTopics(), ['kjs-granted']);
+    } finally {
+      await admin.disconnect();
+      await consumer.disconnect();
+      await payroll.disconnect();
     }
   });
 
