@@ -13,7 +13,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allGlobalGrants, type Grants } from '../../src/core/access.js';
+import { allGlobalGrants, globalGrants, type Grants, type TopicGrants } from '../../src/core/access.js';
 import { Broker } from '../../src/core/broker.js';
 import { createLogger, type Logger, type LogLevel } from '../../src/core/logger.js';
 import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
@@ -43,6 +43,18 @@ export interface StartBrokerOptions {
   childProcess?: boolean;
   /** Server log level (default: QUARTET_TEST_LOG_LEVEL or 'warn'). */
   logLevel?: LogLevel;
+}
+
+/** Grants on one default-stream topic only (Kafka name `topic`), for a restricted SASL user. */
+export function grantsOnTopic(broker: Broker, topic: string, rights: Partial<Omit<TopicGrants, 'topicId'>>): Grants {
+  const t = broker.catalog.getTopic({ namespace: 'default', topic });
+  if (t === null) throw new Error(`no topic ${topic}`);
+  const grants = globalGrants([]);
+  grants.streams.push({
+    streamId: t.namespaceId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false,
+    topics: [{ topicId: t.id, manageTopic: false, readTopic: false, pollMessages: false, sendMessages: false, ...rights }],
+  });
+  return grants;
 }
 
 export interface StartedBroker {

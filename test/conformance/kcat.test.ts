@@ -5,9 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { globalGrants } from '../../src/core/access.js';
 import { readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
-import { kcatClient, run, startBroker, type StartedBroker } from './helpers.js';
+import { grantsOnTopic, kcatClient, run, startBroker, type StartedBroker } from './helpers.js';
 
 const client = kcatClient();
 const partitions = 3;
@@ -156,13 +155,7 @@ describe('kcat with SASL required', { skip: client.skip, timeout: 60_000 }, () =
     await run('kcat', ['-b', b.bootstrap, ...sasl('PLAIN', 'alice-secret'), '-P', '-t', 'kcat-granted', '-p', '0'], { input: 'g1\n' });
     await run('kcat', ['-b', b.bootstrap, ...sasl('PLAIN', 'alice-secret'), '-P', '-t', 'kcat-secret', '-p', '0'], { input: 's1\n' });
     const broker = b.broker!;
-    const granted = broker.catalog.getTopic({ namespace: 'default', topic: 'kcat-granted' })!;
-    const grants = globalGrants([]);
-    grants.streams.push({
-      streamId: granted.namespaceId, manageStream: false, readStream: false, manageTopics: false, readTopics: false, pollMessages: false, sendMessages: false,
-      topics: [{ topicId: granted.id, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: true }],
-    });
-    await broker.users.create({ username: 'bob', password: 'bob-secret', permissions: grants });
+    await broker.users.create({ username: 'bob', password: 'bob-secret', permissions: grantsOnTopic(broker, 'kcat-granted', { pollMessages: true, sendMessages: true }) });
     const bob = ['-b', b.bootstrap, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=SCRAM-SHA-256', '-X', 'sasl.username=bob', '-X', 'sasl.password=bob-secret'];
     const listed = JSON.parse((await run('kcat', [...bob, '-L', '-J', '-m', '5'])).stdout) as { topics: Array<{ topic: string }> };
     assert.deepEqual(listed.topics.map((t) => t.topic), ['kcat-granted']);
