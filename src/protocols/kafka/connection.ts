@@ -241,6 +241,7 @@ export class KafkaConnection implements ConnectionHandle {
       version: header.apiVersion,
       afterResponseWritten: (fn) => slot.afterWrite.push(fn),
       holdRequestUntil: (work) => holds.push(work),
+      closeAfterResponse: () => void (slot.closeAfter = true),
       fileSlices: this.fileSlices,
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {

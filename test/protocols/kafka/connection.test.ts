@@ -330,6 +330,17 @@ describe('KafkaConnection', () => {
     await c.expectClosed();
   });
 
+  it('answers a failed SASL authentication, then closes the connection', async (t) => {
+    const h = await harness(t, { settings: { saslRequired: true } });
+    await h.broker.users.create({ username: 'dora', password: 'dora-password' });
+    const c = await h.client();
+    c.send(c.frame(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }).bytes);
+    assert.equal((await c.response(ApiKey.SaslHandshake, 1)).body.errorCode, 0);
+    c.send(c.frame(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from('\0dora\0wrong-password') }).bytes);
+    assert.equal((await c.response(ApiKey.SaslAuthenticate, 2)).body.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    await c.expectClosed();
+  });
+
   it('closes an authenticated connection at its next request once its user is deleted or deactivated', async (t) => {
     const h = await harness(t, { settings: { saslRequired: true } });
     for (const [name, change] of [

@@ -5,8 +5,8 @@
 // completes in one step with an empty reply; SCRAM takes two (server-first, then server-final).
 // Once the exchange completes, session.principal is the user. A failed step → the mechanism's code
 // (SASL_AUTHENTICATION_FAILED 58, ILLEGAL_SASL_STATE 34) with a message that never says whether
-// the user exists; the exchange is then over for good. Kafka closes the connection after such a
-// failure; every client gives up on it too, and the session stays unauthenticated either way.
+// the user exists; the exchange is then over for good. After SASL_AUTHENTICATION_FAILED the
+// connection closes once the answer is written, as Kafka's SaslServerAuthenticator does.
 // Without a handshake, after a v0 handshake (raw tokens follow) or after authentication →
 // ILLEGAL_SASL_STATE. session_lifetime_ms (v1+) is 0: no re-authentication (KIP-368).
 
@@ -26,7 +26,7 @@ export const saslAuthenticateHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   preAuth: true,
-  async handle(request, { session }) {
+  async handle(request, { session, closeAfterResponse }) {
     if (session.principal !== null) return illegalState('SaslAuthenticate request received after successful authentication');
     const sasl = session.sasl;
     if (sasl === null || sasl.exchange === undefined) return illegalState('SaslAuthenticate request received before SaslHandshake');
@@ -34,6 +34,8 @@ export const saslAuthenticateHandler = defineHandler({
     const result = await sasl.exchange.step(request.authBytes);
     if (isSaslFailure(result)) {
       session.logger.info('SASL authentication failed', { mechanism: sasl.mechanism, reason: result.error });
+      // As Kafka's SaslServerAuthenticator: the error goes out, then the connection closes.
+      if (result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED) closeAfterResponse?.();
       return { errorCode: result.kafkaErrorCode, errorMessage: result.message, authBytes: emptyBuffer, sessionLifetimeMs: 0 };
     }
     if (result.done) {

@@ -131,6 +131,8 @@ export interface KafkaRequestContext {
    * Absent in tests that call handlers directly.
    */
   readonly holdRequestUntil?: (work: Promise<unknown>) => void;
+  /** Closes the connection once this request's response is written (a failed SASL authentication). */
+  readonly closeAfterResponse?: () => void;
 }
 
 /**
