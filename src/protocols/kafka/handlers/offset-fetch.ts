@@ -13,8 +13,8 @@
 //   UNSTABLE_OFFSET_COMMIT (88, retriable), as GroupMetadataManager.getOffsets does.
 // - authorization (../access.ts): a group the SASL user may not use (mayUseGroup) is a group-level
 //   GROUP_AUTHORIZATION_FAILED (30), placed as any group-level failure above; a requested topic
-//   the user may not describe answers
-//   TOPIC_AUTHORIZATION_FAILED (29) on its partitions; with null topics such topics are left out.
+//   the user may not describe answers TOPIC_AUTHORIZATION_FAILED (29) on its partitions; with null
+//   topics such topics are left out.
 
 import type { Broker } from '../../../core/broker.js';
 import type { CommittedOffset } from '../../../core/offsets.js';
