@@ -31,6 +31,14 @@ function options(dataDir: string, h: Harness, extra: Partial<BrokerOptions> = {}
   return { dataDir, clock: h.clock, scheduler: h.scheduler, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost, ...extra };
 }
 
+/** A broker on in-memory logs, closed after the test, with the harness and its transactions. */
+async function inMemoryBroker(t: { after(fn: () => Promise<void> | void): void }): Promise<{ h: Harness; broker: Broker; tx: Broker['transactions'] }> {
+  const h = harness();
+  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
+  t.after(() => broker.close());
+  return { h, broker, tx: broker.transactions };
+}
+
 function plain(clock: ManualClock, values: string[]) {
   return encodeNeutralBatch(values.map((value) => ({ value })), { timestamp: clock.now() });
 }
@@ -87,10 +95,7 @@ async function transactionOverTwo(broker: Broker, h: Harness, transactionalId: s
 }
 
 test('commit: markers in every partition, offsets committed only at commit, LSO follows', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   await broker.createTopic('default', 'out', { partitions: 2 });
   const input = await broker.createTopic('default', 'in', { partitions: 1 });
   await broker.append({ topic: 'out' }, 0, plain(h.clock, ['before']));
@@ -145,10 +150,7 @@ test('commit: markers in every partition, offsets committed only at commit, LSO 
 });
 
 test('abort: markers, aborted index, offsets dropped, read_committed filtering; invalid states', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const id = await begin(broker, 'tx-a');
   await assert.rejects(tx.endTxn(id, true), code('invalid_txn_state'), 'nothing to end in Empty');
@@ -182,10 +184,7 @@ test('abort: markers, aborted index, offsets dropped, read_committed filtering; 
 });
 
 test('fencing: a newer InitProducerId aborts the open transaction and fences the old epoch', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const old = await begin(broker, 'tx-f');
   await tx.addPartitions(old, [{ topic, partition: 0 }]);
@@ -231,10 +230,7 @@ test('fencing: a newer InitProducerId aborts the open transaction and fences the
 });
 
 test('timeout: an Ongoing transaction past its timeout is aborted and its producer fenced', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const id = await begin(broker, 'tx-t', 10_000);
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
@@ -263,10 +259,7 @@ test('timeout: an Ongoing transaction past its timeout is aborted and its produc
 });
 
 test('LSO with two open transactions and aborted-index ranges', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const a = await begin(broker, 'A');
   const b = await begin(broker, 'B');
@@ -593,10 +586,7 @@ test('TxnIndex: checkpoints leave out what lies at or above the high watermark; 
 });
 
 test('InitProducerId: a failed metadata write fences nobody, and the retry goes through', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const store = (broker as unknown as { store: MetadataStore }).store;
   const put = store.putTransaction.bind(store);
@@ -717,10 +707,7 @@ test('a purge takes its partitions out of the stored transaction before it retur
 });
 
 test('a partition added to a transaction while a purge empties it joins the new log and stays', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
   await broker.append(purged, 0, plain(h.clock, ['a', 'b', 'c']));
   const id = await begin(broker, 'tx-add-in-purge');
@@ -795,10 +782,7 @@ test('a purge after a failed transaction write rewrites what the store holds, no
 });
 
 test('a purge whose transaction rewrite fails still lets go of the partitions\' transaction index', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const p = await broker.createTopic('default', 'p', { partitions: 1 });
   const id = await begin(broker, 'tx-rewrite-fails');
   await tx.addPartitions(id, [{ topic: p, partition: 0 }]);
@@ -810,10 +794,7 @@ test('a purge whose transaction rewrite fails still lets go of the partitions\' 
 });
 
 test('an AddPartitionsToTxn waiting for a purge keeps the transaction\'s later requests behind it', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const a = await broker.createTopic('default', 'a', { partitions: 1 });
   const b = await broker.createTopic('default', 'b', { partitions: 1 });
   const id = await begin(broker, 'tx-order');
@@ -832,10 +813,7 @@ test('an AddPartitionsToTxn waiting for a purge keeps the transaction\'s later r
 });
 
 test('a partition added after a purge by a request queued before it stays in the transaction', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { broker, tx } = await inMemoryBroker(t);
   const a = await broker.createTopic('default', 'a', { partitions: 1 });
   const b = await broker.createTopic('default', 'b', { partitions: 1 });
   const id = await begin(broker, 'tx-queued-add');
@@ -859,10 +837,7 @@ test('a partition added after a purge by a request queued before it stays in the
 });
 
 test('an offset staged by a TxnOffsetCommit whose write is under way when a purge ends is not committed by the EndTxn behind it', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const { id, first: a, second: b } = await transactionOverTwo(broker, h, 'tx-staged-in-purge', ['a', 'b']);
   const writes = patchedTransactionWrites(broker);
   let releaseWrite!: () => void;
@@ -891,10 +866,7 @@ test('an offset staged by a TxnOffsetCommit whose write is under way when a purg
 });
 
 test('a commit whose marker would wait for a purge of its partition writes none into the new log', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   const purged = await broker.createTopic('default', 'purged', { partitions: 1 });
   await broker.append({ topic: 'purged' }, 0, plain(h.clock, ['a', 'b', 'c']));
   const id = await begin(broker, 'tx-purge-race');
@@ -950,10 +922,7 @@ test('a purge that fails part-way: the partition it left as it was still gets th
 });
 
 test('a transactional batch that waited for a purge of its partition is refused; a plain one goes to the new log', async (t) => {
-  const h = harness();
-  const broker = await Broker.open(options(tempDir(t), h, { memory: true }));
-  t.after(() => broker.close());
-  const tx = broker.transactions;
+  const { h, broker, tx } = await inMemoryBroker(t);
   await broker.createTopic('default', 't', { partitions: 1 });
   const id = await begin(broker, 'tx-waiting');
   await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
