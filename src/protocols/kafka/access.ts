@@ -61,7 +61,7 @@ const grantsFor: Record<Exclude<KafkaTopicOperation, 'create'>, readonly TopicAc
 };
 
 export interface KafkaAccess {
-  /** False when every check passes (no principal, or root). */
+  /** False when every check passes (no principal, or root): callers skip work only checks need. */
   readonly restricted: boolean;
   /** Whether the operation is allowed on this topic. */
   topic(topic: Topic, operation: KafkaTopicOperation): boolean;

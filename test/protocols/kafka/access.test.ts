@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { globalGrants, type GlobalGrants, type Grants, type StreamGrants } from '../../../src/core/access.js';
+import type { Broker } from '../../../src/core/broker.js';
 import { authenticatedAs } from '../../../src/protocols/kafka/access.js';
+import type { KafkaSession } from '../../../src/protocols/kafka/handlers/types.js';
 import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
 import { zeroUuid } from '../../../src/protocols/kafka/codec/reader.js';
 import { addOffsetsToTxnHandler } from '../../../src/protocols/kafka/handlers/add-offsets-to-txn.js';
@@ -70,7 +72,7 @@ async function as(h: TxnHarness, username: string, permissions: Grants | null): 
 }
 
 /** What a completed SASL exchange leaves: the name, and the id of the user it checked. */
-function signIn(h: TxnHarness, username: string): void {
+function signIn(h: { session: KafkaSession; broker: Broker }, username: string): void {
   h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get(username)!.id };
   authenticatedAs(h.session, username);
 }
@@ -381,8 +383,7 @@ describe('Kafka consumer groups and the core grants', () => {
     const ns = h.broker.catalog.getNamespace('default')!;
     const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
     await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
-    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
-    authenticatedAs(h.session, 'shopper');
+    signIn(h, 'shopper');
 
     const listed = await h.call(listGroupsHandler, 4, { statesFilter: [] });
     assert.deepEqual(listed.groups.map((g) => g.groupId), ['shop'], 'payroll is not listed');
@@ -402,8 +403,7 @@ describe('Kafka consumer groups and the core grants', () => {
     // A member may always leave, even a group that came to involve a topic its user may not read.
     Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
     const broader = h.call(joinGroupHandler, 3, { groupId: 'shop', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscriptionOf('orders', 'payroll') }] });
-    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
-    authenticatedAs(h.session, 'shopper');
+    signIn(h, 'shopper');
     for (let i = 0; i < 20 && h.frontend.groups.describeGroup('shop').members.length < 2; i++) await peek(broader);
     assert.equal(h.frontend.groups.describeGroup('shop').members.length, 2, 'the broader member joined');
     const leftOwn = await h.call(leaveGroupHandler, 4, { groupId: 'shop', members: [{ memberId: own.memberId, groupInstanceId: null, reason: null }] });
@@ -423,10 +423,7 @@ describe('Kafka consumer groups and the core grants', () => {
     const ns = h.broker.catalog.getNamespace('default')!;
     const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
     await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
-    const asShopper = () => {
-      h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
-      authenticatedAs(h.session, 'shopper');
-    };
+    const asShopper = () => signIn(h, 'shopper');
     const asOpen = () => Object.assign(h.session, { principal: null, principalUserId: null, sasl: null });
     const join = (memberId: string, metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
     asShopper();
@@ -453,10 +450,7 @@ describe('Kafka consumer groups and the core grants', () => {
   it('its own member, refused on a rejoin, leaves at once instead of holding the rebalance up', async (t) => {
     const h = await groupsHarness(t, { topics: { payroll: 1, orders: 1 } });
     await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(h.broker.catalog.getNamespace('default')!.id, { topics: [{ topicId: h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
-    const asShopper = () => {
-      h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
-      authenticatedAs(h.session, 'shopper');
-    };
+    const asShopper = () => signIn(h, 'shopper');
     const join = (memberId: string, metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
     asShopper();
     const u = await settle(h, join('', subscriptionOf('orders')));
@@ -476,8 +470,7 @@ describe('Kafka consumer groups and the core grants', () => {
     const ns = h.broker.catalog.getNamespace('default')!;
     const ordersId = h.broker.catalog.getTopic({ namespace: 'default', topic: 'orders' })!.id;
     await h.broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: { global: noGlobal, streams: [streamGrants(ns.id, { topics: [{ topicId: ordersId, manageTopic: false, readTopic: false, pollMessages: true, sendMessages: false }] })] } });
-    h.session.sasl = { mechanism: 'PLAIN', rawTokens: false, userId: h.broker.users.get('shopper')!.id };
-    authenticatedAs(h.session, 'shopper');
+    signIn(h, 'shopper');
     const join = (metadata: Buffer) => h.call(joinGroupHandler, 3, { groupId: 'g', sessionTimeoutMs, rebalanceTimeoutMs, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata }] });
     const restricted = join(subscriptionOf('orders'));
     // Its checks pass (the group is empty) and it waits in the join phase; then an open-listener

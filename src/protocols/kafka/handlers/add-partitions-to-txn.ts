@@ -50,7 +50,7 @@ export const addPartitionsToTxnHandler = defineHandler({
     const checked = request.topics.map((t) => ({
       name: t.name,
       results: t.partitions.map((partitionIndex): { partitionIndex: number; partitionErrorCode: number } => {
-        if (access.restricted && !access.topicNamed(t.name, 'write')) {
+        if (!access.topicNamed(t.name, 'write')) {
           anyFailed = true;
           return { partitionIndex, partitionErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
         }

@@ -37,7 +37,7 @@ function assignmentProblem(topic: CreatePartitionsTopic, increment: number, node
 
 async function growOne(frontend: KafkaFrontend, access: KafkaAccess, topic: CreatePartitionsTopic, validateOnly: boolean): Promise<TopicResult> {
   const name = topic.name;
-  if (access.restricted && !access.topicNamed(name, 'alter')) return { name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
+  if (!access.topicNamed(name, 'alter')) return { name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
   const current = findKafkaTopic(frontend.broker, name);
   if (current === null) return { name, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${name}' does not exist.` };
   if (topic.count < current.partitions) {

@@ -107,7 +107,7 @@ function configsOf(explicit: Readonly<TopicConfig>, frontend: KafkaFrontend): No
 
 async function createOne(frontend: KafkaFrontend, access: KafkaAccess, topic: CreatableTopic, validateOnly: boolean): Promise<TopicResult> {
   const name = topic.name;
-  if (access.restricted && !access.topicNamed(name, 'create')) return failure(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.');
+  if (!access.topicNamed(name, 'create')) return failure(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.');
   const nameProblem = kafkaTopicNameProblem(name);
   if (nameProblem !== null) return failure(name, ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic name "${name}" is illegal: ${nameProblem}`);
   if (findKafkaTopic(frontend.broker, name) !== null) return failure(name, ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);

@@ -43,7 +43,7 @@ export const deleteRecordsHandler = defineHandler({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
-            if (access.restricted && !access.topicNamed(t.name, 'delete')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+            if (!access.topicNamed(t.name, 'delete')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             // KAFKA_STORAGE_ERROR when an Iggy purge held the partition too long; any other miss is unknown.
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.KAFKA_STORAGE_ERROR ? found.errorCode : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);

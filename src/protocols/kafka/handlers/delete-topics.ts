@@ -45,9 +45,9 @@ async function deleteOne(frontend: KafkaFrontend, access: KafkaAccess, target: T
   if (byId) {
     topic = findKafkaTopicById(frontend.broker, target.id);
     if (topic === null) return { name: null, topicId: target.id, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'This server does not host this topic ID.' };
-    if (access.restricted && !access.topic(topic, 'delete')) return { name: null, topicId: target.id, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
+    if (!access.topic(topic, 'delete')) return { name: null, topicId: target.id, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
   } else {
-    if (access.restricted && !access.topicNamed(target.name!, 'delete')) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
+    if (!access.topicNamed(target.name!, 'delete')) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
     topic = findKafkaTopic(frontend.broker, target.name!);
     if (topic === null) return { name: target.name, topicId: zeroUuid, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
   }

@@ -92,7 +92,7 @@ function describeResource(frontend: KafkaFrontend, access: KafkaAccess, resource
   const name = resource.resourceName;
   switch (resource.resourceType) {
     case ConfigResourceType.TOPIC: {
-      if (access.restricted && !access.topicNamed(name, 'describeConfigs')) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
+      if (!access.topicNamed(name, 'describeConfigs')) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
       const problem = kafkaTopicNameProblem(name);
       if (problem !== null) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic name "${name}" is illegal: ${problem}` };
       const topic = findKafkaTopic(frontend.broker, name);
@@ -100,7 +100,7 @@ function describeResource(frontend: KafkaFrontend, access: KafkaAccess, resource
       return { configs: describeTopicConfigs(topic.config, frontend.broker.topicDefaults) };
     }
     case ConfigResourceType.BROKER: {
-      if (access.restricted && !access.cluster('describeConfigs')) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
+      if (!access.cluster('describeConfigs')) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' };
       if (name === '') return { configs: [] };
       if (!/^-?\d+$/.test(name)) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Broker id must be an integer, but it is: ${name}` };
       if (Number(name) !== frontend.nodeId) {

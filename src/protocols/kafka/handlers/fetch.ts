@@ -209,7 +209,7 @@ function joinBatches(batches: StoredBatch[], limit: number, fetchOffset: number,
 
 /** Points the target at its partition's current log, or at the error to answer (access first). */
 function resolveTarget(frontend: KafkaFrontend, access: KafkaAccess, topicName: string, target: Target): void {
-  if (access.restricted && !access.topicNamed(topicName, 'read')) {
+  if (!access.topicNamed(topicName, 'read')) {
     Object.assign(target, { topic: null, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
     return;
   }

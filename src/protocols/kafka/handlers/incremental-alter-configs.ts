@@ -132,9 +132,9 @@ export const incrementalAlterConfigsHandler = defineHandler({
       answered.add(key);
       let outcome: Outcome;
       if (occurrences.get(key)! > 1) outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Each resource must appear at most once.' };
-      else if (resource.resourceType === ConfigResourceType.TOPIC && access.restricted && !access.topicNamed(resource.resourceName, 'alterConfigs')) outcome = denied(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+      else if (resource.resourceType === ConfigResourceType.TOPIC && !access.topicNamed(resource.resourceName, 'alterConfigs')) outcome = denied(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       else if (resource.resourceType === ConfigResourceType.TOPIC) outcome = await alterTopic(frontend, resource, request.validateOnly);
-      else if (resource.resourceType === ConfigResourceType.BROKER && access.restricted && !access.cluster('alterConfigs')) outcome = denied(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+      else if (resource.resourceType === ConfigResourceType.BROKER && !access.cluster('alterConfigs')) outcome = denied(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
       else if (resource.resourceType === ConfigResourceType.BROKER) outcome = alterBroker(frontend, resource);
       else outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type: ${resource.resourceType}` };
       responses.push({ ...outcome, resourceType: resource.resourceType, resourceName: resource.resourceName });

@@ -86,7 +86,7 @@ export const listOffsetsHandler = defineHandler({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p): Promise<PartitionOut> => {
-            if (access.restricted && !access.topicNamed(t.name, 'describe')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+            if (!access.topicNamed(t.name, 'describe')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode);
             if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);

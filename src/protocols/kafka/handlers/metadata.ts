@@ -54,12 +54,12 @@ function topicError(name: string | null, errorCode: number, topicId: Buffer = ze
 }
 
 async function describeOrCreate(frontend: KafkaFrontend, access: KafkaAccess, name: string, autoCreate: boolean): Promise<TopicOut> {
-  if (access.restricted && !access.topicNamed(name, 'describe')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+  if (!access.topicNamed(name, 'describe')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   if (kafkaTopicNameProblem(name) !== null) return topicError(name, ErrorCode.INVALID_TOPIC_EXCEPTION);
   const existing = findKafkaTopic(frontend.broker, name);
   if (existing) return describeTopic(frontend, existing);
   if (!autoCreate) return topicError(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  if (access.restricted && !access.topicNamed(name, 'create')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+  if (!access.topicNamed(name, 'create')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   try {
     const created = await frontend.broker.createTopic(defaultNamespaceName, name, { partitions: frontend.settings.defaultPartitions });
     frontend.logger.info('auto-created topic', { topic: name, partitions: created.partitions });
@@ -85,7 +85,7 @@ export const metadataHandler = defineHandler({
     let topics: TopicOut[];
     if (all) {
       topics = listKafkaTopics(frontend.broker)
-        .filter((t) => !access.restricted || access.topic(t, 'describe'))
+        .filter((t) => access.topic(t, 'describe'))
         .map((t) => describeTopic(frontend, t));
     } else {
       const autoCreate = frontend.settings.autoCreateTopics && (version < 4 || request.allowAutoTopicCreation);
@@ -94,7 +94,7 @@ export const metadataHandler = defineHandler({
           if (t.name === null || t.name === undefined) {
             // v10+: by topic id.
             const byId = findKafkaTopicById(frontend.broker, t.topicId);
-            if (byId !== null && access.restricted && !access.topic(byId, 'describe')) return Promise.resolve(topicError(null, ErrorCode.TOPIC_AUTHORIZATION_FAILED, t.topicId));
+            if (byId !== null && !access.topic(byId, 'describe')) return Promise.resolve(topicError(null, ErrorCode.TOPIC_AUTHORIZATION_FAILED, t.topicId));
             return Promise.resolve(byId ? describeTopic(frontend, byId) : topicError(version >= 12 ? null : '', ErrorCode.UNKNOWN_TOPIC_ID, t.topicId));
           }
           return describeOrCreate(frontend, access, t.name, autoCreate);

@@ -79,7 +79,7 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
       // Offsets of a deleted topic, or of a topic Kafka clients cannot see (unnameable or
       // shadowed), are not listed; the others under their Kafka name (`<stream>.<topic>`).
       if (topic === null || !isKafkaVisible(broker, topic)) continue;
-      if (access.restricted && !access.topic(topic, 'describe')) continue;
+      if (!access.topic(topic, 'describe')) continue;
       const sorted = [...partitions.values()].sort((a, b) => a.partition - b.partition);
       topics.push({
         name: kafkaNameOf(topic),
@@ -91,7 +91,7 @@ async function fetchGroupOffsets(broker: Broker, groupId: string, requested: Req
   return {
     errorCode: ErrorCode.NONE,
     topics: requested.map((t) => {
-      if (access.restricted && !access.topicNamed(t.name, 'describe')) {
+      if (!access.topicNamed(t.name, 'describe')) {
         return { name: t.name, partitions: t.partitionIndexes.map((p) => noOffset(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED)) };
       }
       const topic = findKafkaTopic(broker, t.name);

@@ -43,7 +43,7 @@ export const offsetForLeaderEpochHandler = defineHandler({
     const topics = request.topics.map((t) => ({
       topic: t.topic,
       partitions: t.partitions.map((p): PartitionOut => {
-        if (access.restricted && !access.topicNamed(t.topic, 'describe')) return partitionError(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+        if (!access.topicNamed(t.topic, 'describe')) return partitionError(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         const found = lookupPartition(frontend.broker, t.topic, p.partition);
         if (!found.ok) return partitionError(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         if (p.currentLeaderEpoch > 0) return partitionError(p.partition, ErrorCode.UNKNOWN_LEADER_EPOCH);

@@ -65,7 +65,7 @@ function invalidBatchCode(records: Buffer, reason: string): number {
 }
 
 function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
-  if (access.restricted && !access.topicNamed(topicName, 'write')) return partitionError(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+  if (!access.topicNamed(topicName, 'write')) return partitionError(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   const found = lookupPartition(frontend.broker, topicName, index);
   if (!found.ok) return partitionError(index, found.errorCode);
   if (records === null || records.length === 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'no record batch');
