@@ -218,6 +218,7 @@ export function decodeNeutralBatch(batch: StoredBatch): NeutralRecord[] {
 export const neutralCodec: BatchFormatCodec = {
   format: BatchFormat.neutral,
   decode: decodeNeutralBatch,
+  messageCount: (batch) => (batch.payload.length >= 5 && batch.payload[0] === neutralVersion ? batch.payload.readUInt32BE(1) : null),
   encode(records: NeutralRecord[], baseOffset: number, template: StoredBatch): AppendRequest {
     // Keep the template's offset span so a compacted batch still covers the offsets it covered.
     const lastOffset = Math.max(template.lastOffset, records.at(-1)?.offset ?? baseOffset);

@@ -217,6 +217,13 @@ export interface BatchFormatCodec {
    */
   decodeRange?(batch: StoredBatch, fromOffset: number, countMax: number): NeutralRecord[];
   /**
+   * How many records the batch holds, read from its head alone (the first fileSliceHeadBytes of
+   * the payload, all a file-sliced batch carries), or null when the head does not say. Equal to
+   * `batch.recordCount` (its offset span) means every offset of the batch holds a record; fewer,
+   * that compaction removed some.
+   */
+  messageCount?(batch: StoredBatch): number | null;
+  /**
    * Encodes records (offsets ascending, all >= baseOffset) into one payload of this format whose
    * base offset is `baseOffset`. Used to rewrite batches during compaction and to transcode.
    */

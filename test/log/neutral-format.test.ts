@@ -47,5 +47,8 @@ describe('neutral format', () => {
     assert.equal(request.recordCount, 5);
     assert.equal(request.producerId, 7);
     assert.deepEqual(neutralCodec.decode({ ...template, payload: request.payload }).map((r) => r.offset), [12]);
+    // From the head alone: one record in a batch spanning five offsets.
+    assert.equal(neutralCodec.messageCount?.({ ...template, payload: request.payload.subarray(0, 5) }), 1);
+    assert.equal(neutralCodec.messageCount?.({ ...template, payload: request.payload.subarray(0, 4) }), null);
   });
 });

@@ -22,7 +22,7 @@ import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import { hiddenFromCommitted } from '../../../core/txn-index.js';
-import { leaseReleasedAfter } from '../../../log/buffer-pool.js';
+import { BufferLease, leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { checkBatchBytes } from '../../../log/common.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';
@@ -214,6 +214,81 @@ function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, pa
   return frontend.broker.purgeInProgress(topic) === undefined && frontend.broker.isCurrentLog(topic, partition, log);
 }
 
+/**
+ * Where a `last` poll of `count` starts: at the `count`-th newest message below `stable` that a
+ * poll returns, so that the offset poll from there returns the newest `count` (or the log's start,
+ * when it holds fewer). Where every offset holds a message (all Iggy sends) that is `stable -
+ * count`, found from the batch headers alone: batches of at least fileSliceHeadBytes come back as
+ * file slices, their payloads unread. Offsets that hold nothing a poll returns (transaction
+ * markers, aborted records, records Kafka-style compaction removed) do not count: the scan reads
+ * further back for the messages still missing, each read covering twice the offsets per missing
+ * message of the one before (as the offset poll reads forward), and decodes the batches that are
+ * not dense to learn which offsets they hold. It reads at most timestampScanFactor x
+ * pollBytesMax; past that (or when a purge replaces the log) it starts where it got to, and the
+ * poll returns fewer messages.
+ */
+async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, log: PartitionLog, logStart: number, stable: number, count: number): Promise<number> {
+  const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
+  let scanned = 0;
+  let hi = stable;
+  let missing = count;
+  let stretch = 1;
+  while (hi > logStart && scanned < scanBytesMax) {
+    const lo = Math.max(logStart, hi - missing * stretch);
+    // The messages in [lo, hi), as ascending runs of offsets [from, to].
+    const runs: Array<[number, number]> = [];
+    const lease = new BufferLease();
+    let next = lo;
+    try {
+      while (next < hi && scanned < scanBytesMax) {
+        // Small reads: a large batch comes back as its head alone, small ones 64 KiB at a time.
+        const stored = await log.read(next, { maxBytes: gapReadBytes, maxOffset: hi, lease, fileSlicesMin: fileSliceHeadBytes });
+        if (stored.length === 0) {
+          next = hi;
+          break;
+        }
+        const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
+        const hidden = hiddenFromCommitted(transactional ? frontend.broker.transactions.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
+        for (const b of stored) {
+          if (b.lastOffset < next) continue;
+          next = b.lastOffset + 1;
+          scanned += b.payload.length;
+          if (hidden(b)) continue;
+          const codec = defaultFormatRegistry.get(b.format);
+          // A batch of another format without a codec is not served either (pieceOf).
+          if (codec === undefined) continue;
+          if (b.format === BatchFormat.iggy ? isWholeDenseIggyBatch(b) : codec.messageCount?.(b) === b.recordCount) {
+            const from = Math.max(b.baseOffset, lo);
+            const to = Math.min(b.lastOffset, hi - 1);
+            if (from <= to) runs.push([from, to]);
+            continue;
+          }
+          const whole = await log.wholePayload(b, lease);
+          scanned += whole.payload.length - b.payload.length;
+          for (const r of codec.decode(whole)) if (r.offset >= lo && r.offset < hi) runs.push([r.offset, r.offset]);
+        }
+      }
+    } catch (err) {
+      if (!isCurrentLog(frontend, topic, partition, log)) return hi;
+      throw err;
+    } finally {
+      lease.release();
+    }
+    // The scan ran out of budget before hi: what it saw is not the newest, start where it got to.
+    if (next < hi) return hi;
+    // The newest `missing` of them, if there are that many: the poll starts at the oldest of those.
+    for (let k = runs.length - 1; k >= 0; k--) {
+      const [from, to] = runs[k]!;
+      const n = to - from + 1;
+      if (n >= missing) return to - missing + 1;
+      missing -= n;
+    }
+    hi = lo;
+    stretch = Math.min(stretch * 2, stretchMax);
+  }
+  return hi;
+}
+
 export const messageHandlers: IggyHandlerTable = {
   [CommandCode.sendMessages]: async (ctx, req) => {
     const topic = sendTarget(ctx, req.streamId, req.topicId, req.partitioning);
@@ -291,7 +366,7 @@ export const messageHandlers: IggyHandlerTable = {
         start = stats.logStartOffset;
         break;
       case PollingKind.last:
-        start = Math.max(stats.logStartOffset, stable - count);
+        start = await lastStart(frontend, topic, partition, log, stats.logStartOffset, stable, count);
         break;
       case PollingKind.next: {
         const stored = await storedOffset(frontend, consumer, topic, partition);

@@ -165,4 +165,6 @@ export const kafkaBatchFormatCodec: BatchFormatCodec = {
   format: BatchFormat.kafka,
   decode,
   encode,
+  // recordsCount (int32 at byte 57 of the v2 batch header, compressed or not).
+  messageCount: (batch) => (batch.payload.length >= 61 ? batch.payload.readInt32BE(57) : null),
 };

@@ -38,6 +38,24 @@ async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }
   return { reply: r, payloads, offsets, times };
 }
 
+/** A topic `m` of one partition with a Kafka transaction open on it, an appender of `n` records of `bytes` each in it, and its abort. */
+async function topicWithTransaction(t: Parameters<typeof startIggy>[0], pollBytesMax: number) {
+  const h = await startIggy(t, { settings: { pollBytesMax } });
+  const c = await h.root();
+  await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
+  const tx = h.broker.transactions;
+  const { producerId, epoch } = await tx.initProducerId({ scope: 'kafka', transactionalId: 'large', transactionTimeoutMs: 60_000 });
+  const id = { scope: 'kafka', transactionalId: 'large', producerId, producerEpoch: epoch };
+  await tx.addPartitions(id, [{ topic: { topic: 'm' }, partition: 0 }]);
+  let sequence = 0;
+  const appendInTransaction = async (n: number, bytes: number) => {
+    for (let i = 0; i < n; i++) {
+      await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: Buffer.alloc(bytes, 97) }], { timestamp: Date.now(), producerId, producerEpoch: epoch, baseSequence: sequence++, flags: BatchFlags.transactional }));
+    }
+  };
+  return { h, c, abort: () => tx.endTxn(id, false), appendInTransaction };
+}
+
 describe('iggy messages', () => {
   it('sends, confirms base offsets and polls with every strategy, slicing stored batches', async (t) => {
     const clock = new ManualClock(1_700_000_000_000);
@@ -194,25 +212,19 @@ describe('iggy messages', () => {
     // `next` moves on past them: a consumer polling one message at a time is never stuck on them.
     const one = async () => (await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads;
     assert.deepEqual([await one(), await one(), await one(), await one()], [['p0'], ['c1'], ['p1'], []]);
-    // `last`: the newest `count` offsets below the open transaction (5 is the commit marker).
-    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).payloads, ['p1']);
+    // `last`: the newest `count` messages below the open transaction, however many offsets the
+    // markers and aborted records between them take.
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).payloads, ['c1', 'p1']);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [0, 4, 6]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 100)).offsets, [0, 4, 6], 'all there are');
     await tx.endTxn(open, true);
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 7n }, 100)).payloads, ['o1', 'p2']);
   });
 
   it('a consumer behind an aborted transaction larger than a poll may scan passes over it, and auto-commit moves past it', async (t) => {
-    const h = await startIggy(t, { settings: { pollBytesMax: 4096 } }); // a timestamp poll scans at most 8 x 4 KiB
-    const c = await h.root();
-    await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'm', options: [] });
-    const tx = h.broker.transactions;
-    const { producerId, epoch } = await tx.initProducerId({ scope: 'kafka', transactionalId: 'large', transactionTimeoutMs: 60_000 });
-    const id = { scope: 'kafka', transactionalId: 'large', producerId, producerEpoch: epoch };
-    await tx.addPartitions(id, [{ topic: { topic: 'm' }, partition: 0 }]);
-    for (let i = 0; i < 20; i++) {
-      const batch = encodeNeutralBatch([{ value: Buffer.alloc(4000, 97) }], { timestamp: Date.now(), producerId, producerEpoch: epoch, baseSequence: i, flags: BatchFlags.transactional });
-      await h.broker.append({ topic: 'm' }, 0, batch);
-    }
-    await tx.endTxn(id, false); // offsets 0-19 aborted, 20 the abort marker
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 4096); // a timestamp poll scans at most 8 x 4 KiB
+    await appendInTransaction(20, 4000);
+    await abort(); // offsets 0-19 aborted, 20 the abort marker
     // Nothing visible yet: an auto-committing poll returns nothing and still moves past them.
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads, []);
     const offsetRef = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
@@ -221,6 +233,32 @@ describe('iggy messages', () => {
     assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 0n }, 1)).payloads, ['visible'], 'one message from offset 0');
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 1, { autoCommit: true })).payloads, ['visible']);
     assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, 21n);
+  });
+
+  it('a `last` poll scans back at most 8 x pollBytesMax for hidden offsets, and then returns the newest it found, fewer', async (t) => {
+    // The scan reads at most 8 KiB. An aborted record of 100 kB costs it the 320-byte head of its
+    // file slice (each read returns one such record: it is more than the read's 64 KiB), a small
+    // message its 31 bytes.
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 1024);
+    const plain = (value: string) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
+    const aborted = (n: number) => appendInTransaction(n, 100_000);
+    // v0-v3 at 0-3, aborted 4, v5, aborted 6-17, v18, aborted 19-33, v34, the abort marker 35, v36.
+    for (const v of ['v0', 'v1', 'v2', 'v3']) await plain(v);
+    await aborted(1);
+    await plain('v5');
+    await aborted(12);
+    await plain('v18');
+    await aborted(15);
+    await plain('v34');
+    await abort();
+    await plain('v36');
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).offsets, [34, 36]);
+    // The third newest, v18, lies past the budget: the scan's last window, [0, 19), is read only
+    // in part (v0 to v5 and some aborted records), so the poll returns the two newest, not v5, v18
+    // and v34 (counting from what the partial read saw would lose the newest).
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [34, 36]);
+    // Offset polls are not bounded so: they pass over any amount of aborted records.
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 6n }, 3)).offsets, [18, 34, 36]);
   });
 
   it('polls over offsets compaction emptied: `count` messages from the start, and `next` consumers move past them', async (t) => {
@@ -249,6 +287,10 @@ describe('iggy messages', () => {
     assert.deepEqual(seen, survivors);
     const offsetRef = { consumer, streamId: sid('default'), topicId: sid('m'), partitionId: 0 };
     assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, BigInt(survivors.at(-1)!));
+    // `last`: the newest `count` that remain, however many offsets lie between them.
+    for (const n of [1, 3, 20, 21, 22, 25, 26, 1000]) {
+      assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, n)).offsets, survivors.slice(-Math.min(n, survivors.length)), `last ${n}`);
+    }
     // A consumer stored inside a gap, or before the emptied tail of a batch, polls on from there.
     await c.ok(CommandCode.storeConsumerOffset, { ...offsetRef, offset: 5n, ack: 0 });
     assert.deepEqual((await poll(c, { kind: PollingKind.next, value: 0n }, 2, { autoCommit: true })).offsets, [19, 21]);
@@ -281,6 +323,13 @@ describe('iggy messages', () => {
         return readRange(position, length, lease);
       };
     }
+    // And the payloads read whole after a sliced read (a batch to transcode or decode).
+    const wholePayload = log.wholePayload.bind(log);
+    log.wholePayload = async (batch, lease) => {
+      const whole = await wholePayload(batch, lease);
+      if (batch.file !== undefined) bytesRead += whole.payload.length;
+      return whole;
+    };
     const measured = async (start: bigint, count: number) => {
       bytesRead = 0;
       reads = 0;
@@ -293,6 +342,19 @@ describe('iggy messages', () => {
     const sparse = await measured(400n, 100);
     assert.deepEqual(sparse.offsets, [...Array(100)].map((_, i) => 449 + 50 * i), 'the last record of every batch of 50');
     assert.ok(sparse.reads <= 20, `100 sparse messages took ${sparse.reads} reads`);
+    // `last` scans back over the sparse batches in few reads, and finds the newest 100 (the
+    // roll record at 10400 and the last record of each of the last 99 batches of 50).
+    const newest = await (async () => {
+      bytesRead = 0;
+      reads = 0;
+      const { offsets } = await poll(c, { kind: PollingKind.last, value: 0n }, 100);
+      return { offsets, bytesRead, reads };
+    })();
+    assert.deepEqual(newest.offsets, [...[...Array(99)].map((_, i) => 449 + 50 * (101 + i)), 10400]);
+    assert.ok(newest.reads <= 40, `the newest 100 sparse messages took ${newest.reads} reads`);
+    // The 4 MiB record is read once, by the poll that returns it: the scan learns from the batch's
+    // head that every offset of it holds a record (neutralCodec.messageCount).
+    assert.ok(newest.bytesRead < 5 * 1024 * 1024, `the newest 100 sparse messages read ${newest.bytesRead} bytes`);
   });
 
   it('rejects bad batches with the reference statuses and appends nothing', async (t) => {

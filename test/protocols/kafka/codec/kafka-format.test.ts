@@ -124,6 +124,10 @@ describe('kafka batch format', () => {
     assert.equal(h.header.lastOffsetDelta, 2);
     const again = kafkaBatchFormatCodec.decode(store(req, 100));
     assert.deepEqual(again, kept);
+    // The head alone tells how many records the batch holds against the offsets it spans.
+    assert.equal(kafkaBatchFormatCodec.messageCount?.(template), 3);
+    assert.equal(kafkaBatchFormatCodec.messageCount?.({ ...store(req, 100), payload: store(req, 100).payload.subarray(0, 61) }), 2, 'from the 61-byte header (a file slice carries 320 bytes)');
+    assert.equal(kafkaBatchFormatCodec.messageCount?.({ ...template, payload: template.payload.subarray(0, 60) }), null);
   });
 
   it('throws on a corrupt stored batch', () => {
