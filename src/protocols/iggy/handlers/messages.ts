@@ -21,6 +21,7 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
+import { isQuartetError } from '../../../core/errors.js';
 import { hiddenFromCommitted } from '../../../core/txn-index.js';
 import { BufferLease, leaseReleasedAfter } from '../../../log/buffer-pool.js';
 import { checkBatchBytes } from '../../../log/common.js';
@@ -215,25 +216,25 @@ function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, pa
 }
 
 /**
- * Where a `last` poll of `count` starts: at the `count`-th newest message below `stable` that a
- * poll returns, so that the offset poll from there returns the newest `count` (or the log's start,
- * when it holds fewer). Where every offset holds a message (all Iggy sends) that is `stable -
- * count`, found from the batch headers alone: batches of at least fileSliceHeadBytes come back as
- * file slices, their payloads unread. Offsets that hold nothing a poll returns (transaction
- * markers, aborted records, records Kafka-style compaction removed) do not count: the scan reads
- * further back for the messages still missing, each read covering twice the offsets per missing
- * message of the one before (as the offset poll reads forward), and decodes the batches that are
- * not dense to learn which offsets they hold. It reads at most timestampScanFactor x
- * pollBytesMax; past that (or when a purge replaces the log) it starts where it got to, and the
- * poll returns fewer messages.
+ * Where the newest `missing` messages below `hi` start, for a `last` poll whose newest `count`
+ * offsets held fewer messages than `count` (transaction markers, aborted records, records
+ * Kafka-style compaction removed): the offset of the oldest of them, or, when the log holds
+ * fewer, its start. It scans back from `hi` in windows, each going back twice as far per missing
+ * message as the one before (as the offset poll reads forward). A batch whose every offset holds
+ * a record is counted from its head (isWholeDenseIggyBatch, BatchFormatCodec.messageCount): a
+ * large one comes back as a file slice and is read no further; the others are decoded. The scan
+ * passes over at most timestampScanFactor x pollBytesMax of stored batches, as a timestamp poll
+ * (reads of up to 64 KiB); past that, or when a purge replaces the log, it answers where it got
+ * to: the poll then returns the newest messages it found, fewer than `count`.
  */
-async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, log: PartitionLog, logStart: number, stable: number, count: number): Promise<number> {
+async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, log: PartitionLog, hi: number, missing: number): Promise<number> {
   const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
   let scanned = 0;
-  let hi = stable;
-  let missing = count;
   let stretch = 1;
-  while (hi > logStart && scanned < scanBytesMax) {
+  while (scanned < scanBytesMax) {
+    // Retention or DeleteRecords may move the log's start while the scan runs.
+    const logStart = log.stats().logStartOffset;
+    if (hi <= logStart) break;
     const lo = Math.max(logStart, hi - missing * stretch);
     // The messages in [lo, hi), as ascending runs of offsets [from, to].
     const runs: Array<[number, number]> = [];
@@ -241,8 +242,7 @@ async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic,
     let next = lo;
     try {
       while (next < hi && scanned < scanBytesMax) {
-        // Small reads: a large batch comes back as its head alone, small ones 64 KiB at a time.
-        const stored = await log.read(next, { maxBytes: gapReadBytes, maxOffset: hi, lease, fileSlicesMin: fileSliceHeadBytes });
+        const stored = await log.read(next, { maxBytes: Math.max(1, Math.min(gapReadBytes, scanBytesMax - scanned)), maxOffset: hi, lease, fileSlicesMin: fileSliceBytesMin });
         if (stored.length === 0) {
           next = hi;
           break;
@@ -252,7 +252,7 @@ async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic,
         for (const b of stored) {
           if (b.lastOffset < next) continue;
           next = b.lastOffset + 1;
-          scanned += b.payload.length;
+          scanned += b.file?.length ?? b.payload.length;
           if (hidden(b)) continue;
           const codec = defaultFormatRegistry.get(b.format);
           // A batch of another format without a codec is not served either (pieceOf).
@@ -264,18 +264,19 @@ async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic,
             continue;
           }
           const whole = await log.wholePayload(b, lease);
-          scanned += whole.payload.length - b.payload.length;
           for (const r of codec.decode(whole)) if (r.offset >= lo && r.offset < hi) runs.push([r.offset, r.offset]);
         }
       }
     } catch (err) {
       if (!isCurrentLog(frontend, topic, partition, log)) return hi;
+      // The log's start moved past the read: the window again, from the new start.
+      if (isQuartetError(err) && err.code === 'offset_out_of_range' && log.stats().logStartOffset > next) continue;
       throw err;
     } finally {
       lease.release();
     }
     // The scan ran out of budget before hi: what it saw is not the newest, start where it got to.
-    if (next < hi) return hi;
+    if (next < hi) break;
     // The newest `missing` of them, if there are that many: the poll starts at the oldest of those.
     for (let k = runs.length - 1; k >= 0; k--) {
       const [from, to] = runs[k]!;
@@ -366,7 +367,8 @@ export const messageHandlers: IggyHandlerTable = {
         start = stats.logStartOffset;
         break;
       case PollingKind.last:
-        start = await lastStart(frontend, topic, partition, log, stats.logStartOffset, stable, count);
+        // The newest `count` offsets; where they hold fewer messages, further back (below).
+        start = stable - count;
         break;
       case PollingKind.next: {
         const stored = await storedOffset(frontend, consumer, topic, partition);
@@ -380,92 +382,120 @@ export const messageHandlers: IggyHandlerTable = {
     const afterWrite = ctx.afterReplyWritten;
     // Large stored batches go out as file ranges (sendfile) when the connection can send them.
     const slices = afterWrite !== undefined && ctx.fileSlices === true ? { fileSlicesMin: fileSliceBytesMin } : {};
-    const batches: Array<Buffer | FileSlice> = [];
-    let messages = 0;
-    let bytes = 0;
-    let next = start;
-    let lastOffset = -1;
-    // The last offset an offset poll passed over without returning it (markers, aborted records,
-    // offsets compaction emptied).
-    let passedTo = -1;
-    // What a poll may read besides what it returns: a timestamp poll passes over older batches.
-    let scanned = 0;
-    const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
-    // An offset poll returns the first `count` messages at or after its start. Each read asks the
-    // log for as many offsets as messages are still wanted (the log stops at the first batch past
-    // that), so a dense log is read no further than the reply; where offsets hold no message a
-    // reader sees (transaction markers, aborted records, records compaction removed) the poll
-    // passes over them and reads on, up to the last stable offset, each read covering twice the
-    // offsets per wanted message of the one before (a sparse log takes a few reads, not one per
-    // message). A timestamp poll skips older batches on the way (a clock that stepped back), so
-    // it reads on until it has `count` messages.
-    let stretch = 1;
-    const readEnd = (): number => (minUs === null ? Math.min(stable, next + (count - messages) * stretch) : stable);
-    while (next < stable && bytes < frontend.settings.pollBytesMax && messages < count && scanned < scanBytesMax) {
-      // A lease per read: a read the reply takes nothing from (a timestamp poll passing over older
-      // messages) goes back to the pool at once instead of after the reply.
-      const lease = leaseReleasedAfter(afterWrite);
-      const kept = messages;
-      // The log the poll began with: a purge that replaces it meanwhile ends the poll with what it has.
-      let stored: StoredBatch[];
-      try {
-        const read = (maxOffset: number, maxBytes: number) => log.read(next, { maxBytes, maxOffset, ...(lease ? { lease } : {}), ...slices });
-        const window = readEnd();
-        stored = await read(window, frontend.settings.pollBytesMax - bytes);
-        // Nothing in the window (compaction emptied it): the first batch beyond it, which the log
-        // returns whole whatever the byte budget, so the read stays small however far it lies.
-        if (stored.length === 0 && window < stable) stored = await read(stable, Math.min(gapReadBytes, frontend.settings.pollBytesMax - bytes));
-      } catch (err) {
-        lease?.release();
-        if (!isCurrentLog(frontend, topic, partition, log)) break;
-        throw err;
-      }
-      if (stored.length === 0) break;
-      // The aborted transactions are looked up only for a read with transactional records.
-      const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
-      const hidden = hiddenFromCommitted(transactional ? txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
-      for (let b of stored) {
-        if (b.lastOffset < next) continue;
-        const size = b.file?.length ?? b.payload.length;
-        if (hidden(b)) {
-          next = b.lastOffset + 1;
-          if (minUs === null) {
-            // An offset poll passes over any amount of them, up to the last stable offset (a
-            // cap on what it scans would stop a consumer behind a large aborted transaction for
-            // good), and its consumer has consumed them.
-            passedTo = b.lastOffset;
-          } else {
-            scanned += size;
+    // The first `want` messages at or after `from` below `end`, in at most `bytesMax` bytes.
+    const collect = async (from: number, end: number, want: number, bytesMax: number) => {
+      const batches: Array<Buffer | FileSlice> = [];
+      let messages = 0;
+      let bytes = 0;
+      let next = from;
+      let lastOffset = -1;
+      // The last offset an offset poll passed over without returning it (markers, aborted records,
+      // offsets compaction emptied).
+      let passedTo = -1;
+      // What a poll may read besides what it returns: a timestamp poll passes over older batches.
+      let scanned = 0;
+      const scanBytesMax = timestampScanFactor * frontend.settings.pollBytesMax;
+      // An offset poll returns the first `want` messages at or after its start. Each read asks the
+      // log for as many offsets as messages are still wanted (the log stops at the first batch past
+      // that), so a dense log is read no further than the reply; where offsets hold no message a
+      // reader sees (transaction markers, aborted records, records compaction removed) the poll
+      // passes over them and reads on, up to the last stable offset, each read covering twice the
+      // offsets per wanted message of the one before (a sparse log takes a few reads, not one per
+      // message). A timestamp poll skips older batches on the way (a clock that stepped back), so
+      // it reads on until it has `want` messages.
+      let stretch = 1;
+      const readEnd = (): number => (minUs === null ? Math.min(end, next + (want - messages) * stretch) : end);
+      while (next < end && bytes < bytesMax && messages < want && scanned < scanBytesMax) {
+        // A lease per read: a read the reply takes nothing from (a timestamp poll passing over older
+        // messages) goes back to the pool at once instead of after the reply.
+        const lease = leaseReleasedAfter(afterWrite);
+        const kept = messages;
+        // The log the poll began with: a purge that replaces it meanwhile ends the poll with what it has.
+        let stored: StoredBatch[];
+        try {
+          const read = (maxOffset: number, maxBytes: number) => log.read(next, { maxBytes, maxOffset, ...(lease ? { lease } : {}), ...slices });
+          const window = readEnd();
+          stored = await read(window, bytesMax - bytes);
+          // Nothing in the window (compaction emptied it): the first batch beyond it, which the log
+          // returns whole whatever the byte budget, so the read stays small however far it lies.
+          if (stored.length === 0 && window < end) stored = await read(end, Math.min(gapReadBytes, bytesMax - bytes));
+        } catch (err) {
+          lease?.release();
+          if (!isCurrentLog(frontend, topic, partition, log)) break;
+          throw err;
+        }
+        // Nothing more below the last stable offset.
+        if (stored.length === 0) {
+          next = end;
+          break;
+        }
+        // The aborted transactions are looked up only for a read with transactional records.
+        const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
+        const hidden = hiddenFromCommitted(transactional ? txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
+        for (let b of stored) {
+          if (b.lastOffset < next) continue;
+          const size = b.file?.length ?? b.payload.length;
+          if (hidden(b)) {
+            next = b.lastOffset + 1;
+            if (minUs === null) {
+              // An offset poll passes over any amount of them, up to the last stable offset (a
+              // cap on what it scans would stop a consumer behind a large aborted transaction for
+              // good), and its consumer has consumed them.
+              passedTo = b.lastOffset;
+            } else {
+              scanned += size;
+            }
+            if (scanned >= scanBytesMax) break;
+            continue;
           }
-          if (scanned >= scanBytesMax) break;
-          continue;
-        }
-        if (minUs !== null) scanned += size;
-        if (minUs !== null && serverTimeMicros(b) < minUs) {
+          if (minUs !== null) scanned += size;
+          if (minUs !== null && serverTimeMicros(b) < minUs) {
+            next = b.lastOffset + 1;
+            if (scanned >= scanBytesMax) break;
+            continue;
+          }
+          const wanted = want - messages;
+          // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
+          if (b.file !== undefined && !servedAsStored(b, next, end, wanted)) b = await log.wholePayload(b, lease);
+          const piece = pieceOf(b, next, end, wanted);
           next = b.lastOffset + 1;
-          if (scanned >= scanBytesMax) break;
-          continue;
+          // The batch's offsets past its last message are empty (compaction): passed over, unless
+          // the poll stopped inside the batch at `count`.
+          if (minUs === null && (piece === null || piece.count < wanted)) passedTo = b.lastOffset;
+          if (piece === null || piece.count === 0) continue;
+          for (const c of piece.chunks) {
+            batches.push(c);
+            bytes += c.length;
+          }
+          messages += piece.count;
+          lastOffset = piece.lastOffset;
+          if (messages >= want || scanned >= scanBytesMax) break;
         }
-        const wanted = count - messages;
-        // Sliced or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-        if (b.file !== undefined && !servedAsStored(b, next, stable, wanted)) b = await log.wholePayload(b, lease);
-        const piece = pieceOf(b, next, stable, wanted);
-        next = b.lastOffset + 1;
-        // The batch's offsets past its last message are empty (compaction): passed over, unless
-        // the poll stopped inside the batch at `count`.
-        if (minUs === null && (piece === null || piece.count < wanted)) passedTo = b.lastOffset;
-        if (piece === null || piece.count === 0) continue;
-        for (const c of piece.chunks) {
-          batches.push(c);
-          bytes += c.length;
-        }
-        messages += piece.count;
-        lastOffset = piece.lastOffset;
-        if (messages >= count || scanned >= scanBytesMax) break;
+        if (messages === kept) lease?.release();
+        if (messages < want) stretch = Math.min(stretch * 2, stretchMax);
       }
-      if (messages === kept) lease?.release();
-      if (messages < count) stretch = Math.min(stretch * 2, stretchMax);
+      // reachedEnd: read up to the last stable offset (not stopped by a byte or scan limit, nor a purge).
+      return { batches, messages, bytes, lastOffset, passedTo, reachedEnd: next >= end };
+    };
+    let polled = await collect(start, stable, count, frontend.settings.pollBytesMax);
+    // `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
+    // records, records compaction removed), the newest `count` messages start further back: the
+    // ones missing are read from there up to where the first read began, and go before its own.
+    if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.messages < count && start > stats.logStartOffset) {
+      const earlier = await lastStart(frontend, topic, partition, log, start, count - polled.messages);
+      if (earlier < start) {
+        const before = await collect(Math.max(earlier, log.stats().logStartOffset), start, count - polled.messages, frontend.settings.pollBytesMax - polled.bytes);
+        polled = {
+          batches: [...before.batches, ...polled.batches],
+          messages: before.messages + polled.messages,
+          bytes: before.bytes + polled.bytes,
+          lastOffset: polled.lastOffset >= 0 ? polled.lastOffset : before.lastOffset,
+          passedTo: Math.max(before.passedTo, polled.passedTo),
+          reachedEnd: true,
+        };
+      }
     }
+    const { batches, messages, lastOffset, passedTo } = polled;
     // What the consumer has consumed: the messages returned, and the offsets an offset poll passed
     // over after them (so auto-commit moves past an aborted transaction or a compacted stretch).
     const consumedTo = Math.max(lastOffset, passedTo);

@@ -10,7 +10,7 @@ import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
 import { ManualClock } from '../../../../src/core/clock.js';
-import { BatchFlags, encodeNeutralBatch } from '../../../../src/log/index.js';
+import { BatchFlags, encodeNeutralBatch, type PartitionLog } from '../../../../src/log/index.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
@@ -36,6 +36,29 @@ async function poll(c: IggyTestClient, strategy: { kind: number; value: bigint }
   const times = batches.flatMap((b) => b.frames.map(() => b.header.baseTimestamp));
   assert.equal(r.messagesCount, payloads.length);
   return { reply: r, payloads, offsets, times };
+}
+
+/**
+ * Counts what a partition's polls read from its segment files (every read goes through
+ * Segment.readRange) and the payloads read whole after a sliced read (a batch to transcode or decode).
+ */
+function countReads(log: PartitionLog): { bytes: number; reads: number } {
+  const counted = { bytes: 0, reads: 0 };
+  for (const segment of (log as unknown as { segments: Array<{ readRange(position: number, length: number, lease?: unknown): Promise<Buffer> }> }).segments) {
+    const readRange = segment.readRange.bind(segment);
+    segment.readRange = (position, length, lease) => {
+      counted.bytes += length;
+      counted.reads++;
+      return readRange(position, length, lease);
+    };
+  }
+  const wholePayload = log.wholePayload.bind(log);
+  log.wholePayload = async (batch, lease) => {
+    const whole = await wholePayload(batch, lease);
+    if (batch.file !== undefined) counted.bytes += whole.payload.length;
+    return whole;
+  };
+  return counted;
 }
 
 /** A topic `m` of one partition with a Kafka transaction open on it, an appender of `n` records of `bytes` each in it, and its abort. */
@@ -235,30 +258,89 @@ describe('iggy messages', () => {
     assert.equal((await c.ok(CommandCode.getConsumerOffset, offsetRef))?.storedOffset, 21n);
   });
 
-  it('a `last` poll scans back at most 8 x pollBytesMax for hidden offsets, and then returns the newest it found, fewer', async (t) => {
-    // The scan reads at most 8 KiB. An aborted record of 100 kB costs it the 320-byte head of its
-    // file slice (each read returns one such record: it is more than the read's 64 KiB), a small
-    // message its 31 bytes.
-    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 1024);
+  it('a `last` poll scans back over at most 8 x pollBytesMax of hidden records, and then returns the newest it found, fewer', async (t) => {
+    // The scan passes over at most 16 KiB: 15 aborted records of 1,000 B.
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 2048);
     const plain = (value: string) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
-    const aborted = (n: number) => appendInTransaction(n, 100_000);
-    // v0-v3 at 0-3, aborted 4, v5, aborted 6-17, v18, aborted 19-33, v34, the abort marker 35, v36.
+    const aborted = (n: number) => appendInTransaction(n, 1000);
+    // v0-v3 at 0-3, aborted 4, v5, aborted 6-7, v8, aborted 9-23, v24, the abort marker 25, v26.
     for (const v of ['v0', 'v1', 'v2', 'v3']) await plain(v);
     await aborted(1);
     await plain('v5');
-    await aborted(12);
-    await plain('v18');
+    await aborted(2);
+    await plain('v8');
     await aborted(15);
-    await plain('v34');
+    await plain('v24');
     await abort();
-    await plain('v36');
-    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).offsets, [34, 36]);
-    // The third newest, v18, lies past the budget: the scan's last window, [0, 19), is read only
-    // in part (v0 to v5 and some aborted records), so the poll returns the two newest, not v5, v18
-    // and v34 (counting from what the partial read saw would lose the newest).
-    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [34, 36]);
+    await plain('v26');
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).offsets, [24, 26]);
+    // The third newest, v8, lies past the budget: the scan's last window is read only in part
+    // (from v3 to some of the aborted records before v8), so the poll returns the two newest,
+    // not v3, v5 and v8 (counting from what the partial read saw would lose the newest).
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [24, 26]);
     // Offset polls are not bounded so: they pass over any amount of aborted records.
-    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 6n }, 3)).offsets, [18, 34, 36]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 6n }, 3)).offsets, [8, 24, 26]);
+  });
+
+  it('a `last` poll whose scan back meets a log start moved meanwhile (DeleteRecords) answers from the new start', async (t) => {
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 128 * 1024 * 1024);
+    const plain = (value: string) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
+    // v0-v3 at 0-3, aborted records at 4-29, the abort marker 30, v31.
+    for (let i = 0; i <= 3; i++) await plain(`v${i}`);
+    await appendInTransaction(26, 10);
+    await abort();
+    await plain('v31');
+    // DeleteRecords lands as the scan is about to read below `before`.
+    const log = h.broker.partition({ topic: 'm' }, 0);
+    const read = log.read.bind(log);
+    const deleteDuringScan = (before: number) => {
+      const deleted = { done: false };
+      log.read = async (offset, options) => {
+        if (offset < before && !deleted.done) {
+          deleted.done = true;
+          await log.deleteRecordsBefore(before);
+        }
+        return read(offset, options);
+      };
+      return deleted;
+    };
+    let deleted = deleteDuringScan(2);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [2, 3, 31]);
+    assert.equal(deleted.done, true, 'the scan read below offset 2');
+    // One that wants more than is left after the deletion: all there is.
+    deleted = deleteDuringScan(3);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 10)).offsets, [3, 31]);
+    assert.equal(deleted.done, true, 'the scan read below offset 3');
+  });
+
+  it('a `last` scan counts a large batch whose every offset holds a record from its head, and reads it once, for the reply', async (t) => {
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 128 * 1024 * 1024);
+    // A 2 MB record at 0, aborted records at 1-3, the abort marker 4, `last` at 5.
+    await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: Buffer.alloc(2_000_000, 98) }], { timestamp: Date.now() }));
+    await appendInTransaction(3, 10);
+    await abort();
+    await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: 'last' }], { timestamp: Date.now() }));
+    const counted = countReads(h.broker.partition({ topic: 'm' }, 0));
+    const r = await poll(c, { kind: PollingKind.last, value: 0n }, 2);
+    assert.deepEqual(r.offsets, [0, 5]);
+    assert.equal(r.payloads[0]!.length, 2_000_000);
+    // The scan read the record's head only (neutralCodec.messageCount), the reply the whole of it.
+    assert.ok(counted.bytes < 2_200_000, `the poll read ${counted.bytes} bytes`);
+  });
+
+  it('a `last` scan counts a large Iggy batch from its header, and reads it once, for the slice it returns', async (t) => {
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 128 * 1024 * 1024);
+    // 1,000 messages of 1,000 B sent through Iggy at 0-999, aborted records at 1000-1002, the abort marker 1003, `last` at 1004.
+    await c.ok(CommandCode.sendMessages, sendRequest(sid('default'), sid('m'), [...Array(1000)].map((_, i) => `${i}`.padStart(1000, '.'))));
+    await appendInTransaction(3, 10);
+    await abort();
+    await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: 'last' }], { timestamp: Date.now() }));
+    const counted = countReads(h.broker.partition({ topic: 'm' }, 0));
+    const r = await poll(c, { kind: PollingKind.last, value: 0n }, 3);
+    assert.deepEqual(r.offsets, [998, 999, 1004]);
+    assert.deepEqual(r.payloads.slice(0, 2).map((p) => p.replace(/^\.+/, '')), ['998', '999']);
+    // The scan read the batch's header only (isWholeDenseIggyBatch), the slice it returns the whole batch.
+    assert.ok(counted.bytes < 1_500_000, `the poll read ${counted.bytes} bytes`);
   });
 
   it('polls over offsets compaction emptied: `count` messages from the start, and `next` consumers move past them', async (t) => {
@@ -311,49 +393,25 @@ describe('iggy messages', () => {
     await append([{ key: 'roll', value: Buffer.alloc(4 * 1024 * 1024) }]); // seals the rest
     await h.broker.runMaintenance();
 
-    // What the polls read from the segment files (their reads go through Segment.readRange).
-    const log = h.broker.partition({ topic: 'm' }, 0);
-    let bytesRead = 0;
-    let reads = 0;
-    for (const segment of (log as unknown as { segments: Array<{ readRange(position: number, length: number, lease?: unknown): Promise<Buffer> }> }).segments) {
-      const readRange = segment.readRange.bind(segment);
-      segment.readRange = (position, length, lease) => {
-        bytesRead += length;
-        reads++;
-        return readRange(position, length, lease);
-      };
-    }
-    // And the payloads read whole after a sliced read (a batch to transcode or decode).
-    const wholePayload = log.wholePayload.bind(log);
-    log.wholePayload = async (batch, lease) => {
-      const whole = await wholePayload(batch, lease);
-      if (batch.file !== undefined) bytesRead += whole.payload.length;
-      return whole;
+    const counted = countReads(h.broker.partition({ topic: 'm' }, 0));
+    const measured = async (strategy: { kind: number; value: bigint }, count: number) => {
+      counted.bytes = 0;
+      counted.reads = 0;
+      const { offsets } = await poll(c, strategy, count);
+      return { offsets, bytesRead: counted.bytes, reads: counted.reads };
     };
-    const measured = async (start: bigint, count: number) => {
-      bytesRead = 0;
-      reads = 0;
-      const { offsets } = await poll(c, { kind: PollingKind.offset, value: start }, count);
-      return { offsets, bytesRead, reads };
-    };
-    const fromGap = await measured(0n, 1);
+    const fromGap = await measured({ kind: PollingKind.offset, value: 0n }, 1);
     assert.deepEqual(fromGap.offsets, [99]);
     assert.ok(fromGap.bytesRead < 256 * 1024, `one message from the start of an emptied stretch read ${fromGap.bytesRead} bytes`);
-    const sparse = await measured(400n, 100);
+    const sparse = await measured({ kind: PollingKind.offset, value: 400n }, 100);
     assert.deepEqual(sparse.offsets, [...Array(100)].map((_, i) => 449 + 50 * i), 'the last record of every batch of 50');
     assert.ok(sparse.reads <= 20, `100 sparse messages took ${sparse.reads} reads`);
     // `last` scans back over the sparse batches in few reads, and finds the newest 100 (the
     // roll record at 10400 and the last record of each of the last 99 batches of 50).
-    const newest = await (async () => {
-      bytesRead = 0;
-      reads = 0;
-      const { offsets } = await poll(c, { kind: PollingKind.last, value: 0n }, 100);
-      return { offsets, bytesRead, reads };
-    })();
+    const newest = await measured({ kind: PollingKind.last, value: 0n }, 100);
     assert.deepEqual(newest.offsets, [...[...Array(99)].map((_, i) => 449 + 50 * (101 + i)), 10400]);
     assert.ok(newest.reads <= 40, `the newest 100 sparse messages took ${newest.reads} reads`);
-    // The 4 MiB record is read once, by the poll that returns it: the scan learns from the batch's
-    // head that every offset of it holds a record (neutralCodec.messageCount).
+    // The 4 MiB record is read once: the scan back starts below the first read's window.
     assert.ok(newest.bytesRead < 5 * 1024 * 1024, `the newest 100 sparse messages read ${newest.bytesRead} bytes`);
   });
 
