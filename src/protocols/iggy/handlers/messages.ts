@@ -422,6 +422,13 @@ export const messageHandlers: IggyHandlerTable = {
         } catch (err) {
           lease?.release();
           if (!isCurrentLog(frontend, topic, partition, log)) break;
+          // DeleteRecords or retention moved the log's start past the read: on from there, as a
+          // poll that came a moment later would have begun.
+          const logStart = log.stats().logStartOffset;
+          if (isQuartetError(err) && err.code === 'offset_out_of_range' && logStart > next) {
+            next = logStart;
+            continue;
+          }
           throw err;
         }
         // Nothing more below the last stable offset.
@@ -481,18 +488,29 @@ export const messageHandlers: IggyHandlerTable = {
     // `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
     // records, records compaction removed), the newest `count` messages start further back: the
     // ones missing are read from there up to where the first read began, and go before its own.
-    if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.messages < count && start > stats.logStartOffset) {
+    // Under the byte cap the reply is a run of consecutive messages from where the newest `count`
+    // start, as an offset poll from there returns (the missing ones alone would be cut at their
+    // oldest, leaving a hole below the first read's).
+    if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.messages < count && polled.bytes < frontend.settings.pollBytesMax && start > stats.logStartOffset) {
       const earlier = await lastStart(frontend, topic, partition, log, start, count - polled.messages);
       if (earlier < start) {
-        const before = await collect(Math.max(earlier, log.stats().logStartOffset), start, count - polled.messages, frontend.settings.pollBytesMax - polled.bytes);
-        polled = {
-          batches: [...before.batches, ...polled.batches],
-          messages: before.messages + polled.messages,
-          bytes: before.bytes + polled.bytes,
-          lastOffset: polled.lastOffset >= 0 ? polled.lastOffset : before.lastOffset,
-          passedTo: Math.max(before.passedTo, polled.passedTo),
-          reachedEnd: true,
-        };
+        const from = Math.max(earlier, log.stats().logStartOffset);
+        const missing = count - polled.messages;
+        const before = await collect(from, start, missing, frontend.settings.pollBytesMax - polled.bytes);
+        // A purge meanwhile ends the poll with what the first read has, as an offset poll ends.
+        if (isCurrentLog(frontend, topic, partition, log)) {
+          polled =
+            before.messages === missing || before.reachedEnd
+              ? {
+                  batches: [...before.batches, ...polled.batches],
+                  messages: before.messages + polled.messages,
+                  bytes: before.bytes + polled.bytes,
+                  lastOffset: polled.lastOffset >= 0 ? polled.lastOffset : before.lastOffset,
+                  passedTo: Math.max(before.passedTo, polled.passedTo),
+                  reachedEnd: true,
+                }
+              : await collect(from, stable, count, frontend.settings.pollBytesMax);
+        }
       }
     }
     const { batches, messages, lastOffset, passedTo } = polled;

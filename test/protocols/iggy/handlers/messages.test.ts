@@ -10,7 +10,7 @@ import { nativeStatus } from '../../../../src/native/index.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
 import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
 import { ManualClock } from '../../../../src/core/clock.js';
-import { BatchFlags, encodeNeutralBatch, type PartitionLog } from '../../../../src/log/index.js';
+import { BatchFlags, encodeNeutralBatch, type PartitionLog, type ReadOptions } from '../../../../src/log/index.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
@@ -59,6 +59,23 @@ function countReads(log: PartitionLog): { bytes: number; reads: number } {
     return whole;
   };
   return counted;
+}
+
+/**
+ * Makes DeleteRecords(before) land on `log` as a read below `before` that `which` picks begins
+ * (once); the returned flag tells whether it did.
+ */
+function deleteRecordsDuringRead(log: PartitionLog, before: number, which: (options: ReadOptions) => boolean = () => true): { done: boolean } {
+  const deleted = { done: false };
+  const read = log.read.bind(log);
+  log.read = async (offset, options) => {
+    if (offset < before && which(options) && !deleted.done) {
+      deleted.done = true;
+      await log.deleteRecordsBefore(before);
+    }
+    return read(offset, options);
+  };
+  return deleted;
 }
 
 /** A topic `m` of one partition with a Kafka transaction open on it, an appender of `n` records of `bytes` each in it, and its abort. */
@@ -290,27 +307,50 @@ describe('iggy messages', () => {
     await appendInTransaction(26, 10);
     await abort();
     await plain('v31');
-    // DeleteRecords lands as the scan is about to read below `before`.
+    // DeleteRecords lands as the scan is about to read below the offset given.
     const log = h.broker.partition({ topic: 'm' }, 0);
-    const read = log.read.bind(log);
-    const deleteDuringScan = (before: number) => {
-      const deleted = { done: false };
-      log.read = async (offset, options) => {
-        if (offset < before && !deleted.done) {
-          deleted.done = true;
-          await log.deleteRecordsBefore(before);
-        }
-        return read(offset, options);
-      };
-      return deleted;
-    };
-    let deleted = deleteDuringScan(2);
+    let deleted = deleteRecordsDuringRead(log, 2);
     assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 3)).offsets, [2, 3, 31]);
     assert.equal(deleted.done, true, 'the scan read below offset 2');
     // One that wants more than is left after the deletion: all there is.
-    deleted = deleteDuringScan(3);
+    deleted = deleteRecordsDuringRead(log, 3);
     assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 10)).offsets, [3, 31]);
     assert.equal(deleted.done, true, 'the scan read below offset 3');
+  });
+
+  it('a poll whose read meets a log start moved meanwhile (DeleteRecords) reads on from the new start', async (t) => {
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 128 * 1024 * 1024);
+    const plain = (value: string) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
+    // v0-v5 at 0-5, aborted records at 6-29, the abort marker 30, v31.
+    for (let i = 0; i <= 5; i++) await plain(`v${i}`);
+    await appendInTransaction(24, 10);
+    await abort();
+    await plain('v31');
+    const log = h.broker.partition({ topic: 'm' }, 0);
+    // DeleteRecords lands as the poll's own read (not the scan's, of at most 64 KiB) begins below the offset given.
+    const deleteDuringRead = (before: number) => deleteRecordsDuringRead(log, before, (options) => options.maxBytes > 64 * 1024);
+    // `last`: the scan found v3 as where the newest four start; the read from there meets a start of 4.
+    let deleted = deleteDuringRead(4);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 4)).offsets, [4, 5, 31]);
+    assert.equal(deleted.done, true);
+    // An offset poll from 4 meets a start of 5.
+    deleted = deleteDuringRead(5);
+    assert.deepEqual((await poll(c, { kind: PollingKind.offset, value: 4n }, 2)).offsets, [5, 31]);
+    assert.equal(deleted.done, true);
+  });
+
+  it('a `last` poll under the byte cap returns consecutive messages from where the newest `count` start', async (t) => {
+    // Two stored messages of 1,500 B fit in a reply of 4 KiB.
+    const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 4096);
+    const plain = (value: string | Buffer) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
+    // 1.5 kB messages at 0-9, aborted records at 10-14, the abort marker 15, `new` at 16.
+    for (let i = 0; i < 10; i++) await plain(Buffer.alloc(1500, 97));
+    await appendInTransaction(5, 1);
+    await abort();
+    await plain('new');
+    // The newest five start at 6: 6, 7 and 8 fit (the first read's `new` would leave a hole at 9).
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 5)).offsets, [6, 7, 8]);
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).offsets, [9, 16]);
   });
 
   it('a `last` scan counts a large batch whose every offset holds a record from its head, and reads it once, for the reply', async (t) => {
