@@ -339,7 +339,7 @@ describe('iggy messages', () => {
     assert.equal(deleted.done, true);
   });
 
-  it('a `last` poll under the byte cap returns consecutive messages from where the newest `count` start', async (t) => {
+  it('a `last` poll under the byte cap returns consecutive messages from where the newest `count` start, or, where the newest `count` offsets alone reach the cap, from them', async (t) => {
     // Two stored messages of 1,500 B fit in a reply of 4 KiB.
     const { h, c, abort, appendInTransaction } = await topicWithTransaction(t, 4096);
     const plain = (value: string | Buffer) => h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value }], { timestamp: Date.now() }));
@@ -351,6 +351,13 @@ describe('iggy messages', () => {
     // The newest five start at 6: 6, 7 and 8 fit (the first read's `new` would leave a hole at 9).
     assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 5)).offsets, [6, 7, 8]);
     assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 2)).offsets, [9, 16]);
+    // The newest nine start at 2: 2 and 3 fit, and 4, which the cap falls inside, comes whole.
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 9)).offsets, [2, 3, 4]);
+    // Where reading the newest `count` offsets alone reaches the cap, there is no scan back: with
+    // 1.5 kB messages at 17-19, the newest six offsets (14-19) hold `new` and 17-19, which reach
+    // it, so the reply starts at `new`, not at 8, where the newest six messages start.
+    for (let i = 0; i < 3; i++) await plain(Buffer.alloc(1500, 98));
+    assert.deepEqual((await poll(c, { kind: PollingKind.last, value: 0n }, 6)).offsets, [16, 17, 18, 19]);
   });
 
   it('a `last` scan counts a large batch whose every offset holds a record from its head, and reads it once, for the reply', async (t) => {
