@@ -481,16 +481,17 @@ export const messageHandlers: IggyHandlerTable = {
         if (messages === kept) lease?.release();
         if (messages < want) stretch = Math.min(stretch * 2, stretchMax);
       }
-      // reachedEnd: read up to the last stable offset (not stopped by a byte or scan limit, nor a purge).
+      // reachedEnd: read up to `end` (not stopped by a byte or scan limit, nor a purge).
       return { batches, messages, bytes, lastOffset, passedTo, reachedEnd: next >= end };
     };
     let polled = await collect(start, stable, count, frontend.settings.pollBytesMax);
     // `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
     // records, records compaction removed), the newest `count` messages start further back: the
     // ones missing are read from there up to where the first read began, and go before its own.
-    // Under the byte cap the reply is a run of consecutive messages from where the newest `count`
-    // start, as an offset poll from there returns (the missing ones alone would be cut at their
-    // oldest, leaving a hole below the first read's).
+    // Where the byte cap cuts that read, the reply is instead the run of consecutive messages from
+    // where they start, cut at the cap, as an offset poll from there returns (the missing ones
+    // alone would be cut at their oldest, leaving a hole below the first read's). A first read
+    // the cap cut is the reply as it is.
     if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.messages < count && polled.bytes < frontend.settings.pollBytesMax && start > stats.logStartOffset) {
       const earlier = await lastStart(frontend, topic, partition, log, start, count - polled.messages);
       if (earlier < start) {
