@@ -482,16 +482,27 @@ export const messageHandlers: IggyHandlerTable = {
         if (messages < want) stretch = Math.min(stretch * 2, stretchMax);
       }
       // reachedEnd: read up to `end` (not stopped by a byte or scan limit, nor a purge).
-      return { batches, messages, bytes, lastOffset, passedTo, reachedEnd: next >= end };
+      return { batches, messages, bytes, lastOffset, passedTo, next, reachedEnd: next >= end };
     };
+    type Collected = Awaited<ReturnType<typeof collect>>;
+    // What `earlier` and then `later` (read on from where it stopped) collected, as one read.
+    const joined = (earlier: Collected, later: Collected): Collected => ({
+      batches: [...earlier.batches, ...later.batches],
+      messages: earlier.messages + later.messages,
+      bytes: earlier.bytes + later.bytes,
+      lastOffset: later.lastOffset >= 0 ? later.lastOffset : earlier.lastOffset,
+      passedTo: Math.max(earlier.passedTo, later.passedTo),
+      next: later.next,
+      reachedEnd: later.reachedEnd,
+    });
     let polled = await collect(start, stable, count, frontend.settings.pollBytesMax);
     // `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
     // records, records compaction removed), the newest `count` messages start further back: the
     // ones missing are read from there up to where the first read began, and go before its own.
     // Where the byte cap cuts that read, the reply is instead the run of consecutive messages from
     // where they start, cut at the cap, as an offset poll from there returns (the missing ones
-    // alone would be cut at their oldest, leaving a hole below the first read's). A first read
-    // the cap cut is the reply as it is.
+    // alone followed by the first read's would leave a hole between them). A first read the cap
+    // cut is the reply as it is.
     if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.messages < count && polled.bytes < frontend.settings.pollBytesMax && start > stats.logStartOffset) {
       const earlier = await lastStart(frontend, topic, partition, log, start, count - polled.messages);
       if (earlier < start) {
@@ -500,17 +511,11 @@ export const messageHandlers: IggyHandlerTable = {
         const before = await collect(from, start, missing, frontend.settings.pollBytesMax - polled.bytes);
         // A purge meanwhile ends the poll with what the first read has, as an offset poll ends.
         if (isCurrentLog(frontend, topic, partition, log)) {
+          // Cut by the cap, it reads on from where it stopped, up to the cap, instead of the first read's.
           polled =
             before.messages === missing || before.reachedEnd
-              ? {
-                  batches: [...before.batches, ...polled.batches],
-                  messages: before.messages + polled.messages,
-                  bytes: before.bytes + polled.bytes,
-                  lastOffset: polled.lastOffset >= 0 ? polled.lastOffset : before.lastOffset,
-                  passedTo: Math.max(before.passedTo, polled.passedTo),
-                  reachedEnd: true,
-                }
-              : await collect(from, stable, count, frontend.settings.pollBytesMax);
+              ? joined(before, polled)
+              : joined(before, await collect(before.next, stable, count - before.messages, frontend.settings.pollBytesMax - before.bytes));
         }
       }
     }
