@@ -216,6 +216,15 @@ function isCurrentLog(frontend: IggyRequestContext['frontend'], topic: Topic, pa
 }
 
 /**
+ * Which of `stored` (read from `from` on) a read_committed reader must not see: markers and the
+ * records of aborted transactions, looked up only for a read with transactional records.
+ */
+function hiddenIn(frontend: IggyRequestContext['frontend'], topic: Topic, partition: number, stored: StoredBatch[], from: number): (batch: StoredBatch) => boolean {
+  const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
+  return hiddenFromCommitted(transactional ? frontend.broker.transactions.abortedTransactions(topic, partition, from, stored[stored.length - 1]!.lastOffset + 1) : []);
+}
+
+/**
  * Where the newest `missing` messages below `hi` start, for a `last` poll whose newest `count`
  * offsets held fewer messages than `count` (transaction markers, aborted records, records
  * Kafka-style compaction removed): the offset of the oldest of them, or, when the log holds
@@ -247,8 +256,7 @@ async function lastStart(frontend: IggyRequestContext['frontend'], topic: Topic,
           next = hi;
           break;
         }
-        const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
-        const hidden = hiddenFromCommitted(transactional ? frontend.broker.transactions.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
+        const hidden = hiddenIn(frontend, topic, partition, stored, next);
         for (const b of stored) {
           if (b.lastOffset < next) continue;
           next = b.lastOffset + 1;
@@ -436,9 +444,7 @@ export const messageHandlers: IggyHandlerTable = {
           next = end;
           break;
         }
-        // The aborted transactions are looked up only for a read with transactional records.
-        const transactional = stored.some((b) => (b.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional);
-        const hidden = hiddenFromCommitted(transactional ? txns.abortedTransactions(topic, partition, next, stored[stored.length - 1]!.lastOffset + 1) : []);
+        const hidden = hiddenIn(frontend, topic, partition, stored, next);
         for (let b of stored) {
           if (b.lastOffset < next) continue;
           const size = b.file?.length ?? b.payload.length;
