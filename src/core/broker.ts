@@ -115,6 +115,7 @@ interface PartitionMetrics {
 
 /** What a front-end hears about topics changed by any protocol (Broker.onTopicChanges). */
 export interface TopicChangeListener {
+  /** Told once the topic has left the catalog (in a namespace deletion, with the namespace). */
   topicDeleted?(topic: Topic): Promise<void> | void;
   namespaceDeleted?(namespace: Namespace): Promise<void> | void;
   /**

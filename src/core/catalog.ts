@@ -74,7 +74,7 @@ export interface CatalogObserver {
   partitionsReset(topic: Topic): Promise<void>;
   topicConfigChanged(topic: Topic): Promise<void>;
   topicRenamed(topic: Topic): void;
-  /** The namespace is gone (its topics went first); its id is freed after this returns. */
+  /** The namespace is gone (its topics were told first); its id is freed after this returns. */
   namespaceDeleted?(namespace: Namespace): Promise<void>;
 }
 
@@ -215,12 +215,23 @@ export class Catalog {
     return this.mutations.run(async () => {
       const entry = this.requireNamespaceEntry(ref);
       if (entry.ns.name === defaultNamespaceName) throw new QuartetError('invalid_request', 'the default namespace cannot be deleted');
-      for (const topic of [...entry.byId.values()]) await this.deleteTopicNow(topic);
-      await this.dropNamespaceNow(entry);
+      const topics = [...entry.byId.values()];
+      // One commit for the namespace and all its topics: a crash leaves it whole or gone, never
+      // with part of its topics (their directories go at the next start, as after a crash inside
+      // deleteTopic).
+      await this.store.deleteNamespace(entry.ns.id);
+      // Out of memory at once, so no lookup finds any of them while their logs close.
+      for (const topic of topics) this.removeTopic(topic);
+      this.namespacesById.delete(entry.ns.id);
+      this.namespacesByName.delete(entry.ns.name);
+      // Every topic's logs close even if one fails (its error is the answer, as in deleteTopic).
+      let failure: unknown = null;
+      for (const topic of topics) await this.observer?.topicDeleted(topic).catch((err: unknown) => void (failure ??= err));
       // Told inside the mutation, before the id can be handed out again.
       await this.observer?.namespaceDeleted?.(entry.ns);
       this.idFreed(idSpaces.namespaceId, entry.ns.id);
       this.freeIdFrom.delete(idSpaces.topicId(entry.ns.id));
+      if (failure !== null) throw failure;
       return entry.ns;
     });
   }

@@ -126,6 +126,7 @@ export interface MetadataStore {
 
   listNamespaces(): Promise<NamespaceRecord[]>;
   putNamespace(record: NamespaceRecord): Promise<void>;
+  /** Also deletes the namespace's topics, in the same transaction. */
   deleteNamespace(id: number): Promise<void>;
 
   listTopics(): Promise<TopicRecord[]>;
@@ -320,7 +321,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   deleteNamespace(id: number): Promise<void> {
-    return this.run(() => void this.stmts.deleteNamespace.run(id));
+    return this.run(() => this.tx.deleteNamespace(id));
   }
 
   // --- topics ---------------------------------------------------------------------------------
@@ -544,6 +545,7 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO namespaces (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name',
     ),
     deleteNamespace: db.prepare('DELETE FROM namespaces WHERE id = ?'),
+    deleteNamespaceTopics: db.prepare('DELETE FROM topics WHERE namespace_id = ?'),
     listTopics: db.prepare('SELECT * FROM topics ORDER BY internal_id'),
     putTopic: db.prepare(
       `INSERT INTO topics (internal_id, namespace_id, id, name, uuid, partitions, config, created_at)
@@ -617,6 +619,10 @@ function prepareTransactions(db: Database.Database, stmts: ReturnType<typeof pre
       for (const r of records) {
         stmts.putOffset.run(r.scope, r.group, r.topicInternalId, r.partition, r.offset, r.leaderEpoch, r.metadata, r.commitTime);
       }
+    }),
+    deleteNamespace: db.transaction((id: number): void => {
+      stmts.deleteNamespaceTopics.run(id);
+      stmts.deleteNamespace.run(id);
     }),
     putSnapshots: db.transaction((records: readonly ProducerSnapshotRecord[]): void => {
       for (const r of records) stmts.putSnapshot.run(r.partitionKey, r.nextOffset, JSON.stringify(r.entries), r.takenAt);

@@ -178,6 +178,60 @@ test('rename and delete; deleting a namespace deletes its topics; default is pro
   await assert.rejects(catalog.deleteTopic({ topic: 'b' }), code('unknown_topic'));
 });
 
+test('a namespace deletion is one commit: cut short while its first topic closes, a reopened catalog has none of it', async () => {
+  const store = memoryStore();
+  const catalog = await Catalog.open(store, new ManualClock());
+  await catalog.createNamespace('shop');
+  for (const name of ['a', 'b', 'c']) await catalog.createTopic('shop', name, { partitions: 1 });
+  let closing!: () => void;
+  const firstClosing = new Promise<void>((resolve) => (closing = resolve));
+  catalog.setObserver({
+    topicCreated: async () => undefined,
+    // The process dies while the first topic's logs close: this never returns.
+    topicDeleted: () => {
+      closing();
+      return new Promise<void>(() => undefined);
+    },
+    partitionsReset: async () => undefined,
+    partitionsAdded: async () => undefined,
+    partitionsRemoved: async () => undefined,
+    topicConfigChanged: async () => undefined,
+    topicRenamed: () => undefined,
+  });
+  void catalog.deleteNamespace('shop');
+  await firstClosing;
+  // Nothing of the namespace is found any more, in memory or in the store.
+  assert.equal(catalog.getNamespace('shop'), null);
+  assert.equal(catalog.getTopic({ namespace: 'shop', topic: 'b' }), null);
+  const reopened = await Catalog.open(store, new ManualClock());
+  assert.equal(reopened.getNamespace('shop'), null);
+  assert.deepEqual(reopened.listTopics().map((t) => t.name), []);
+});
+
+test('a namespace deletion closes every topic even when one fails, and reports the failure', async () => {
+  const catalog = await Catalog.open(memoryStore(), new ManualClock());
+  await catalog.createNamespace('shop');
+  for (const name of ['a', 'b', 'c']) await catalog.createTopic('shop', name, { partitions: 1 });
+  const closed: string[] = [];
+  catalog.setObserver({
+    topicCreated: async () => undefined,
+    topicDeleted: async (t) => {
+      closed.push(t.name);
+      if (t.name === 'a') throw new Error('disk on fire');
+    },
+    partitionsReset: async () => undefined,
+    partitionsAdded: async () => undefined,
+    partitionsRemoved: async () => undefined,
+    topicConfigChanged: async () => undefined,
+    topicRenamed: () => undefined,
+  });
+  await assert.rejects(catalog.deleteNamespace('shop'), /disk on fire/);
+  assert.deepEqual(closed, ['a', 'b', 'c']);
+  assert.equal(catalog.getNamespace('shop'), null);
+  // Its id is free again.
+  assert.equal((await catalog.createNamespace('next')).id, 0);
+});
+
 test('removes partitions: the last ones go, down to zero; the count persists', async () => {
   const store = memoryStore();
   const catalog = await Catalog.open(store, new ManualClock());
