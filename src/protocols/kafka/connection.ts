@@ -97,6 +97,9 @@ class Session implements KafkaSession {
 
 const serialApis = new Set<number>([ApiKey.SaslHandshake, ApiKey.SaslAuthenticate]);
 
+/** The largest frame a connection may send before SASL authentication (Kafka's default sasl.server.max.receive.size). */
+export const unauthenticatedFrameBytesMax = 512 * 1024;
+
 /** The ApiVersions list: exactly what the handler registry answers, in key order. */
 export function advertisedApis(handlers: ReadonlyMap<number, KafkaHandler>): SupportedApi[] {
   return [...handlers.values()]
@@ -163,6 +166,11 @@ export class KafkaConnection implements ConnectionHandle {
 
   private onData(chunk: Buffer): void {
     if (this.closing) return;
+    // Until SASL authentication succeeds, a frame may declare at most 512 KiB (Kafka's
+    // sasl.server.max.receive.size, CVE-2022-34917): an unauthenticated peer cannot make the
+    // broker hold a large frame. Larger closes the connection, as in Kafka.
+    const settings = this.frontend.settings;
+    this.framer.frameBytesMax = settings.saslRequired && this.session.principal === null ? Math.min(unauthenticatedFrameBytesMax, settings.requestBytesMax) : settings.requestBytesMax;
     const result = this.framer.push(chunk);
     for (const frame of result.frames) this.pendingFrames.push(frame);
     if (!result.ok) {

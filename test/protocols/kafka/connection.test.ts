@@ -17,7 +17,7 @@ import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
 import { Framer } from '../../../src/protocols/kafka/codec/framer.js';
 import { decodeResponse, encodeRequest } from '../../../src/protocols/kafka/codec/frames.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../src/protocols/kafka/codec/messages/index.js';
-import { KafkaConnection } from '../../../src/protocols/kafka/connection.js';
+import { KafkaConnection, unauthenticatedFrameBytesMax } from '../../../src/protocols/kafka/connection.js';
 import { KafkaBrokerFrontend } from '../../../src/protocols/kafka/frontend.js';
 import { apiVersionsHandler } from '../../../src/protocols/kafka/handlers/api-versions.js';
 import { metadataHandler } from '../../../src/protocols/kafka/handlers/metadata.js';
@@ -328,6 +328,28 @@ describe('KafkaConnection', () => {
     assert.equal((await c.response(ApiKey.ApiVersions, 3)).body.errorCode, 0);
     c.send(c.frame(ApiKey.Metadata, 12, { topics: null }).bytes);
     await c.expectClosed();
+  });
+
+  it('with SASL required, closes a connection that declares a frame over 512 KiB before it authenticates; after, the usual limit holds', async (t) => {
+    const h = await harness(t, { settings: { saslRequired: true } });
+    await h.broker.users.create({ username: 'dora', password: 'dora-password' });
+    const size = Buffer.alloc(4);
+    size.writeInt32BE(unauthenticatedFrameBytesMax + 1);
+    // Only the size prefix is sent: the connection closes on it, holding nothing.
+    const early = await h.client();
+    early.send(size);
+    await early.expectClosed();
+    const c = await h.client();
+    c.send(c.frame(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }).bytes);
+    assert.equal((await c.response(ApiKey.SaslHandshake, 1)).body.errorCode, 0);
+    c.send(c.frame(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from('\0dora\0dora-password') }).bytes);
+    assert.equal((await c.response(ApiKey.SaslAuthenticate, 2)).body.errorCode, 0);
+    // A 1 MiB Metadata request (long topic names) is framed and answered once authenticated.
+    const big = Buffer.concat(encodeRequest(ApiKey.Metadata, 12, 99, 'conn-test', { topics: Array.from({ length: 40 }, (_, i) => ({ topicId: Buffer.alloc(16), name: `t${i}`.padEnd(30_000, 'n') })) }));
+    assert.ok(big.length > unauthenticatedFrameBytesMax, `${big.length} bytes`);
+    c.send(big);
+    const r = await c.response(ApiKey.Metadata, 12);
+    assert.equal(r.correlationId, 99);
   });
 
   it('answers a failed SASL authentication, then closes the connection', async (t) => {

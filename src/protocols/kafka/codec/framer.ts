@@ -41,7 +41,8 @@ export type FramerResult =
 const emptyFrames: Buffer[] = [];
 
 export class Framer {
-  readonly frameBytesMax: number;
+  /** May be changed between pushes (KafkaConnection lowers it until SASL authentication). */
+  frameBytesMax: number;
   /** Partial size prefix carried between chunks (0..3 bytes). */
   private readonly sizeBytes = Buffer.alloc(4);
   private sizeHave = 0;
