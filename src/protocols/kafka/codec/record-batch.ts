@@ -142,7 +142,7 @@ export function validateRecordBatch(batch: Buffer): BatchResult {
 /**
  * Validates the `records` field of one produce partition: exactly one RecordBatch v2 with at
  * least one record, lastOffsetDelta + 1 == recordCount (Kafka's LogValidator checks the same),
- * and no control batch (only the broker writes those).
+ * no control batch (only the broker writes those), and no producer id without a base sequence.
  */
 export function validateProduceBatch(records: Buffer): BatchResult {
   if (records.length >= batchLogOverheadBytes) {
@@ -159,6 +159,7 @@ export function validateProduceBatch(records: Buffer): BatchResult {
     return { ok: false, reason: `lastOffsetDelta ${h.lastOffsetDelta} does not match ${h.recordCount} records` };
   }
   if (h.isControl) return { ok: false, reason: 'clients may not produce control batches' };
+  if (h.producerId >= 0 && h.baseSequence < 0) return { ok: false, reason: `invalid sequence number ${h.baseSequence} with producer id ${h.producerId}` };
   return r;
 }
 
@@ -300,6 +301,82 @@ export function batchRecords(
   const d = decompress(header.compression, body, maxDecompressedBytes);
   if (!d.ok) return d;
   return decodeRecords(d.value, header.recordCount);
+}
+
+/**
+ * Checks the records of a produced batch without keeping them, as Kafka's LogValidator iterates
+ * every record before it appends: the body decompresses (at most `maxDecompressedBytes`), holds
+ * exactly `recordCount` well-formed records and nothing after them, their offset deltas run 0, 1,
+ * 2, ... (each record then owns the offset the header promises it), and, when `keysRequired` (a
+ * compacted topic), none has a null key. Returns why they fail, or null. (Its CRC matched, so the
+ * client built them so: Kafka answers INVALID_RECORD, which clients do not retry.)
+ */
+export function checkProducedRecords(
+  batch: Buffer,
+  header: RecordBatchHeader,
+  keysRequired: boolean,
+  maxDecompressedBytes: number = decompressedBytesMaxDefault,
+): string | null {
+  let section = batch.subarray(batchHeaderBytes);
+  if (header.compression !== 0) {
+    const d = decompress(header.compression, section, maxDecompressedBytes);
+    if (!d.ok) return d.reason;
+    section = d.value;
+  }
+  return walkProducedRecords(section, header.recordCount, keysRequired);
+}
+
+/** checkProducedRecords' walk over uncompressed records: no allocation per record. */
+function walkProducedRecords(section: Buffer, count: number, keysRequired: boolean): string | null {
+  // Each record takes at least 7 bytes (length, attributes, 4 one-byte varints, headers count).
+  if (count * 7 > section.length) return `${count} records do not fit in ${section.length} bytes`;
+  let pos = 0;
+  /** A zigzag varint (32-bit) ending before `limit`, or NaN. */
+  const varint = (limit: number): number => {
+    let u = 0;
+    let scale = 1;
+    for (let n = 0; n < 5 && pos < limit; n++) {
+      const b = section[pos++]!;
+      if (n === 4 && b > 0x0f) return Number.NaN;
+      u += (b & 0x7f) * scale;
+      if (b < 0x80) return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+      scale *= 128;
+    }
+    return Number.NaN;
+  };
+  /** Skips a varlong (at most 10 bytes) ending before `limit`; false if there is none. */
+  const skipVarlong = (limit: number): boolean => {
+    for (let n = 0; n < 10 && pos < limit; n++) if (section[pos++]! < 0x80) return true;
+    return false;
+  };
+  /** Skips a length-prefixed field (-1 = null when `nullable`); its length, or NaN if it does not fit. */
+  const skipField = (limit: number, nullable: boolean): number => {
+    const n = varint(limit);
+    if (n === -1 && nullable) return n;
+    if (!(n >= 0) || n > limit - pos) return Number.NaN;
+    pos += n;
+    return n;
+  };
+  for (let i = 0; i < count; i++) {
+    const length = varint(section.length);
+    if (!(length >= 6) || length > section.length - pos) return `record ${i} declares ${length} bytes`;
+    const end = pos + length;
+    pos++; // attributes
+    if (!skipVarlong(end)) return `record ${i}: bad timestamp delta`;
+    const offsetDelta = varint(end);
+    const key = skipField(end, true);
+    if (Number.isNaN(key) || Number.isNaN(skipField(end, true))) return `record ${i}: bad key or value`;
+    const headers = varint(end);
+    if (!(headers >= 0) || headers * 2 > end - pos) return `record ${i}: bad header count ${headers}`;
+    for (let h = 0; h < headers; h++) {
+      if (Number.isNaN(skipField(end, false)) || Number.isNaN(skipField(end, true))) return `record ${i}: bad header ${h}`;
+    }
+    if (pos !== end) return `record ${i}: ${end - pos} bytes after its fields`;
+    if (offsetDelta !== i) return `record ${i} has offset delta ${offsetDelta}`;
+    if (keysRequired && key === -1) return `record ${i} has no key, which a compacted topic needs`;
+  }
+  if (pos !== section.length) return `${section.length - pos} bytes after the ${count} records the batch declares`;
+  return null;
 }
 
 export interface RecordInput {

@@ -10,10 +10,14 @@
 //   partition, as Kafka 4.0 does (KAFKA-18659).
 // - Each partition carries exactly one RecordBatch v2. It is validated (header, sizes, CRC-32C)
 //   and appended verbatim: the stamp hook patches baseOffset and partitionLeaderEpoch (both
-//   outside the CRC). Records are never decoded here. As Kafka's KafkaApis/LogValidator: a magic
-//   other than 2, more than one batch, an empty batch or a control batch is INVALID_RECORD (87);
-//   a CRC or size mismatch is CORRUPT_MESSAGE (2); a batch above max.message.bytes is
-//   MESSAGE_TOO_LARGE (10, from the log's record_too_large).
+//   outside the CRC). As Kafka's KafkaApis/LogValidator: a magic other than 2, more than one
+//   batch, an empty batch, a control batch, or a producer id with a negative base sequence is
+//   INVALID_RECORD (87); a CRC or size mismatch is CORRUPT_MESSAGE (2); a batch above
+//   max.message.bytes is MESSAGE_TOO_LARGE (10, from the log's record_too_large). Its records are
+//   walked, not kept (checkProducedRecords; decompressed first, at most 64 MiB): a body that does
+//   not decompress, records that do not parse or do not number recordCount, offset deltas other
+//   than 0, 1, 2, ..., or a null key in a compacted topic are INVALID_RECORD, and nothing is
+//   appended (stored, they would break every reader that decodes records).
 // - Appends start synchronously, in request order, before the first await: pipelined produce
 //   requests of one producer reach the log in order.
 // - Idempotent producers go through the core's producer checks (Broker.append): a retried batch
@@ -35,7 +39,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { appendRequestFromBatch } from '../codec/kafka-format.js';
 import type { ProduceRequest, ProduceResponseInput } from '../codec/messages/produce.js';
-import { patchPartitionLeaderEpoch, validateProduceBatch } from '../codec/record-batch.js';
+import { checkProducedRecords, patchPartitionLeaderEpoch, validateProduceBatch } from '../codec/record-batch.js';
 import { kafkaCodeOf } from '../errors.js';
 import { lookupPartition } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
@@ -60,7 +64,7 @@ function errorResponse(request: ProduceRequest, errorCode: number): ProduceRespo
 /** Kafka's split of batch validation failures: structure errors vs corruption. */
 function invalidBatchCode(records: Buffer, reason: string): number {
   if (records.length >= 17 && records.readInt8(16) !== 2) return ErrorCode.INVALID_RECORD;
-  if (/exactly one|empty record batch|control batch|lastOffsetDelta/.test(reason)) return ErrorCode.INVALID_RECORD;
+  if (/exactly one|empty record batch|control batch|lastOffsetDelta|invalid sequence number/.test(reason)) return ErrorCode.INVALID_RECORD;
   return ErrorCode.CORRUPT_MESSAGE;
 }
 
@@ -72,6 +76,8 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
   const valid = validateProduceBatch(records);
   if (!valid.ok) return partitionError(index, invalidBatchCode(records, valid.reason), valid.reason);
   const header = valid.header;
+  const badRecords = checkProducedRecords(records, header, found.log.config.cleanupPolicy !== 'delete');
+  if (badRecords !== null) return partitionError(index, ErrorCode.INVALID_RECORD, badRecords);
   const built = appendRequestFromBatch(records, {}, header);
   if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
   const request = built.request;

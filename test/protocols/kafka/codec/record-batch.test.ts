@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   batchRecords,
+  checkProducedRecords,
   buildControlBatch,
   buildRecordBatch,
   computeBatchCrc,
@@ -168,6 +169,9 @@ describe('RecordBatch v2', () => {
         assert.equal(computeBatchCrc(batch), v.header.crc);
         const recs = batchRecords(batch, v.header);
         assert.ok(recs.ok, recs.ok ? '' : recs.reason);
+        // The produce path's walk passes what the builder made; with keys required, only if every record has one.
+        assert.equal(checkProducedRecords(batch, v.header, false), null);
+        assert.equal(checkProducedRecords(batch, v.header, true) === null, records.every((r) => r.key !== null));
         assert.deepEqual(
           recs.value.map((r) => ({ timestamp: v.header.baseTimestamp + r.timestampDelta, key: r.key, value: r.value, headers: r.headers })),
           records.map((r) => ({ ...r, headers: r.headers.map((h) => ({ ...h })) })),
@@ -204,7 +208,14 @@ describe('RecordBatch v2', () => {
         hostile.writeInt32BE(count, 57);
         hostile.writeUInt32BE(computeBatchCrc(hostile), 17);
         const v = validateRecordBatch(hostile);
-        if (v.ok) assert.doesNotThrow(() => batchRecords(hostile, v.header));
+        if (!v.ok) return;
+        assert.doesNotThrow(() => batchRecords(hostile, v.header));
+        // What the produce path's walk lets through, the decoder reads: `count` records numbered 0, 1, 2, ...
+        if (checkProducedRecords(hostile, v.header, false) === null) {
+          const recs = batchRecords(hostile, v.header);
+          assert.ok(recs.ok, recs.ok ? '' : recs.reason);
+          assert.deepEqual(recs.value.map((r) => r.offsetDelta), Array.from({ length: count }, (_, i) => i));
+        }
       }),
       { numRuns: 300 },
     );

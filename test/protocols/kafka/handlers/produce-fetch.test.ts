@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
-import { readBatchHeader } from '../../../../src/protocols/kafka/codec/record-batch.js';
+import { buildRecordBatch, computeBatchCrc, readBatchHeader } from '../../../../src/protocols/kafka/codec/record-batch.js';
+import { compress } from '../../../../src/protocols/kafka/codec/compression.js';
 import { fetchHandler, transcodeWholeRecordsMax } from '../../../../src/protocols/kafka/handlers/fetch.js';
 import { produceHandler } from '../../../../src/protocols/kafka/handlers/produce.js';
 import { encodeNeutralBatch } from '../../../../src/log/neutral-format.js';
@@ -103,6 +104,49 @@ describe('Produce', () => {
     const two = Buffer.concat([good, good]);
     assert.equal((await produce(h, 'orders', 0, two))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_RECORD);
     assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 0, 'nothing appended');
+  });
+
+  it('refuses, with INVALID_RECORD and nothing appended, batches whose records do not decode, miscount, misnumber, or lack keys in a compacted topic', async (t) => {
+    const h = await dataHarness(t, { topics: { orders: 1 } });
+    await h.broker.createTopic('default', 'latest', { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+    // Each keeps a valid CRC (and batch length): only its records are wrong.
+    const sealed = (b: Buffer): Buffer => {
+      b.writeInt32BE(b.length - 12, 8);
+      b.writeUInt32BE(computeBatchCrc(b), 17);
+      return b;
+    };
+    const withBody = (template: Buffer, body: Buffer): Buffer => sealed(Buffer.concat([template.subarray(0, 61), body]));
+    const two = batchOf([{ key: 'a', value: 'b' }, { key: 'c', value: 'd' }]);
+    const gzip = batchOf([{ key: 'a', value: 'b' }], { compression: 1 });
+    const zstd = batchOf([{ key: 'a', value: 'b' }], { compression: 4 });
+    const garbage = Buffer.from(two);
+    garbage.fill(0xff, 61);
+    const miscounted = Buffer.from(batchOf([{ key: 'a', value: 'b' }]));
+    miscounted.writeInt32BE(2, 23); // lastOffsetDelta
+    miscounted.writeInt32BE(3, 57); // recordCount: the body holds one
+    const unsequenced = Buffer.from(two);
+    unsequenced.writeInt32BE(7, 43); // producerId
+    unsequenced.writeInt32BE(-1, 53); // baseSequence
+    const cases: [string, string, Buffer][] = [
+      ['orders', 'garbage record bytes', sealed(garbage)],
+      ['orders', 'a gzip body that is not gzip', withBody(gzip, Buffer.from('this is not a gzip stream'))],
+      ['orders', 'a zstd body of 65 MiB once decompressed', withBody(zstd, compress(4, Buffer.alloc(65 * 1024 * 1024)))],
+      ['orders', 'three records declared, one present', sealed(miscounted)],
+      ['orders', 'offset deltas 0, 5', buildRecordBatch([0, 5].map((offsetDelta) => ({ offsetDelta, timestamp: 1_700_000_000_000, key: Buffer.from('k'), value: Buffer.from('v') })), { lastOffsetDelta: 1 })],
+      ['orders', 'a producer id without a base sequence', sealed(unsequenced)],
+      ['latest', 'a null key in a compacted topic', batchOf([{ key: 'k', value: 'v' }, { key: null, value: 'v' }])],
+    ];
+    for (const [topic, what, records] of cases) {
+      const p = (await produce(h, topic, 0, records))!.responses[0]!.partitionResponses[0]!;
+      assert.equal(p.errorCode, ErrorCode.INVALID_RECORD, `${what}: ${p.errorCode} ${p.errorMessage}`);
+    }
+    assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 0, 'nothing appended');
+    assert.equal(h.broker.partition({ topic: 'latest' }, 0).stats().nextOffset, 0, 'nothing appended');
+    // Well-formed batches still go in, compressed or not; keyed records in the compacted topic too.
+    assert.equal((await produceOk(h, 'orders', 0, two)).baseOffset, 0);
+    assert.equal((await produceOk(h, 'orders', 0, gzip)).baseOffset, 2);
+    assert.equal((await produceOk(h, 'orders', 0, zstd)).baseOffset, 3);
+    assert.equal((await produceOk(h, 'latest', 0, batchOf([{ key: 'k', value: 'v' }]))).baseOffset, 0);
   });
 
   it('refuses a batch above max.message.bytes with MESSAGE_TOO_LARGE', async (t) => {
