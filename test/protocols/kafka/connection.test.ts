@@ -387,10 +387,29 @@ describe('KafkaConnection', () => {
     const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler] });
     await h.broker.createTopic('default', 'quiet', { partitions: 1 });
     const c = await h.client();
-    const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [{ index: 0, records: null }] }] });
+    const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [{ index: 0, records: batchOf([{ key: null, value: 'v' }]) }] }] });
     const v = c.frame(ApiKey.ApiVersions, 3, apiVersionsBody);
     c.send(p.bytes, v.bytes);
     assert.equal((await c.response(ApiKey.ApiVersions, 3)).correlationId, v.correlationId);
+    assert.equal(h.broker.partition({ topic: 'quiet' }, 0).stats().nextOffset, 1, 'appended');
+  });
+
+  it('closes the connection after an acks=0 produce that failed on any partition (so the producer refreshes its metadata), as Kafka does', async (t) => {
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler] });
+    await h.broker.createTopic('default', 'quiet', { partitions: 1 });
+    const good = batchOf([{ key: null, value: 'v' }]);
+    for (const [name, partitionData] of [
+      ['an unknown partition', [{ index: 0, records: good }, { index: 7, records: good }]],
+      ['a bad batch', [{ index: 0, records: null }]],
+    ] as const) {
+      const c = await h.client();
+      const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [...partitionData] }] });
+      c.send(p.bytes, c.frame(ApiKey.ApiVersions, 3, apiVersionsBody).bytes);
+      await c.expectClosed();
+      assert.ok(c.closed, name);
+    }
+    // The good partition of the first request was appended all the same.
+    assert.equal(h.broker.partition({ topic: 'quiet' }, 0).stats().nextOffset, 1);
   });
 
   it('assembles large Produce requests in pooled buffers and holds each until its held work settles', async (t) => {

@@ -29,9 +29,9 @@
 //   partition was not added to the transaction; the core tracks the open transaction from the append.
 // - Authorization (../access.ts): a partition of a topic the SASL user may not write to (Iggy
 //   send_messages) answers TOPIC_AUTHORIZATION_FAILED (29) and nothing is appended there.
-// - acks: 0 (no response at all), 1 and -1 (all: the same on one node; under fsync policy
-//   'always' the log resolves the append only after its fsync). Anything else is
-//   INVALID_REQUIRED_ACKS (21).
+// - acks: 0 (no response at all; a partition error closes the connection once the appends
+//   settle, as Kafka does), 1 and -1 (all: the same on one node; under fsync policy 'always' the
+//   log resolves the append only after its fsync). Anything else is INVALID_REQUIRED_ACKS (21).
 
 import type { Topic } from '../../../core/catalog.js';
 import { kafkaAccessOf, type KafkaAccess } from '../access.js';
@@ -138,8 +138,12 @@ export const produceHandler = defineHandler({
       }),
     }));
     if (acks === 0) {
-      for (const t of pending) for (const p of t.partitions) if (p instanceof Promise) p.catch(() => undefined);
-      return null;
+      // No response; but a failure anywhere closes the connection once the appends settle, as
+      // Kafka's KafkaApis does, so that the producer, which hears nothing, refreshes its metadata.
+      return Promise.all(pending.flatMap((t) => t.partitions)).then((outs) => {
+        if (outs.some((p) => p.errorCode !== ErrorCode.NONE)) context.closeAfterResponse?.();
+        return null;
+      });
     }
     return Promise.all(
       pending.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitions) })),
