@@ -75,6 +75,8 @@ interface Slot {
   done: RequestDone;
   /** Run once the response is written (see KafkaRequestContext.afterResponseWritten). */
   afterWrite: (() => void)[];
+  /** A Fetch: counted in fetchesInFlight until its response is written. */
+  fetch: boolean;
 }
 
 class Session implements KafkaSession {
@@ -121,6 +123,8 @@ export class KafkaConnection implements ConnectionHandle {
   /** The slot every later frame waits for, or null. */
   private barrier: Slot | null = null;
   private writeBlocked = false;
+  /** Fetch requests started whose responses are not written yet (pump starts one at a time). */
+  private fetchesInFlight = 0;
   /** Fetch responses may carry file slices (plain TCP and the addon: file-replies.ts). */
   private readonly fileSlices: boolean;
   /** A response with file slices is being sent: nothing else is written until it is out. */
@@ -180,10 +184,18 @@ export class KafkaConnection implements ConnectionHandle {
     this.pump();
   }
 
-  /** Starts pending frames while the in-flight limit and the serial points allow. */
+  /**
+   * Starts pending frames while the in-flight limit and the serial points allow; none while the
+   * socket has more queued than it takes (a peer that does not read holds up its own requests),
+   * and a Fetch only once the previous Fetch's response is written: as Kafka mutes a connection
+   * until its response is sent, a connection holds at most one Fetch response (at most
+   * fetchResponseBytesMax) besides what the socket has queued.
+   */
   private pump(): void {
     const max = this.frontend.settings.inFlightRequestsMax;
-    while (!this.closing && this.barrier === null && this.pendingFrames.length > 0 && this.inFlight < max) {
+    while (!this.closing && !this.writeBlocked && this.barrier === null && this.pendingFrames.length > 0 && this.inFlight < max) {
+      const next = this.pendingFrames[0]!;
+      if (this.fetchesInFlight > 0 && next.length >= 2 && next.readInt16BE(0) === ApiKey.Fetch) break;
       this.dispatch(this.pendingFrames.shift()!);
     }
     if (this.closing) return;
@@ -198,7 +210,9 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private openSlot(operation: string): Slot {
-    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation), afterWrite: [] };
+    const fetch = operation === apiKeyName(ApiKey.Fetch);
+    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation), afterWrite: [], fetch };
+    if (fetch) this.fetchesInFlight++;
     this.slots.push(slot);
     return slot;
   }
@@ -426,6 +440,7 @@ export class KafkaConnection implements ConnectionHandle {
   /** A slot's response is out: true when the connection closes after it. */
   private finishSlot(slot: Slot): boolean {
     slot.done(slot.outcome);
+    if (slot.fetch) this.fetchesInFlight--;
     if (this.barrier === slot) this.barrier = null;
     return slot.closeAfter;
   }

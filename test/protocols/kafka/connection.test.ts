@@ -182,6 +182,48 @@ describe('KafkaConnection', () => {
     assert.equal((await c.response(ApiKey.ApiVersions, 2)).correlationId, fast2.correlationId);
   });
 
+  it('starts one Fetch at a time per connection (as Kafka mutes it until the response is sent), and nothing while the peer does not read', async (t) => {
+    let running = 0;
+    let most = 0;
+    let started = 0;
+    const countingFetch = defineHandler({
+      ...fetchHandler,
+      async handle(request, context) {
+        started++;
+        most = Math.max(most, ++running);
+        // Long enough that a second Fetch, if started, would overlap it.
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return fetchHandler.handle(request, context);
+      },
+    });
+    const h = await harness(t, { handlers: [apiVersionsHandler, produceHandler, countingFetch] });
+    await h.broker.createTopic('default', 'big', { partitions: 1 });
+    const c = await h.client();
+    // 2 MB stored: each Fetch answers all of it.
+    for (let b = 0; b < 2; b++) {
+      c.send(c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'big', partitionData: [{ index: 0, records: batchOf(Array.from({ length: 1000 }, (_, i) => ({ key: null, value: `${b}:${i}`.padEnd(1000, 'f') }))) }] }] }).bytes);
+      assert.equal((await c.response(ApiKey.Produce, 9)).body.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
+    }
+    const fetchBody = {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 8 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'big', partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 8 << 20, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
+      forgottenTopicsData: [], rackId: '',
+    };
+    // 24 pipelined Fetches (48 MB of responses) from a client that reads nothing for a while.
+    c.socket.pause();
+    c.send(...Array.from({ length: 24 }, () => c.frame(ApiKey.Fetch, 12, fetchBody).bytes));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(most, 1, 'never two Fetches at once');
+    // Only as many as the kernel's socket buffers take (a few MB on loopback) before the broker's
+    // own buffer fills; without the wait, all 24 would have run.
+    assert.ok(started <= 8, `the Fetches wait while the responses are not read (${started} started)`);
+    c.socket.resume();
+    for (let i = 0; i < 24; i++) assert.equal(recordsOf((await c.response(ApiKey.Fetch, 12)).body.responses[0]!.partitions[0]!.records).length, 2000);
+    assert.equal(started, 24);
+    assert.equal(most, 1);
+  });
+
   it('stops reading at inFlightRequestsMax and resumes when responses drain', async (t) => {
     const g = gate();
     let started = 0;
