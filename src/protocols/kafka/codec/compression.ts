@@ -1,7 +1,8 @@
 // RecordBatch compression codecs (attributes bits 0-2). All functions here are synchronous: the
 // native addons (snappy and lz4-napi from napi-rs, @toondepauw/node-zstd) and node:zlib's *Sync
-// calls run on the calling thread. They are used on cold paths only (transcoding, compaction,
-// tests); the produce path stores compressed batches as received and never calls them.
+// calls run on the calling thread. Produce decompresses each compressed batch once to check its
+// records (record-batch.ts checkProducedRecords) and stores it as received; reads decompress it
+// again where they need its records (transcoding, compaction, ListOffsets by timestamp).
 //
 // Wire formats, as Kafka's Java client writes and reads them:
 // - gzip (1): the full gzip container (RFC 1952: 10-byte header, DEFLATE, CRC32 + ISIZE trailer),
@@ -19,8 +20,10 @@
 // - zstd (4): a standard zstd frame (with or without the content size in its header).
 //
 // Decompression is bounded: `maxOutputBytes` is checked before decoding where the format states
-// the size up front (raw snappy blocks) or enforced by the decoder (gzip); for lz4 and zstd the
-// libraries expose no limit, so the size is checked after decoding.
+// the size up front (raw snappy blocks), enforced by the decoder (gzip), or, for lz4 and zstd,
+// whose libraries expose no limit, checked before decoding against the most the frames can hold,
+// read from their block headers (lz4FrameOutputBound, zstdFrameOutputBound): a small frame that
+// would inflate to gigabytes is refused without being decoded.
 
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Decoder as ZstdDecoder, Encoder as ZstdEncoder } from '@toondepauw/node-zstd';
@@ -106,13 +109,19 @@ export function decompress(
         out = r.value;
         break;
       }
-      case CompressionCodec.lz4:
+      case CompressionCodec.lz4: {
+        const bound = lz4FrameOutputBound(data, maxOutputBytes);
+        if (typeof bound === 'string') return { ok: false, reason: `lz4: ${bound}` };
         out = decompressFrameSync(data);
         break;
-      case CompressionCodec.zstd:
+      }
+      case CompressionCodec.zstd: {
+        const bound = zstdFrameOutputBound(data, maxOutputBytes);
+        if (typeof bound === 'string') return { ok: false, reason: `zstd: ${bound}` };
         zstdDecoder ??= new ZstdDecoder();
         out = zstdDecoder.decodeSync(data);
         break;
+      }
       default:
         return { ok: false, reason: `unknown compression codec ${codec}` };
     }
@@ -124,6 +133,92 @@ export function decompress(
     return { ok: false, reason: `${compressionName(codec)} decompression failed: ${(e as Error).message}` };
   }
 }
+
+/**
+ * The most a sequence of zstd frames (RFC 8878) can decompress to, from the block headers alone:
+ * a raw or RLE block states its size, a compressed block yields at most 128 KiB
+ * (Block_Maximum_Size). Skippable frames yield nothing. A reason instead when the headers do not
+ * parse or the bound passes `maxOutputBytes`.
+ */
+export function zstdFrameOutputBound(data: Buffer, maxOutputBytes: number): number | string {
+  let off = 0;
+  let total = 0;
+  while (off < data.length) {
+    if (data.length - off < 4) return 'truncated frame';
+    const magic = data.readUInt32LE(off);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (data.length - off < 8) return 'truncated skippable frame';
+      off += 8 + data.readUInt32LE(off + 4);
+      continue;
+    }
+    if (magic !== 0xfd2fb528) return `not a zstd frame (magic ${magic.toString(16)})`;
+    if (data.length - off < 5) return 'truncated frame header';
+    const descriptor = data[off + 4]!;
+    const singleSegment = (descriptor >> 5) & 1;
+    const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6]!;
+    off += 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][descriptor & 3]! + contentSizeBytes;
+    for (let last = 0; last === 0; ) {
+      if (data.length - off < 3) return 'truncated block header';
+      const header = data[off]! | (data[off + 1]! << 8) | (data[off + 2]! << 16);
+      off += 3;
+      last = header & 1;
+      const type = (header >> 1) & 3;
+      const size = header >>> 3;
+      if (type === 3) return 'reserved block type';
+      total += type === 2 ? zstdBlockBytesMax : size;
+      off += type === 1 ? 1 : size;
+      if (total > maxOutputBytes) return `frames may hold more than ${maxOutputBytes} bytes`;
+    }
+    if ((descriptor >> 2) & 1) off += 4; // content checksum
+  }
+  if (off > data.length) return 'truncated frame';
+  return total;
+}
+
+const zstdBlockBytesMax = 128 * 1024;
+
+/**
+ * The most a sequence of LZ4 frames can decompress to, from the frame descriptors and block
+ * sizes alone: an uncompressed block yields its size, a compressed one at most the frame's
+ * block maximum (64 KiB to 4 MiB). Skippable frames yield nothing. A reason instead when the
+ * headers do not parse or the bound passes `maxOutputBytes`.
+ */
+export function lz4FrameOutputBound(data: Buffer, maxOutputBytes: number): number | string {
+  let off = 0;
+  let total = 0;
+  while (off < data.length) {
+    if (data.length - off < 4) return 'truncated frame';
+    const magic = data.readUInt32LE(off);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (data.length - off < 8) return 'truncated skippable frame';
+      off += 8 + data.readUInt32LE(off + 4);
+      continue;
+    }
+    if (magic !== 0x184d2204) return `not an LZ4 frame (magic ${magic.toString(16)})`;
+    if (data.length - off < 7) return 'truncated frame descriptor';
+    const flags = data[off + 4]!;
+    const blockMax = lz4BlockBytesMax[(data[off + 5]! >> 4) & 7];
+    if (blockMax === undefined) return 'bad block maximum size';
+    const blockChecksum = (flags >> 4) & 1;
+    off += 7 + ((flags >> 3) & 1 ? 8 : 0) + (flags & 1 ? 4 : 0);
+    for (;;) {
+      if (data.length - off < 4) return 'truncated block';
+      const word = data.readUInt32LE(off);
+      off += 4;
+      if (word === 0) break; // EndMark
+      const size = word & 0x7fffffff;
+      total += word >>> 31 ? size : blockMax;
+      off += size + (blockChecksum ? 4 : 0);
+      if (total > maxOutputBytes) return `frames may hold more than ${maxOutputBytes} bytes`;
+    }
+    if ((flags >> 2) & 1) off += 4; // content checksum
+  }
+  if (off > data.length) return 'truncated frame';
+  return total;
+}
+
+/** LZ4 frame block maximum sizes by their BD code (4-7). */
+const lz4BlockBytesMax: Record<number, number> = { 4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024 };
 
 /** xerial (snappy-java) framing: header, then 32 KiB input blocks each as int32 length + raw block. */
 export function xerialSnappyEncode(data: Buffer): Buffer {

@@ -85,4 +85,38 @@ describe('compression', () => {
     // A raw snappy block declaring 4 GiB is refused before decoding.
     assert.equal(decompress(2, hex('ffffffff0f00')).ok, false);
   });
+
+  it('refuses small zstd and LZ4 frames that would inflate to gigabytes before decoding them, from their block headers', () => {
+    // zstd: a frame of RLE blocks of 128 KiB each (window 128 KiB: descriptor 0, window byte 0x38).
+    const rleFrame = (blocks: number): Buffer => {
+      const parts = [hex('28b52ffd0038')];
+      for (let i = 0; i < blocks; i++) {
+        const header = ((128 * 1024) << 3) | (1 << 1) | (i === blocks - 1 ? 1 : 0);
+        parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff, 0x61]));
+      }
+      return Buffer.concat(parts);
+    };
+    // The hand-made frame is real zstd: four blocks decode to 512 KiB of 'a'.
+    const small = decompress(CompressionCodec.zstd, rleFrame(4));
+    assert.ok(small.ok, small.ok ? '' : small.reason);
+    assert.deepEqual(small.value, Buffer.alloc(512 * 1024, 0x61));
+    // 24,576 blocks (98 KB) would be 3 GiB: refused by the bound, not after decoding.
+    const zstdBomb = decompress(CompressionCodec.zstd, rleFrame(24_576));
+    assert.equal(zstdBomb.ok, false);
+    assert.match(zstdBomb.ok ? '' : zstdBomb.reason, /may hold more than/);
+    // LZ4: the one compressed block of a 4 MiB frame of zeros, repeated 256 times (1 GiB).
+    const one = compress(CompressionCodec.lz4, Buffer.alloc(4 * 1024 * 1024));
+    assert.equal((one[5]! >> 4) & 7, 7, 'block maximum 4 MiB');
+    const headerBytes = 7 + ((one[4]! >> 3) & 1 ? 8 : 0);
+    const blockBytes = 4 + one.readUInt32LE(headerBytes);
+    const block = one.subarray(headerBytes, headerBytes + blockBytes);
+    assert.equal(one.readUInt32LE(headerBytes + blockBytes), 0, 'one block, then the end mark');
+    const lz4Bomb = Buffer.concat([one.subarray(0, headerBytes), ...Array.from({ length: 256 }, () => block), one.subarray(headerBytes + blockBytes)]);
+    const refused = decompress(CompressionCodec.lz4, lz4Bomb);
+    assert.equal(refused.ok, false);
+    assert.match(refused.ok ? '' : refused.reason, /may hold more than/);
+    // Within the bound, the same frame decodes.
+    const fine = decompress(CompressionCodec.lz4, one);
+    assert.ok(fine.ok && fine.value.length === 4 * 1024 * 1024);
+  });
 });
