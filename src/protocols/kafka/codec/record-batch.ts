@@ -344,9 +344,13 @@ function walkProducedRecords(section: Buffer, count: number, keysRequired: boole
     }
     return Number.NaN;
   };
-  /** Skips a varlong (at most 10 bytes) ending before `limit`; false if there is none. */
+  /** Skips a varlong (at most 10 bytes, 64 bits: as Reader.uvarlongBig) ending before `limit`; false if there is none. */
   const skipVarlong = (limit: number): boolean => {
-    for (let n = 0; n < 10 && pos < limit; n++) if (section[pos++]! < 0x80) return true;
+    for (let n = 0; n < 10 && pos < limit; n++) {
+      const b = section[pos++]!;
+      if (n === 9 && b > 0x01) return false;
+      if (b < 0x80) return true;
+    }
     return false;
   };
   /** Skips a length-prefixed field (-1 = null when `nullable`); its length, or NaN if it does not fit. */

@@ -198,6 +198,25 @@ describe('RecordBatch v2', () => {
     });
   });
 
+  it('the produce walk refuses a timestamp delta longer than 64 bits, as the decoder does', () => {
+    const batch = buildRecordBatch([{ timestamp: 1000, key: Buffer.from('k'), value: Buffer.from('v') }]);
+    // One record: attributes, a 10-byte varlong whose last byte is 0x7f, offset delta 0, key 'k', value 'v', no headers.
+    const body = Buffer.from([0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00, 0x02, 0x6b, 0x02, 0x76, 0x00]);
+    const hostile = Buffer.concat([batch.subarray(0, 61), Buffer.from([body.length * 2]), body]);
+    hostile.writeInt32BE(hostile.length - 12, 8);
+    hostile.writeUInt32BE(computeBatchCrc(hostile), 17);
+    const header = readBatchHeader(hostile);
+    assert.equal(batchRecords(hostile, header).ok, false);
+    assert.match(checkProducedRecords(hostile, header, false) ?? 'accepted', /timestamp delta/);
+    // With a last byte of 0x01 (64 bits exactly) both read it.
+    body[10] = 0x01;
+    const fine = Buffer.concat([batch.subarray(0, 61), Buffer.from([body.length * 2]), body]);
+    fine.writeInt32BE(fine.length - 12, 8);
+    fine.writeUInt32BE(computeBatchCrc(fine), 17);
+    assert.equal(batchRecords(fine, readBatchHeader(fine)).ok, true);
+    assert.equal(checkProducedRecords(fine, readBatchHeader(fine), false), null);
+  });
+
   it('rejects hostile record sections without throwing', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 80 }), fc.integer({ min: -2, max: 100 }), (raw, count) => {
