@@ -264,6 +264,7 @@ export class KafkaConnection implements ConnectionHandle {
       afterResponseWritten: (fn) => slot.afterWrite.push(fn),
       holdRequestUntil: (work) => holds.push(work),
       closeAfterResponse: () => void (slot.closeAfter = true),
+      holdFollowingRequests: () => void (this.barrier = slot),
       fileSlices: this.fileSlices,
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {

@@ -446,11 +446,13 @@ describe('KafkaConnection', () => {
     ] as const) {
       const c = await h.client();
       const p = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [...partitionData] }] });
-      c.send(p.bytes, c.frame(ApiKey.ApiVersions, 3, apiVersionsBody).bytes);
+      // Pipelined behind it: a good produce, which must not run (Kafka would not have read it).
+      const after = c.frame(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 100, topicData: [{ name: 'quiet', partitionData: [{ index: 0, records: good }] }] });
+      c.send(p.bytes, after.bytes, c.frame(ApiKey.ApiVersions, 3, apiVersionsBody).bytes);
       await c.expectClosed();
       assert.ok(c.closed, name);
     }
-    // The good partition of the first request was appended all the same.
+    // The good partition of the first request was appended all the same; nothing after a failure was.
     assert.equal(h.broker.partition({ topic: 'quiet' }, 0).stats().nextOffset, 1);
   });
 

@@ -30,7 +30,7 @@
 // - Authorization (../access.ts): a partition of a topic the SASL user may not write to (Iggy
 //   send_messages) answers TOPIC_AUTHORIZATION_FAILED (29) and nothing is appended there.
 // - acks: 0 (no response at all; a partition error closes the connection once the appends
-//   settle, as Kafka does), 1 and -1 (all: the same on one node; under fsync policy 'always' the
+//   settle, as Kafka does, and the requests after it start only then), 1 and -1 (all: the same on one node; under fsync policy 'always' the
 //   log resolves the append only after its fsync). Anything else is INVALID_REQUIRED_ACKS (21).
 
 import type { Topic } from '../../../core/catalog.js';
@@ -124,6 +124,8 @@ export const produceHandler = defineHandler({
   handle(request, context: KafkaRequestContext) {
     const { frontend, version } = context;
     const acks = request.acks;
+    // An acks=0 request that fails closes the connection, so what follows it must not have run.
+    if (acks === 0) context.holdFollowingRequests?.();
     const access = kafkaAccessOf(frontend, context.session);
     if (version < 3) return acks === 0 ? null : errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
     if (acks !== 0 && acks !== 1 && acks !== -1) return errorResponse(request, ErrorCode.INVALID_REQUIRED_ACKS);

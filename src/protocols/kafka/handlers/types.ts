@@ -133,6 +133,11 @@ export interface KafkaRequestContext {
   readonly holdRequestUntil?: (work: Promise<unknown>) => void;
   /** Closes the connection once this request's response is written (a failed SASL authentication). */
   readonly closeAfterResponse?: () => void;
+  /**
+   * Called while the handler starts (synchronously): the requests after this one start only once
+   * its response is written, as if the connection were muted until then (Kafka's own behaviour).
+   */
+  readonly holdFollowingRequests?: () => void;
 }
 
 /**
