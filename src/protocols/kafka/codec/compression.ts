@@ -134,13 +134,16 @@ export function decompress(
   }
 }
 
+/** What one frame may hold and where it ends, or why it does not parse. */
+type FrameBound = { bytes: number; end: number } | string;
+
 /**
- * The most a sequence of zstd frames (RFC 8878) can decompress to, from the block headers alone:
- * a raw or RLE block states its size, a compressed block yields at most 128 KiB
- * (Block_Maximum_Size). Skippable frames yield nothing. A reason instead when the headers do not
- * parse or the bound passes `maxOutputBytes`.
+ * Sums what a sequence of zstd or LZ4 frames may hold, frame by frame (`frame` reads one, given
+ * its magic, its offset and the bytes still allowed); both formats share skippable frames
+ * (magic 0x184D2A50-5F), which hold nothing. A reason instead when a frame does not parse or the
+ * sum passes `maxOutputBytes`.
  */
-export function zstdFrameOutputBound(data: Buffer, maxOutputBytes: number): number | string {
+function framesOutputBound(data: Buffer, maxOutputBytes: number, frame: (magic: number, off: number, allowed: number) => FrameBound): number | string {
   let off = 0;
   let total = 0;
   while (off < data.length) {
@@ -151,12 +154,31 @@ export function zstdFrameOutputBound(data: Buffer, maxOutputBytes: number): numb
       off += 8 + data.readUInt32LE(off + 4);
       continue;
     }
+    const bound = frame(magic, off, maxOutputBytes - total);
+    if (typeof bound === 'string') return bound;
+    total += bound.bytes;
+    off = bound.end;
+  }
+  return off > data.length ? 'truncated frame' : total;
+}
+
+const overBound = (maxOutputBytes: number): string => `frames may hold more than ${maxOutputBytes} bytes`;
+
+/**
+ * The most a sequence of zstd frames (RFC 8878) can decompress to, from the block headers alone:
+ * a raw or RLE block states its size, a compressed block yields at most 128 KiB
+ * (Block_Maximum_Size). A reason instead when the headers do not parse or the bound passes
+ * `maxOutputBytes`.
+ */
+export function zstdFrameOutputBound(data: Buffer, maxOutputBytes: number): number | string {
+  return framesOutputBound(data, maxOutputBytes, (magic, start, allowed) => {
     if (magic !== 0xfd2fb528) return `not a zstd frame (magic ${magic.toString(16)})`;
-    if (data.length - off < 5) return 'truncated frame header';
-    const descriptor = data[off + 4]!;
+    if (data.length - start < 5) return 'truncated frame header';
+    const descriptor = data[start + 4]!;
     const singleSegment = (descriptor >> 5) & 1;
     const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6]!;
-    off += 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][descriptor & 3]! + contentSizeBytes;
+    let off = start + 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][descriptor & 3]! + contentSizeBytes;
+    let bytes = 0;
     for (let last = 0; last === 0; ) {
       if (data.length - off < 3) return 'truncated block header';
       const header = data[off]! | (data[off + 1]! << 8) | (data[off + 2]! << 16);
@@ -165,14 +187,13 @@ export function zstdFrameOutputBound(data: Buffer, maxOutputBytes: number): numb
       const type = (header >> 1) & 3;
       const size = header >>> 3;
       if (type === 3) return 'reserved block type';
-      total += type === 2 ? zstdBlockBytesMax : size;
+      bytes += type === 2 ? zstdBlockBytesMax : size;
       off += type === 1 ? 1 : size;
-      if (total > maxOutputBytes) return `frames may hold more than ${maxOutputBytes} bytes`;
+      if (bytes > allowed) return overBound(maxOutputBytes);
     }
     if ((descriptor >> 2) & 1) off += 4; // content checksum
-  }
-  if (off > data.length) return 'truncated frame';
-  return total;
+    return { bytes, end: off };
+  });
 }
 
 const zstdBlockBytesMax = 128 * 1024;
@@ -180,41 +201,32 @@ const zstdBlockBytesMax = 128 * 1024;
 /**
  * The most a sequence of LZ4 frames can decompress to, from the frame descriptors and block
  * sizes alone: an uncompressed block yields its size, a compressed one at most the frame's
- * block maximum (64 KiB to 4 MiB). Skippable frames yield nothing. A reason instead when the
- * headers do not parse or the bound passes `maxOutputBytes`.
+ * block maximum (64 KiB to 4 MiB). A reason instead when the headers do not parse or the bound
+ * passes `maxOutputBytes`.
  */
 export function lz4FrameOutputBound(data: Buffer, maxOutputBytes: number): number | string {
-  let off = 0;
-  let total = 0;
-  while (off < data.length) {
-    if (data.length - off < 4) return 'truncated frame';
-    const magic = data.readUInt32LE(off);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (data.length - off < 8) return 'truncated skippable frame';
-      off += 8 + data.readUInt32LE(off + 4);
-      continue;
-    }
+  return framesOutputBound(data, maxOutputBytes, (magic, start, allowed) => {
     if (magic !== 0x184d2204) return `not an LZ4 frame (magic ${magic.toString(16)})`;
-    if (data.length - off < 7) return 'truncated frame descriptor';
-    const flags = data[off + 4]!;
-    const blockMax = lz4BlockBytesMax[(data[off + 5]! >> 4) & 7];
+    if (data.length - start < 7) return 'truncated frame descriptor';
+    const flags = data[start + 4]!;
+    const blockMax = lz4BlockBytesMax[(data[start + 5]! >> 4) & 7];
     if (blockMax === undefined) return 'bad block maximum size';
     const blockChecksum = (flags >> 4) & 1;
-    off += 7 + ((flags >> 3) & 1 ? 8 : 0) + (flags & 1 ? 4 : 0);
+    let off = start + 7 + ((flags >> 3) & 1 ? 8 : 0) + (flags & 1 ? 4 : 0);
+    let bytes = 0;
     for (;;) {
       if (data.length - off < 4) return 'truncated block';
       const word = data.readUInt32LE(off);
       off += 4;
       if (word === 0) break; // EndMark
       const size = word & 0x7fffffff;
-      total += word >>> 31 ? size : blockMax;
+      bytes += word >>> 31 ? size : blockMax;
       off += size + (blockChecksum ? 4 : 0);
-      if (total > maxOutputBytes) return `frames may hold more than ${maxOutputBytes} bytes`;
+      if (bytes > allowed) return overBound(maxOutputBytes);
     }
     if ((flags >> 2) & 1) off += 4; // content checksum
-  }
-  if (off > data.length) return 'truncated frame';
-  return total;
+    return { bytes, end: off };
+  });
 }
 
 /** LZ4 frame block maximum sizes by their BD code (4-7). */
