@@ -12,6 +12,8 @@
 // - request_checksum non-zero and wrong: Reply status 4, empty body;
 // - legacy logins 38/44: Eviction 15; unknown command code: Reply status 3;
 // - before login only Ping (1) is served, anything else: Reply status 40;
+// - before login a frame may be at most `unauthenticatedFrameBytesMax` (the largest login), and
+//   one framed request waits at a time: an unauthenticated peer holds at most one small frame;
 // - a registration fenced by a newer one of the same client id: Eviction 7 (SessionTooLow).
 
 import type { Socket } from 'node:net';
@@ -36,6 +38,7 @@ import {
   encodeReplyFrame,
   encodeResultError,
   headerBytes,
+  loginRegisterBodyBytesMax,
   iggyProtocolVersion,
   iggyProtocolVersionMin,
   isMetadataOperation,
@@ -56,6 +59,12 @@ import type { IggyHandler, IggyRequestContext } from './handlers/types.js';
 
 /** How long an evicted peer has to read its eviction (and a reply before it) before the socket is destroyed. */
 const evictionDrainMs = 5_000;
+
+/**
+ * The largest frame a connection may send before it logs in: the largest LoginRegister that can
+ * decode (66,824 bytes). A larger declared size is evicted (reason 6) before its body is read.
+ */
+export const unauthenticatedFrameBytesMax = headerBytes + loginRegisterBodyBytesMax;
 
 /** `session`: the reply's `op` when it is not the connection's session now (a logout's reply carries the ended one). */
 type Answer = { body: ReplyChunk[]; status?: number; session?: bigint } | { evict: EvictionReason } | { close: true };
@@ -145,6 +154,13 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.sendEviction(this.clientId === 0n ? 1n : this.clientId, reason);
   }
 
+  /** Bytes of requests read and not yet handled: framed ones waiting, and a frame being assembled. */
+  get heldRequestBytes(): number {
+    let bytes = this.framer.bufferedBytes;
+    for (const frame of this.queue) bytes += frame.header.length + frame.body.length;
+    return bytes;
+  }
+
   // --- input -----------------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
@@ -154,6 +170,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   /** Queues the frames `frame()` completes (a push of a chunk, or of bytes read in place). */
   private onFrames(frame: () => FramerResult[]): void {
     if (this.closing || this.ended || this.afterQueued !== null) return;
+    // The limits in force when a frame's header completes: a login's limits until it succeeds.
+    this.framer.frameBytesMax = this.loggedIn ? this.frontend.settings.frameBytesMax : Math.min(unauthenticatedFrameBytesMax, this.frontend.settings.frameBytesMax);
     try {
       for (const result of frame()) {
         if (!result.ok) {
@@ -162,7 +180,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
         }
         this.queue.push(result.frame);
       }
-      if (this.queue.length >= this.frontend.settings.inFlightRequestsMax && !this.paused) {
+      if (this.queue.length >= this.queuedRequestsMax() && !this.paused) {
         this.paused = true;
         this.socket.pause();
       }
@@ -219,7 +237,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.context.logger.debug('iggy framing error', { reason });
     this.socket.pause();
     const h = decodeRequestHeader(header);
-    const rejection = validateRequestHeader(h, this.frontend.settings.frameBytesMax);
+    const rejection = validateRequestHeader(h, this.framer.frameBytesMax);
     this.afterQueued = rejection?.action === 'evict' && h.client !== 0n ? () => this.sendEviction(h.client, rejection.eviction) : () => this.endGracefully();
   }
 
@@ -265,8 +283,17 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     });
   }
 
+  private get loggedIn(): boolean {
+    return this.userId !== null && this.session !== 0n;
+  }
+
+  /** Framed requests that may wait before reading pauses: one before login (it holds its frame's bytes). */
+  private queuedRequestsMax(): number {
+    return this.loggedIn ? this.frontend.settings.inFlightRequestsMax : 1;
+  }
+
   private maybeResume(): void {
-    if (this.paused && this.queue.length < this.frontend.settings.inFlightRequestsMax / 2 && !this.closing && this.afterQueued === null) {
+    if (this.paused && this.queue.length < Math.ceil(this.queuedRequestsMax() / 2) && !this.closing && this.afterQueued === null) {
       this.paused = false;
       this.socket.resume();
     }
@@ -314,7 +341,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (r.action === 'close') return { close: true };
     if (r.action === 'evict') return { evict: r.eviction };
     // Before login every non-replicated code but Ping is Unauthenticated, known or not (notes §5).
-    if (h?.operation === Operation.nonReplicated && (this.userId === null || this.session === 0n)) return { body: [], status: IggyErrorCode.unauthenticated };
+    if (h?.operation === Operation.nonReplicated && !this.loggedIn) return { body: [], status: IggyErrorCode.unauthenticated };
     return { body: [], status: r.status };
   }
 
@@ -324,7 +351,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (h.operation === Operation.register) return this.login(h, body);
     if (code === CommandCode.ping) return { body: [] };
     // Logout without a login: what it asks for already holds (SDKs log out before logging in again).
-    if (code === CommandCode.logoutUser && (this.userId === null || this.session === 0n)) return { body: [] };
+    if (code === CommandCode.logoutUser && !this.loggedIn) return { body: [] };
     if (this.userId === null || this.session === 0n) return { body: [], status: IggyErrorCode.unauthenticated };
     // Session fencing: the client id must be this registration's, and still its current epoch.
     if (h.client !== this.clientId) return { evict: EvictionReason.sessionError };

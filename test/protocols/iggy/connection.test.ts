@@ -21,7 +21,8 @@ import {
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
 import { QuartetError } from '../../../src/core/errors.js';
-import { eventually, sendRequest, sid, startIggy, type Received } from './harness.js';
+import { IggyConnection, unauthenticatedFrameBytesMax } from '../../../src/protocols/iggy/connection.js';
+import { eventually, rootPassword, sendRequest, sid, startIggy, type Received } from './harness.js';
 import { holdPurgeStart } from '../../core/helpers.js';
 
 function evictionReason(r: Received): number {
@@ -354,6 +355,67 @@ describe('iggy connection: header rules', () => {
       await junk.whenClosed();
     }
     assert.ok('value' in (await good.call(CommandCode.getStreams, {})));
+  });
+
+  it('before login, evicts a frame over the largest login (reason 6) before reading its body; the largest login passes; after it, the usual limit holds', async (t) => {
+    const h = await startIggy(t);
+    const early = await h.client();
+    early.write([pingFrame(early.clientId, 1n, (b) => b.writeUInt32LE(unauthenticatedFrameBytesMax + 1, 48))]);
+    assert.equal(evictionReason(await early.next()), EvictionReason.invalidRequestBodySize);
+    await early.whenClosed();
+    // The largest LoginRegister that decodes: 255-byte SDK name and version, a 64 KiB context.
+    const c = await h.client();
+    const login = c.frame(CommandCode.loginRegister, {
+      versionInfo: { protocolVersion: iggyProtocolVersion, sdkName: 'n'.repeat(255), sdkVersion: 'v'.repeat(255) },
+      username: 'iggy',
+      password: rootPassword,
+      context: 'c'.repeat(64 * 1024),
+    });
+    assert.ok(login.reduce((n, b) => n + b.length, 0) > unauthenticatedFrameBytesMax - 1024);
+    c.write(login);
+    const r = await c.next();
+    assert.ok(r.kind === 'reply' && r.header.status === 0, 'the largest login is served');
+    c.session = r.header.op;
+    // Logged in: a 1 MiB send is framed and applied.
+    await h.broker.createTopic('default', 'big', { partitions: 1 });
+    const sent = await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('big'), [Buffer.alloc(1 << 20, 7)]));
+    assert.ok('value' in sent, 'the send is applied');
+  });
+
+  it('before login, stops reading while a request is handled: a peer that pipelines holds about one frame', async (t) => {
+    const h = await startIggy(t);
+    // The login's verification waits for the test: meanwhile the peer has sent 3.6 MiB behind it.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered = false;
+    const verify = h.broker.users.verifyPassword.bind(h.broker.users);
+    h.broker.users.verifyPassword = async (username, password) => {
+      entered = true;
+      await gate;
+      return verify(username, password);
+    };
+    const c = await h.client();
+    const frames: Buffer[] = [...c.frame(CommandCode.loginRegister, { versionInfo: { protocolVersion: iggyProtocolVersion, sdkName: 'quartet-test', sdkVersion: '0' }, username: 'iggy', password: rootPassword, context: null })];
+    const n = 60;
+    // Pings carrying 60 KiB each (bytes after a whole request are ignored).
+    for (let i = 1; i <= n; i++) frames.push(pingFrame(c.clientId, BigInt(i), (b) => b.writeUInt32LE(headerBytes + 60 * 1024, 48)), Buffer.alloc(60 * 1024));
+    c.write(frames);
+    await eventually(() => entered, 'the login to be verified');
+    const conn = [...h.frontend.sessions.values()][0] as IggyConnection;
+    let most = 0;
+    const deadline = Date.now() + 500;
+    while (Date.now() < deadline) {
+      most = Math.max(most, conn.heldRequestBytes);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(most <= 192 * 1024, `held ${most} bytes before login`);
+    release();
+    const r = await c.next();
+    assert.ok(r.kind === 'reply' && r.header.status === 0, 'login');
+    for (let i = 0; i < n; i++) {
+      const p = await c.next();
+      assert.ok(p.kind === 'reply' && p.header.status === 0, `ping ${i}`);
+    }
   });
 });
 

@@ -57,7 +57,8 @@ export interface FramerOptions {
 }
 
 export class IggyFramer {
-  readonly frameBytesMax: number;
+  /** May be changed between pushes (IggyConnection lowers it until login). */
+  frameBytesMax: number;
   /** Gathers a header that straddles chunks. */
   private readonly stash = Buffer.allocUnsafe(headerBytes);
   private stashed = 0;

@@ -19,7 +19,7 @@ export * from './errors.js';
 export * from './message-batch.js';
 export * from './iggy-format.js';
 export * from './commands/index.js';
-export { decodeLoginRegisterBody, type LoginRegisterBody } from './commands/login.js';
+export { decodeLoginRegisterBody, loginRegisterBodyBytesMax, type LoginRegisterBody } from './commands/login.js';
 export { validateSendMessagesBatch, parsePolledBatches, pollReplyHeadBytes, polledBuffers, resyncPartitionId } from './commands/messages.js';
 export * as systemCommands from './commands/system.js';
 export * as userCommands from './commands/users.js';

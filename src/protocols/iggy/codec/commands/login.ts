@@ -36,6 +36,12 @@ function readContext(r: Reader): string | null {
   return len === 0 ? null : r.utf8(len, 'context');
 }
 
+/**
+ * The largest LoginRegister body that can decode (the password shape; the token shape is
+ * smaller): ClientVersionInfo (4 + 2 x 256), username 256, password 256, context 4 + 64 KiB.
+ */
+export const loginRegisterBodyBytesMax = 4 + 256 + 256 + 256 + 256 + 4 + loginContextBytesMax;
+
 function writeContext(w: Writer, context: string | null): void {
   if (context === null) {
     w.u32(0);
