@@ -6,7 +6,7 @@
 // Targets: appends without fsync >= 80% of the raw baseline at 256 KiB; group-committed appends
 // from 64 concurrent appenders >= 5x the throughput of one fsync per append.
 
-import { crc32c } from '../src/native/index.js';
+import { crc32c } from '../src/base/native.js';
 import { execFileSync } from 'node:child_process';
 import { closeSync, fdatasyncSync, openSync, readSync, writeSync, writevSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@ import { cpus, totalmem } from 'node:os';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
-import { nativeStatus } from '../src/native/index.js';
+import { nativeStatus } from '../src/base/native.js';
 
 const benches: Record<string, () => Promise<void>> = {
   log: runLogBench,

@@ -1,7 +1,7 @@
 // `npm install` runs this (the package's install script): builds the native checksum addon
 // (native/quartet_native.cc, binding.gyp) with the node-gyp npm ships, against the Node headers npm
 // is configured with. If it cannot be built (no C++ compiler, no headers), Quartet still works:
-// src/native/index.ts falls back to @node-rs/crc32 and @node-rs/xxhash, which compute the same
+// src/base/native.ts falls back to @node-rs/crc32 and @node-rs/xxhash, which compute the same
 // values more slowly. The warning says so; CI sets QUARTET_REQUIRE_NATIVE=1 and a test then fails
 // when the addon is missing.
 import { spawnSync } from 'node:child_process';

@@ -4,7 +4,7 @@
 // that stopped badly); 2 usage or configuration error.
 
 import { ConfigError } from '../server/config.js';
-import { quartetVersion } from '../server/version.js';
+import { quartetVersion } from '../base/version.js';
 import { UsageError } from './args.js';
 import { iggyCommand, iggyUsage } from './iggy-commands.js';
 import { processIo, type CliIo } from './io.js';

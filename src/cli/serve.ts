@@ -1,6 +1,6 @@
 // quartet serve: load the configuration, run the broker until SIGTERM/SIGINT, return its exit code.
 
-import { LogTail, createLogger } from '../core/logger.js';
+import { LogTail, createLogger } from '../base/logger.js';
 import { ConfigError, configFlagSpecs, loadConfig } from '../server/config.js';
 import { DataDirLockedError } from '../server/lock.js';
 import { startServer } from '../server/server.js';

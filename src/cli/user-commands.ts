@@ -4,8 +4,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { systemClock } from '../core/clock.js';
-import { isQuartetError } from '../core/errors.js';
+import { systemClock } from '../base/clock.js';
+import { isQuartetError } from '../base/errors.js';
 import { metadataDbPath, SqliteMetadataStore } from '../core/metadata-store.js';
 import { allGlobalGrants, globalGrantNames, globalGrants, grantsOf, type Grants } from '../core/access.js';
 import { generatedPasswordBytes, passwordBytesMax, UserStore } from '../core/users.js';

@@ -13,8 +13,8 @@
 // returns. Objects handed out are frozen snapshots: a change replaces the object.
 
 import { randomUUID } from 'node:crypto';
-import { QuartetError } from './errors.js';
-import type { Clock } from './clock.js';
+import { QuartetError } from '../base/errors.js';
+import type { Clock } from '../base/clock.js';
 import type { MetadataStore, NamespaceRecord, TopicRecord } from './metadata-store.js';
 import { mergeTopicConfig, parseTopicConfig, type TopicConfig } from './topic-config.js';
 import { SerialQueue } from './serial.js';

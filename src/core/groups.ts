@@ -3,8 +3,8 @@
 // core only stores it as an opaque JSON-able value per (protocol scope, group id), so that a
 // coordinator can resume its groups (generations, assignments, members to expire) after restart.
 
-import type { Clock } from './clock.js';
-import { QuartetError } from './errors.js';
+import type { Clock } from '../base/clock.js';
+import { QuartetError } from '../base/errors.js';
 import type { MetadataStore } from './metadata-store.js';
 import { groupIdBytesMax, scopeBytesMax } from './offsets.js';
 

@@ -14,7 +14,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { QuartetError } from './errors.js';
+import { QuartetError } from '../base/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Records

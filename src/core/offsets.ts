@@ -6,8 +6,8 @@
 // Commits are written through to the metadata store before they are acknowledged (synchronous=FULL
 // under SQLite), so a committed offset survives a crash. Commits are per request, not per record.
 
-import type { Clock } from './clock.js';
-import { QuartetError } from './errors.js';
+import type { Clock } from '../base/clock.js';
+import { QuartetError } from '../base/errors.js';
 import type { MetadataStore, OffsetRecord } from './metadata-store.js';
 
 // Named limits.

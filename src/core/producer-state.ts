@@ -17,9 +17,9 @@
 // snapshot. Replay reads batch envelopes only (producerId, epoch, baseSequence, recordCount).
 
 import assert from 'node:assert/strict';
-import type { Clock } from './clock.js';
-import { QuartetError } from './errors.js';
-import type { Logger } from './logger.js';
+import type { Clock } from '../base/clock.js';
+import { QuartetError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import type { MetadataStore, ProducerSnapshotRecord } from './metadata-store.js';
 import { BatchFlags, type PartitionLog, type StoredBatch } from '../log/types.js';
 

@@ -3,7 +3,7 @@
 // tests (no real timers, no sleeping) and on setTimeout in the broker. The manual scheduler drives a ManualClock so that `clock.now()`
 // inside a callback is the callback's own deadline.
 
-import type { ManualClock } from './clock.js';
+import type { ManualClock } from '../base/clock.js';
 
 export interface TimerHandle {
   /** Stops the timer; a no-op once it has fired or been cancelled. */

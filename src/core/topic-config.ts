@@ -10,7 +10,7 @@
 // Documented for users in docs/topic-config.md.
 
 import { defaultLogConfig, type CleanupPolicy, type FsyncPolicy, type LogConfig, type SegmentRoll } from '../log/types.js';
-import { QuartetError } from './errors.js';
+import { QuartetError } from '../base/errors.js';
 
 export interface TopicConfigValues {
   /** Delete sealed segments whose newest record is older than this (ms); -1 keeps forever. */

@@ -39,9 +39,9 @@
 import { mapLimit } from './serial.js';
 import assert from 'node:assert/strict';
 import type { TopicRef } from './catalog.js';
-import type { Clock } from './clock.js';
-import { QuartetError, isQuartetError } from './errors.js';
-import { silentLogger, type Logger } from './logger.js';
+import type { Clock } from '../base/clock.js';
+import { QuartetError, isQuartetError } from '../base/errors.js';
+import { silentLogger, type Logger } from '../base/logger.js';
 import type { MetadataStore } from './metadata-store.js';
 import { groupIdBytesMax, offsetMetadataBytesMax, scopeBytesMax, type OffsetCommit, type OffsetStore } from './offsets.js';
 import { producerEpochMax, type ProducerStateManager } from './producer-state.js';

@@ -23,7 +23,7 @@
 // a MarkerKindFn per batch format; this file defines the neutral format's marker.
 
 import assert from 'node:assert/strict';
-import type { Logger } from './logger.js';
+import type { Logger } from '../base/logger.js';
 import type { TxnCheckpointRecord } from './metadata-store.js';
 import { BatchFlags, BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type AppendRequest, type PartitionLog, type StoredBatch } from '../log/index.js';
 

@@ -10,8 +10,8 @@
 // pbkdf2), not on the event loop.
 
 import { createHash, createHmac, pbkdf2, randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
-import type { Clock } from './clock.js';
-import { QuartetError } from './errors.js';
+import type { Clock } from '../base/clock.js';
+import { QuartetError } from '../base/errors.js';
 import type { MetadataStore, TokenRecord, UserRecord } from './metadata-store.js';
 import { SerialQueue } from './serial.js';
 

@@ -15,7 +15,7 @@
 // | 4      | 8    | offset | i64                                                      |
 // | 12     | 4    | crc    | CRC32C of bytes 0..11                                    |
 
-import { crc32c } from '../native/index.js';
+import { crc32c } from '../base/native.js';
 import { join } from 'node:path';
 import { readSmallFile, writeFileAtomic, type LogFileSystem } from './fs.js';
 

@@ -2,7 +2,7 @@
 // drift apart: config limits, append validation, read selection and the compaction decision.
 
 import assert from 'node:assert/strict';
-import { QuartetError } from '../core/errors.js';
+import { QuartetError } from '../base/errors.js';
 import { envelopeHeaderBytes, envelopePayloadBytesMax } from './envelope.js';
 import type { FormatRegistry } from './formats.js';
 import { BatchFlags, type AppendRequest, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';

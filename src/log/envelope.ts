@@ -31,7 +31,7 @@
 // by the header crc. Without a supplied value, from = 0 and the log computes payloadCrc itself.
 // Validation checks both.
 
-import { crc32c } from '../native/index.js';
+import { crc32c } from '../base/native.js';
 import { BatchFormat, type StoredBatch } from './types.js';
 
 export const envelopeMagic = 0x514c4f47;

@@ -15,9 +15,9 @@
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { clockMicros, systemClock, type Clock } from '../core/clock.js';
-import { QuartetError } from '../core/errors.js';
-import { silentLogger, type Logger } from '../core/logger.js';
+import { clockMicros, systemClock, type Clock } from '../base/clock.js';
+import { QuartetError } from '../base/errors.js';
+import { silentLogger, type Logger } from '../base/logger.js';
 import { readCheckpoint, readRecoveryPoint, writeCheckpoint, writeRecoveryPoint } from './checkpoint.js';
 import {
   assertValidConfig,
@@ -39,7 +39,7 @@ import {
 import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
 import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
-import type { BufferLease } from './buffer-pool.js';
+import type { BufferLease } from '../base/buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
 import { readFully, scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import { defaultBackgroundSyncSlots, type ScheduledTask, type TaskSlots } from './task-slots.js';

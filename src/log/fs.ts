@@ -5,7 +5,7 @@
 
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
-import { preallocate, startWriteback } from '../native/index.js';
+import { preallocate, startWriteback } from '../base/native.js';
 
 export type OpenMode =
   /** Read only. */

@@ -2,7 +2,7 @@
 
 export * from './types.js';
 export { MemoryLog, type MemoryLogOptions } from './memory-log.js';
-export { BufferLease } from './buffer-pool.js';
+export { BufferLease } from '../base/buffer-pool.js';
 export { FormatRegistry, createFormatRegistry, defaultFormatRegistry } from './formats.js';
 export {
   encodeNeutralBatch,

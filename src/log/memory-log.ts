@@ -4,7 +4,7 @@
 // bytes, so stats and retention agree between the two.
 
 import assert from 'node:assert/strict';
-import { clockMicros, systemClock, type Clock } from '../core/clock.js';
+import { clockMicros, systemClock, type Clock } from '../base/clock.js';
 import {
   assertValidConfig,
   atAppendTime,

@@ -15,7 +15,7 @@
 //   header  := keyLength u16 | key utf8{keyLength} | valueLength i32 (-1 = null) | value bytes
 
 import assert from 'node:assert/strict';
-import { QuartetError } from '../core/errors.js';
+import { QuartetError } from '../base/errors.js';
 import { BatchFormat, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from './types.js';
 
 const neutralVersion = 0;

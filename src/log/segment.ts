@@ -6,11 +6,11 @@
 import type { DirectWriteGate } from './direct-write.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../base/logger.js';
 import { decodeEnvelopeHeader, envelopeHeaderBytes, type EnvelopeHeader } from './envelope.js';
 import type { LogFileSystem } from './fs.js';
 import { OffsetIndex, offsetIndexEntryBytes } from './offset-index.js';
-import type { BufferLease } from './buffer-pool.js';
+import type { BufferLease } from '../base/buffer-pool.js';
 import { readFully, scanEnvelopes, type ScanStop } from './scan.js';
 import { TimeIndex, timeIndexEntryBytes } from './time-index.js';
 

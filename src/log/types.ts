@@ -6,75 +6,12 @@
 // Offsets and timestamps are JS numbers: offsets stay far below 2^53 for any log this process can
 // hold, and milliseconds since the epoch fit easily. Protocol codecs convert to int64 at the wire.
 
-import type { BufferLease } from './buffer-pool.js';
+import type { AppendRequest, StoredBatch } from '../base/batch.js';
+import type { BufferLease } from '../base/buffer-pool.js';
 
-/** The protocol a stored batch was written in. Stored in the envelope; never changes. */
-export const BatchFormat = {
-  /** Kafka RecordBatch v2, verbatim (baseOffset and partitionLeaderEpoch patched). */
-  kafka: 1,
-  /** Iggy 0.11 messages batch, as stamped by the broker. */
-  iggy: 2,
-  /** Cursus Wire v2 batch. */
-  cursus: 3,
-  /** Felix wire v1 batch. */
-  felix: 4,
-  /** Quartet's own neutral record encoding (src/log/neutral-format.ts): used by tests and tools. */
-  neutral: 15,
-} as const;
-export type BatchFormat = (typeof BatchFormat)[keyof typeof BatchFormat];
-
-/** Envelope flag bits. */
-export const BatchFlags = {
-  /** Part of a transaction (Kafka/Cursus): invisible to read_committed until its marker. */
-  transactional: 1 << 0,
-  /** A control batch (commit/abort marker); carries no user records. */
-  control: 1 << 1,
-} as const;
-
-/** What an appender hands the log: one protocol batch of one or more records. */
-export interface AppendRequest {
-  format: BatchFormat;
-  /** Number of offsets the batch occupies (>= 1). Offsets baseOffset .. baseOffset+count-1. */
-  recordCount: number;
-  /** Timestamp of the first record (ms). */
-  firstTimestamp: number;
-  /** Largest record timestamp in the batch (ms); used by the time index and retention. */
-  maxTimestamp: number;
-  /** -1 when the producer is not idempotent. */
-  producerId: number;
-  producerEpoch: number;
-  baseSequence: number;
-  /** BatchFlags bits. */
-  flags: number;
-  /**
-   * The batch's time is when the log appends it (as Kafka's LogAppendTime; Iggy stamps its
-   * base_timestamp so): the log sets firstTimestamp and maxTimestamp to the append time (ms,
-   * floored; the value `stamp` is given) when it assigns the offset, so the envelope, the time
-   * index and age retention all see it.
-   */
-  logAppendTime?: boolean;
-  /**
-   * The protocol's batch bytes. The stamp hook may patch them in place. The log may keep a view of
-   * them until the append settles and never after: then the caller may reuse the buffer (request
-   * frames from the buffer pool go back to it).
-   */
-  payload: Buffer;
-  /**
-   * Called synchronously once the base offset is assigned and before the bytes are written, so
-   * the front-end can patch the offset into its own bytes (Kafka baseOffset, Iggy stamping).
-   * It must not change the payload's length. `appendTime` is in ms (the envelope's time);
-   * `appendMicros` is the same moment in µs (floor(appendMicros / 1000) = appendTime), for
-   * protocols that stamp µs (Iggy's base_timestamp).
-   */
-  stamp?: (payload: Buffer, baseOffset: number, appendTime: number, appendMicros: number) => void;
-  /**
-   * A CRC32C over payload[from..] that the front-end has already VERIFIED (Kafka's batch CRC
-   * covers bytes 21..end). The log stores it instead of checksumming the payload again; the bytes
-   * before `from` are checksummed by the log. Read after `stamp` runs, so a stamp that rewrites
-   * bytes at or after `from` must update it. A wrong value makes the batch fail verification.
-   */
-  payloadCrc32c?: { from: number; value: number } | undefined;
-}
+export { BatchFlags, BatchFormat, fileSliceHeadBytes } from '../base/batch.js';
+export type { AppendRequest, BatchFormatCodec, FileSlice, NeutralRecord, StoredBatch } from '../base/batch.js';
+export type { PooledBufferLease } from '../base/buffer-pool.js';
 
 export interface AppendResult {
   baseOffset: number;
@@ -83,42 +20,6 @@ export interface AppendResult {
   appendTime: number;
   /** Log start offset after the append (Kafka reports it in Produce responses). */
   logStartOffset: number;
-}
-
-/** A byte range of an open log file (see ReadOptions.fileSlicesMin). */
-export interface FileSlice {
-  readonly fd: number;
-  readonly position: number;
-  readonly length: number;
-}
-
-/**
- * Payload bytes a file-sliced StoredBatch still carries in `payload` (its first ones): enough for
- * an Iggy batch header and its first frame header (256 + 48), which a poll reads to decide whether
- * to send the batch as stored.
- */
-export const fileSliceHeadBytes = 320;
-
-/** A batch as read back. `payload` is a view into a buffer shared with neighbouring batches. */
-export interface StoredBatch {
-  format: BatchFormat;
-  flags: number;
-  baseOffset: number;
-  /** baseOffset + recordCount - 1. */
-  lastOffset: number;
-  recordCount: number;
-  firstTimestamp: number;
-  maxTimestamp: number;
-  producerId: number;
-  producerEpoch: number;
-  baseSequence: number;
-  payload: Buffer;
-  /**
-   * Set only by reads with `fileSlicesMin`, for payloads at least that large: the whole payload is
-   * this range of a segment file (kept open by the read's lease until it is released), and
-   * `payload` holds only its first `fileSliceHeadBytes` bytes.
-   */
-  file?: FileSlice;
 }
 
 export interface ReadOptions {
@@ -193,42 +94,6 @@ export const defaultLogConfig: LogConfig = {
   maxBatchBytes: 1024 * 1024 + 64 * 1024,
   indexIntervalBytes: 4096,
 };
-
-/** A record in protocol-neutral form: what transcoding and compaction work on. */
-export interface NeutralRecord {
-  offset: number;
-  timestamp: number;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: Array<{ key: string; value: Buffer | null }>;
-}
-
-/**
- * What the log needs to know about a format to look inside its batches (compaction keeps the last
- * record per key). Front-ends register one per format in src/log/formats.ts.
- */
-export interface BatchFormatCodec {
-  format: BatchFormat;
-  /** The records of a stored batch, with absolute offsets. Throws on a corrupt payload. */
-  decode(batch: StoredBatch): NeutralRecord[];
-  /**
-   * The first `countMax` records at offsets >= `fromOffset` only, for a format whose batches may
-   * hold very many records (an Iggy batch up to a million): the others are not decoded.
-   */
-  decodeRange?(batch: StoredBatch, fromOffset: number, countMax: number): NeutralRecord[];
-  /**
-   * How many records the batch holds, read from its head alone (the first fileSliceHeadBytes of
-   * the payload, all a file-sliced batch carries), or null when the head does not say. Equal to
-   * `batch.recordCount` (its offset span) means every offset of the batch holds a record; fewer,
-   * that compaction removed some.
-   */
-  messageCount?(batch: StoredBatch): number | null;
-  /**
-   * Encodes records (offsets ascending, all >= baseOffset) into one payload of this format whose
-   * base offset is `baseOffset`. Used to rewrite batches during compaction and to transcode.
-   */
-  encode(records: NeutralRecord[], baseOffset: number, template: StoredBatch): AppendRequest;
-}
 
 /** The outcome of a retention or compaction pass. */
 export interface CleanupResult {
@@ -306,14 +171,4 @@ export interface PartitionLog {
   isClosed(): boolean;
   /** Closes and removes the partition's files. */
   destroy(): Promise<void>;
-}
-
-/**
- * A lease of pooled buffers (BufferLease in buffer-pool.ts): buffers taken from it stay the
- * holder's until `release()`. The protocol framers take this shape so their codecs need not
- * depend on the pool.
- */
-export interface PooledBufferLease {
-  buffer(length: number): Buffer;
-  release(): void;
 }

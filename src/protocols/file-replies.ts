@@ -20,8 +20,8 @@
 
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
-import type { FileSlice } from '../log/types.js';
-import { openSocketSender, socketSendFileAvailable, type SocketSender } from '../native/index.js';
+import type { FileSlice } from '../base/batch.js';
+import { openSocketSender, socketSendFileAvailable, type SocketSender } from '../base/native.js';
 
 export type ReplyChunk = Buffer | FileSlice;
 

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { maintenanceIntervalMsDefault } from '../core/broker.js';
-import { isLogLevel, type LogLevel } from '../core/logger.js';
+import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
 
@@ -681,7 +681,7 @@ export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
 
   const knownFlags = new Set([CONFIG_FLAG, ...settings.flatMap((s) => (s.flag ? [s.flag] : []))]);
   for (const flag of Object.keys(flags)) if (!knownFlags.has(flag)) problems.push(`unknown flag --${flag}`);
-  // QUARTET_NATIVE and QUARTET_SENDFILE are read where they act (src/native, file-replies.ts), not settings.
+  // QUARTET_NATIVE and QUARTET_SENDFILE are read where they act (src/base/native.ts, file-replies.ts), not settings.
   const knownEnv = new Set([CONFIG_ENV, 'QUARTET_NATIVE', 'QUARTET_SENDFILE', ...settings.map((s) => s.env)]);
   for (const name of Object.keys(env)) {
     if (name.startsWith('QUARTET_') && !knownEnv.has(name) && env[name] !== undefined) warnings.push(`unknown environment variable ${name} ignored`);

@@ -8,7 +8,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { HostPort } from './config.js';
 import type { ListenAddress } from './listeners.js';

@@ -15,7 +15,7 @@ import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
 import { watchIggyGrants } from '../protocols/iggy/grants.js';
 import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js';
 import { iggyListenerFactory } from '../protocols/iggy/listener.js';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
 

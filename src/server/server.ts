@@ -10,16 +10,16 @@
 // with code 1; a second signal exits at once.
 
 import { Broker, type BrokerOptions } from '../core/broker.js';
-import type { Logger } from '../core/logger.js';
-import { LogTail, createLogger } from '../core/logger.js';
+import type { Logger } from '../base/logger.js';
+import { LogTail, createLogger } from '../base/logger.js';
 import { MetricsRegistry } from '../core/metrics.js';
-import { nativeStatus } from '../native/index.js';
+import { nativeStatus } from '../base/native.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
 import { builtinBrokerWatchers, builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
-import { quartetVersion } from './version.js';
+import { quartetVersion } from '../base/version.js';
 
 export interface StartServerOptions {
   logger?: Logger;

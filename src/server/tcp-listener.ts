@@ -8,7 +8,7 @@
 // in flight its socket is ended; after `drainTimeoutMs` whatever is left is destroyed.
 //
 // Reads (plain TCP): accepted sockets read into one 64 KiB buffer that they all share (Node's
-// `onread` option, adoptWithReadBuffer, src/protocols/socket-reads.ts) instead of allocating a
+// `onread` option, adoptWithReadBuffer, src/base/socket-reads.ts) instead of allocating a
 // fresh buffer for every read and emitting it as 'data': at 1 GB/s of produce traffic those
 // allocations cost the broker about a third of a core. The front-end receives the chunks through
 // `context.readInto` and must not keep views of them (its framer copies complete frames out); it
@@ -23,11 +23,11 @@
 import { readFileSync } from 'node:fs';
 import { Socket, createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
 import type { HostPort } from './config.js';
 import type { ListenAddress, ListenerContext, ListenerFactory, ProtocolListener } from './listeners.js';
-import { SocketReads, type DirectReads } from '../protocols/socket-reads.js';
+import { SocketReads, type DirectReads } from '../base/socket-reads.js';
 
 /** At most one "connection limit reached" log line per this interval; the rest are counted. */
 export const REJECT_LOG_INTERVAL_MS = 1_000;
@@ -67,7 +67,7 @@ export interface ConnectionContext {
    * Present when the socket reads into one reused buffer instead of emitting 'data': the connection
    * hands its chunk handler here (once, when it starts) instead of listening for 'data'. A chunk is
    * only valid during the call: nothing may keep a view of it. With `direct`, reads go straight
-   * into the rest of a large frame its framer is assembling (src/protocols/socket-reads.ts).
+   * into the rest of a large frame its framer is assembling (src/base/socket-reads.ts).
    */
   readonly readInto?: ReadInto;
 }

@@ -7,7 +7,7 @@ import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { defaultLogConfig, encodeNeutralBatch, openFileLog } from '../../src/log/index.js';
 import { acquireDataDirLock } from '../../src/server/lock.js';
-import { quartetVersion } from '../../src/server/version.js';
+import { quartetVersion } from '../../src/base/version.js';
 
 const root = mkdtempSync(join(tmpdir(), 'quartet-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));

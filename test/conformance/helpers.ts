@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allGlobalGrants, globalGrants, type Grants, type TopicGrants } from '../../src/core/access.js';
 import { Broker } from '../../src/core/broker.js';
-import { createLogger, type Logger, type LogLevel } from '../../src/core/logger.js';
+import { createLogger, type Logger, type LogLevel } from '../../src/base/logger.js';
 import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../src/server/server.js';
 

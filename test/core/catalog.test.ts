@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Catalog, defaultNamespaceName, nameProblem, type CatalogObserver, type Topic } from '../../src/core/catalog.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
 import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
 import { memoryStore, tempDir } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/core/clock.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { GroupStore } from '../../src/core/groups.js';
 import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
 import { tempDir } from './helpers.js';

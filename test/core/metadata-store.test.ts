@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { metadataDbPath, metadataSchemaVersion, SqliteMetadataStore } from '../../src/core/metadata-store.js';
-import { isQuartetError } from '../../src/core/errors.js';
+import { isQuartetError } from '../../src/base/errors.js';
 import { tempDir } from './helpers.js';
 
 test('the store lives at <dataDir>/meta/quartet.db in WAL mode with a versioned schema', async (t) => {

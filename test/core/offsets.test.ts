@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/core/clock.js';
-import { isQuartetError } from '../../src/core/errors.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { isQuartetError } from '../../src/base/errors.js';
 import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
 import { OffsetStore } from '../../src/core/offsets.js';
 import { memoryStore, tempDir } from './helpers.js';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/core/clock.js';
-import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
-import { createLogger, silentLogger } from '../../src/core/logger.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
+import { createLogger, silentLogger } from '../../src/base/logger.js';
 import type { MetadataStore } from '../../src/core/metadata-store.js';
 import {
   lastSequenceOf,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isQuartetError } from '../../src/core/errors.js';
+import { isQuartetError } from '../../src/base/errors.js';
 import {
   builtinTopicDefaults,
   describeTopicConfig,

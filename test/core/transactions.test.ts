@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Broker, type BrokerOptions } from '../../src/core/broker.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from '../../src/core/metadata-store.js';
 import { ManualScheduler } from '../../src/core/scheduler.js';
 import type { Topic } from '../../src/core/catalog.js';

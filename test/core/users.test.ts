@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { ManualClock } from '../../src/core/clock.js';
-import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
 import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
 import { hashToken, scramCredentialFor, UserStore, verifyScrypt, hashPassword } from '../../src/core/users.js';
 import { memoryStore, tempDir, testScryptCost } from './helpers.js';

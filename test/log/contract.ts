@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock, type Clock } from '../../src/core/clock.js';
+import { ManualClock, type Clock } from '../../src/base/clock.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import type { LogConfig, PartitionLog, StoredBatch } from '../../src/log/types.js';
 import { batch, rejectsWith, testConfig } from './helpers.js';

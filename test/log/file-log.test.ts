@@ -3,15 +3,15 @@ import { cpSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncate
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ManualClock } from '../../src/core/clock.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { DirectWriteGate } from '../../src/log/direct-write.js';
 import { readRecoveryPoint } from '../../src/log/checkpoint.js';
 import { openFileLog, type FileLogOptions } from '../../src/log/file-log.js';
-import { BufferLease } from '../../src/log/buffer-pool.js';
+import { BufferLease } from '../../src/base/buffer-pool.js';
 import { FaultyFileSystem, fsError, nodeFileSystem, type LogFileSystem, type OpenMode } from '../../src/log/fs.js';
 import { reserveAfterBytes, reserveAheadBytes, writebackAlignBytes, writebackBytes, writebackDelayMs, writebackStreakDelayMs } from '../../src/log/segment.js';
 import { TaskSlots } from '../../src/log/task-slots.js';
-import { nativeStatus } from '../../src/native/index.js';
+import { nativeStatus } from '../../src/base/native.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import { fileSliceHeadBytes, type LogConfig, type PartitionLog, type ReadOptions } from '../../src/log/types.js';
 import { verifyPartitionDir } from '../../src/log/verify.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FaultyFileSystem, nodeFileSystem } from '../../src/log/fs.js';
-import { nativeStatus } from '../../src/native/index.js';
+import { nativeStatus } from '../../src/base/native.js';
 
 describe('LogFileSystem.startWriteback', () => {
   it('resolves for a written file, a closed fd and a negative fd alike', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isQuartetError, type CoreErrorCode } from '../../src/core/errors.js';
+import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
 import { encodeNeutralBatch } from '../../src/log/neutral-format.js';
 import { defaultLogConfig, type AppendRequest, type LogConfig } from '../../src/log/types.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isQuartetError } from '../../src/core/errors.js';
+import { isQuartetError } from '../../src/base/errors.js';
 import { decodeNeutralPayload, encodeNeutralPayload, neutralCodec } from '../../src/log/neutral-format.js';
 import { BatchFormat, type NeutralRecord, type StoredBatch } from '../../src/log/types.js';
 

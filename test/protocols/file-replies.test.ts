@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { nativeStatus, openSocketSender } from '../../src/native/index.js';
+import { nativeStatus, openSocketSender } from '../../src/base/native.js';
 import { canSendFiles, isLoopbackAddress, sendFileMode, writeReply, type ReplyChunk } from '../../src/protocols/file-replies.js';
 
 const notBuilt = 'native addon not built: run `npm install` (node-gyp, g++ and make)';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { MetricsRegistry } from '../../src/core/metrics.js';
 import { HttpEndpoint, type Readiness } from '../../src/server/http.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Broker, BrokerOptions } from '../../src/core/broker.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createLogger } from '../../src/base/logger.js';
 import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
 import type { ListenerFactory, ProtocolName } from '../../src/server/listeners.js';
 import { acquireDataDirLock, DataDirLockedError } from '../../src/server/lock.js';

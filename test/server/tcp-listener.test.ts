@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { createLogger, type Logger } from '../../src/core/logger.js';
+import { createLogger, type Logger } from '../../src/base/logger.js';
 import { MetricsRegistry } from '../../src/core/metrics.js';
 import { TcpListener, type CloseReason, type ConnectionFactory, type TcpListenerOptions } from '../../src/server/tcp-listener.js';
 

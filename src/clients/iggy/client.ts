@@ -58,8 +58,8 @@ import {
   type ReplyOf,
   type RequestOf,
 } from '../../protocols/iggy/codec/index.js';
-import { BufferLease } from '../../log/buffer-pool.js';
-import { quartetVersion } from '../../server/version.js';
+import { BufferLease } from '../../base/buffer-pool.js';
+import { quartetVersion } from '../../base/version.js';
 import { IggyConnection, type Exchange } from './connection.js';
 import {
   IggyClosedError,

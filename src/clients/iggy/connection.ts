@@ -32,8 +32,8 @@ import {
   type FramerResult,
   type ReplyHeader,
 } from '../../protocols/iggy/codec/index.js';
-import { recycledBuffer } from '../../native/index.js';
-import { SocketReads, directReadBytesMin } from '../../protocols/socket-reads.js';
+import { recycledBuffer } from '../../base/native.js';
+import { SocketReads, directReadBytesMin } from '../../base/socket-reads.js';
 import { IggyConnectionError, IggyEvictedError, IggyProtocolError, IggyTimeoutError, type IggyClientError } from './errors.js';
 
 export interface ConnectionOptions {

@@ -20,7 +20,7 @@ import {
   type UserHeader,
   type ValidatedBatch,
 } from '../../protocols/iggy/codec/index.js';
-import type { BufferLease } from '../../log/buffer-pool.js';
+import type { BufferLease } from '../../base/buffer-pool.js';
 import { IggyProtocolError } from './errors.js';
 
 /** A header value: a plain JS value (string, boolean, number as float64, bigint as int64, Buffer) or a typed one. */

@@ -17,8 +17,8 @@
 // - a registration fenced by a newer one of the same client id: Eviction 7 (SessionTooLow).
 
 import type { Socket } from 'node:net';
-import { isQuartetError } from '../../core/errors.js';
-import { BufferLease } from '../../log/buffer-pool.js';
+import { isQuartetError } from '../../base/errors.js';
+import { BufferLease } from '../../base/buffer-pool.js';
 import type { User } from '../../core/users.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
 import {
@@ -52,7 +52,7 @@ import {
   type RequestRejection,
 } from './codec/index.js';
 import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
-import { directReadBytesMin } from '../socket-reads.js';
+import { directReadBytesMin } from '../../base/socket-reads.js';
 import { IggyFailure, iggyCodeOf } from './errors.js';
 import type { IggyFrontend, IggySession } from './frontend.js';
 import type { IggyHandler, IggyRequestContext } from './handlers/types.js';

@@ -5,7 +5,7 @@
 // Where the code depends on what was named (invalid_name for a stream is 1013, for a topic 2014),
 // the handler passes an override; the table holds the stream/general choice.
 
-import { coreCodeOf, isQuartetError, type CoreErrorCode, type ProtocolErrorTable } from '../../core/errors.js';
+import { coreCodeOf, isQuartetError, type CoreErrorCode, type ProtocolErrorTable } from '../../base/errors.js';
 import { IggyErrorCode } from './codec/index.js';
 
 export const iggyErrorTable: ProtocolErrorTable<number> = {

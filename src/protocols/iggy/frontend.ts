@@ -7,13 +7,13 @@
 import { ProcessUsageMeter } from './process-usage.js';
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
-import { systemClock, type Clock } from '../../core/clock.js';
-import type { Logger } from '../../core/logger.js';
+import { systemClock, type Clock } from '../../base/clock.js';
+import type { Logger } from '../../base/logger.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
 import type { User } from '../../core/users.js';
 import { defaultFormatRegistry } from '../../log/formats.js';
 import { BatchFormat } from '../../log/types.js';
-import { quartetVersion } from '../../server/version.js';
+import { quartetVersion } from '../../base/version.js';
 import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
 import { sweepOffsets } from './consumers.js';
 import { IggyGroups } from './groups.js';

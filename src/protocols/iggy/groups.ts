@@ -25,7 +25,7 @@
 
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { IggyErrorCode, type Identifier } from './codec/index.js';
 import { IggyFailure } from './errors.js';
 

@@ -35,9 +35,9 @@
 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { QuartetError, isQuartetError } from '../../core/errors.js';
-import { BufferLease } from '../../log/buffer-pool.js';
-import type { Logger } from '../../core/logger.js';
+import { QuartetError, isQuartetError } from '../../base/errors.js';
+import { BufferLease } from '../../base/buffer-pool.js';
+import type { Logger } from '../../base/logger.js';
 import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
 import type { CloseReason, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';

@@ -1,11 +1,11 @@
-// The Kafka front-end's mapping of every core error (src/core/errors.ts) to a Kafka error code
+// The Kafka front-end's mapping of every core error (src/base/errors.ts) to a Kafka error code
 // (apache/kafka Errors.java, the protocol guide's error table; numbers from codec/errors.ts).
 // test/protocols/kafka/errors.test.ts checks the table is complete with assertTableComplete.
 //
 // Handlers normally answer per partition with a code they choose; this table is the fallback
 // when a core call throws a QuartetError, and the connection's answer when a handler throws one.
 
-import { coreCodeOf, type CoreErrorCode, type ProtocolErrorTable } from '../../core/errors.js';
+import { coreCodeOf, type CoreErrorCode, type ProtocolErrorTable } from '../../base/errors.js';
 import { ErrorCode } from './codec/errors.js';
 
 export const kafkaErrorTable: ProtocolErrorTable<number> = {

@@ -16,7 +16,7 @@
 // counter (bumped at every open), as Kafka writes its coordinator epoch.
 
 import type { Broker, BrokerTransactionOptions, TopicRef } from '../../core/broker.js';
-import { coreCodeOf } from '../../core/errors.js';
+import { coreCodeOf } from '../../base/errors.js';
 import type { MarkerEncoder, MarkerKindFn } from '../../core/txn-index.js';
 import { BatchFlags, BatchFormat } from '../../log/types.js';
 import { ErrorCode } from './codec/errors.js';

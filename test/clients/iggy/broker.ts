@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../../../src/core/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { builtinListenerFactories } from '../../../src/server/listeners.js';
 import { startServer } from '../../../src/server/server.js';

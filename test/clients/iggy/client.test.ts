@@ -23,7 +23,7 @@ import {
   isIggyClientError,
   type IggyClientOptions,
 } from '../../../src/clients/iggy/index.js';
-import { quartetVersion } from '../../../src/server/version.js';
+import { quartetVersion } from '../../../src/base/version.js';
 import { vector } from '../../protocols/iggy/codec/vectors.js';
 import { FakeIggyServer, type FakeRequest } from './fake-server.js';
 

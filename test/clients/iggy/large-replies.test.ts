@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { IggyClient } from '../../../src/clients/iggy/index.js';
-import { nativeStatus, recycledBufferStats } from '../../../src/native/index.js';
+import { nativeStatus, recycledBufferStats } from '../../../src/base/native.js';
 import { useFakeServer, type FakeIggyServer } from './fake-server.js';
 
 const fake = useFakeServer({ reconnect: false });
@@ -40,7 +40,7 @@ describe('large poll replies', () => {
         assert.deepEqual(m.payload, payload(n), `payload of offset ${n}`);
       });
     });
-    // With the addon, each ~1 MB reply was assembled in recycled memory (src/native recycledBuffer).
+    // With the addon, each ~1 MB reply was assembled in recycled memory (src/base/native.ts recycledBuffer).
     if (nativeStatus.loaded) {
       const after = recycledBufferStats()!;
       assert.ok(after.fresh + after.reused - (before!.fresh + before!.reused) >= 4, 'the replies were read into recycled buffers');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { CommandCode } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyClient, IggyError, IggyTimeoutError } from '../../../src/clients/iggy/index.js';
-import { bufferPoolStats } from '../../../src/log/buffer-pool.js';
+import { bufferPoolStats } from '../../../src/base/buffer-pool.js';
 import { useFakeServer, type FakeIggyServer, type FakeRequest } from './fake-server.js';
 
 const fake = useFakeServer({ reconnect: false });

@@ -20,7 +20,7 @@ import {
   option,
   type EvictionHeader,
 } from '../../../src/protocols/iggy/codec/index.js';
-import { QuartetError } from '../../../src/core/errors.js';
+import { QuartetError } from '../../../src/base/errors.js';
 import { IggyConnection, unauthenticatedFrameBytesMax } from '../../../src/protocols/iggy/connection.js';
 import { eventually, rootPassword, sendRequest, sid, startIggy, type Received } from './harness.js';
 import { holdPurgeStart } from '../../core/helpers.js';

@@ -12,7 +12,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import '../../conformance/promise-with-resolvers.js';
 import { Admin, ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka';
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { kafkaTopicNameFor } from '../../../src/protocols/mapping.js';
 import { CommandCode, ConsumerKind, PollingKind, encodeUserHeaders, option, u64Max, parsePolledBatches, polledBuffers, userHeader, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { loadConfig } from '../../../src/server/config.js';

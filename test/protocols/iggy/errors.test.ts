@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { QuartetError, allCoreErrorCodes, assertTableComplete } from '../../../src/core/errors.js';
+import { QuartetError, allCoreErrorCodes, assertTableComplete } from '../../../src/base/errors.js';
 import { isIggyErrorCode } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyFailure, iggyCodeOf, iggyErrorTable } from '../../../src/protocols/iggy/errors.js';
 

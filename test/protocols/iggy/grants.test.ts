@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { permissionsOf } from '../../../src/protocols/iggy/permissions.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer } from '../../../src/server/server.js';

@@ -8,9 +8,9 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker, type BrokerOptions } from '../../../src/core/broker.js';
-import type { Clock } from '../../../src/core/clock.js';
+import type { Clock } from '../../../src/base/clock.js';
 import { defaultNamespaceName } from '../../../src/core/catalog.js';
-import { silentLogger, type Logger } from '../../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../../src/base/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
 import type { Scheduler } from '../../../src/core/scheduler.js';
 import {

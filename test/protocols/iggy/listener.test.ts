@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Broker } from '../../../src/core/broker.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
 import { defaultIggySettings, type IggyFrontend } from '../../../src/protocols/iggy/frontend.js';
 import { iggyListenerFactory } from '../../../src/protocols/iggy/listener.js';

@@ -1,5 +1,5 @@
 // Large SendMessages requests are assembled in pooled buffers and PollMessages reads go into
-// pooled buffers (src/log/buffer-pool.ts). A buffer handed back too early would be reused by the
+// pooled buffers (src/base/buffer-pool.ts). A buffer handed back too early would be reused by the
 // next large request or read while the log or the socket still used it: these tests send and poll
 // many large batches at once over several connections and check every byte that comes back.
 // Polls of whole stored batches send them from the segment files instead (file-replies.ts); polls
@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IggyClient } from '../../../src/clients/iggy/index.js';
-import { bufferPoolStats } from '../../../src/log/buffer-pool.js';
+import { bufferPoolStats } from '../../../src/base/buffer-pool.js';
 import { defaultDirectWriteGate } from '../../../src/log/direct-write.js';
-import { nativeStatus } from '../../../src/native/index.js';
+import { nativeStatus } from '../../../src/base/native.js';
 import { fileReplyStats } from '../../../src/protocols/file-replies.js';
 import { rootPassword, rootUsername, startIggyBroker, type IggyBroker } from '../../clients/iggy/broker.js';
 

@@ -11,7 +11,7 @@ import { it } from 'node:test';
 import '../../conformance/promise-with-resolvers.js';
 import { Admin } from '@platformatic/kafka';
 import { Broker } from '../../../src/core/broker.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { CommandCode, option } from '../../../src/protocols/iggy/codec/index.js';
 import { admitTopicOptions, topicOptionsScope } from '../../../src/protocols/iggy/topic-options.js';
 import { IggyTopicOptionsTable } from '../../../src/protocols/iggy/topic-options-table.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { QuartetError, allCoreErrorCodes, assertTableComplete } from '../../../src/core/errors.js';
+import { QuartetError, allCoreErrorCodes, assertTableComplete } from '../../../src/base/errors.js';
 import { ErrorCode, kafkaErrors } from '../../../src/protocols/kafka/codec/errors.js';
 import { kafkaCodeOf, kafkaErrorTable } from '../../../src/protocols/kafka/errors.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QuartetError } from '../../../src/core/errors.js';
+import { QuartetError } from '../../../src/base/errors.js';
 import { encodeNeutralMarker } from '../../../src/core/txn-index.js';
 import { BatchFlags, BatchFormat, type AppendRequest, type StoredBatch } from '../../../src/log/types.js';
 import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';

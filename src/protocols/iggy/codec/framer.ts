@@ -15,11 +15,11 @@
 // then reports the bytes with `pushDirect`: the body of a large frame is never copied.
 //
 // Pooled frames: with `frameLease`, a straddling frame it leases for (the connection does for
-// large SendMessages requests, from src/log/buffer-pool.ts) is assembled in a pooled buffer; the
+// large SendMessages requests, from src/base/buffer-pool.ts) is assembled in a pooled buffer; the
 // owner hands it back with `release(frame)` once the request is handled. Other straddling frames
 // go into `frameAllocator`'s buffers (fresh ones by default).
 
-import { FrameLeases, type FrameLeaseFunction } from '../../frame-leases.js';
+import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
 import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
 
 export interface Frame {
@@ -45,7 +45,7 @@ export interface FramerOptions {
   frameLease?: FrameLeaseFunction;
   /**
    * Where a straddling frame that is not leased is assembled (default Buffer.allocUnsafe). The
-   * SDK passes recycledBuffer (src/native): its poll replies are read in place into memory that
+   * SDK passes recycledBuffer (src/base/native.ts): its poll replies are read in place into memory that
    * is reused once collected.
    */
   frameAllocator?: (size: number) => Buffer;

@@ -11,7 +11,7 @@
 //   (core/server/src/wire.rs::verify_request_checksum); a mismatch is answered with a Reply of
 //   status 4 (InvalidFormat) and an empty body. `verifyRequestChecksum` implements exactly that.
 
-import { xxh3 } from '../../../native/index.js';
+import { xxh3 } from '../../../base/native.js';
 import { readU128, writeU128 } from './primitives.js';
 
 export const headerBytes = 256;

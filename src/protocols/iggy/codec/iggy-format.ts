@@ -29,8 +29,8 @@
 // values are dropped, and a key longer than 255 bytes is dropped; a batch spans at most u32 µs of
 // producer time, so later records' timestamps are clamped to origin + (2^32 - 1) µs.
 
-import { QuartetError } from '../../../core/errors.js';
-import { BatchFormat, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../log/types.js';
+import { QuartetError } from '../../../base/errors.js';
+import { BatchFormat, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
 import {
   HeaderKind,
   decodeUtf8,

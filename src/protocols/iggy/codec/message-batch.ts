@@ -36,7 +36,7 @@
 // kept frames and batch_checksum is recomputed; each kept frame (and its offset_delta) is
 // byte-identical, so `base_offset + offset_delta` of the first frame is the first polled offset.
 
-import { xxh3, xxh3Frames } from '../../../native/index.js';
+import { xxh3, xxh3Frames } from '../../../base/native.js';
 import {
   Writer,
   decodeHeaderValue,

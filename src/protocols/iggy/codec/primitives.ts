@@ -23,8 +23,7 @@
 // returns zeros, and the caller checks `reader.done()` once. Writers build a chunk list: small
 // fields go into a shared scratch buffer, large byte runs are referenced, not copied.
 
-import type { GlobalGrants, Grants, StreamGrants, TopicGrants } from '../../../core/access.js';
-import type { FileSlice } from '../../../log/types.js';
+import type { FileSlice } from '../../../base/batch.js';
 import { IggyErrorCode } from './errors.js';
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
@@ -816,12 +815,45 @@ export function option(key: string, value: HeaderValue): OptionEntry {
 // ---------------------------------------------------------------------------------------------
 // Permissions (core/binary_protocol/src/primitives/permissions.rs): one byte per bool.
 
-// The layout is the core's grant model (src/core/access.ts), which every front-end checks; on the
-// wire, streams are sorted by stream id and each stream's topics by topic id.
-export type GlobalPermissions = GlobalGrants;
-export type TopicPermissions = TopicGrants;
-export type StreamPermissions = StreamGrants;
-export type Permissions = Grants;
+// The same shape as the core's grant model (src/core/access.ts), which every front-end checks,
+// declared here so that the codec needs no core types; on the wire, streams are sorted by stream
+// id and each stream's topics by topic id.
+export interface GlobalPermissions {
+  manageServers: boolean;
+  readServers: boolean;
+  manageUsers: boolean;
+  readUsers: boolean;
+  manageStreams: boolean;
+  readStreams: boolean;
+  manageTopics: boolean;
+  readTopics: boolean;
+  pollMessages: boolean;
+  sendMessages: boolean;
+}
+
+export interface TopicPermissions {
+  topicId: number;
+  manageTopic: boolean;
+  readTopic: boolean;
+  pollMessages: boolean;
+  sendMessages: boolean;
+}
+
+export interface StreamPermissions {
+  streamId: number;
+  manageStream: boolean;
+  readStream: boolean;
+  manageTopics: boolean;
+  readTopics: boolean;
+  pollMessages: boolean;
+  sendMessages: boolean;
+  topics: TopicPermissions[];
+}
+
+export interface Permissions {
+  global: GlobalPermissions;
+  streams: StreamPermissions[];
+}
 
 const globalKeys: ReadonlyArray<keyof GlobalPermissions> = [
   'manageServers',

@@ -21,9 +21,9 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
-import { isQuartetError } from '../../../core/errors.js';
+import { isQuartetError } from '../../../base/errors.js';
 import { hiddenFromCommitted } from '../../../core/txn-index.js';
-import { BufferLease, leaseReleasedAfter } from '../../../log/buffer-pool.js';
+import { BufferLease, leaseReleasedAfter } from '../../../base/buffer-pool.js';
 import { checkBatchBytes } from '../../../log/common.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
 import { BatchFlags, BatchFormat, fileSliceHeadBytes, type AppendResult, type FileSlice, type PartitionLog, type StoredBatch } from '../../../log/types.js';

@@ -4,7 +4,7 @@
 // GetSnapshot answers with a real ZIP (../zip.ts) holding one text entry per requested type
 // (100 = all): filesystem_overview.txt (the data directory's partition logs), process_list.txt
 // (this process), resource_usage.txt (process.memoryUsage/resourceUsage), test.txt,
-// server_logs.txt (the broker's last log lines, kept by its logger: core/logger.ts LogTail),
+// server_logs.txt (the broker's last log lines, kept by its logger: base/logger.ts LogTail),
 // server_config.txt (the Iggy front-end
 // settings). Compression 1 stores the entries, every other code deflates them (the only
 // algorithms Node ships for ZIP).

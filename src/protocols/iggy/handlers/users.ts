@@ -4,7 +4,7 @@
 // its own password, giving the current one). Root (id 0) cannot be deleted (48) nor have its
 // permissions changed (49); it is reported with every global permission. User not found: 20 (ResourceNotFound). Tokens are the caller's own.
 
-import { QuartetError } from '../../../core/errors.js';
+import { QuartetError } from '../../../base/errors.js';
 import type { User } from '../../../core/users.js';
 import { CommandCode, IggyErrorCode, u64Max, type Identifier, type Permissions } from '../codec/index.js';
 import { UserStatus, type UserDetails, type UserInfo } from '../codec/commands/users.js';

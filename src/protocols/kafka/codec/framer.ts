@@ -10,14 +10,14 @@
 // closed, as a Kafka broker does (it cannot resynchronise a byte stream).
 //
 // Pooled frames: with `frameLease`, a straddling frame for which it returns a lease (the connection
-// leases for large Produce requests, from src/log/buffer-pool.ts) is assembled in the lease's buffer
+// leases for large Produce requests, from src/base/buffer-pool.ts) is assembled in the lease's buffer
 // instead of a fresh allocation; the owner hands the frame back with `release(frame)` once nothing
 // references it (the request is handled and its appends have settled). Not releasing is safe: the
 // buffer is left to GC.
 //
 // No I/O here: the server adapter feeds socket data in and writes nothing back.
 
-import { FrameLeases, type FrameLeaseFunction } from '../../frame-leases.js';
+import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
 
 export interface FramerOptions {
   /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */

@@ -26,7 +26,7 @@ import {
 } from './messages/index.js';
 import { decodeMessage, encodeMessage, type DecodeResult, type Fields, type MessageSchema, type StructInput } from './schema.js';
 import { Writer } from './writer.js';
-import type { FileSlice } from '../../../log/types.js';
+import type { FileSlice } from '../../../base/batch.js';
 
 /** Decodes a request body; `offset` is where the body starts in `frame` (after the header). */
 export function decodeRequest<K extends SchemaApiKey>(

@@ -5,8 +5,8 @@
 // partitionLeaderEpoch (both outside the CRC) and, on LogAppendTime topics, the timestamp type
 // and maxTimestamp (inside the CRC, which is then recomputed; Kafka's broker does the same).
 
-import type { AppendRequest, BatchFormatCodec, NeutralRecord, StoredBatch } from '../../../log/types.js';
-import { BatchFlags, BatchFormat } from '../../../log/types.js';
+import type { AppendRequest, BatchFormatCodec, NeutralRecord, StoredBatch } from '../../../base/batch.js';
+import { BatchFlags, BatchFormat } from '../../../base/batch.js';
 import {
   batchRecords,
   buildRecordBatch,

@@ -30,7 +30,7 @@
 // partitionLeaderEpoch): both lie before the CRC'd region, so the CRC stays valid. Records are
 // decoded only for transcoding, compaction and tests.
 
-import { crc32c } from '../../../native/index.js';
+import { crc32c } from '../../../base/native.js';
 import { compress, decompress, decompressedBytesMaxDefault } from './compression.js';
 import { Reader } from './reader.js';
 import { Writer, writeInt64Number } from './writer.js';

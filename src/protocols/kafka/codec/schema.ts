@@ -19,7 +19,7 @@
 
 import { Reader, emptyBuffer, zeroUuid } from './reader.js';
 import { Writer } from './writer.js';
-import type { FileSlice } from '../../../log/types.js';
+import type { FileSlice } from '../../../base/batch.js';
 
 export type PrimType =
   | 'bool'

@@ -6,7 +6,7 @@
 //
 // See reader.ts for the encodings.
 
-import type { FileSlice } from '../../../log/types.js';
+import type { FileSlice } from '../../../base/batch.js';
 
 const scratchBytesDefault = 4096;
 /** Byte fields at least this long are appended as separate chunks instead of copied. */

@@ -25,8 +25,8 @@
 // - a new member waiting on its first join is dropped after newMemberJoinTimeoutMs.
 
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../../core/clock.js';
-import { silentLogger, type Logger } from '../../../core/logger.js';
+import type { Clock } from '../../../base/clock.js';
+import { silentLogger, type Logger } from '../../../base/logger.js';
 import {
   ClassicGroup,
   GroupMember,

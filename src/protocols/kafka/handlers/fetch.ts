@@ -29,7 +29,7 @@
 import assert from 'node:assert/strict';
 import type { Topic } from '../../../core/catalog.js';
 import { defaultFormatRegistry } from '../../../log/formats.js';
-import { leaseReleasedAfter, type BufferLease } from '../../../log/buffer-pool.js';
+import { leaseReleasedAfter, type BufferLease } from '../../../base/buffer-pool.js';
 import { BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import { kafkaAccessOf, type KafkaAccess } from '../access.js';

@@ -15,7 +15,7 @@
 // The coordinator aborts a transaction left Ongoing by the previous producer before answering,
 // so there is no CONCURRENT_TRANSACTIONS retry loop (see src/core/transactions.ts).
 
-import { isQuartetError } from '../../../core/errors.js';
+import { isQuartetError } from '../../../base/errors.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { kafkaTransactionScope, kafkaTxnErrorCode } from '../transactions.js';

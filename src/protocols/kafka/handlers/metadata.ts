@@ -23,7 +23,7 @@
 // SASL user may not describe; a named topic it may not describe, or may not create when it would
 // be auto-created, answers TOPIC_AUTHORIZATION_FAILED (29) whether it exists or not.
 
-import { isQuartetError } from '../../../core/errors.js';
+import { isQuartetError } from '../../../base/errors.js';
 import type { Topic } from '../../../core/catalog.js';
 import { defaultNamespaceName } from '../../../core/catalog.js';
 import { kafkaAccessOf, type KafkaAccess } from '../access.js';

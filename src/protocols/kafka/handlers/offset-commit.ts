@@ -24,7 +24,7 @@
 //   poll_messages) TOPIC_AUTHORIZATION_FAILED (29) on that topic's partitions.
 
 import { groupIdBytesMax, offsetMetadataBytesMax, type OffsetCommit } from '../../../core/offsets.js';
-import { isQuartetError } from '../../../core/errors.js';
+import { isQuartetError } from '../../../base/errors.js';
 import { kafkaAccessOf, mayUseGroup } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';

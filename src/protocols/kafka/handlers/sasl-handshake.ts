@@ -14,7 +14,7 @@
 // Users come from the core UserStore, shared with the other protocols: PLAIN checks the scrypt
 // password hash, SCRAM the stored SCRAM-SHA-256/512 credentials. Inactive users cannot log in.
 
-import { isQuartetError } from '../../../core/errors.js';
+import { isQuartetError } from '../../../base/errors.js';
 import type { UserStore } from '../../../core/users.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';

@@ -3,7 +3,7 @@
 // request into core calls and the result into a response body; it never touches sockets or files.
 
 import type { Broker, TopicRef } from '../../../core/broker.js';
-import type { Logger } from '../../../core/logger.js';
+import type { Logger } from '../../../base/logger.js';
 import type { PartitionLog } from '../../../log/types.js';
 import type { SchemaApiKey, RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import type { RequestHeader } from '../codec/headers.js';

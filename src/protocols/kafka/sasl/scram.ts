@@ -24,7 +24,7 @@
 // (delegation tokens) is refused because Quartet has none.
 
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { QuartetError } from '../../../core/errors.js';
+import { QuartetError } from '../../../base/errors.js';
 import { authFailure, decodeUtf8, type SaslStepFailure, type SaslStepResult } from './types.js';
 
 export type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../../src/core/clock.js';
+import { ManualClock } from '../../../../src/base/clock.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind } from '../../../../src/protocols/iggy/codec/index.js';
 import { eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';

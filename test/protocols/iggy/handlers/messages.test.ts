@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { xxh32 } from '@node-rs/xxhash';
 import { CommandCode, ConsumerKind, EvictionReason, IggyErrorCode, PollingKind, iggyFormatCodec, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
-import { nativeStatus } from '../../../../src/native/index.js';
+import { nativeStatus } from '../../../../src/base/native.js';
 import { fileReplyStats } from '../../../../src/protocols/file-replies.js';
-import { bufferPoolStats } from '../../../../src/log/buffer-pool.js';
-import { ManualClock } from '../../../../src/core/clock.js';
+import { bufferPoolStats } from '../../../../src/base/buffer-pool.js';
+import { ManualClock } from '../../../../src/base/clock.js';
 import { BatchFlags, encodeNeutralBatch, type PartitionLog, type ReadOptions } from '../../../../src/log/index.js';
 import { batchOf, eventually, sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 

@@ -9,7 +9,7 @@ import { CommandCode, IggyErrorCode } from '../../../../src/protocols/iggy/codec
 import { topicOptionKeys } from '../../../../src/protocols/iggy/topic-options.js';
 import { readZip } from '../../../../src/protocols/iggy/zip.js';
 import { sendRequest, sid, startIggy } from '../harness.js';
-import { LogTail, createLogger } from '../../../../src/core/logger.js';
+import { LogTail, createLogger } from '../../../../src/base/logger.js';
 
 describe('parseProcIo', () => {
   it('reads read_bytes and write_bytes, and refuses text without them', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, EvictionReason, IggyErrorCode, type Permissions } from '../../../../src/protocols/iggy/codec/index.js';
 import { UserStatus } from '../../../../src/protocols/iggy/codec/commands/users.js';
-import { silentLogger } from '../../../../src/core/logger.js';
+import { silentLogger } from '../../../../src/base/logger.js';
 import { IggyFrontend } from '../../../../src/protocols/iggy/frontend.js';
 import { sendRequest, sid, startIggy, type IggyTestClient } from '../harness.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../../src/core/clock.js';
+import { ManualClock } from '../../../../src/base/clock.js';
 import {
   GroupCoordinator,
   type GroupCoordinatorConfig,

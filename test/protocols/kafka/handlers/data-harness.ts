@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
-import { silentLogger } from '../../../../src/core/logger.js';
+import { silentLogger } from '../../../../src/base/logger.js';
 import { askHandler, callHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import { buildRecordBatch, splitBatches, batchRecords, readBatchHeader, type RecordInput, type BuildBatchOptions } from '../../../../src/protocols/kafka/codec/record-batch.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { QuartetError } from '../../../../src/core/errors.js';
+import { QuartetError } from '../../../../src/base/errors.js';
 import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
 import { kafkaOffsetScope, offsetCommitHandler } from '../../../../src/protocols/kafka/handlers/offset-commit.js';
 import { offsetFetchHandler } from '../../../../src/protocols/kafka/handlers/offset-fetch.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { main } from '../../../../src/cli/main.js';
 import { Broker } from '../../../../src/core/broker.js';
-import { silentLogger } from '../../../../src/core/logger.js';
+import { silentLogger } from '../../../../src/base/logger.js';
 import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { saslAuthenticateHandler } from '../../../../src/protocols/kafka/handlers/sasl-authenticate.js';

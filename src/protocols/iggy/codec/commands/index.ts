@@ -19,7 +19,7 @@ import {
   type RequestHeader,
   type RequestRejection,
 } from '../header.js';
-import type { FileSlice } from '../../../../log/types.js';
+import type { FileSlice } from '../../../../base/batch.js';
 import { IggyErrorCode } from '../errors.js';
 import { Reader, Writer, type Decoded } from '../primitives.js';
 import {

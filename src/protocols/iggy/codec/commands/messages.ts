@@ -16,7 +16,7 @@
 //                           (20 bytes per entry; the server sends one entry or count 0)
 //   FlushUnsavedBuffer   := [stream_id Identifier][topic_id Identifier][partition_id u32][fsync u8]
 
-import type { FileSlice } from '../../../../log/types.js';
+import type { FileSlice } from '../../../../base/batch.js';
 import {
   Reader,
   Writer,

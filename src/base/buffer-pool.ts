@@ -1,4 +1,3 @@
-import type { PooledBufferLease } from './types.js';
 
 /**
  * Reusable large buffers for the hot paths: log reads (Kafka Fetch, Iggy PollMessages) and large
@@ -99,4 +98,14 @@ export class BufferLease implements PooledBufferLease {
   onRelease(fn: () => void): void {
     this.releases.push(fn);
   }
+}
+
+/**
+ * A lease of pooled buffers (BufferLease in buffer-pool.ts): buffers taken from it stay the
+ * holder's until `release()`. The protocol framers take this shape so their codecs need not
+ * depend on the pool.
+ */
+export interface PooledBufferLease {
+  buffer(length: number): Buffer;
+  release(): void;
 }

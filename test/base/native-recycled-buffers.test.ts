@@ -1,4 +1,4 @@
-// recycledBuffer (src/native): Buffers whose memory goes back to the addon's free list once V8 has
+// recycledBuffer (src/base/native.ts): Buffers whose memory goes back to the addon's free list once V8 has
 // collected them, and is handed out again by a later call. These check that memory is reused only
 // after the Buffer (and every view of it) is gone, never while a view is still reachable; that a
 // reused Buffer exposes exactly the length asked for; that no block more than twice the size asked
@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { nativeStatus, recycledBuffer, recycledBufferBytesMin, recycledBufferStats, type RecycledBufferStats } from '../../src/native/index.js';
+import { nativeStatus, recycledBuffer, recycledBufferBytesMin, recycledBufferStats, type RecycledBufferStats } from '../../src/base/native.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LogTail, createLogger } from '../../src/core/logger.js';
+import { LogTail, createLogger } from '../../src/base/logger.js';
 
 test('a log tail keeps the last lines, within its line and character bounds, oldest first', () => {
   const byCount = new LogTail(3, 1 << 20);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { allCoreErrorCodes, assertTableComplete, coreCodeOf, coreErrorCodes, isQuartetError, QuartetError } from '../../src/core/errors.js';
+import { allCoreErrorCodes, assertTableComplete, coreCodeOf, coreErrorCodes, isQuartetError, QuartetError } from '../../src/base/errors.js';
 
 test('every core error code has a non-empty description', () => {
   assert.ok(allCoreErrorCodes.length > 0);

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock, clockMicros, systemClock, wallClockMicros } from '../../src/core/clock.js';
+import { ManualClock, clockMicros, systemClock, wallClockMicros } from '../../src/base/clock.js';
 
 /** Wall (ms, integer) and monotonic (ms, fractional) sources moved by hand. */
 function sources(wallMs: number, monoMs: number) {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SocketReads, sharedReadBuffer } from '../../src/protocols/socket-reads.js';
+import { SocketReads, sharedReadBuffer } from '../../src/base/socket-reads.js';
 
 const sent = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) & 0xff));
 

@@ -2,7 +2,7 @@
 // may live in a leased buffer (the connection's lease function decides, from its size and first
 // bytes); once complete, the lease is remembered by the frame's key until the owner releases it.
 
-import type { PooledBufferLease } from '../log/types.js';
+import type { PooledBufferLease } from './buffer-pool.js';
 
 export type FrameLeaseFunction = (size: number, head: Buffer) => PooledBufferLease | null;
 

@@ -10,7 +10,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, startWriteback, xxh3, type ChecksumImplementation } from '../../src/native/index.js';
+import { addonChecksums, crc32c, fallbackChecksums, nativeStatus, startWriteback, xxh3, type ChecksumImplementation } from '../../src/base/native.js';
 
 const implementations: [string, ChecksumImplementation | null][] = [
   ['addon (fastest paths)', addonChecksums('best')],

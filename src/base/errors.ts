@@ -1,6 +1,6 @@
 // The core error set: one closed catalog of what can go wrong below the protocols. Every
 // front-end maps each code to its own wire error in a table (src/protocols/<name>/errors.ts), and
-// test/core/errors.test.ts checks that every table covers every code.
+// test/base/errors.test.ts checks that every table covers every code.
 
 export const coreErrorCodes = {
   // Catalog

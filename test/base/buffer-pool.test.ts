@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BufferLease } from '../../src/log/buffer-pool.js';
+import { BufferLease } from '../../src/base/buffer-pool.js';
 
 describe('BufferLease', () => {
   it('never hands a buffer to a second lease before the first releases it', () => {
