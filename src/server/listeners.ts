@@ -1,23 +1,29 @@
 // The listener registry: where each protocol front-end plugs into the server process.
 //
-// A front-end exports one `ListenerFactory` and adds it to `builtinListenerFactories` below (one
-// import, one map entry). The server calls the factory once at start-up for each enabled protocol,
-// then `start()` to bind and `stop(drainTimeoutMs)` at shutdown. TCP front-ends build their
-// listener with `tcpProtocolListener()` from ./tcp-listener.ts and only write the per-connection
-// part; a front-end with another transport (Felix over QUIC) implements `ProtocolListener` itself.
+// A front-end exports a function that builds its listener from the transport's ListenerContext
+// (src/protocols/transport.ts) and its own settings; the registry below maps each protocol name to
+// a ListenerFactory that calls it with the settings taken from this server's configuration (one
+// import, one map entry): front-ends never read the server's configuration themselves. The
+// server calls the factory once at start-up for each enabled protocol, then `start()` to bind and
+// `stop(drainTimeoutMs)` at shutdown. TCP front-ends build their listener with
+// `tcpProtocolListener()` (src/protocols/tcp-listener.ts) and only write the per-connection part;
+// a front-end with another transport (Felix over QUIC) implements `ProtocolListener` itself.
 //
 // An enabled protocol without a factory here is reported as "not available yet" and skipped, and
 // its `enabled` setting defaults to false (src/server/config.ts), so `quartet serve` works with
 // whatever front-ends this build has.
-
 import type { Broker } from '../core/broker.js';
-import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
-import { watchIggyGrants } from '../protocols/iggy/grants.js';
-import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js';
-import { iggyListenerFactory } from '../protocols/iggy/listener.js';
 import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
+import { createKafkaListener } from '../protocols/kafka/listener.js';
+import type { KafkaSettings } from '../protocols/kafka/handlers/types.js';
+import { watchIggyGrants } from '../protocols/iggy/grants.js';
+import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js';
+import { createIggyListener } from '../protocols/iggy/listener.js';
+import type { ListenerContext as TransportListenerContext, ProtocolListener } from '../protocols/transport.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
+
+export type { ListenAddress, ProtocolListener } from '../protocols/transport.js';
 
 export const protocolNames = ['kafka', 'iggy', 'cursus', 'felix'] as const;
 export type ProtocolName = (typeof protocolNames)[number];
@@ -26,46 +32,37 @@ export type ProtocolName = (typeof protocolNames)[number];
 export const listenerNames = [...protocolNames, 'http'] as const;
 export type ListenerName = (typeof listenerNames)[number];
 
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
-
-/** What a factory receives: the broker, its own listener settings and process-wide services. */
-export interface ListenerContext {
+/** What a factory receives: the transport's context, with this server's listener settings and configuration. */
+export interface ListenerContext extends TransportListenerContext {
   name: ProtocolName;
   broker: Broker;
   /** This listener's settings: address, TLS files, connection limit, advertised address. */
   settings: ProtocolListenerConfig;
-  /** The whole configuration (read-only), for the rare setting a front-end needs besides its own. */
+  /** The whole configuration (read-only), from which the factory takes the front-end's settings. */
   config: QuartetConfig;
   /** A logger already tagged with `{ listener: name }`. */
   logger: Logger;
   metrics: MetricsRegistry;
 }
 
-export interface ProtocolListener {
-  readonly name: string;
-  /** Binds and starts accepting; resolves with the bound address (the real port when 0 was asked). */
-  start(): Promise<ListenAddress>;
-  /**
-   * Stops accepting, lets open connections finish their in-flight requests for at most
-   * `drainTimeoutMs`, then destroys what is left. Never rejects.
-   */
-  stop(drainTimeoutMs: number): Promise<void>;
-}
-
 export type ListenerFactory = (context: ListenerContext) => ProtocolListener;
 
 export type ListenerRegistry = ReadonlyMap<ProtocolName, ListenerFactory>;
 
-/**
- * The front-ends built into this package. To add one:
- *   import { kafkaListenerFactory } from '../protocols/kafka/listener.js';
- *   ...
- *   ['kafka', kafkaListenerFactory],
- */
-export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([['kafka', kafkaListenerFactory], ['iggy', iggyListenerFactory]]);
+/** Kafka settings from the configuration: the validated `kafka` section over the broker's default partition count. */
+export function kafkaSettingsFrom(config: QuartetConfig): Partial<KafkaSettings> {
+  // config.kafka holds the validated settings (src/server/config.ts); fields it does not know
+  // (e.g. SASL ones set by embedding code) pass through to the front-end as well.
+  const fromConfig = (config.kafka ?? {}) as Partial<KafkaSettings>;
+  return { defaultPartitions: config.defaultPartitions, ...fromConfig };
+}
+
+/** The front-ends built into this package, each given its settings from the configuration. */
+export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, ListenerFactory>([
+  ['kafka', (context) => createKafkaListener(context, kafkaSettingsFrom(context.config))],
+  // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
+  ['iggy', (context) => createIggyListener(context, context.config.iggy)],
+]);
 
 /**
  * What a front-end keeps in the broker's shared state and must look after whether or not its

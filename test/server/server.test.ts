@@ -11,7 +11,7 @@ import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
 import type { ListenerFactory, ProtocolName } from '../../src/server/listeners.js';
 import { acquireDataDirLock, DataDirLockedError } from '../../src/server/lock.js';
 import { startServer, type StartServerOptions } from '../../src/server/server.js';
-import { tcpProtocolListener } from '../../src/server/tcp-listener.js';
+import { tcpProtocolListener } from '../../src/protocols/tcp-listener.js';
 
 const root = mkdtempSync(join(tmpdir(), 'quartet-server-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -20,7 +20,7 @@ import type { Socket } from 'node:net';
 import { isQuartetError } from '../../base/errors.js';
 import { BufferLease } from '../../base/buffer-pool.js';
 import type { User } from '../../core/users.js';
-import type { CloseReason, ConnectionContext, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
+import type { CloseReason, ConnectionContext, ConnectionHandle, RequestDone } from '../transport.js';
 import {
   CommandCode,
   EvictionReason,

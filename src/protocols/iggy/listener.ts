@@ -1,11 +1,11 @@
-// The Iggy listener: a TCP listener (src/server/tcp-listener.ts) whose connections are
+// The Iggy listener: a TCP listener (../tcp-listener.ts) whose connections are
 // IggyConnections sharing one IggyFrontend. The frontend loads its tables (topic options,
 // consumer groups) before the socket binds and stops its timers after the connections drained.
 
-import type { ListenAddress, ListenerFactory, ProtocolListener } from '../../server/listeners.js';
-import { tcpProtocolListener } from '../../server/tcp-listener.js';
+import { tcpProtocolListener } from '../tcp-listener.js';
+import type { ListenAddress, ListenerContext, ProtocolListener } from '../transport.js';
 import { IggyConnection } from './connection.js';
-import { IggyFrontend } from './frontend.js';
+import { IggyFrontend, type IggySettings } from './frontend.js';
 
 /**
  * Large SendMessages bodies are read straight into their pooled buffers (readInto), and a peer's
@@ -14,13 +14,13 @@ import { IggyFrontend } from './frontend.js';
  */
 export const iggySocketOptions = { readInto: true, allowHalfOpen: true } as const;
 
-export const iggyListenerFactory: ListenerFactory = (context) => {
+/** The Iggy listener; `settings`: limits over the defaults (the server passes its `iggy` section). */
+export function createIggyListener(context: ListenerContext, settings?: Partial<IggySettings>): ProtocolListener & { frontend: IggyFrontend } {
   const frontend = new IggyFrontend({
     broker: context.broker,
     logger: context.logger,
     advertisedAddr: context.settings.advertisedAddr ?? null,
-    // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
-    ...(context.config.iggy ? { settings: { ...context.config.iggy } } : {}),
+    ...(settings ? { settings: { ...settings } } : {}),
   });
   const tcp = tcpProtocolListener(() => (socket, conn) => new IggyConnection(frontend, socket, conn), iggySocketOptions)(context);
   const listener: ProtocolListener = {
@@ -37,4 +37,4 @@ export const iggyListenerFactory: ListenerFactory = (context) => {
     },
   };
   return Object.assign(listener, { frontend });
-};
+}

@@ -39,7 +39,7 @@ import { QuartetError, isQuartetError } from '../../base/errors.js';
 import { BufferLease } from '../../base/buffer-pool.js';
 import type { Logger } from '../../base/logger.js';
 import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
-import type { CloseReason, ConnectionHandle, RequestDone } from '../../server/tcp-listener.js';
+import type { CloseReason, ConnectionHandle, RequestDone } from '../transport.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
 import { ErrorCode } from './codec/errors.js';
 import { Framer } from './codec/framer.js';

@@ -1,27 +1,20 @@
-// The Kafka listener: a TCP listener (src/server/tcp-listener.ts) whose connections are
+// The Kafka listener: a TCP listener (../tcp-listener.ts) whose connections are
 // KafkaConnections sharing one KafkaBrokerFrontend. The frontend starts (cluster id, stored
 // groups) before the socket binds, learns the bound address for Metadata's advertised host, and
 // closes (group coordinator, fetch waiters) after the connections have drained.
 
-import type { ListenAddress, ListenerContext, ListenerFactory, ProtocolListener } from '../../server/listeners.js';
-import { tcpProtocolListener } from '../../server/tcp-listener.js';
+import { tcpProtocolListener } from '../tcp-listener.js';
+import type { ListenAddress, ListenerContext, ProtocolListener } from '../transport.js';
 import { KafkaConnection } from './connection.js';
 import { KafkaBrokerFrontend } from './frontend.js';
 import type { KafkaSettings } from './handlers/types.js';
 
-/** Kafka settings from the server configuration (the optional `kafka` section, defaults otherwise). */
-export function kafkaSettingsFrom(context: ListenerContext): Partial<KafkaSettings> {
-  // config.kafka holds the validated settings (src/server/config.ts); fields it does not know
-  // (e.g. SASL ones set by embedding code) pass through to the front-end as well.
-  const fromConfig = (context.config.kafka ?? {}) as Partial<KafkaSettings>;
-  return { defaultPartitions: context.config.defaultPartitions, ...fromConfig };
-}
-
-export const kafkaListenerFactory: ListenerFactory = (context) => {
+/** The Kafka listener; `settings`: over the defaults (the server passes its `kafka` section). */
+export function createKafkaListener(context: ListenerContext, settings: Partial<KafkaSettings> = {}): ProtocolListener & { frontend: KafkaBrokerFrontend } {
   const frontend = new KafkaBrokerFrontend({
     broker: context.broker,
     logger: context.logger,
-    settings: kafkaSettingsFrom(context),
+    settings,
     advertisedAddr: context.settings.advertisedAddr,
   });
   const tcp = tcpProtocolListener(() => (socket, conn) => new KafkaConnection(frontend, socket, conn), { readInto: true })(context);
@@ -41,4 +34,4 @@ export const kafkaListenerFactory: ListenerFactory = (context) => {
     },
   };
   return Object.assign(listener, { frontend });
-};
+}

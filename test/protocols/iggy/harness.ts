@@ -34,7 +34,7 @@ import {
 } from '../../../src/protocols/iggy/codec/index.js';
 import { IggyConnection } from '../../../src/protocols/iggy/connection.js';
 import { IggyFrontend, type IggySettings } from '../../../src/protocols/iggy/frontend.js';
-import { TcpListener } from '../../../src/server/tcp-listener.js';
+import { TcpListener } from '../../../src/protocols/tcp-listener.js';
 import { iggySocketOptions } from '../../../src/protocols/iggy/listener.js';
 
 export const testScryptCost = { N: 1024, r: 8, p: 1 };

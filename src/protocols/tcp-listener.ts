@@ -1,4 +1,5 @@
-// A TCP (optionally TLS) listener shared by the protocol front-ends. It owns what every front-end
+// A TCP (optionally TLS) listener shared by the protocol front-ends (the transport contract it
+// implements is ./transport.ts). It owns what every front-end
 // would otherwise repeat: binding, the connection limit, connection tracking and metrics, request
 // counting and latency, and the graceful stop. The front-end supplies one ConnectionFactory that
 // turns a socket into a ConnectionHandle; it reads and writes the socket itself.
@@ -24,60 +25,19 @@ import { readFileSync } from 'node:fs';
 import { Socket, createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from '../base/logger.js';
+import { SocketReads } from '../base/socket-reads.js';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
-import type { HostPort } from './config.js';
-import type { ListenAddress, ListenerContext, ListenerFactory, ProtocolListener } from './listeners.js';
-import { SocketReads, type DirectReads } from '../base/socket-reads.js';
+import type { ConnectionContext, ConnectionFactory, ConnectionHandle, ListenAddress, ListenerContext, ListenerFactory, ProtocolListener, ReadInto, RequestDone } from './transport.js';
+
+export type { CloseReason, ConnectionContext, ConnectionFactory, ConnectionHandle, ReadInto, RequestDone } from './transport.js';
 
 /** At most one "connection limit reached" log line per this interval; the rest are counted. */
 export const REJECT_LOG_INTERVAL_MS = 1_000;
 
-export type CloseReason = 'shutdown' | 'protocol_error' | 'idle' | 'auth_failed' | 'server_error';
-
-export interface ConnectionHandle {
-  /**
-   * Asks the connection to wind down: stop reading new requests and let in-flight ones finish.
-   * The listener ends the socket once the connection is idle; the handle may also end it itself.
-   * Called at most once per reason; must not throw.
-   */
-  close(reason: CloseReason): void;
-  /**
-   * Resolves when no request is in flight. Optional: by default the listener uses the count kept
-   * by `context.beginRequest`. Implement it when a connection has work the count does not see.
-   */
-  whenIdle?(): Promise<void>;
-}
-
-export type RequestDone = (outcome?: 'ok' | 'error') => void;
-
-export interface ConnectionContext {
-  /** Unique per listener, increasing. */
-  readonly id: number;
-  readonly listener: string;
-  /** "ip:port" of the peer. */
-  readonly remote: string;
-  readonly tls: boolean;
-  /** Tagged with the listener, connection id and peer. */
-  readonly logger: Logger;
-  /** Marks a request in flight; call the result exactly once when its response is written. */
-  beginRequest(operation: string): RequestDone;
-  /** Requests begun and not yet done. */
-  readonly inFlight: number;
-  /**
-   * Present when the socket reads into one reused buffer instead of emitting 'data': the connection
-   * hands its chunk handler here (once, when it starts) instead of listening for 'data'. A chunk is
-   * only valid during the call: nothing may keep a view of it. With `direct`, reads go straight
-   * into the rest of a large frame its framer is assembling (src/base/socket-reads.ts).
-   */
-  readonly readInto?: ReadInto;
-}
-
-export type ConnectionFactory = (socket: Socket, context: ConnectionContext) => ConnectionHandle;
-
 export interface TcpListenerOptions {
   /** Metric label and log tag: kafka, iggy, cursus. */
   name: string;
-  addr: HostPort;
+  addr: ListenAddress;
   maxConnections: number;
   tls?: { certFile: string; keyFile: string } | null;
   logger: Logger;
@@ -376,8 +336,6 @@ interface AdoptedSocket {
   readInto: ReadInto;
 }
 
-/** See ConnectionContext.readInto. */
-export type ReadInto = (onChunk: (chunk: Buffer) => void, direct?: DirectReads) => void;
 
 /**
  * Moves an accepted, not yet reading socket's handle into a new Socket created with Node's

@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { createLogger, type Logger } from '../../src/base/logger.js';
 import { MetricsRegistry } from '../../src/core/metrics.js';
-import { TcpListener, type CloseReason, type ConnectionFactory, type TcpListenerOptions } from '../../src/server/tcp-listener.js';
+import { TcpListener, type CloseReason, type ConnectionFactory, type TcpListenerOptions } from '../../src/protocols/tcp-listener.js';
 
 /** A line protocol: every line is a request echoed back; lines starting with "slow" wait for release. */
 class EchoFrontEnd {
