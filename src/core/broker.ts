@@ -32,6 +32,7 @@ import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, ty
 import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
+import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
 import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 
@@ -65,6 +66,10 @@ export interface BrokerOptions {
   memory?: boolean;
   /** Retention/compaction pass period (ms); default 300000; 0 disables the timer. */
   maintenanceIntervalMs?: number;
+  /** This broker's node id (Kafka broker id); default 1. */
+  nodeId?: number;
+  /** Leadership and high watermarks; default: this node alone (SingleNodeReplication with nodeId). */
+  replication?: Replication;
   /** Batch format codecs for compaction; the log's default registry when absent. */
   formats?: FormatRegistry;
   /** Overrides producer-state bounds (tests). */
@@ -142,6 +147,8 @@ export class Broker implements CatalogObserver {
   /** The validated broker-level topic defaults. */
   readonly topicDefaults: Readonly<TopicConfig>;
   readonly defaultPartitions: number;
+  /** Leaders, epochs, replicas and high watermarks (replication.ts): one node today. */
+  readonly replication: Replication;
 
   private readonly store: MetadataStore;
   private readonly clock: Clock;
@@ -183,6 +190,7 @@ export class Broker implements CatalogObserver {
     this.groups = new GroupStore(parts.store, this.clock);
     this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
     this.defaultPartitions = parts.defaultPartitions;
+    this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
     this.partitionMetrics = {
       appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
       appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),
@@ -252,6 +260,19 @@ export class Broker implements CatalogObserver {
   /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
   partition(topic: TopicRef, partition: number): PartitionLog {
     return this.handle(topic, partition).log;
+  }
+
+  /** The partition's leader, epoch and replicas (no log is read); throws unknown_topic / unknown_partition. */
+  leadership(topic: TopicRef, partition: number): Leadership {
+    const resolved = this.catalog.requireTopic(topic);
+    if (!Number.isInteger(partition) || partition < 0 || partition >= resolved.partitions) throw new QuartetError('unknown_partition', `topic '${resolved.name}' has no partition ${partition}`);
+    return this.replication.leadership({ topicInternalId: resolved.internalId, partition });
+  }
+
+  /** The partition's leadership with its high watermark and log bounds; throws as partition(). */
+  replicaState(topic: TopicRef, partition: number): ReplicaState {
+    const resolved = this.catalog.requireTopic(topic);
+    return this.replication.stateOf({ topicInternalId: resolved.internalId, partition }, this.handle(resolved, partition).log.stats());
   }
 
   /** Whether `log` is still the partition's (a purge replaces it, a deletion removes it). */

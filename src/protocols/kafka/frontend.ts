@@ -45,7 +45,6 @@ export interface KafkaFrontendOptions {
   broker: Broker;
   logger: Logger;
   settings?: Partial<KafkaSettings>;
-  nodeId?: number;
   /** Configured advertised address; null derives it from the bound one. */
   advertisedAddr?: { host: string; port: number } | null;
   /** The handler registry (default: handlers/index.ts). Tests pass their own. */
@@ -59,8 +58,6 @@ export interface KafkaFrontendOptions {
   persistGroups?: boolean;
 }
 
-export const defaultNodeId = 1;
-
 // The log looks inside Kafka batches through this codec (compaction; transcoding to other
 // protocols; ListOffsets by timestamp). Registered once, when the Kafka front-end is loaded.
 if (!defaultFormatRegistry.has(BatchFormat.kafka)) defaultFormatRegistry.register(kafkaBatchFormatCodec);
@@ -69,7 +66,6 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   readonly broker: Broker;
   readonly groups: GroupCoordinator;
   readonly logger: Logger;
-  readonly nodeId: number;
   readonly settings: KafkaSettings;
   readonly fetchWaiters: FetchWaiters;
   readonly handlers: ReadonlyMap<number, KafkaHandler>;
@@ -82,10 +78,14 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   /** Per group, the chain of pending saves: saves of one group land in order. */
   private readonly groupSaves = new Map<string, Promise<void>>();
 
+  /** This broker's node id: the core's (replication.ts), not the front-end's own. */
+  get nodeId(): number {
+    return this.broker.replication.nodeId;
+  }
+
   constructor(options: KafkaFrontendOptions) {
     this.broker = options.broker;
     this.logger = options.logger;
-    this.nodeId = options.nodeId ?? defaultNodeId;
     this.settings = { ...defaultKafkaSettings, defaultPartitions: options.broker.defaultPartitions, ...options.settings };
     this.fetchWaiters = new FetchWaiters(this.settings.fetchWaitersMax ?? fetchWaitersMaxDefault);
     this.configuredAdvertised = options.advertisedAddr ?? null;

@@ -8,7 +8,8 @@
 //   PartitionIndex LeaderId LeaderEpoch(v7+) ReplicaNodes IsrNodes OfflineReplicas(v5+)]
 //   TopicAuthorizedOperations(v8+)] ClusterAuthorizedOperations(v8-10)
 //
-// One node: it is the only broker, the controller, and the leader (epoch 0) of every partition.
+// One node: it is the only broker and the controller; each partition's leader, epoch, replicas
+// and in-sync replicas come from the core's replication state (src/core/replication.ts).
 // Unknown topics are created when auto-creation is on and the request allows it (v4+ field;
 // always allowed below v4, as Kafka does), with the default partition count; kcat and most
 // librdkafka-based tools rely on that. A freshly created topic is described at once (Kafka
@@ -41,10 +42,10 @@ type TopicOut = NonNullable<MetadataResponseInput['topics']>[number];
 const authorizedOperationsOmitted = -2147483648;
 
 function describeTopic(frontend: KafkaFrontend, topic: Topic): TopicOut {
-  const node = frontend.nodeId;
   const partitions = new Array(topic.partitions);
   for (let p = 0; p < topic.partitions; p++) {
-    partitions[p] = { errorCode: ErrorCode.NONE, partitionIndex: p, leaderId: node, leaderEpoch: 0, replicaNodes: [node], isrNodes: [node], offlineReplicas: [] };
+    const r = frontend.broker.leadership(topic, p);
+    partitions[p] = { errorCode: ErrorCode.NONE, partitionIndex: p, leaderId: r.leaderId, leaderEpoch: r.leaderEpoch, replicaNodes: [...r.replicas], isrNodes: [...r.inSyncReplicas], offlineReplicas: [] };
   }
   return { errorCode: ErrorCode.NONE, name: kafkaNameOf(topic), topicId: topic.uuid, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperationsOmitted };
 }

@@ -6,11 +6,12 @@
 // OffsetForLeaderEpochResponse => ThrottleTimeMs(v2+) Topics[Topic Partitions[ErrorCode Partition
 //   LeaderEpoch(v1+) EndOffset]]
 //
-// One node, one leader epoch: 0, from the first offset. Kafka's rules (Partition.lastOffsetForLeaderEpoch,
+// The leader epoch is the core's (src/core/replication.ts; one node: 0, from the first offset, so
+// only the current epoch is known). Kafka's rules (Partition.lastOffsetForLeaderEpoch,
 // LeaderEpochFileCache.endOffsetFor) reduce to:
-// - current_leader_epoch (v2+): -1 skips the check; above 0 is UNKNOWN_LEADER_EPOCH (75); below 0
-//   otherwise is FENCED_LEADER_EPOCH (74);
-// - leader_epoch 0 (the latest) → end offset = the high watermark (what consumers may read);
+// - current_leader_epoch (v2+): -1 skips the check; above the leader's is UNKNOWN_LEADER_EPOCH
+//   (75); below it otherwise is FENCED_LEADER_EPOCH (74);
+// - leader_epoch = the current one → end offset = the high watermark (what consumers may read);
 // - any other epoch → UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1), no error.
 // librdkafka 2.12 sends v2 to validate a position whose epoch it knows (kafka-broker-notes.md §2).
 // Authorization (../access.ts): a topic the SASL user may not describe → TOPIC_AUTHORIZATION_FAILED (29).
@@ -46,10 +47,11 @@ export const offsetForLeaderEpochHandler = defineHandler({
         if (!access.topicNamed(t.topic, 'describe')) return partitionError(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         const found = lookupPartition(frontend.broker, t.topic, p.partition);
         if (!found.ok) return partitionError(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        if (p.currentLeaderEpoch > 0) return partitionError(p.partition, ErrorCode.UNKNOWN_LEADER_EPOCH);
-        if (p.currentLeaderEpoch < -1) return partitionError(p.partition, ErrorCode.FENCED_LEADER_EPOCH);
-        if (p.leaderEpoch !== 0) return { errorCode: ErrorCode.NONE, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
-        return { errorCode: ErrorCode.NONE, partition: p.partition, leaderEpoch: 0, endOffset: found.log.stats().highWatermark };
+        const state = frontend.broker.replicaState(found.topic, p.partition);
+        if (p.currentLeaderEpoch > state.leaderEpoch) return partitionError(p.partition, ErrorCode.UNKNOWN_LEADER_EPOCH);
+        if (p.currentLeaderEpoch !== -1 && p.currentLeaderEpoch < state.leaderEpoch) return partitionError(p.partition, ErrorCode.FENCED_LEADER_EPOCH);
+        if (p.leaderEpoch !== state.leaderEpoch) return { errorCode: ErrorCode.NONE, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
+        return { errorCode: ErrorCode.NONE, partition: p.partition, leaderEpoch: state.leaderEpoch, endOffset: state.highWatermark };
       }),
     }));
     return { throttleTimeMs: 0, topics };

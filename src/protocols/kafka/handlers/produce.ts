@@ -47,9 +47,6 @@ import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './t
 
 type PartitionOut = NonNullable<NonNullable<ProduceResponseInput['responses']>[number]['partitionResponses']>[number];
 
-/** The leader epoch stamped into stored batches (one node, never re-elected). */
-export const leaderEpoch = 0;
-
 function partitionError(index: number, errorCode: number, errorMessage: string | null = null): PartitionOut {
   return { index, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, recordErrors: [], errorMessage };
 }
@@ -89,13 +86,11 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
     const refused = txns?.checkTransactionalProduce?.({ topic, partition: index, transactionalId, producerId: header.producerId, producerEpoch: header.producerEpoch }) ?? 0;
     if (refused !== 0) return partitionError(index, refused);
   }
-  const stampOffset = request.stamp;
-  request.stamp = (payload, baseOffset, appendTime, appendMicros) => {
-    stampOffset?.(payload, baseOffset, appendTime, appendMicros);
-    patchPartitionLeaderEpoch(payload, leaderEpoch);
-  };
   let appended;
   try {
+    // The leader epoch the batch is appended under, from the core's replication state (it lies
+    // outside the CRC, as baseOffset, which the append stamps).
+    patchPartitionLeaderEpoch(request.payload, frontend.broker.leadership(topic, index).leaderEpoch);
     appended = frontend.broker.append(topic, index, request);
   } catch (err) {
     return partitionError(index, produceCodeOf(err));

@@ -42,6 +42,7 @@ export async function adminHarness(
     maintenanceIntervalMs: 0,
     scryptCost: testScryptCost,
     rootUser: { username: 'root', password: 'root-pw' },
+    nodeId: 1,
     ...(options.topicDefaults ? { topicDefaults: options.topicDefaults } : {}),
   });
   const frontend = new KafkaBrokerFrontend({
@@ -51,7 +52,6 @@ export async function adminHarness(
     scheduler: new ManualScheduler(clock),
     clusterId: 'test-cluster-id',
     persistGroups: false,
-    nodeId: 1,
     advertisedAddr: { host: '127.0.0.1', port: 19092 },
     ...(options.settings ? { settings: options.settings } : {}),
   });

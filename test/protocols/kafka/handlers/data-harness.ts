@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
+import type { Replication } from '../../../../src/core/replication.js';
 import { silentLogger } from '../../../../src/base/logger.js';
 import { askHandler, callHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
@@ -26,10 +27,10 @@ export interface DataHarness {
 
 export async function dataHarness(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { topics?: Record<string, number>; settings?: Partial<KafkaSettings>; memory?: boolean } = {},
+  options: { topics?: Record<string, number>; settings?: Partial<KafkaSettings>; memory?: boolean; replication?: Replication } = {},
 ): Promise<DataHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-data-'));
-  const broker = await Broker.open({ dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0, ...(options.replication ? { replication: options.replication } : {}) });
   const frontend = new KafkaBrokerFrontend({
     broker,
     logger: silentLogger,
