@@ -1,7 +1,13 @@
 // A TCP (optionally TLS) listener shared by the protocol front-ends (the transport contract it
-// implements is ./transport.ts). It owns what every front-end
-// would otherwise repeat: binding, the connection limit, connection tracking and metrics, request
-// counting and latency, and the graceful stop. The front-end supplies one ConnectionFactory that
+// implements is ./transport.ts). It owns what every front-end would otherwise repeat: binding,
+// the connection limits, connection tracking and metrics, request counting and latency, the
+// deadlines before authentication, and the graceful stop.
+//
+// Before authentication: a TLS handshake must finish within `handshakeTimeoutMs`; a connection
+// must authenticate (the front-end calls `context.authenticated()`) within `authTimeoutMs` of
+// being handed to the front-end, else it is destroyed; at most `unauthenticatedConnectionsMax`
+// connections may be unauthenticated at once (handshakes included), beyond which new connections
+// are refused, so that peers that never authenticate cannot take every connection slot. The front-end supplies one ConnectionFactory that
 // turns a socket into a ConnectionHandle; it reads and writes the socket itself.
 //
 // Graceful stop: the listening socket closes (no new connections); every connection is told
@@ -27,7 +33,20 @@ import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from '../base/logger.js';
 import { SocketReads } from '../base/socket-reads.js';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
-import type { ConnectionContext, ConnectionFactory, ConnectionHandle, ListenAddress, ListenerContext, ListenerFactory, ProtocolListener, ReadInto, RequestDone } from './transport.js';
+import {
+  defaultAuthTimeoutMs,
+  defaultHandshakeTimeoutMs,
+  defaultUnauthenticatedConnectionsMax,
+  type ConnectionContext,
+  type ConnectionFactory,
+  type ConnectionHandle,
+  type ListenAddress,
+  type ListenerContext,
+  type ListenerFactory,
+  type ProtocolListener,
+  type ReadInto,
+  type RequestDone,
+} from './transport.js';
 
 export type { CloseReason, ConnectionContext, ConnectionFactory, ConnectionHandle, ReadInto, RequestDone } from './transport.js';
 
@@ -54,6 +73,10 @@ export interface TcpListenerOptions {
    * being worked on lost.
    */
   allowHalfOpen?: boolean;
+  /** See ListenerSettings (transport.ts); defaults from there. */
+  handshakeTimeoutMs?: number;
+  authTimeoutMs?: number;
+  unauthenticatedConnectionsMax?: number;
 }
 
 /** The metrics every listener reports; usable on its own by a front-end with another transport. */
@@ -61,6 +84,8 @@ export class ListenerMetrics {
   private readonly connections: Gauge;
   private readonly connectionsTotal: Counter;
   private readonly rejectedTotal: Counter;
+  private readonly unauthenticatedRejectedTotal: Counter;
+  private readonly authTimeoutsTotal: Counter;
   private readonly requestsTotal: Counter;
   private readonly requestErrorsTotal: Counter;
   private readonly duration: Histogram;
@@ -76,6 +101,8 @@ export class ListenerMetrics {
     this.connections = registry.gauge('quartet_listener_connections', 'Open client connections');
     this.connectionsTotal = registry.counter('quartet_listener_connections_total', 'Client connections accepted');
     this.rejectedTotal = registry.counter('quartet_listener_connections_rejected_total', 'Client connections closed at once because the listener was at its connection limit');
+    this.unauthenticatedRejectedTotal = registry.counter('quartet_listener_unauthenticated_rejected_total', 'Client connections closed at once because the listener had as many unauthenticated connections as it allows');
+    this.authTimeoutsTotal = registry.counter('quartet_listener_auth_timeouts_total', 'Client connections closed because they did not authenticate in time');
     this.requestsTotal = registry.counter('quartet_listener_requests_total', 'Requests handled');
     this.requestErrorsTotal = registry.counter('quartet_listener_request_errors_total', 'Requests answered with an error');
     this.duration = registry.histogram('quartet_request_duration_seconds', 'Time from a framed request to its written response');
@@ -91,6 +118,12 @@ export class ListenerMetrics {
   }
   connectionRejected(): void {
     this.rejectedTotal.inc(this.labels);
+  }
+  unauthenticatedRejected(): void {
+    this.unauthenticatedRejectedTotal.inc(this.labels);
+  }
+  authTimedOut(): void {
+    this.authTimeoutsTotal.inc(this.labels);
   }
 
   /** Starts timing a request; the result records it. */
@@ -119,6 +152,8 @@ class Connection implements ConnectionContext {
   inFlight = 0;
   handle: ConnectionHandle | null = null;
   private idleWaiters: Array<() => void> = [];
+  /** Set by the listener: called once, at the first authenticated(). */
+  onAuthenticated: (() => void) | null = null;
 
   constructor(
     readonly id: number,
@@ -144,6 +179,12 @@ class Connection implements ConnectionContext {
     };
   }
 
+  authenticated(): void {
+    const callback = this.onAuthenticated;
+    this.onAuthenticated = null;
+    callback?.();
+  }
+
   whenIdle(): Promise<void> {
     const custom = this.handle?.whenIdle?.();
     const counted = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
@@ -165,6 +206,10 @@ export class TcpListener implements ProtocolListener {
   /** Every accepted raw socket, including TLS sockets still in their handshake. */
   private readonly sockets = new Set<Socket>();
   private readonly connections = new Map<Socket, Connection>();
+  /** Raw sockets whose connection has authenticated (the rest of `sockets` count as unauthenticated). */
+  private readonly authenticatedSockets = new Set<Socket>();
+  private readonly authTimeoutMs: number;
+  private readonly unauthenticatedMax: number;
   private nextId = 1;
   private bound: ListenAddress | null = null;
   private stopping: Promise<void> | null = null;
@@ -175,6 +220,8 @@ export class TcpListener implements ProtocolListener {
     this.name = options.name;
     this.logger = options.logger;
     this.metrics = new ListenerMetrics(options.metrics, options.name);
+    this.authTimeoutMs = options.authTimeoutMs ?? defaultAuthTimeoutMs;
+    this.unauthenticatedMax = options.unauthenticatedConnectionsMax ?? defaultUnauthenticatedConnectionsMax;
     if (options.tls) {
       this.server = this.createTls(options.tls);
       this.server.on('connection', (socket: Socket) => this.onRawConnection(socket));
@@ -228,24 +275,31 @@ export class TcpListener implements ProtocolListener {
   private createTls(tls: { certFile: string; keyFile: string }): Server {
     // Half-open only once the handshake is done: a peer that sends its FIN before (a TCP health
     // check) is closed at once rather than holding a connection slot until the handshake times out.
-    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
+    const server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), handshakeTimeout: this.options.handshakeTimeoutMs ?? defaultHandshakeTimeoutMs });
     server.on('secureConnection', (socket: TLSSocket) => {
       if (this.options.allowHalfOpen === true) socket.allowHalfOpen = true;
       // The accepted TCP socket under the TLS one (Node keeps it as _parent); tracking is by it.
       const raw = (socket as TLSSocket & { _parent?: Socket })._parent ?? socket;
       this.onReady(raw, socket, undefined);
     });
-    server.on('tlsClientError', (err) => this.logger.debug('tls handshake failed', { error: err }));
+    // A failed or timed-out handshake (handshakeTimeout): with this listener set, the socket is ours to destroy.
+    server.on('tlsClientError', (err, socket) => {
+      this.logger.debug('tls handshake failed', { error: err });
+      socket.destroy();
+    });
     return server;
   }
 
   /** Admits an accepted socket under the connection limit (false: refused and destroyed). */
   private onRawConnection(socket: Socket): boolean {
-    if (this.stopping || this.sockets.size >= this.options.maxConnections) {
+    const unauthenticated = this.sockets.size - this.authenticatedSockets.size;
+    const full = this.sockets.size >= this.options.maxConnections;
+    if (this.stopping || full || unauthenticated >= this.unauthenticatedMax) {
       // The peer's address is read before destroy(), which clears it.
-      if (!this.stopping) this.logRejected(socket);
+      if (!this.stopping) this.logRejected(socket, full ? 'connection limit reached' : 'unauthenticated connection limit reached');
       socket.destroy();
-      this.metrics.connectionRejected();
+      if (full || this.stopping) this.metrics.connectionRejected();
+      else this.metrics.unauthenticatedRejected();
       return false;
     }
     this.track(socket);
@@ -255,18 +309,22 @@ export class TcpListener implements ProtocolListener {
   private track(socket: Socket): void {
     this.sockets.add(socket);
     socket.on('error', (err) => this.logger.debug('connection error', { error: err, remote: remoteOf(socket) }));
-    socket.once('close', () => this.sockets.delete(socket));
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      this.authenticatedSockets.delete(socket);
+    });
   }
 
-  private logRejected(socket: Socket): void {
+  private logRejected(socket: Socket, why: string): void {
     const now = Date.now();
     if (now - this.lastRejectLogMs < REJECT_LOG_INTERVAL_MS) {
       this.rejectsNotLogged++;
       return;
     }
-    this.logger.warn('connection limit reached; connection closed', {
+    this.logger.warn(`${why}; connection closed`, {
       remote: remoteOf(socket),
       maxConnections: this.options.maxConnections,
+      unauthenticatedConnectionsMax: this.unauthenticatedMax,
       alsoClosedSinceLastLine: this.rejectsNotLogged,
     });
     this.lastRejectLogMs = now;
@@ -282,7 +340,13 @@ export class TcpListener implements ProtocolListener {
     const conn = new Connection(id, this.name, remote, socket !== raw, logger, socket, this.metrics, readInto);
     this.connections.set(raw, conn);
     this.metrics.connectionOpened();
+    const deadline = this.authTimeoutMs > 0 ? setTimeout(() => this.authTimedOut(raw, conn), this.authTimeoutMs).unref() : null;
+    conn.onAuthenticated = () => {
+      if (deadline !== null) clearTimeout(deadline);
+      if (!raw.destroyed) this.authenticatedSockets.add(raw);
+    };
     raw.once('close', () => {
+      if (deadline !== null) clearTimeout(deadline);
       this.connections.delete(raw);
       this.metrics.connectionClosed();
       conn.wakeIdle();
@@ -297,6 +361,14 @@ export class TcpListener implements ProtocolListener {
     }
     // Plain TCP sockets start paused (pauseOnConnect): reading starts once the front-end is attached.
     if (socket === raw) socket.resume();
+  }
+
+  /** A connection that did not authenticate in time goes: nothing it sent was accepted as anyone's. */
+  private authTimedOut(raw: Socket, conn: Connection): void {
+    if (raw.destroyed || this.authenticatedSockets.has(raw)) return;
+    conn.logger.debug('connection closed: not authenticated in time', { authTimeoutMs: this.authTimeoutMs });
+    this.metrics.authTimedOut();
+    raw.destroy();
   }
 
   private async drainAndClose(drainTimeoutMs: number): Promise<void> {
@@ -395,6 +467,9 @@ export function tcpProtocolListener(makeConnectionFactory: (context: ListenerCon
       connectionFactory: makeConnectionFactory(context),
       readInto: options.readInto === true,
       allowHalfOpen: options.allowHalfOpen === true,
+      ...(s.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: s.handshakeTimeoutMs } : {}),
+      ...(s.authTimeoutMs !== undefined ? { authTimeoutMs: s.authTimeoutMs } : {}),
+      ...(s.unauthenticatedConnectionsMax !== undefined ? { unauthenticatedConnectionsMax: s.unauthenticatedConnectionsMax } : {}),
     });
   };
 }

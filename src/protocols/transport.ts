@@ -27,7 +27,20 @@ export interface ListenerSettings {
   tlsKeyFile: string | null;
   /** The address given to clients (Kafka metadata); null derives it from the bound address. */
   advertisedAddr: ListenAddress | null;
+  /** A TLS handshake not done within this is dropped (default defaultHandshakeTimeoutMs). */
+  handshakeTimeoutMs?: number;
+  /** A connection not authenticated within this is closed; 0: never (default defaultAuthTimeoutMs). */
+  authTimeoutMs?: number;
+  /** Connections not yet authenticated (TLS handshakes included) at once; more are refused (default defaultUnauthenticatedConnectionsMax). */
+  unauthenticatedConnectionsMax?: number;
 }
+
+/** How long a TLS handshake may take. */
+export const defaultHandshakeTimeoutMs = 10_000;
+/** How long a connection may stay unauthenticated. */
+export const defaultAuthTimeoutMs = 10_000;
+/** How many connections may be unauthenticated at once (per listener). */
+export const defaultUnauthenticatedConnectionsMax = 1024;
 
 /** What a listener is built from: the broker, its own settings and process-wide services. */
 export interface ListenerContext {
@@ -84,6 +97,12 @@ export interface ConnectionContext {
   beginRequest(operation: string): RequestDone;
   /** Requests begun and not yet done. */
   readonly inFlight: number;
+  /**
+   * The peer has authenticated (or the protocol asks for no proof): the connection no longer
+   * counts against the unauthenticated limit, and its authentication deadline is lifted. Once is
+   * enough; later calls do nothing.
+   */
+  authenticated(): void;
   /**
    * Present when the socket reads into one reused buffer instead of emitting 'data': the connection
    * hands its chunk handler here (once, when it starts) instead of listening for 'data'. A chunk is

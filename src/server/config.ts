@@ -11,6 +11,7 @@ import { maintenanceIntervalMsDefault } from '../core/broker.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
+import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
 
 /** A config file larger than this is refused before parsing. */
 export const CONFIG_FILE_BYTES_MAX = 1024 * 1024;
@@ -30,6 +31,12 @@ export interface ProtocolListenerConfig {
   tlsKeyFile: string | null;
   /** The address given to clients (Kafka metadata); null derives it from the bound address. */
   advertisedAddr: HostPort | null;
+  /** A TLS handshake not done within this is dropped. */
+  handshakeTimeoutMs: number;
+  /** A connection not authenticated within this is closed; 0 never. */
+  authTimeoutMs: number;
+  /** Connections not yet authenticated at once; more are refused. */
+  unauthenticatedConnectionsMax: number;
 }
 
 export interface HttpListenerConfig {
@@ -291,6 +298,33 @@ function protocolSettings(name: ProtocolName): Setting[] {
       default: DEFAULT_MAX_CONNECTIONS,
       doc: `Open ${label} connections allowed at once; extra connections are closed at once and logged.`,
       set: (c, v) => void (get(c).maxConnections = v),
+    }),
+    define({
+      key: `listeners.${name}.unauthenticatedConnectionsMax`,
+      flag: `${name}-unauthenticated-connections-max`,
+      env: `QUARTET_${upper}_UNAUTHENTICATED_CONNECTIONS_MAX`,
+      kind: intKind(1, CONNECTIONS_MAX),
+      default: defaultUnauthenticatedConnectionsMax,
+      doc: `${label} connections that have not authenticated yet (TLS handshakes included) allowed at once; more are closed at once, so that peers that never authenticate cannot take every slot.`,
+      set: (c, v) => void (get(c).unauthenticatedConnectionsMax = v),
+    }),
+    define({
+      key: `listeners.${name}.authTimeoutMs`,
+      flag: `${name}-auth-timeout-ms`,
+      env: `QUARTET_${upper}_AUTH_TIMEOUT_MS`,
+      kind: intKind(0, 3_600_000),
+      default: defaultAuthTimeoutMs,
+      doc: `A ${label} connection that has not authenticated within this many milliseconds of opening is closed (0: never).`,
+      set: (c, v) => void (get(c).authTimeoutMs = v),
+    }),
+    define({
+      key: `listeners.${name}.handshakeTimeoutMs`,
+      flag: `${name}-handshake-timeout-ms`,
+      env: `QUARTET_${upper}_HANDSHAKE_TIMEOUT_MS`,
+      kind: intKind(100, 600_000),
+      default: defaultHandshakeTimeoutMs,
+      doc: `A TLS handshake on the ${label} listener not finished within this many milliseconds is dropped.`,
+      set: (c, v) => void (get(c).handshakeTimeoutMs = v),
     }),
     define({
       key: `listeners.${name}.tlsCertFile`,
@@ -594,7 +628,17 @@ export interface LoadedConfig {
 }
 
 function emptyListener(): ProtocolListenerConfig {
-  return { enabled: false, addr: { host: DEFAULT_LISTEN_HOST, port: 0 }, maxConnections: DEFAULT_MAX_CONNECTIONS, tlsCertFile: null, tlsKeyFile: null, advertisedAddr: null };
+  return {
+    enabled: false,
+    addr: { host: DEFAULT_LISTEN_HOST, port: 0 },
+    maxConnections: DEFAULT_MAX_CONNECTIONS,
+    tlsCertFile: null,
+    tlsKeyFile: null,
+    advertisedAddr: null,
+    handshakeTimeoutMs: defaultHandshakeTimeoutMs,
+    authTimeoutMs: defaultAuthTimeoutMs,
+    unauthenticatedConnectionsMax: defaultUnauthenticatedConnectionsMax,
+  };
 }
 
 function skeleton(): QuartetConfig {

@@ -360,3 +360,79 @@ test('readInto is absent without the option: the front-end gets data events', as
   assert.equal(readIntoSeen, false);
   await listener.stop(1_000);
 });
+
+/** Resolves with `promise`, or fails after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The echo front-end, whose connections authenticate when they send "login". */
+function authenticatingFactory(fe: EchoFrontEnd): ConnectionFactory {
+  return (socket, ctx) => {
+    socket.on('data', (chunk: Buffer | string) => {
+      if (String(chunk).includes('login')) ctx.authenticated();
+    });
+    return fe.factory(socket, ctx);
+  };
+}
+
+test('a connection that does not authenticate within authTimeoutMs is closed and counted; one that does stays', async (t) => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics } = await startListener(fe, { connectionFactory: authenticatingFactory(fe), authTimeoutMs: 300 });
+  t.after(() => listener.stop(1_000));
+  const lazy = await Client.open(port);
+  const prompt = await Client.open(port);
+  prompt.send('login');
+  await prompt.receive('login\n');
+  const opened = Date.now();
+  await within(lazy.closed, 5_000, 'the unauthenticated connection to close');
+  assert.ok(Date.now() - opened >= 200, 'not before the deadline');
+  assert.match(metrics.render(), /quartet_listener_auth_timeouts_total\{listener="echo"\} 1/);
+  // Well past the deadline, the authenticated connection still answers.
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  prompt.send('still here');
+  await prompt.receive('still here\n');
+});
+
+test('at most unauthenticatedConnectionsMax connections wait unauthenticated; an authenticated one frees its place', async (t) => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics, lines } = await startListener(fe, { connectionFactory: authenticatingFactory(fe), unauthenticatedConnectionsMax: 2 });
+  t.after(() => listener.stop(1_000));
+  const a = await Client.open(port);
+  const b = await Client.open(port);
+  a.send('hello');
+  await a.receive('hello\n');
+  b.send('hello');
+  await b.receive('hello\n');
+  const refused = await Client.open(port);
+  await within(refused.closed, 5_000, 'the third unauthenticated connection to be refused');
+  assert.equal(refused.received, '');
+  assert.match(metrics.render(), /quartet_listener_unauthenticated_rejected_total\{listener="echo"\} 1/);
+  assert.ok(lines.some((l) => l.msg === 'unauthenticated connection limit reached; connection closed'));
+  a.send('login');
+  await a.receive('login\n');
+  const admitted = await Client.open(port);
+  admitted.send('in');
+  await admitted.receive('in\n');
+  assert.equal(listener.connectionCount, 3);
+});
+
+test('TLS: a handshake not finished within handshakeTimeoutMs is dropped', async (t) => {
+  const tls = makeCert();
+  if (!tls) return t.skip('openssl is not installed');
+  const { listener, port } = await startListener(new EchoFrontEnd(), { tls, handshakeTimeoutMs: 200 });
+  t.after(() => listener.stop(1_000));
+  // A TCP peer that never starts the handshake.
+  const silent = connect(port, '127.0.0.1');
+  silent.on('error', () => undefined);
+  await new Promise((resolve) => silent.once('connect', resolve));
+  const closed = new Promise((resolve) => silent.once('close', resolve));
+  const timedOut = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 5_000))]);
+  assert.equal(timedOut, false, 'the server dropped the handshake');
+});

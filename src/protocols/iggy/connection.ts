@@ -443,6 +443,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (this.session !== 0n) this.frontend.logout(this);
     this.clientId = h.client;
     const session = this.frontend.register(this, user);
+    this.context.authenticated();
     return {
       body: encodeReply(code, { userId: user.id, session, serverProtocolVersion: iggyProtocolVersion, serverVersion: this.frontend.serverVersion }),
     };

@@ -64,6 +64,8 @@ export interface KafkaConnectionContext {
   beginRequest(operation: string): RequestDone;
   /** See ConnectionContext.readInto: chunks from one reused buffer instead of 'data' events. */
   readonly readInto?: (onChunk: (chunk: Buffer) => void) => void;
+  /** See ConnectionContext.authenticated: told once SASL succeeds, or at once when it is not required. */
+  authenticated?(): void;
 }
 
 interface Slot {
@@ -132,6 +134,8 @@ export class KafkaConnection implements ConnectionHandle {
   private paused = false;
   private closing = false;
   private closed = false;
+  /** The listener has been told that the peer authenticated. */
+  private toldAuthenticated = false;
   private readonly logger: Logger;
 
   constructor(
@@ -151,6 +155,14 @@ export class KafkaConnection implements ConnectionHandle {
     });
     socket.once('close', () => this.shutdown());
     socket.on('error', () => this.shutdown());
+    // Without SASL required there is nothing to prove: the deadline before authentication is lifted.
+    if (!frontend.settings.saslRequired) this.tellAuthenticated();
+  }
+
+  private tellAuthenticated(): void {
+    if (this.toldAuthenticated) return;
+    this.toldAuthenticated = true;
+    this.context.authenticated?.();
   }
 
   /** Requests framed and not yet answered. */
@@ -441,6 +453,7 @@ export class KafkaConnection implements ConnectionHandle {
   /** A slot's response is out: true when the connection closes after it. */
   private finishSlot(slot: Slot): boolean {
     slot.done(slot.outcome);
+    if (!this.toldAuthenticated && this.session.principal !== null) this.tellAuthenticated();
     if (slot.fetch) this.fetchesInFlight--;
     if (this.barrier === slot) this.barrier = null;
     return slot.closeAfter;

@@ -417,6 +417,19 @@ describe('iggy connection: header rules', () => {
       assert.ok(p.kind === 'reply' && p.header.status === 0, `ping ${i}`);
     }
   });
+
+  it('closes a connection that has not logged in within the deadline; a logged-in one stays', async (t) => {
+    const h = await startIggy(t, { authTimeoutMs: 300 });
+    const idle = await h.client();
+    const pinging = await h.client();
+    const member = await h.root();
+    // Pings are answered before login, but do not lift the deadline.
+    assert.ok('value' in (await pinging.call(CommandCode.ping, {})));
+    await idle.whenClosed();
+    await pinging.whenClosed();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok('value' in (await member.call(CommandCode.ping, {})), 'the logged-in connection still answers');
+  });
 });
 
 describe('iggy connection: sessions', () => {

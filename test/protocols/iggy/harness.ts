@@ -70,6 +70,8 @@ export interface HarnessOptions {
   readInto?: boolean;
   /** The front-end's logger (default: silent). */
   logger?: Logger;
+  /** The listener's deadline for a login (default: the listener's). */
+  authTimeoutMs?: number;
 }
 
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
@@ -101,6 +103,7 @@ export async function startIggy(t: After, options: HarnessOptions = {}): Promise
     // The Iggy listener's own socket options (read buffers, half-open sockets) unless a test picks.
     ...iggySocketOptions,
     ...(options.readInto !== undefined ? { readInto: options.readInto } : {}),
+    ...(options.authTimeoutMs !== undefined ? { authTimeoutMs: options.authTimeoutMs } : {}),
   });
   const { port } = await listener.start();
   frontend.setBoundAddress({ host: '127.0.0.1', port });

@@ -47,6 +47,7 @@ async function harness(t: { after(fn: () => Promise<void> | void): void }, optio
   const broker = await Broker.open({ dataDir, memory: options.fileLogs !== true, maintenanceIntervalMs: 0 });
   const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false, ...(options.handlers ? { handlers: options.handlers } : {}), settings: options.settings ?? {} });
   let inFlight = 0;
+  let authenticated = 0;
   const server: Server = createServer((socket) => {
     new KafkaConnection(frontend, socket, {
       remote: 'test',
@@ -55,6 +56,7 @@ async function harness(t: { after(fn: () => Promise<void> | void): void }, optio
         inFlight++;
         return () => void inFlight--;
       },
+      authenticated: () => void authenticated++,
     });
   });
   server.listen(0, '127.0.0.1');
@@ -73,6 +75,8 @@ async function harness(t: { after(fn: () => Promise<void> | void): void }, optio
     frontend,
     dataDir,
     inFlight: () => inFlight,
+    /** Connections that told the listener they authenticated. */
+    authenticated: () => authenticated,
     async client() {
       const socket = connect(port, '127.0.0.1');
       sockets.push(socket);
@@ -392,6 +396,29 @@ describe('KafkaConnection', () => {
     c.send(big);
     const r = await c.response(ApiKey.Metadata, 12);
     assert.equal(r.correlationId, 99);
+  });
+
+  it('tells the listener it authenticated at once without SASL required, and only after SASL succeeds with it', async (t) => {
+    const open = await harness(t);
+    const plain = await open.client();
+    plain.send(plain.frame(ApiKey.Metadata, 12, { topics: [] }).bytes);
+    await plain.response(ApiKey.Metadata, 12);
+    assert.equal(open.authenticated(), 1);
+    const h = await harness(t, { settings: { saslRequired: true } });
+    await h.broker.users.create({ username: 'dora', password: 'dora-password' });
+    const c = await h.client();
+    c.send(c.frame(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }).bytes);
+    assert.equal((await c.response(ApiKey.SaslHandshake, 1)).body.errorCode, 0);
+    assert.equal(h.authenticated(), 0, 'not before the SASL exchange');
+    c.send(c.frame(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from('\0dora\0wrong') }).bytes);
+    assert.notEqual((await c.response(ApiKey.SaslAuthenticate, 2)).body.errorCode, 0);
+    assert.equal(h.authenticated(), 0, 'not after a failed exchange');
+    const d = await h.client();
+    d.send(d.frame(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }).bytes);
+    await d.response(ApiKey.SaslHandshake, 1);
+    d.send(d.frame(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from('\0dora\0dora-password') }).bytes);
+    assert.equal((await d.response(ApiKey.SaslAuthenticate, 2)).body.errorCode, 0);
+    assert.equal(h.authenticated(), 1);
   });
 
   it('answers a failed SASL authentication, then closes the connection', async (t) => {
