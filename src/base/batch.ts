@@ -137,8 +137,25 @@ export interface BatchFormatCodec {
    */
   messageCount?(batch: StoredBatch): number | null;
   /**
+   * The records of a stored batch of this format in [fromOffset, toOffsetExclusive) (the first
+   * `countMax` of them) as bytes of this format cut from the stored ones, without decoding them;
+   * null when none is kept or the batch does not parse. A format without it is served whole (its
+   * readers skip the records before their offset) or transcoded.
+   */
+  slice?(batch: StoredBatch, fromOffset: number, toOffsetExclusive: number, countMax: number): BatchSlice | null;
+  /**
    * Encodes records (offsets ascending, all >= baseOffset) into one payload of this format whose
    * base offset is `baseOffset`. Used to rewrite batches during compaction and to transcode.
    */
   encode(records: NeutralRecord[], baseOffset: number, template: StoredBatch): AppendRequest;
+}
+
+/** Part of a stored batch, in its own format (BatchFormatCodec.slice). */
+export interface BatchSlice {
+  /** The batch bytes: the stored ones, or a new header followed by views of the kept records. */
+  chunks: Buffer[];
+  /** Records kept. */
+  count: number;
+  /** Offset of the last record kept. */
+  lastOffset: number;
 }

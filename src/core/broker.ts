@@ -27,6 +27,7 @@ import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry, type Counter, type Gauge } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ProducerStateManager, partitionKey, type ProducerCheck } from './producer-state.js';
+import { ReadService } from './reads.js';
 import type { Scheduler } from './scheduler.js';
 import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
 import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
@@ -141,6 +142,8 @@ export class Broker implements CatalogObserver {
   /** Set by open() once the logs are recovered. */
   readonly transactions!: TransactionCoordinator;
   readonly metrics: MetricsRegistry;
+  /** The one way a front-end reads a partition (reads.ts). */
+  readonly reads: ReadService;
   /** Set only when open() just created root with a random password. Never logged. */
   readonly generatedRootPassword: string | null = null;
   readonly dataDir: string;
@@ -191,6 +194,7 @@ export class Broker implements CatalogObserver {
     this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
+    this.reads = new ReadService(this);
     this.partitionMetrics = {
       appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
       appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),

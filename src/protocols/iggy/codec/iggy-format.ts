@@ -29,8 +29,9 @@
 // values are dropped, and a key longer than 255 bytes is dropped; a batch spans at most u32 µs of
 // producer time, so later records' timestamps are clamped to origin + (2^32 - 1) µs.
 
+import assert from 'node:assert/strict';
 import { QuartetError } from '../../../base/errors.js';
-import { BatchFormat, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
+import { BatchFormat, fileSliceHeadBytes, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
 import {
   HeaderKind,
   decodeUtf8,
@@ -39,7 +40,10 @@ import {
   type HeaderValue,
 } from './primitives.js';
 import {
+  batchHeaderBytes,
+  batchMessageCountOffset,
   encodeBatchBytes,
+  frameHeaderBytes,
   frameStarts,
   isBatchRejection,
   parseBatch,
@@ -266,10 +270,36 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
   };
 }
 
+// A file-sliced batch's head must hold the Iggy batch header and the first frame header (iggyMessageCount reads both).
+assert.ok(fileSliceHeadBytes >= batchHeaderBytes + frameHeaderBytes, 'file slices carry the Iggy batch header and the first frame header');
+
+/**
+ * The message_count of a stored Iggy batch whose header agrees with the log's record of it
+ * (batch_length = its length, first frame at the log's first offset), from its head alone; null
+ * otherwise. Equal to `recordCount` means one frame per offset: every Iggy batch writer stores
+ * ascending deltas (SendMessages: offset_delta = index, checked at admission, and a part of a
+ * larger batch keeps its frames, so its deltas run on from the whole batch's; encodeIggyBatch:
+ * ascending), so the frames are first..last. The log checks the bytes; batches with gaps
+ * (compaction rewrites) count fewer.
+ */
+export function iggyMessageCount(batch: StoredBatch): number | null {
+  // A file-sliced batch carries its first fileSliceHeadBytes (the batch header and the first frame header) in payload.
+  const b = batch.payload;
+  const length = batch.file?.length ?? b.length;
+  const headBytes = batchHeaderBytes + frameHeaderBytes;
+  if (length < headBytes || b.length < headBytes) return null;
+  const base = b.readUInt32LE(12) * 0x1_0000_0000 + b.readUInt32LE(8);
+  if (b.readUInt32LE(32) !== length || b.readUInt32LE(36) !== 0 || base + b.readUInt32LE(batchHeaderBytes + 24) !== batch.baseOffset) return null;
+  return b.readUInt32LE(batchMessageCountOffset);
+}
+
 export const iggyFormatCodec: BatchFormatCodec = {
   format: BatchFormat.iggy,
   decode: decodeIggyBatch,
   decodeRange: decodeIggyBatchRange,
+  messageCount: iggyMessageCount,
+  // Frames are cut from the stored bytes (a poll that starts or ends inside a batch).
+  slice: (batch, fromOffset, toOffsetExclusive, countMax) => sliceStoredBatch(batch.payload, fromOffset, toOffsetExclusive, countMax),
   encode: encodeIggyBatch,
 };
 
