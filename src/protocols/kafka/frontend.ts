@@ -14,7 +14,7 @@ import { BatchFormat } from '../../log/types.js';
 import { kafkaBatchFormatCodec } from './codec/kafka-format.js';
 import { GroupCoordinator, type GroupCoordinatorConfig, type GroupSnapshot } from './coordinator/group-coordinator.js';
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
-import { FetchWaiters, fetchWaitersMaxDefault } from './fetch-waiters.js';
+import { AppendWaiters, appendWaitersMaxDefault } from '../../core/append-waiters.js';
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';
 import type { KafkaFrontend, KafkaHandler, KafkaSettings, KafkaTransactionHooks } from './handlers/types.js';
@@ -34,7 +34,7 @@ export const defaultKafkaSettings: Readonly<KafkaSettings> = Object.freeze({
   saslMechanisms: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'],
   // Kafka has no cap on max_wait_ms; clients send 500 ms (librdkafka, kafkajs 5 s at most).
   fetchWaitMsMax: 30_000,
-  fetchWaitersMax: fetchWaitersMaxDefault,
+  fetchWaitersMax: appendWaitersMaxDefault,
   // Kafka's fetch.max.bytes default (55 MiB... the broker's is 50 MiB).
   fetchResponseBytesMax: 50 * 1024 * 1024,
   // Well under the clients' request timeouts (30 s in librdkafka and KafkaJS).
@@ -67,7 +67,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   readonly groups: GroupCoordinator;
   readonly logger: Logger;
   readonly settings: KafkaSettings;
-  readonly fetchWaiters: FetchWaiters;
+  readonly fetchWaiters: AppendWaiters;
   readonly handlers: ReadonlyMap<number, KafkaHandler>;
   /** The transaction coordinator's view for Produce, Fetch and ListOffsets (read_committed). */
   transactions: KafkaTransactionHooks;
@@ -87,7 +87,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
     this.broker = options.broker;
     this.logger = options.logger;
     this.settings = { ...defaultKafkaSettings, defaultPartitions: options.broker.defaultPartitions, ...options.settings };
-    this.fetchWaiters = new FetchWaiters(this.settings.fetchWaitersMax ?? fetchWaitersMaxDefault);
+    this.fetchWaiters = new AppendWaiters(this.settings.fetchWaitersMax ?? appendWaitersMaxDefault);
     this.configuredAdvertised = options.advertisedAddr ?? null;
     this.cluster = options.clusterId ?? '';
     this.persistGroups = options.persistGroups ?? true;

@@ -10,13 +10,12 @@
 // otherwise the first record whose timestamp is >= the given one (offset -1 when none). v0
 // answers in the old form: an offsets array of at most MaxNumOffsets entries.
 // A timestamp lookup finds the batch through the log's time index, then decodes that one batch to
-// return the exact record offset and timestamp, as Kafka does (a cold path).
+// return the exact record offset and timestamp, as Kafka does (a cold path: the read service's
+// recordAtTimestamp).
 // Authorization (../access.ts): a topic the SASL user may not describe answers
 // TOPIC_AUTHORIZATION_FAILED (29) on each partition.
 
-import { defaultFormatRegistry } from '../../../log/formats.js';
-import type { PartitionLog } from '../../../log/types.js';
-import type { Topic } from '../../../core/catalog.js';
+import type { PartitionReader } from '../../../core/reads.js';
 import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
@@ -40,36 +39,16 @@ function errorResponse(request: ListOffsetsRequest, errorCode: number): ListOffs
   return { throttleTimeMs: 0, topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => partitionError(p.partitionIndex, errorCode)) })) };
 }
 
-/** The first record at or after `timestamp`: its offset and timestamp, or null. */
-export async function recordAtTimestamp(log: PartitionLog, timestamp: number): Promise<{ offset: number; timestamp: number } | null> {
-  let from = await log.offsetForTimestamp(timestamp);
-  while (from !== null) {
-    const batches = await log.read(from, { maxBytes: 1 });
-    const batch = batches[0];
-    if (batch === undefined) return null;
-    const codec = defaultFormatRegistry.get(batch.format);
-    if (codec === undefined) return { offset: Math.max(from, batch.baseOffset), timestamp: batch.maxTimestamp };
-    for (const record of codec.decode(batch)) {
-      if (record.offset >= from && record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
-    }
-    // Batches are indexed by maxTimestamp; a later batch may still hold a match.
-    from = batch.lastOffset + 1;
-    if (from >= log.stats().highWatermark) return null;
-  }
-  return null;
-}
-
-async function lookup(frontend: KafkaFrontend, topic: Topic, log: PartitionLog, partition: number, timestamp: number, readCommittedIsolation: boolean): Promise<{ offset: number; timestamp: number }> {
-  const stats = log.stats();
+async function lookup(frontend: KafkaFrontend, reader: PartitionReader, timestamp: number, readCommittedIsolation: boolean): Promise<{ offset: number; timestamp: number }> {
   if (timestamp === LATEST_TIMESTAMP) {
     // Transactions seam: read_committed LATEST is the coordinator's last stable offset.
-    const txns = transactionHooksOf(frontend);
-    return { offset: readCommittedIsolation && txns ? txns.lastStableOffset(topic, partition) : stats.highWatermark, timestamp: -1 };
+    const position = reader.position(transactionHooksOf(frontend));
+    return { offset: readCommittedIsolation ? position.lastStableOffset : position.highWatermark, timestamp: -1 };
   }
-  if (timestamp === EARLIEST_TIMESTAMP) return { offset: stats.logStartOffset, timestamp: -1 };
-  if (timestamp === MAX_TIMESTAMP) return (await log.maxTimestampOffset()) ?? { offset: -1, timestamp: -1 };
+  if (timestamp === EARLIEST_TIMESTAMP) return { offset: reader.position().logStartOffset, timestamp: -1 };
+  if (timestamp === MAX_TIMESTAMP) return (await reader.maxTimestampOffset()) ?? { offset: -1, timestamp: -1 };
   if (timestamp < 0) return { offset: -1, timestamp: -1 };
-  return (await recordAtTimestamp(log, timestamp)) ?? { offset: -1, timestamp: -1 };
+  return (await reader.recordAtTimestamp(timestamp)) ?? { offset: -1, timestamp: -1 };
 }
 
 export const listOffsetsHandler = defineHandler({
@@ -92,7 +71,7 @@ export const listOffsetsHandler = defineHandler({
             if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);
             if (version === 0 && p.timestamp === MAX_TIMESTAMP) return partitionError(p.partitionIndex, ErrorCode.UNSUPPORTED_VERSION);
             try {
-              const r = await lookup(frontend, found.topic, found.log, p.partitionIndex, p.timestamp, rc);
+              const r = await lookup(frontend, frontend.broker.reads.open(found.topic, p.partitionIndex), p.timestamp, rc);
               const oldStyleOffsets = version === 0 && r.offset >= 0 && p.maxNumOffsets > 0 ? [r.offset] : [];
               return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets, timestamp: r.timestamp, offset: r.offset, leaderEpoch: r.offset >= 0 ? 0 : -1 };
             } catch (err) {

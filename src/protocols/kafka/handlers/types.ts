@@ -4,7 +4,7 @@
 
 import type { Broker, TopicRef } from '../../../core/broker.js';
 import type { Logger } from '../../../base/logger.js';
-import type { PartitionLog } from '../../../log/types.js';
+import type { PartitionReader } from '../../../core/reads.js';
 import type { SchemaApiKey, RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import type { RequestHeader } from '../codec/headers.js';
 import type { GroupCoordinator } from '../coordinator/group-coordinator.js';
@@ -54,13 +54,13 @@ export interface KafkaTransactionHooks {
   abortedTransactions(topic: TopicRef, partition: number, fromOffset: number, toOffset: number): Array<{ producerId: number; firstOffset: number }>;
 }
 
-/** Long-poll support for Fetch (implemented in ../fetch-waiters.ts). */
+/** Long-poll support for Fetch (implemented in src/core/append-waiters.ts). */
 export interface FetchWaiterPool {
   /**
-   * Resolves true when any of `logs` gets an append, false at the deadline, when the pool is full
-   * (the caller answers at once), or when `signal` aborts.
+   * Resolves true when any of `readers` gets an append, false at the deadline, when the pool is
+   * full (the caller answers at once), or when `signal` aborts.
    */
-  waitForAppend(logs: readonly PartitionLog[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
+  waitForAppend(readers: readonly PartitionReader[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
 }
 
 export interface KafkaSettings {

@@ -1,32 +1,35 @@
-// Fetch long-polling: a Fetch that finds fewer than min_bytes waits up to max_wait_ms for an
-// append to any of its partitions (PartitionLog.onAppend), then reads again. The number of
-// waiting fetches is bounded; past the bound a fetch answers at once with what it has, which is
-// always correct (max_wait_ms is an upper bound) and keeps memory flat.
+// Long polls: a read that finds less than it wants waits, up to a time, for an append to any of
+// its partitions (PartitionReader.onAppend), then reads again. The number of waiting reads is
+// bounded; past the bound a read answers at once with what it has, which is always correct (the
+// wait is an upper bound) and keeps memory flat.
 
-import type { PartitionLog } from '../../log/types.js';
-import type { FetchWaiterPool } from './handlers/types.js';
+import type { PartitionReader } from './reads.js';
 
-export const fetchWaitersMaxDefault = 10_000;
+export const appendWaitersMaxDefault = 10_000;
 
 interface Waiter {
   finish(appended: boolean): void;
 }
 
-export class FetchWaiters implements FetchWaiterPool {
+export class AppendWaiters {
   private readonly waiters = new Set<Waiter>();
   private closed = false;
 
-  constructor(readonly waitersMax: number = fetchWaitersMaxDefault) {
+  constructor(readonly waitersMax: number = appendWaitersMaxDefault) {
     if (!(waitersMax >= 0)) throw new RangeError('waitersMax must be >= 0');
   }
 
-  /** Fetches waiting now. */
+  /** Reads waiting now. */
   get size(): number {
     return this.waiters.size;
   }
 
-  waitForAppend(logs: readonly PartitionLog[], waitMs: number, signal?: AbortSignal): Promise<boolean> {
-    if (this.closed || waitMs <= 0 || logs.length === 0 || signal?.aborted || this.waiters.size >= this.waitersMax) {
+  /**
+   * Resolves true when any of `readers` gets an append (or its log closes), false at the
+   * deadline, when the pool is full (the caller answers at once), or when `signal` aborts.
+   */
+  waitForAppend(readers: readonly PartitionReader[], waitMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.closed || waitMs <= 0 || readers.length === 0 || signal?.aborted || this.waiters.size >= this.waitersMax) {
       return Promise.resolve(false);
     }
     return new Promise<boolean>((resolve) => {
@@ -43,7 +46,7 @@ export class FetchWaiters implements FetchWaiterPool {
         },
       };
       this.waiters.add(waiter);
-      for (const log of logs) unsubscribes.push(log.onAppend(() => waiter.finish(true)));
+      for (const reader of readers) unsubscribes.push(reader.onAppend(() => waiter.finish(true)));
       timer = setTimeout(() => waiter.finish(false), waitMs);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
