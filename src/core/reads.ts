@@ -195,6 +195,11 @@ export class PartitionReader {
     return this.log.onAppend(listener);
   }
 
+  /** The log's start offset now (retention and DeleteRecords move it). */
+  logStartOffset(): number {
+    return this.log.stats().logStartOffset;
+  }
+
   position(transactions: ReadTransactions = this.broker.transactions): PartitionPosition {
     const stats = this.log.stats();
     return {

@@ -45,7 +45,7 @@ async function lookup(frontend: KafkaFrontend, reader: PartitionReader, timestam
     const position = reader.position(transactionHooksOf(frontend));
     return { offset: readCommittedIsolation ? position.lastStableOffset : position.highWatermark, timestamp: -1 };
   }
-  if (timestamp === EARLIEST_TIMESTAMP) return { offset: reader.position().logStartOffset, timestamp: -1 };
+  if (timestamp === EARLIEST_TIMESTAMP) return { offset: reader.logStartOffset(), timestamp: -1 };
   if (timestamp === MAX_TIMESTAMP) return (await reader.maxTimestampOffset()) ?? { offset: -1, timestamp: -1 };
   if (timestamp < 0) return { offset: -1, timestamp: -1 };
   return (await reader.recordAtTimestamp(timestamp)) ?? { offset: -1, timestamp: -1 };
