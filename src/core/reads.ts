@@ -100,7 +100,10 @@ export interface RecordsRequest {
   recordsMax: number;
   bytesMax: number;
   format: BatchFormat;
-  /** read_committed passes over markers and aborted transactions' records (the reader cannot filter). */
+  /**
+   * read_committed passes over the aborted transactions' records (the reader cannot filter);
+   * markers, which carry no records, are passed over under either.
+   */
   isolation: Isolation;
   /** A connection's "after the reply is written" hook: reads go into pooled buffers handed back then. */
   afterWrite?: (release: () => void) => void;
@@ -368,7 +371,7 @@ export class PartitionReader {
         next = end;
         break;
       }
-      const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : notHidden;
+      const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : hiddenFromUncommitted;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
         const size = b.file?.length ?? b.payload.length;
@@ -447,7 +450,7 @@ export class PartitionReader {
             next = hi;
             break;
           }
-          const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : notHidden;
+          const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : hiddenFromUncommitted;
           for (const b of stored) {
             if (b.lastOffset < next) continue;
             next = b.lastOffset + 1;
@@ -490,4 +493,5 @@ export class PartitionReader {
   }
 }
 
-const notHidden = (): boolean => false;
+/** What a read_uncommitted reader does not see either: markers, which carry no records. */
+const hiddenFromUncommitted = (batch: StoredBatch): boolean => (batch.flags & BatchFlags.control) !== 0;
