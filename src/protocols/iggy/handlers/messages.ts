@@ -22,7 +22,7 @@
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
-import type { RecordsRead } from '../../../core/reads.js';
+import type { PartitionReader, RecordsRead } from '../../../core/reads.js';
 import { checkBatchBytes } from '../../../log/common.js';
 import { BatchFormat, type AppendResult, type StoredBatch } from '../../../log/types.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
@@ -151,6 +151,48 @@ function joined(earlier: RecordsRead, later: RecordsRead): RecordsRead {
   };
 }
 
+/**
+ * The partition a poll reads: the one asked for, else for a group member the next of those it
+ * may poll, round robin (null: none), else partition 0.
+ */
+function polledPartition(topic: Topic, consumer: ResolvedConsumer, partitionId: number | null): number | null {
+  const member = consumer.member;
+  if (member === null) return requirePartition(topic, partitionId ?? 0);
+  if (partitionId !== null) return partitionId;
+  if (member.pollable.length === 0) return null;
+  const partition = member.pollable[member.cursor % member.pollable.length]!;
+  member.cursor = (member.cursor + 1) % member.pollable.length;
+  return partition;
+}
+
+/** The first `want` messages at or after `from` below `end`, in at most `bytesMax` bytes. */
+type Collect = (from: number, end: number, want: number, bytesMax: number) => Promise<RecordsRead>;
+
+/**
+ * `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
+ * records, records compaction removed), the newest `count` messages start further back: the ones
+ * missing are read from there up to where the first read began, and go before its own. Where the
+ * byte cap cuts that read, the reply is instead the run of consecutive messages from where they
+ * start, cut at the cap, as an offset poll from there returns (the missing ones alone followed by
+ * the first read's would leave a hole between them). A first read the cap cut is the reply as it
+ * is. The scan for where they start passes over at most timestampScanFactor x pollBytesMax of
+ * stored batches, as a timestamp poll.
+ */
+async function widenLast(reader: PartitionReader, polled: RecordsRead, poll: { start: number; stable: number; count: number; pollBytesMax: number }, collect: Collect): Promise<RecordsRead> {
+  const { start, stable, count, pollBytesMax } = poll;
+  if (!polled.reachedEnd || polled.records >= count || polled.bytes >= pollBytesMax) return polled;
+  const missing = count - polled.records;
+  const earlier = await reader.newestStart({ below: start, count: missing, isolation: 'read_committed', scanBytesMax: timestampScanFactor * pollBytesMax, fileSlicesMin: fileSliceBytesMin });
+  if (earlier >= start) return polled;
+  const from = Math.max(earlier, reader.logStartOffset());
+  const before = await collect(from, start, missing, pollBytesMax - polled.bytes);
+  // A purge meanwhile ends the poll with what the first read has, as an offset poll ends.
+  if (!reader.isCurrent()) return polled;
+  // Cut by the cap, it reads on from where it stopped, up to the cap, instead of the first read's.
+  if (before.records === missing || before.reachedEnd) return joined(before, polled);
+  return joined(before, await collect(before.next, stable, count - before.records, pollBytesMax - before.bytes));
+}
+
 export const messageHandlers: IggyHandlerTable = {
   [CommandCode.sendMessages]: async (ctx, req) => {
     const topic = sendTarget(ctx, req.streamId, req.topicId, req.partitioning);
@@ -184,18 +226,8 @@ export const messageHandlers: IggyHandlerTable = {
     const consumer = findConsumer(frontend, ctx.session, topic, req.consumer);
     if (consumer === null || failsGroupFence(consumer, req.partitionId)) return resyncReply();
     const member = consumer.member;
-    let partition: number;
-    if (member !== null) {
-      if (req.partitionId !== null) {
-        partition = req.partitionId;
-      } else {
-        if (member.pollable.length === 0) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };
-        partition = member.pollable[member.cursor % member.pollable.length]!;
-        member.cursor = (member.cursor + 1) % member.pollable.length;
-      }
-    } else {
-      partition = requirePartition(topic, req.partitionId ?? 0);
-    }
+    const partition = polledPartition(topic, consumer, req.partitionId);
+    if (partition === null) return { partitionId: 0, currentOffset: 0n, messagesCount: 0, batches: [] };
     // A purge replacing the topic's logs closes the old ones: the reader waits for the new.
     const reader = await frontend.broker.reads.openSettled(topic, partition);
     // Polls read what Kafka transactions committed (Iggy clients cannot filter): up to the last
@@ -243,8 +275,7 @@ export const messageHandlers: IggyHandlerTable = {
     // A timestamp poll passes over older batches, reading at most timestampScanFactor x pollBytesMax.
     const since = minUs;
     const scan = since === null ? undefined : { keep: (b: StoredBatch) => serverTimeMicros(b) >= since, bytesMax: timestampScanFactor * frontend.settings.pollBytesMax };
-    // The first `want` messages at or after `from` below `end`, in at most `bytesMax` bytes.
-    const collect = (from: number, end: number, want: number, bytesMax: number): Promise<RecordsRead> =>
+    const collect: Collect = (from, end, want, bytesMax) =>
       reader.readRecords({
         from,
         end,
@@ -257,29 +288,8 @@ export const messageHandlers: IggyHandlerTable = {
         ...(scan !== undefined ? { scan } : {}),
       });
     let polled = await collect(start, stable, count, frontend.settings.pollBytesMax);
-    // `last`: where the newest `count` offsets hold fewer messages (transaction markers, aborted
-    // records, records compaction removed), the newest `count` messages start further back: the
-    // ones missing are read from there up to where the first read began, and go before its own.
-    // Where the byte cap cuts that read, the reply is instead the run of consecutive messages from
-    // where they start, cut at the cap, as an offset poll from there returns (the missing ones
-    // alone followed by the first read's would leave a hole between them). A first read the cap
-    // cut is the reply as it is.
-    if (req.strategy.kind === PollingKind.last && polled.reachedEnd && polled.records < count && polled.bytes < frontend.settings.pollBytesMax && start > position.logStartOffset) {
-      // The scan passes over at most timestampScanFactor x pollBytesMax of stored batches, as a timestamp poll.
-      const earlier = await reader.newestStart({ below: start, count: count - polled.records, isolation: 'read_committed', scanBytesMax: timestampScanFactor * frontend.settings.pollBytesMax, fileSlicesMin: fileSliceBytesMin });
-      if (earlier < start) {
-        const from = Math.max(earlier, reader.logStartOffset());
-        const missing = count - polled.records;
-        const before = await collect(from, start, missing, frontend.settings.pollBytesMax - polled.bytes);
-        // A purge meanwhile ends the poll with what the first read has, as an offset poll ends.
-        if (reader.isCurrent()) {
-          // Cut by the cap, it reads on from where it stopped, up to the cap, instead of the first read's.
-          polled =
-            before.records === missing || before.reachedEnd
-              ? joined(before, polled)
-              : joined(before, await collect(before.next, stable, count - before.records, frontend.settings.pollBytesMax - before.bytes));
-        }
-      }
+    if (req.strategy.kind === PollingKind.last && start > position.logStartOffset) {
+      polled = await widenLast(reader, polled, { start, stable, count, pollBytesMax: frontend.settings.pollBytesMax }, collect);
     }
     const { chunks: batches, records: messages, lastOffset, passedTo } = polled;
     // What the consumer has consumed: the messages returned, and the offsets an offset poll passed
