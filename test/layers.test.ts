@@ -116,22 +116,12 @@ function imports(): Import[] {
 
 /** Imports that break a rule today: `file -> target`, with what removes them. */
 const knownExceptions: Record<string, string> = {
-  // Handlers that read partitions: the core read service replaces these.
-  'src/protocols/kafka/fetch-waiters.ts -> src/log/types.ts': 'core read service',
-  'src/protocols/kafka/handlers/fetch.ts -> src/log/types.ts': 'core read service',
-  'src/protocols/kafka/handlers/fetch.ts -> src/log/formats.ts': 'core read service',
-  'src/protocols/kafka/handlers/list-offsets.ts -> src/log/types.ts': 'core read service',
-  'src/protocols/kafka/handlers/list-offsets.ts -> src/log/formats.ts': 'core read service',
-  'src/protocols/iggy/handlers/messages.ts -> src/log/types.ts': 'core read service',
-  'src/protocols/iggy/handlers/messages.ts -> src/log/formats.ts': 'core read service',
-  'src/protocols/iggy/handlers/messages.ts -> src/log/common.ts': 'core read service',
   // Batch formats registered by import side effects: the broker's own registry replaces these.
   'src/protocols/kafka/frontend.ts -> src/log/formats.ts': 'formats registered when the broker is built',
   'src/protocols/kafka/frontend.ts -> src/log/types.ts': 'formats registered when the broker is built',
   'src/protocols/iggy/frontend.ts -> src/log/formats.ts': 'formats registered when the broker is built',
   'src/protocols/iggy/frontend.ts -> src/log/types.ts': 'formats registered when the broker is built',
   // Log types in the Kafka front-end's topic and transaction code: core types replace these.
-  'src/protocols/kafka/handlers/types.ts -> src/log/types.ts': 'core types for topic configuration',
   'src/protocols/kafka/topic-configs.ts -> src/log/index.ts': 'core types for topic configuration',
   'src/protocols/kafka/topics.ts -> src/log/types.ts': 'core types for topic configuration',
   'src/protocols/kafka/transactions.ts -> src/log/types.ts': 'core append result',

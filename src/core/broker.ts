@@ -36,11 +36,13 @@ import { UserStore } from './users.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
 import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
+import { checkBatchBytes } from '../log/common.js';
 
 /** Suffix of a partition directory a purge renamed away, removed right after (or at the next start). */
 const purgedDirSuffix = '.purged';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
+export type { AppendResult } from '../log/types.js';
 
 // Named limits.
 export const maintenanceIntervalMsDefault = 300_000;
@@ -521,6 +523,11 @@ export class Broker implements CatalogObserver {
 
   logConfigFor(topic: Topic): LogConfig {
     return toLogConfig(topic.config, this.topicDefaults);
+  }
+
+  /** Refuses (record_too_large) a batch of `bytes` over the topic's largest batch, before any of it is appended. */
+  checkBatchBytes(topic: Topic, bytes: number): void {
+    checkBatchBytes(bytes, this.logConfigFor(topic));
   }
 
   /** @internal CatalogObserver */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppendWaiters } from '../../src/core/append-waiters.js';
 import { Broker } from '../../src/core/broker.js';
-import { ManualClock } from '../../src/core/clock.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { ReadService, type ReadChunk } from '../../src/core/reads.js';
 import { ManualScheduler } from '../../src/core/scheduler.js';
 import type { TxnIdentity } from '../../src/core/transactions.js';

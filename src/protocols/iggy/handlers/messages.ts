@@ -23,8 +23,8 @@ import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import type { PartitionReader, RecordsRead } from '../../../core/reads.js';
-import { checkBatchBytes } from '../../../log/common.js';
-import { BatchFormat, type AppendResult, type StoredBatch } from '../../../log/types.js';
+import type { AppendResult } from '../../../core/broker.js';
+import { BatchFormat, type StoredBatch } from '../../../base/batch.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
@@ -95,7 +95,7 @@ export const storedPartBytesMax = 1024 * 1024;
  */
 function storedParts(ctx: IggyRequestContext, topic: Topic, batch: ValidatedBatch): BatchPart[] {
   if (batch.bytes.length <= storedBatchSplitBytes) return [{ ...batch, firstOffsetDelta: 0 }];
-  checkBatchBytes(batch.bytes.length, ctx.frontend.broker.logConfigFor(topic));
+  ctx.frontend.broker.checkBatchBytes(topic, batch.bytes.length);
   return splitValidatedBatch(batch, storedPartBytesMax);
 }
 

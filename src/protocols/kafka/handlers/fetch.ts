@@ -29,7 +29,7 @@
 
 import type { PartitionReader } from '../../../core/reads.js';
 import { leaseReleasedAfter, type BufferLease } from '../../../base/buffer-pool.js';
-import { BatchFormat } from '../../../log/types.js';
+import { BatchFormat } from '../../../base/batch.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import { kafkaAccessOf, type KafkaAccess } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
