@@ -115,17 +115,7 @@ function imports(): Import[] {
 }
 
 /** Imports that break a rule today: `file -> target`, with what removes them. */
-const knownExceptions: Record<string, string> = {
-  // Batch formats registered by import side effects: the broker's own registry replaces these.
-  'src/protocols/kafka/frontend.ts -> src/log/formats.ts': 'formats registered when the broker is built',
-  'src/protocols/kafka/frontend.ts -> src/log/types.ts': 'formats registered when the broker is built',
-  'src/protocols/iggy/frontend.ts -> src/log/formats.ts': 'formats registered when the broker is built',
-  'src/protocols/iggy/frontend.ts -> src/log/types.ts': 'formats registered when the broker is built',
-  // Log types in the Kafka front-end's topic and transaction code: core types replace these.
-  'src/protocols/kafka/topic-configs.ts -> src/log/index.ts': 'core types for topic configuration',
-  'src/protocols/kafka/topics.ts -> src/log/types.ts': 'core types for topic configuration',
-  'src/protocols/kafka/transactions.ts -> src/log/types.ts': 'core append result',
-};
+const knownExceptions: Record<string, string> = {};
 
 describe('layers', () => {
   it('every import in src/ keeps to the layers (docs/architecture.md)', () => {

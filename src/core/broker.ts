@@ -34,7 +34,7 @@ import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type Marke
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
-import { BatchFlags, MemoryLog, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import { BatchFlags, MemoryLog, createFormatRegistry, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
 
@@ -42,7 +42,7 @@ import { checkBatchBytes } from '../log/common.js';
 const purgedDirSuffix = '.purged';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
-export type { AppendResult } from '../log/types.js';
+export type { AppendResult, PartitionLog } from '../log/types.js';
 
 // Named limits.
 export const maintenanceIntervalMsDefault = 300_000;
@@ -73,7 +73,11 @@ export interface BrokerOptions {
   nodeId?: number;
   /** Leadership and high watermarks; default: this node alone (SingleNodeReplication with nodeId). */
   replication?: Replication;
-  /** Batch format codecs for compaction; the log's default registry when absent. */
+  /**
+   * The batch formats the broker can look inside (compaction, transcoding between protocols,
+   * timestamps): the server passes every built-in one (src/server/listeners.ts builtinFormats);
+   * the neutral format alone when absent.
+   */
   formats?: FormatRegistry;
   /** Overrides producer-state bounds (tests). */
   producerEntriesMax?: number;
@@ -146,6 +150,8 @@ export class Broker implements CatalogObserver {
   readonly metrics: MetricsRegistry;
   /** The one way a front-end reads a partition (reads.ts). */
   readonly reads: ReadService;
+  /** The batch formats this broker's logs and reads look inside (BrokerOptions.formats). */
+  readonly formats: FormatRegistry;
   /** Set only when open() just created root with a random password. Never logged. */
   readonly generatedRootPassword: string | null = null;
   readonly dataDir: string;
@@ -196,7 +202,8 @@ export class Broker implements CatalogObserver {
     this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
-    this.reads = new ReadService(this);
+    this.formats = parts.options.formats ?? createFormatRegistry();
+    this.reads = new ReadService(this, this.formats);
     this.partitionMetrics = {
       appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
       appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),
@@ -828,7 +835,7 @@ export class Broker implements CatalogObserver {
   }
 
   private openLog(topic: Topic, partition: number, config: LogConfig): Promise<PartitionLog> {
-    const formats = this.options.formats ? { formats: this.options.formats } : {};
+    const formats = { formats: this.formats };
     if (this.options.memory) return Promise.resolve(new MemoryLog(config, { clock: this.clock, ...formats }));
     const dir = this.partitionDir(topic.internalId, partition);
     return openFileLog(dir, config, {

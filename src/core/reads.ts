@@ -20,7 +20,7 @@ import { isQuartetError } from '../base/errors.js';
 import { servedAsStored, recordsOf, wholeBatchAs } from './transcode.js';
 import { hiddenFromCommitted } from './txn-index.js';
 import { BufferLease, leaseReleasedAfter } from '../base/buffer-pool.js';
-import { defaultFormatRegistry, type FormatRegistry } from '../log/formats.js';
+import type { FormatRegistry } from '../log/formats.js';
 import { BatchFlags, type BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/types.js';
 
 export { transcodeWholeRecordsMax } from './transcode.js';
@@ -147,7 +147,7 @@ export interface NewestStartRequest {
 export class ReadService {
   constructor(
     private readonly broker: Broker,
-    readonly formats: FormatRegistry = defaultFormatRegistry,
+    readonly formats: FormatRegistry,
   ) {}
 
   /** A reader of the partition's log as it is now; throws unknown_topic / unknown_partition. */

@@ -10,6 +10,9 @@
 // Documented for users in docs/topic-config.md.
 
 import { defaultLogConfig, type CleanupPolicy, type FsyncPolicy, type LogConfig, type SegmentRoll } from '../log/types.js';
+
+/** How long a tombstone survives compaction by default (Kafka's delete.retention.ms): the log's. */
+export { deleteRetentionMsDefault } from '../log/common.js';
 import { QuartetError } from '../base/errors.js';
 
 export interface TopicConfigValues {

@@ -37,7 +37,7 @@ import {
   tombstoneDeadline,
 } from './common.js';
 import { decodeEnvelopeHeader, encodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
-import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
+import { createFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { BufferLease } from '../base/buffer-pool.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
@@ -145,7 +145,7 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
     const recovered = await recoverDirectory(fsys, dir, config, logger);
     const directWrites = options.directWrites === undefined ? defaultDirectWriteGate : options.directWrites;
     const backgroundSyncs = options.backgroundSyncs ?? defaultBackgroundSyncSlots;
-    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? defaultFormatRegistry, recovered, directWrites, backgroundSyncs);
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? createFormatRegistry(), recovered, directWrites, backgroundSyncs);
   } catch (error) {
     if (error instanceof QuartetError) throw error;
     throw storageError(`cannot open the log in ${dir}`, error);

@@ -1,6 +1,7 @@
 // The registry of batch format codecs: how the log looks inside a stored batch when it has to
-// (compaction, transcoding). The hot path never consults it. Front-ends register their codec in
-// `defaultFormatRegistry` at startup; tests build their own registry.
+// (compaction, transcoding). The hot path never consults it. Whoever builds a broker builds its
+// registry (src/server/listeners.ts builtinFormats) and hands it to the broker, which gives it to
+// every log it opens; a log opened alone gets the neutral codec only.
 
 import assert from 'node:assert/strict';
 import { neutralCodec } from './neutral-format.js';
@@ -30,6 +31,3 @@ export class FormatRegistry {
 export function createFormatRegistry(): FormatRegistry {
   return new FormatRegistry().register(neutralCodec);
 }
-
-/** The process-wide registry the broker uses; front-ends register their codecs here. */
-export const defaultFormatRegistry: FormatRegistry = createFormatRegistry();

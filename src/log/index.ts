@@ -3,7 +3,7 @@
 export * from './types.js';
 export { MemoryLog, type MemoryLogOptions } from './memory-log.js';
 export { BufferLease } from '../base/buffer-pool.js';
-export { FormatRegistry, createFormatRegistry, defaultFormatRegistry } from './formats.js';
+export { FormatRegistry, createFormatRegistry } from './formats.js';
 export {
   encodeNeutralBatch,
   decodeNeutralBatch,

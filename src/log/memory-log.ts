@@ -23,7 +23,7 @@ import {
   storedBytes,
   tombstoneDeadline,
 } from './common.js';
-import { defaultFormatRegistry, type FormatRegistry } from './formats.js';
+import { createFormatRegistry, type FormatRegistry } from './formats.js';
 import type {
   AppendRequest,
   AppendResult,
@@ -63,7 +63,7 @@ export class MemoryLog implements PartitionLog {
     assertValidConfig(config);
     this.config = config;
     this.clock = options.clock ?? systemClock;
-    this.formats = options.formats ?? defaultFormatRegistry;
+    this.formats = options.formats ?? createFormatRegistry();
     this.segments = [emptySegment(0)];
   }
 

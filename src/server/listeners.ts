@@ -23,7 +23,20 @@ import { createIggyListener } from '../protocols/iggy/listener.js';
 import type { ListenerContext as TransportListenerContext, ProtocolListener } from '../protocols/transport.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
 
+import { createFormatRegistry, type FormatRegistry } from '../log/formats.js';
+import { kafkaBatchFormatCodec } from '../protocols/kafka/codec/kafka-format.js';
+import { iggyFormatCodec } from '../protocols/iggy/codec/iggy-format.js';
+
 export type { ListenAddress, ProtocolListener } from '../protocols/transport.js';
+
+/**
+ * Every batch format this build can look inside: the neutral one and each built-in front-end's.
+ * The server builds its broker with it, whichever listeners are enabled, so that compaction and
+ * every protocol can read batches any protocol wrote.
+ */
+export function builtinFormats(): FormatRegistry {
+  return createFormatRegistry().register(kafkaBatchFormatCodec).register(iggyFormatCodec);
+}
 
 export const protocolNames = ['kafka', 'iggy', 'cursus', 'felix'] as const;
 export type ProtocolName = (typeof protocolNames)[number];

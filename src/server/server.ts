@@ -17,7 +17,7 @@ import { nativeStatus } from '../base/native.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
-import { builtinBrokerWatchers, builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
+import { builtinBrokerWatchers, builtinFormats, builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { quartetVersion } from '../base/version.js';
 
@@ -180,6 +180,7 @@ class Server implements QuartetServer {
       maintenanceIntervalMs: config.maintenanceIntervalMs,
       // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
       transactions: kafkaBrokerTransactionOptions,
+      formats: builtinFormats(),
     });
   }
 

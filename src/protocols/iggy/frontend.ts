@@ -4,6 +4,7 @@
 // and the stale-member sweep. Connections (connection.ts) hand it to handlers as
 // `context.frontend`.
 
+import assert from 'node:assert/strict';
 import { ProcessUsageMeter } from './process-usage.js';
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
@@ -11,10 +12,9 @@ import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
 import type { User } from '../../core/users.js';
-import { defaultFormatRegistry } from '../../log/formats.js';
-import { BatchFormat } from '../../log/types.js';
+import { BatchFormat } from '../../base/batch.js';
 import { quartetVersion } from '../../base/version.js';
-import { EvictionReason, frameBytesMaxDefault, iggyFormatCodec } from './codec/index.js';
+import { EvictionReason, frameBytesMaxDefault } from './codec/index.js';
 import { sweepOffsets } from './consumers.js';
 import { IggyGroups } from './groups.js';
 import { watchIggyGrants } from './grants.js';
@@ -22,9 +22,6 @@ import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
 import { iggyTopicOptionsOf, type IggyTopicOptionsTable } from './topic-options-table.js';
 
-// The log and the other front-ends look inside Iggy batches through this codec (transcoding to
-// Kafka, compaction, timestamps). Registered once, when the Iggy front-end is loaded.
-if (!defaultFormatRegistry.has(BatchFormat.iggy)) defaultFormatRegistry.register(iggyFormatCodec);
 
 export interface IggySettings {
   /** Largest frame accepted, header included (bytes). */
@@ -131,6 +128,8 @@ export class IggyFrontend {
   private readonly configuredAdvertised: { host: string; port: number } | null;
 
   constructor(options: IggyFrontendOptions) {
+    // Iggy batches are read by other protocols and compacted: the broker must know their format.
+    assert.ok(options.broker.formats.has(BatchFormat.iggy), 'the broker was built without the Iggy batch format (BrokerOptions.formats: builtinFormats() of src/server/listeners.ts)');
     this.broker = options.broker;
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;

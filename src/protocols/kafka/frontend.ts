@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import type { Broker } from '../../core/broker.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
-import { defaultFormatRegistry } from '../../log/formats.js';
-import { BatchFormat } from '../../log/types.js';
-import { kafkaBatchFormatCodec } from './codec/kafka-format.js';
+import assert from 'node:assert/strict';
+import { BatchFormat } from '../../base/batch.js';
 import { GroupCoordinator, type GroupCoordinatorConfig, type GroupSnapshot } from './coordinator/group-coordinator.js';
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { AppendWaiters, appendWaitersMaxDefault } from '../../core/append-waiters.js';
@@ -58,9 +57,6 @@ export interface KafkaFrontendOptions {
   persistGroups?: boolean;
 }
 
-// The log looks inside Kafka batches through this codec (compaction; transcoding to other
-// protocols; ListOffsets by timestamp). Registered once, when the Kafka front-end is loaded.
-if (!defaultFormatRegistry.has(BatchFormat.kafka)) defaultFormatRegistry.register(kafkaBatchFormatCodec);
 
 export class KafkaBrokerFrontend implements KafkaFrontend {
   readonly broker: Broker;
@@ -84,6 +80,8 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   }
 
   constructor(options: KafkaFrontendOptions) {
+    // Kafka batches are read by other protocols and compacted: the broker must know their format.
+    assert.ok(options.broker.formats.has(BatchFormat.kafka), 'the broker was built without the Kafka batch format (BrokerOptions.formats: builtinFormats() of src/server/listeners.ts)');
     this.broker = options.broker;
     this.logger = options.logger;
     this.settings = { ...defaultKafkaSettings, defaultPartitions: options.broker.defaultPartitions, ...options.settings };

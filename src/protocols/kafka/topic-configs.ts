@@ -22,7 +22,7 @@
 // Kafka references: LogConfig / TopicConfig (names, types, defaults), ServerTopicConfigSynonyms
 // (the broker-level synonym of each topic key), DescribeConfigsResponse.ConfigSource/ConfigType.
 
-import { deleteRetentionMsDefault } from '../../log/index.js';
+import { deleteRetentionMsDefault } from '../../core/topic-config.js';
 import { builtinTopicDefaults, topicConfigProblem, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../../core/topic-config.js';
 
 /** DescribeConfigsResponse.ConfigSource ids. */

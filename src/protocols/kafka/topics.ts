@@ -12,7 +12,7 @@
 
 import type { Topic } from '../../core/catalog.js';
 import type { Broker } from '../../core/broker.js';
-import type { PartitionLog } from '../../log/types.js';
+import type { PartitionLog } from '../../core/broker.js';
 import { ErrorCode } from './codec/errors.js';
 import { kafkaTopicNameFor, kafkaVisibleTopics, resolveKafkaTopicName } from '../mapping.js';
 

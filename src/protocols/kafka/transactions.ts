@@ -18,7 +18,7 @@
 import type { Broker, BrokerTransactionOptions, TopicRef } from '../../core/broker.js';
 import { coreCodeOf } from '../../base/errors.js';
 import type { MarkerEncoder, MarkerKindFn } from '../../core/txn-index.js';
-import { BatchFlags, BatchFormat } from '../../log/types.js';
+import { BatchFlags, BatchFormat } from '../../base/batch.js';
 import { ErrorCode } from './codec/errors.js';
 import { appendRequestFromBatch } from './codec/kafka-format.js';
 import { ControlRecordType, batchRecords, buildControlBatch, decodeControlRecord, validateRecordBatch } from './codec/record-batch.js';

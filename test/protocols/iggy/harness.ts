@@ -36,6 +36,7 @@ import { IggyConnection } from '../../../src/protocols/iggy/connection.js';
 import { IggyFrontend, type IggySettings } from '../../../src/protocols/iggy/frontend.js';
 import { TcpListener } from '../../../src/protocols/tcp-listener.js';
 import { iggySocketOptions } from '../../../src/protocols/iggy/listener.js';
+import { builtinFormats } from '../../../src/server/listeners.js';
 
 export const testScryptCost = { N: 1024, r: 8, p: 1 };
 export const rootPassword = 'secret-root';
@@ -77,6 +78,7 @@ export interface HarnessOptions {
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'quartet-iggy-'));
   const broker = await Broker.open({
+    formats: builtinFormats(),
     dataDir,
     maintenanceIntervalMs: 0,
     scryptCost: testScryptCost,

@@ -7,13 +7,13 @@ import { Broker } from '../../../src/core/broker.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
 import { defaultIggySettings, type IggyFrontend } from '../../../src/protocols/iggy/frontend.js';
-import { builtinListenerFactories } from '../../../src/server/listeners.js';
+import { builtinFormats, builtinListenerFactories } from '../../../src/server/listeners.js';
 import { loadConfig } from '../../../src/server/config.js';
 
 async function frontendFor(flags: Record<string, string>): Promise<{ frontend: IggyFrontend; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-listener-'));
   const config = loadConfig({ flags: { 'data-dir': dir, ...flags }, env: {}, cwd: dir }).config;
-  const broker = await Broker.open({ dataDir: dir, memory: true, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir: dir, memory: true, maintenanceIntervalMs: 0 });
   const listener = builtinListenerFactories.get('iggy')!({ name: 'iggy', broker, settings: config.listeners.iggy, config, logger: silentLogger, metrics: new MetricsRegistry() });
   const frontend = (listener as unknown as { frontend: IggyFrontend }).frontend;
   return {

@@ -19,6 +19,7 @@ import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { testScryptCost } from '../../core/helpers.js';
 import { IggyTestClient, sid } from './harness.js';
+import { builtinFormats } from '../../../src/server/listeners.js';
 
 const mib = 1024 * 1024;
 
@@ -82,7 +83,7 @@ it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_si
 it('a table whose load failed loads again at the next watch, listening once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-options-load-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const broker = await Broker.open({ dataDir: dir, memory: true, maintenanceIntervalMs: 0, scryptCost: testScryptCost, rootUser: { username: 'iggy', password: 'iggy-password' } });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir: dir, memory: true, maintenanceIntervalMs: 0, scryptCost: testScryptCost, rootUser: { username: 'iggy', password: 'iggy-password' } });
   t.after(() => broker.close());
   const ns = await broker.createNamespace('shop');
   // As an Iggy CreateTopic stores it: the options, and 64 MiB spread over 2 partitions in the core config.

@@ -28,6 +28,7 @@ import { fileReplyStats } from '../../../src/protocols/file-replies.js';
 import { batchOf, recordsOf } from './handlers/data-harness.js';
 import { encodeNeutralBatch } from '../../../src/log/neutral-format.js';
 import { defineHandler, type KafkaHandler, type KafkaSettings } from '../../../src/protocols/kafka/handlers/types.js';
+import { builtinFormats } from '../../../src/server/listeners.js';
 
 // Loopback peers get file slices only when asked (file-replies.ts canSendFiles): these tests ask.
 process.env['QUARTET_SENDFILE'] = '1';
@@ -44,7 +45,7 @@ function gate(): Gate {
 
 async function harness(t: { after(fn: () => Promise<void> | void): void }, options: { handlers?: KafkaHandler[]; settings?: Partial<KafkaSettings>; fileLogs?: boolean } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-conn-'));
-  const broker = await Broker.open({ dataDir, memory: options.fileLogs !== true, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: options.fileLogs !== true, maintenanceIntervalMs: 0 });
   const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false, ...(options.handlers ? { handlers: options.handlers } : {}), settings: options.settings ?? {} });
   let inFlight = 0;
   let authenticated = 0;

@@ -6,12 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, ConsumerKind, PollingKind, iggyFormatCodec, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../../src/protocols/iggy/codec/index.js';
-import { BatchFlags, BatchFormat, defaultFormatRegistry, encodeNeutralBatch, type StoredBatch } from '../../../../src/log/index.js';
-import { appendRequestFromBatch, kafkaBatchFormatCodec } from '../../../../src/protocols/kafka/codec/kafka-format.js';
+import { BatchFlags, BatchFormat, encodeNeutralBatch, type StoredBatch } from '../../../../src/log/index.js';
+import { appendRequestFromBatch } from '../../../../src/protocols/kafka/codec/kafka-format.js';
 import { buildRecordBatch } from '../../../../src/protocols/kafka/codec/record-batch.js';
 import { sendRequest, sid, startIggy, type IggyHarness, type IggyTestClient } from '../harness.js';
-
-if (!defaultFormatRegistry.has(BatchFormat.kafka)) defaultFormatRegistry.register(kafkaBatchFormatCodec);
 
 /** A seeded generator of numbers in [0, 1). */
 function random(seed: number): () => number {

@@ -16,6 +16,7 @@ import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/p
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import type { KafkaHandler, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
+import { builtinFormats } from '../../../../src/server/listeners.js';
 
 /** Cheap scrypt for tests (the core's test helpers use the same). */
 export const testScryptCost = { N: 1024, r: 8, p: 1 };
@@ -36,6 +37,7 @@ export async function adminHarness(
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-admin-'));
   const clock = new ManualClock(1_700_000_000_000);
   const broker = await Broker.open({
+    formats: builtinFormats(),
     dataDir,
     memory: true,
     clock,

@@ -14,6 +14,7 @@ import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/p
 import { buildRecordBatch, splitBatches, batchRecords, readBatchHeader, type RecordInput, type BuildBatchOptions } from '../../../../src/protocols/kafka/codec/record-batch.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import type { KafkaHandler, KafkaSession, KafkaSettings } from '../../../../src/protocols/kafka/handlers/types.js';
+import { builtinFormats } from '../../../../src/server/listeners.js';
 
 export interface DataHarness {
   broker: Broker;
@@ -30,7 +31,7 @@ export async function dataHarness(
   options: { topics?: Record<string, number>; settings?: Partial<KafkaSettings>; memory?: boolean; replication?: Replication } = {},
 ): Promise<DataHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-data-'));
-  const broker = await Broker.open({ dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0, ...(options.replication ? { replication: options.replication } : {}) });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0, ...(options.replication ? { replication: options.replication } : {}) });
   const frontend = new KafkaBrokerFrontend({
     broker,
     logger: silentLogger,

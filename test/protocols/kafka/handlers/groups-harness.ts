@@ -18,6 +18,7 @@ import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js
 import { joinGroupHandler } from '../../../../src/protocols/kafka/handlers/join-group.js';
 import { syncGroupHandler } from '../../../../src/protocols/kafka/handlers/sync-group.js';
 import type { KafkaHandler, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
+import { builtinFormats } from '../../../../src/server/listeners.js';
 
 export const initialRebalanceDelayMs = 300;
 
@@ -37,7 +38,7 @@ export async function groupsHarness(
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-groups-'));
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
-  const broker = await Broker.open({ dataDir, memory: true, clock, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: true, clock, maintenanceIntervalMs: 0 });
   const frontend = new KafkaBrokerFrontend({
     broker,
     logger: silentLogger,

@@ -14,8 +14,7 @@ import { batchOf, dataHarness, recordsOf, type DataHarness } from './data-harnes
 import { deleteRecordsHandler } from '../../../../src/protocols/kafka/handlers/delete-records.js';
 import { listOffsetsHandler } from '../../../../src/protocols/kafka/handlers/list-offsets.js';
 import { holdPurgeStart } from '../../../core/helpers.js';
-import { encodeIggyBatch, iggyFormatCodec } from '../../../../src/protocols/iggy/codec/iggy-format.js';
-import { defaultFormatRegistry } from '../../../../src/log/formats.js';
+import { encodeIggyBatch } from '../../../../src/protocols/iggy/codec/iggy-format.js';
 import { BatchFormat, type StoredBatch } from '../../../../src/log/types.js';
 
 function produce(h: DataHarness, topic: string, partition: number, records: Buffer | null, version = 9, acks = -1) {
@@ -362,8 +361,6 @@ describe('Fetch', () => {
     const h = await dataHarness(t);
     // As an Iggy-created topic: batches up to 128 MiB (docs/iggy.md).
     await h.broker.createTopic('default', 'big', { partitions: 1, config: { 'max.message.bytes': 128 * 1024 * 1024 } });
-    // The Iggy front-end registers its batch format when it loads; this test runs without it.
-    if (!defaultFormatRegistry.has(BatchFormat.iggy)) defaultFormatRegistry.register(iggyFormatCodec);
     const n = 20_000;
     const records = Array.from({ length: n }, (_, i) => ({ offset: i, timestamp: 1_700_000_000_000, key: null, value: Buffer.from(`m${i}`.padEnd(100, '.')), headers: [] }));
     const template: StoredBatch = { format: BatchFormat.neutral, flags: 0, baseOffset: 0, lastOffset: -1, recordCount: 0, firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_000, producerId: -1, producerEpoch: -1, baseSequence: -1, payload: Buffer.alloc(0) };

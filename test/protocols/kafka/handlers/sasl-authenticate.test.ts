@@ -13,6 +13,7 @@ import { saslHandshakeHandler } from '../../../../src/protocols/kafka/handlers/s
 import type { KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
 import { ScramClient, type ScramMechanism } from '../../../../src/protocols/kafka/sasl/scram.js';
 import { adminHarness, type AdminHarness } from './admin-harness.js';
+import { builtinFormats } from '../../../../src/server/listeners.js';
 
 const users = { alice: 'alice-secret', bob: 'bob-secret' };
 
@@ -96,7 +97,7 @@ describe('SaslAuthenticate', () => {
     let err = '';
     const io = { stdout: () => {}, stderr: (s: string) => void (err += s), readStdin: async () => '', env: { QUARTET_ROOT_PASSWORD: 'root-pw' }, cwd: dataDir };
     assert.equal(await main(['user', 'create', 'carol', '--password', 'carol-secret', '--data-dir', dataDir], io), 0, err);
-    const broker = await Broker.open({ dataDir, maintenanceIntervalMs: 0 });
+    const broker = await Broker.open({ formats: builtinFormats(), dataDir, maintenanceIntervalMs: 0 });
     const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false });
     t.after(async () => {
       await frontend.close();

@@ -21,6 +21,7 @@ import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js
 import { initProducerIdHandler } from '../../../../src/protocols/kafka/handlers/init-producer-id.js';
 import type { KafkaHandler, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
 import { kafkaBrokerTransactionOptions } from '../../../../src/protocols/kafka/transactions.js';
+import { builtinFormats } from '../../../../src/server/listeners.js';
 
 export interface TxnHarness {
   broker: Broker;
@@ -52,6 +53,7 @@ export async function txnHarness(
   const coreScheduler = new CoreScheduler(clock);
   const groupScheduler = new ManualScheduler(clock);
   const broker = await Broker.open({
+    formats: builtinFormats(),
     dataDir,
     memory: options.memory ?? true,
     clock,
