@@ -22,6 +22,7 @@ import { Catalog, defaultNamespaceName, type CatalogObserver, type ConfigChanges
 import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
 import { GroupStore } from './groups.js';
+import { TopicOptionsStore } from './topic-options.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry, type Counter, type Gauge } from './metrics.js';
@@ -144,6 +145,8 @@ export class Broker implements CatalogObserver {
   readonly users: UserStore;
   readonly offsets: OffsetStore;
   readonly groups: GroupStore;
+  /** Per-topic options of a protocol that the core config does not hold (Iggy's). */
+  readonly topicOptions: TopicOptionsStore;
   readonly producers: ProducerStateManager;
   /** Set by open() once the logs are recovered. */
   readonly transactions!: TransactionCoordinator;
@@ -199,6 +202,7 @@ export class Broker implements CatalogObserver {
     this.producers = parts.producers;
     this.offsets = new OffsetStore(parts.store, this.clock);
     this.groups = new GroupStore(parts.store, this.clock);
+    this.topicOptions = new TopicOptionsStore(parts.store, this.clock);
     this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);

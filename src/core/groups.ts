@@ -44,6 +44,25 @@ export class GroupStore {
   delete(scope: string, groupId: string): Promise<boolean> {
     return this.store.deleteGroup(scope, groupId);
   }
+
+  /**
+   * The ids the next group of each topic gets, for a protocol that numbers its groups per topic
+   * and never gives an id twice (Iggy): topic internal id → next id.
+   */
+  async nextGroupIds(scope: string): Promise<Map<number, number>> {
+    return new Map((await this.store.listGroupIdCounters(scope)).map((r) => [r.topicInternalId, r.nextId]));
+  }
+
+  async saveNextGroupId(scope: string, topicInternalId: number, nextId: number): Promise<void> {
+    assertKey(scope, '');
+    if (!Number.isSafeInteger(nextId) || nextId < 0) throw new QuartetError('invalid_request', `invalid next group id ${nextId}`);
+    await this.store.putGroupIdCounter({ scope, topicInternalId, nextId });
+  }
+
+  /** The topic is gone: its counter goes with it. True if there was one. */
+  deleteNextGroupId(scope: string, topicInternalId: number): Promise<boolean> {
+    return this.store.deleteGroupIdCounter(scope, topicInternalId);
+  }
 }
 
 function assertKey(scope: string, groupId: string): void {

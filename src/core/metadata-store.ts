@@ -1,6 +1,7 @@
 // The metadata store: everything the broker must remember that is not a partition log (catalog,
-// committed offsets, group state, producer-state snapshots, transaction state and the partitions'
-// transaction-index checkpoints, users, tokens, id counters).
+// committed offsets, group state and group id counters, per-topic protocol options,
+// producer-state snapshots, transaction state and the partitions' transaction-index checkpoints,
+// users, tokens, id counters). The schema and its migrations: metadata-schema.ts.
 //
 // The interface is deliberately narrow and speaks only in plain records, so that a distributed
 // store (etcd, later) can implement it. Every method returns a Promise even though the embedded
@@ -15,6 +16,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { QuartetError } from '../base/errors.js';
+import { metadataMigrations as migrations, metadataSchemaVersion } from './metadata-schema.js';
+
+export { metadataSchemaVersion };
 
 // ---------------------------------------------------------------------------------------------
 // Records
@@ -84,6 +88,23 @@ export interface GroupRecord {
   /** Opaque JSON-able state owned by the protocol's coordinator. */
   state: unknown;
   updatedAt: number;
+}
+
+export interface TopicOptionsRecord {
+  /** The protocol whose options these are ('iggy'): what it was told that the core config does not hold. */
+  protocol: string;
+  topicInternalId: number;
+  /** Opaque JSON-able options, shaped by the protocol. */
+  options: unknown;
+  updatedAt: number;
+}
+
+export interface GroupIdCounterRecord {
+  /** The protocol scope whose groups are numbered per topic ('iggy'). */
+  scope: string;
+  topicInternalId: number;
+  /** The id the topic's next group gets: ids are never given twice. */
+  nextId: number;
 }
 
 export interface ProducerSnapshotRecord {
@@ -159,6 +180,16 @@ export interface MetadataStore {
   listGroups(scope: string): Promise<GroupRecord[]>;
   deleteGroup(scope: string, groupId: string): Promise<boolean>;
 
+  /** Replaces the (protocol, topic) options. */
+  putTopicOptions(record: TopicOptionsRecord): Promise<void>;
+  listTopicOptions(protocol: string): Promise<TopicOptionsRecord[]>;
+  deleteTopicOptions(protocol: string, topicInternalId: number): Promise<boolean>;
+
+  /** Sets the (scope, topic) counter. */
+  putGroupIdCounter(record: GroupIdCounterRecord): Promise<void>;
+  listGroupIdCounters(scope: string): Promise<GroupIdCounterRecord[]>;
+  deleteGroupIdCounter(scope: string, topicInternalId: number): Promise<boolean>;
+
   /** All records in one transaction. */
   putProducerSnapshots(records: readonly ProducerSnapshotRecord[]): Promise<void>;
   listProducerSnapshots(): Promise<ProducerSnapshotRecord[]>;
@@ -185,67 +216,6 @@ export function metadataDbPath(dataDir: string): string {
   return join(dataDir, 'meta', 'quartet.db');
 }
 
-interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-/**
- * Append-only: a released migration never changes; a schema change is a new entry. Each one runs
- * in a transaction together with its row in schema_migrations.
- */
-const migrations: readonly Migration[] = [
-  {
-    version: 1,
-    name: 'initial',
-    sql: `
-      CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
-      CREATE TABLE namespaces (
-        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL) STRICT;
-      CREATE TABLE topics (
-        internal_id INTEGER PRIMARY KEY,
-        namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
-        id INTEGER NOT NULL, name TEXT NOT NULL, uuid BLOB NOT NULL,
-        partitions INTEGER NOT NULL, config TEXT NOT NULL, created_at INTEGER NOT NULL,
-        UNIQUE (namespace_id, id), UNIQUE (namespace_id, name)) STRICT;
-      CREATE TABLE users (
-        id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
-        password_hash TEXT NOT NULL, scram TEXT NOT NULL, permissions TEXT NOT NULL,
-        created_at INTEGER NOT NULL) STRICT;
-      CREATE TABLE tokens (
-        token_hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-        name TEXT NOT NULL, expires_at INTEGER, created_at INTEGER NOT NULL,
-        UNIQUE (user_id, name)) STRICT;
-      CREATE TABLE offsets (
-        scope TEXT NOT NULL, group_id TEXT NOT NULL, topic_internal_id INTEGER NOT NULL,
-        partition INTEGER NOT NULL, offset INTEGER NOT NULL, leader_epoch INTEGER NOT NULL,
-        metadata TEXT NOT NULL, commit_time INTEGER NOT NULL,
-        PRIMARY KEY (scope, group_id, topic_internal_id, partition)) STRICT;
-      CREATE INDEX offsets_by_topic ON offsets (topic_internal_id);
-      CREATE TABLE groups (
-        scope TEXT NOT NULL, group_id TEXT NOT NULL, state TEXT NOT NULL, updated_at INTEGER NOT NULL,
-        PRIMARY KEY (scope, group_id)) STRICT;
-      CREATE TABLE producer_snapshots (
-        partition_key TEXT PRIMARY KEY, next_offset INTEGER NOT NULL, entries TEXT NOT NULL,
-        taken_at INTEGER NOT NULL) STRICT;
-    `,
-  },
-  {
-    version: 2,
-    name: 'transactions',
-    sql: `
-      CREATE TABLE transactions (
-        scope TEXT NOT NULL, transactional_id TEXT NOT NULL, state TEXT NOT NULL, updated_at INTEGER NOT NULL,
-        PRIMARY KEY (scope, transactional_id)) STRICT;
-      CREATE TABLE txn_checkpoints (
-        partition_key TEXT PRIMARY KEY, next_offset INTEGER NOT NULL, state TEXT NOT NULL,
-        taken_at INTEGER NOT NULL) STRICT;
-    `,
-  },
-];
-
-export const metadataSchemaVersion = migrations[migrations.length - 1]!.version;
 
 export interface SqliteMetadataStoreOptions {
   /** A file path, or ':memory:' (tests). */
@@ -453,6 +423,43 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => this.stmts.deleteGroup.run(scope, groupId).changes > 0);
   }
 
+  // --- per-topic protocol options and group id counters --------------------------------------
+
+  putTopicOptions(record: TopicOptionsRecord): Promise<void> {
+    return this.run(
+      () => void this.stmts.putTopicOptions.run(record.protocol, record.topicInternalId, JSON.stringify(record.options ?? null), record.updatedAt),
+    );
+  }
+
+  listTopicOptions(protocol: string): Promise<TopicOptionsRecord[]> {
+    return this.run(() =>
+      (this.stmts.listTopicOptions.all(protocol) as Row[]).map((r) => ({
+        protocol: String(r.protocol),
+        topicInternalId: Number(r.topic_internal_id),
+        options: JSON.parse(String(r.options)) as unknown,
+        updatedAt: Number(r.updated_at),
+      })),
+    );
+  }
+
+  deleteTopicOptions(protocol: string, topicInternalId: number): Promise<boolean> {
+    return this.run(() => this.stmts.deleteTopicOptions.run(protocol, topicInternalId).changes > 0);
+  }
+
+  putGroupIdCounter(record: GroupIdCounterRecord): Promise<void> {
+    return this.run(() => void this.stmts.putGroupIdCounter.run(record.scope, record.topicInternalId, record.nextId));
+  }
+
+  listGroupIdCounters(scope: string): Promise<GroupIdCounterRecord[]> {
+    return this.run(() =>
+      (this.stmts.listGroupIdCounters.all(scope) as Row[]).map((r) => ({ scope: String(r.scope), topicInternalId: Number(r.topic_internal_id), nextId: Number(r.next_id) })),
+    );
+  }
+
+  deleteGroupIdCounter(scope: string, topicInternalId: number): Promise<boolean> {
+    return this.run(() => this.stmts.deleteGroupIdCounter.run(scope, topicInternalId).changes > 0);
+  }
+
   // --- producer snapshots ---------------------------------------------------------------------
 
   putProducerSnapshots(records: readonly ProducerSnapshotRecord[]): Promise<void> {
@@ -583,6 +590,18 @@ function prepareStatements(db: Database.Database) {
     getGroup: db.prepare('SELECT * FROM groups WHERE scope = ? AND group_id = ?'),
     listGroups: db.prepare('SELECT * FROM groups WHERE scope = ? ORDER BY group_id'),
     deleteGroup: db.prepare('DELETE FROM groups WHERE scope = ? AND group_id = ?'),
+    putTopicOptions: db.prepare(
+      `INSERT INTO topic_options (protocol, topic_internal_id, options, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (protocol, topic_internal_id) DO UPDATE SET options = excluded.options, updated_at = excluded.updated_at`,
+    ),
+    listTopicOptions: db.prepare('SELECT * FROM topic_options WHERE protocol = ? ORDER BY topic_internal_id'),
+    deleteTopicOptions: db.prepare('DELETE FROM topic_options WHERE protocol = ? AND topic_internal_id = ?'),
+    putGroupIdCounter: db.prepare(
+      `INSERT INTO group_id_counters (scope, topic_internal_id, next_id) VALUES (?, ?, ?)
+       ON CONFLICT (scope, topic_internal_id) DO UPDATE SET next_id = excluded.next_id`,
+    ),
+    listGroupIdCounters: db.prepare('SELECT * FROM group_id_counters WHERE scope = ? ORDER BY topic_internal_id'),
+    deleteGroupIdCounter: db.prepare('DELETE FROM group_id_counters WHERE scope = ? AND topic_internal_id = ?'),
     putSnapshot: db.prepare(
       `INSERT INTO producer_snapshots (partition_key, next_offset, entries, taken_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (partition_key) DO UPDATE SET next_offset = excluded.next_offset, entries = excluded.entries,

@@ -27,3 +27,24 @@ test('groups: save, load, list, delete; opaque state survives a reopen', async (
   assert.equal((await groups.list('iggy')).length, 1);
   await store.close();
 });
+
+test('groups: per-topic next group ids are kept per scope and dropped with their topic', async (t) => {
+  const dir = tempDir(t);
+  let store = SqliteMetadataStore.openInDataDir(dir);
+  let groups = new GroupStore(store, new ManualClock(0));
+  await groups.saveNextGroupId('iggy', 4, 1);
+  await groups.saveNextGroupId('iggy', 4, 2);
+  await groups.saveNextGroupId('iggy', 6, 9);
+  await groups.saveNextGroupId('cursus', 4, 7);
+  await store.close();
+
+  store = SqliteMetadataStore.openInDataDir(dir);
+  groups = new GroupStore(store, new ManualClock(0));
+  assert.deepEqual([...(await groups.nextGroupIds('iggy'))], [[4, 2], [6, 9]]);
+  assert.equal(await groups.deleteNextGroupId('iggy', 4), true);
+  assert.equal(await groups.deleteNextGroupId('iggy', 4), false);
+  assert.deepEqual([...(await groups.nextGroupIds('iggy'))], [[6, 9]]);
+  assert.deepEqual([...(await groups.nextGroupIds('cursus'))], [[4, 7]]);
+  await assert.rejects(groups.saveNextGroupId('iggy', 6, -1), /invalid next group id/);
+  await store.close();
+});

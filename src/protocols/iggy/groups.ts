@@ -20,7 +20,7 @@
 // get it. Partitions with nothing in flight, and those whose owner left, move at once.
 //
 // Durable: the group's id, name and topic (group store, scope `iggy`, key
-// `<topicInternalId>/<groupId>`), and per topic the next group id (key `<topicInternalId>/next`).
+// `<topicInternalId>/<groupId>`), and per topic the next group id (the group store's id counters).
 // Members are not: they are live connections, gone after a restart, as in Iggy.
 
 import type { Broker } from '../../core/broker.js';
@@ -88,20 +88,20 @@ export class IggyGroups {
   ) {}
 
   async load(): Promise<void> {
+    for (const [topicInternalId, nextId] of await this.broker.groups.nextGroupIds(iggyGroupScope)) {
+      if (this.broker.catalog.topicByInternalId(topicInternalId) === null) {
+        await this.broker.groups.deleteNextGroupId(iggyGroupScope, topicInternalId).catch(() => undefined);
+        continue;
+      }
+      this.nextIds.set(topicInternalId, nextId);
+    }
     for (const stored of await this.broker.groups.list(iggyGroupScope)) {
-      const s = stored.state as { topicInternalId?: unknown; id?: unknown; name?: unknown; nextGroupId?: unknown } | null;
-      if (!s || typeof s.topicInternalId !== 'number') continue;
-      const nextId = typeof s.nextGroupId === 'number' ? s.nextGroupId : null;
-      if (nextId === null && (typeof s.id !== 'number' || typeof s.name !== 'string')) continue;
+      const s = stored.state as { topicInternalId?: unknown; id?: unknown; name?: unknown } | null;
+      if (!s || typeof s.topicInternalId !== 'number' || typeof s.id !== 'number' || typeof s.name !== 'string') continue;
       if (this.broker.catalog.topicByInternalId(s.topicInternalId) === null) {
         await this.broker.groups.delete(iggyGroupScope, stored.groupId).catch(() => undefined);
         continue;
       }
-      if (nextId !== null) {
-        this.nextIds.set(s.topicInternalId, Math.max(nextId, this.nextIds.get(s.topicInternalId) ?? 0));
-        continue;
-      }
-      if (typeof s.id !== 'number' || typeof s.name !== 'string') continue;
       this.groupsOf(s.topicInternalId).set(s.id, newGroup(s.topicInternalId, s.id, s.name));
     }
     this.logger.debug('loaded iggy consumer groups', { groups: this.count() });
@@ -151,7 +151,7 @@ export class IggyGroups {
     for (const g of groups.values()) id = Math.max(id, g.id + 1);
     const group = newGroup(topic.internalId, id, name);
     // The counter first: a crash between the two writes leaves a gap in the ids, never a reuse.
-    await this.broker.groups.save(iggyGroupScope, nextKey(topic.internalId), { topicInternalId: topic.internalId, nextGroupId: id + 1 });
+    await this.broker.groups.saveNextGroupId(iggyGroupScope, topic.internalId, id + 1);
     this.nextIds.set(topic.internalId, id + 1);
     await this.broker.groups.save(iggyGroupScope, key(topic.internalId, id), { topicInternalId: topic.internalId, id, name });
     groups.set(id, group);
@@ -165,7 +165,7 @@ export class IggyGroups {
 
   /** Drops every group of a deleted topic. */
   async topicDeleted(topicInternalId: number): Promise<void> {
-    if (this.nextIds.delete(topicInternalId)) await this.broker.groups.delete(iggyGroupScope, nextKey(topicInternalId)).catch(() => undefined);
+    if (this.nextIds.delete(topicInternalId)) await this.broker.groups.deleteNextGroupId(iggyGroupScope, topicInternalId).catch(() => undefined);
     const groups = this.byTopic.get(topicInternalId);
     if (!groups) return;
     this.byTopic.delete(topicInternalId);
@@ -374,8 +374,4 @@ function refreshPollable(group: IggyGroup): void {
 
 function key(topicInternalId: number, groupId: number): string {
   return `${topicInternalId}/${groupId}`;
-}
-
-function nextKey(topicInternalId: number): string {
-  return `${topicInternalId}/next`;
 }

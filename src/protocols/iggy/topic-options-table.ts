@@ -1,5 +1,5 @@
-// The options Iggy stored for each topic (the group store, scope `iggy.topic-options`, key: the
-// topic's internal id), one table per broker. It is looked after whether or not the Iggy listener
+// The options Iggy stored for each topic (the core topic options store, protocol `iggy`: the
+// metadata store's topic_options table), one table per broker. It is looked after whether or not the Iggy listener
 // is open (the server watches every broker it opens, src/server/listeners.ts
 // builtinBrokerWatchers): a max_topic_size is spread again over a partition count changed by any
 // protocol, in the same catalog step, and the options of a deleted topic go with it. The Iggy view
@@ -14,7 +14,7 @@ import {
   optionsOverCoreConfig,
   serializeTopicOptions,
   storedAfterPatch,
-  topicOptionsScope,
+  topicOptionsProtocol,
   type PatchedTopicOptions,
   type StoredTopicOptions,
 } from './topic-options.js';
@@ -61,7 +61,7 @@ export class IggyTopicOptionsTable {
   }
 
   async save(topic: Topic, options: StoredTopicOptions): Promise<void> {
-    await this.broker.groups.save(topicOptionsScope, String(topic.internalId), serializeTopicOptions(options));
+    await this.broker.topicOptions.save(topicOptionsProtocol, topic.internalId, serializeTopicOptions(options));
     this.stored.set(topic.internalId, options);
   }
 
@@ -72,9 +72,9 @@ export class IggyTopicOptionsTable {
   }
 
   private async load(): Promise<void> {
-    for (const entry of await this.broker.groups.list(topicOptionsScope)) {
-      const internalId = Number(entry.groupId);
-      const parsed = deserializeTopicOptions(entry.state);
+    for (const entry of await this.broker.topicOptions.list(topicOptionsProtocol)) {
+      const internalId = entry.topicInternalId;
+      const parsed = deserializeTopicOptions(entry.options);
       if (parsed === null || this.broker.catalog.topicByInternalId(internalId) === null) {
         await this.forget(internalId);
         continue;
@@ -85,7 +85,7 @@ export class IggyTopicOptionsTable {
 
   private async forget(internalId: number): Promise<void> {
     this.stored.delete(internalId);
-    await this.broker.groups.delete(topicOptionsScope, String(internalId)).catch(() => undefined);
+    await this.broker.topicOptions.delete(topicOptionsProtocol, internalId).catch(() => undefined);
   }
 }
 

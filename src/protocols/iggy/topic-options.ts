@@ -40,7 +40,8 @@ import {
 import type { OptionDescriptor } from './codec/commands/system.js';
 import { IggyFailure } from './errors.js';
 
-export const topicOptionsScope = 'iggy.topic-options';
+/** The protocol tag of Iggy's options in the core topic options store (topic-options-table.ts). */
+export const topicOptionsProtocol = 'iggy';
 export const mib = 1024 * 1024;
 export const gib = 1024 * mib;
 /** MAX_PREALLOCATED_TOPIC_BYTES. */
@@ -461,7 +462,7 @@ export function derivedEntries(s: StoredTopicOptions): OptionEntry[] {
     .map((k) => optionEntry(k, s.values[k]));
 }
 
-/** JSON form for the group store (bigints as decimal strings). */
+/** JSON form for the topic options store (bigints as decimal strings). */
 export function serializeTopicOptions(s: StoredTopicOptions): unknown {
   return { explicit: s.explicit, values: Object.fromEntries(Object.entries(s.values).map(([k, v]) => [k, typeof v === 'bigint' ? `${v}n` : v])) };
 }

@@ -7,6 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { metadataDbPath } from '../../../src/core/metadata-store.js';
 import { CommandCode, ConsumerKind, PollingKind, option, parsePolledBatches, polledBuffers, type ParsedBatch } from '../../../src/protocols/iggy/codec/index.js';
 import { sendRequest, sid, startIggy } from './harness.js';
 
@@ -46,5 +48,38 @@ describe('iggy restart', () => {
     assert.deepEqual((await c.ok(CommandCode.getConsumerGroups, { streamId: sid('durable'), topicId: sid('events') })).map((g) => g.name), ['workers']);
     assert.ok((await bob.ok(CommandCode.getStreams, {})).some((x) => x.name === 'durable'));
     await h.stop(); // before the data directory is removed (after-hooks run in registration order)
+  });
+
+  it('a data directory from before the topic options and group id tables keeps its Iggy options and group ids', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quartet-iggy-old-layout-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    {
+      const h = await startIggy(t, { dataDir });
+      const c = await h.root();
+      const s = await c.ok(CommandCode.createStream, { name: 'durable', options: [] });
+      await c.ok(CommandCode.createTopic, { streamId: sid(s.id), partitionsCount: 1, name: 'events', options: [option('message_expiry', { kind: 'uint64', value: 3_600_000_000n })] });
+      for (const name of ['first', 'second']) await c.ok(CommandCode.createConsumerGroup, { streamId: sid('durable'), topicId: sid('events'), name });
+      await c.ok(CommandCode.deleteConsumerGroup, { streamId: sid('durable'), topicId: sid('events'), groupId: sid('second') });
+      await h.stop();
+    }
+    // Back to schema version 2: the options and the next group id as rows of the group store.
+    const db = new Database(metadataDbPath(dataDir));
+    const put = db.prepare('INSERT INTO groups (scope, group_id, state, updated_at) VALUES (?, ?, ?, 0)');
+    for (const r of db.prepare('SELECT * FROM topic_options').all() as Array<{ topic_internal_id: number; options: string }>) put.run('iggy.topic-options', String(r.topic_internal_id), r.options);
+    for (const r of db.prepare('SELECT * FROM group_id_counters').all() as Array<{ topic_internal_id: number; next_id: number }>) {
+      put.run('iggy', `${r.topic_internal_id}/next`, JSON.stringify({ topicInternalId: r.topic_internal_id, nextGroupId: r.next_id }));
+    }
+    db.exec('DROP TABLE topic_options; DROP TABLE group_id_counters; DELETE FROM schema_migrations WHERE version >= 3');
+    db.close();
+
+    const h = await startIggy(t, { dataDir });
+    const c = await h.root();
+    const topic = await c.ok(CommandCode.getTopic, { streamId: sid('durable'), topicId: sid('events') });
+    assert.equal(topic?.messageExpiry, 3_600_000_000n);
+    assert.deepEqual(topic?.explicitOptions.map((o) => o.key), ['message_expiry']);
+    const third = await c.ok(CommandCode.createConsumerGroup, { streamId: sid('durable'), topicId: sid('events'), name: 'third' });
+    assert.equal(third.id, 2, 'the deleted group id 1 is not given again');
+    assert.deepEqual((await c.ok(CommandCode.getConsumerGroups, { streamId: sid('durable'), topicId: sid('events') })).map((g) => [g.id, g.name]), [[0, 'first'], [2, 'third']]);
+    await h.stop();
   });
 });

@@ -13,7 +13,7 @@ import { Admin } from '@platformatic/kafka';
 import { Broker } from '../../../src/core/broker.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { CommandCode, option } from '../../../src/protocols/iggy/codec/index.js';
-import { admitTopicOptions, topicOptionsScope } from '../../../src/protocols/iggy/topic-options.js';
+import { admitTopicOptions, topicOptionsProtocol } from '../../../src/protocols/iggy/topic-options.js';
 import { IggyTopicOptionsTable } from '../../../src/protocols/iggy/topic-options-table.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
@@ -59,7 +59,7 @@ it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_si
     const dropped = server.broker()!.catalog.requireTopic({ topic: 'dropped' });
     await admin.deleteTopics({ topics: ['dropped'] });
     assert.equal(server.broker()!.catalog.requireTopic({ topic: 'grown' }).config['retention.bytes'], 16 * mib, '64 MiB over 4 partitions');
-    const stored = (await server.broker()!.groups.list(topicOptionsScope)).map((e) => e.groupId);
+    const stored = (await server.broker()!.topicOptions.list(topicOptionsProtocol)).map((e) => String(e.topicInternalId));
     assert.ok(!stored.includes(String(dropped.internalId)), `the deleted topic's options went with it (stored: ${stored.join(', ')})`);
   } finally {
     await admin.close();
@@ -92,9 +92,9 @@ it('a table whose load failed loads again at the next watch, listening once', as
   await new IggyTopicOptionsTable(broker).save(topic, admitTopicOptions(sized, 2));
 
   const table = new IggyTopicOptionsTable(broker);
-  const list = broker.groups.list.bind(broker.groups);
+  const list = broker.topicOptions.list.bind(broker.topicOptions);
   let failures = 1;
-  broker.groups.list = (scope) => (failures-- > 0 ? Promise.reject(new Error('disk error')) : list(scope));
+  broker.topicOptions.list = (protocol) => (failures-- > 0 ? Promise.reject(new Error('disk error')) : list(protocol));
   await assert.rejects(table.watch(), /disk error/);
   await table.watch();
   assert.equal(table.viewOf(topic).values.max_topic_size, 64n * BigInt(mib), 'loaded on the second watch');

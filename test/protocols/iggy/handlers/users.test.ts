@@ -210,7 +210,7 @@ describe('iggy grants of deleted streams and topics', () => {
     assert.equal(reborn.id, shop.id);
     assert.deepEqual(await scoped.call(CommandCode.getStream, { streamId: sid(reborn.id) }), { status: IggyErrorCode.unauthorized });
     // Iggy's own state of a topic deleted elsewhere goes as well (its stored options).
-    assert.deepEqual((await h.broker.groups.list('iggy.topic-options')).map((g) => g.groupId), [String(h.broker.catalog.requireTopic({ namespace: other.id, topic: 'again' }).internalId)]);
+    assert.deepEqual((await h.broker.topicOptions.list('iggy')).map((g) => String(g.topicInternalId)), [String(h.broker.catalog.requireTopic({ namespace: other.id, topic: 'again' }).internalId)]);
   });
 });
 
