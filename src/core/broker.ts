@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { Catalog, defaultNamespaceName, type CatalogObserver, type ConfigChanges, type Namespace, type NamespaceRef, type PartitionCountConfig, type Topic, type TopicRef } from './catalog.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
-import { GroupStore } from './groups.js';
+import { GroupStore } from './groups/store.js';
 import { TopicOptionsStore } from './topic-options.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';

@@ -3,10 +3,10 @@
 // core only stores it as an opaque JSON-able value per (protocol scope, group id), so that a
 // coordinator can resume its groups (generations, assignments, members to expire) after restart.
 
-import type { Clock } from '../base/clock.js';
-import { QuartetError } from '../base/errors.js';
-import type { MetadataStore } from './metadata-store.js';
-import { groupIdBytesMax, scopeBytesMax } from './offsets.js';
+import type { Clock } from '../../base/clock.js';
+import { QuartetError } from '../../base/errors.js';
+import type { MetadataStore } from '../metadata-store.js';
+import { groupIdBytesMax, scopeBytesMax } from '../offsets.js';
 
 /** A serialized state larger than this is a coordinator bug, not data to keep. */
 export const groupStateBytesMax = 4 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/base/clock.js';
-import { GroupStore } from '../../src/core/groups.js';
-import { SqliteMetadataStore } from '../../src/core/metadata-store.js';
-import { tempDir } from './helpers.js';
+import { ManualClock } from '../../../src/base/clock.js';
+import { GroupStore } from '../../../src/core/groups/store.js';
+import { SqliteMetadataStore } from '../../../src/core/metadata-store.js';
+import { tempDir } from '../helpers.js';
 
 test('groups: save, load, list, delete; opaque state survives a reopen', async (t) => {
   const dir = tempDir(t);
