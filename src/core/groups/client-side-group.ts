@@ -1,13 +1,16 @@
-// The data of one Kafka classic consumer group: members, static ids, the state machine and the
-// rules that need nothing but the group itself (protocol choice, leader election, who has
-// rejoined). Timers and answers to waiting requests belong to group-coordinator.ts.
+// The data of one group with client-side assignment: members, static ids, the state machine and
+// the rules that need nothing but the group itself (protocol choice, leader election, who has
+// rejoined). Timers and answers to waiting requests belong to client-side.ts.
 //
 // Mirrors apache/kafka group-coordinator/.../classic/ClassicGroup.java (and the older
-// core/.../coordinator/group/GroupMetadata.scala); comments say where and why we differ.
+// core/.../coordinator/group/GroupMetadata.scala), Kafka's classic protocol being the model;
+// comments say where and why we differ.
 
 import assert from 'node:assert/strict';
-import type { TimerHandle } from '../../../core/scheduler.js';
-import type { KafkaErrorCode } from './kafka-errors.js';
+import type { TimerHandle } from '../scheduler.js';
+import type { GroupSnapshot } from './client-side-types.js';
+import type { GroupError } from './model.js';
+import type { MemberSession } from './sessions.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 
@@ -34,7 +37,7 @@ export interface JoinGroupMember {
 }
 
 export interface JoinGroupResult {
-  errorCode: KafkaErrorCode;
+  error: GroupError;
   generationId: number;
   protocolType: string | null;
   protocolName: string | null;
@@ -45,7 +48,7 @@ export interface JoinGroupResult {
 }
 
 export interface SyncGroupResult {
-  errorCode: KafkaErrorCode;
+  error: GroupError;
   protocolType: string | null;
   protocolName: string | null;
   assignment: Buffer;
@@ -70,7 +73,7 @@ export interface GroupMemberInit {
   userId?: number | null;
 }
 
-export class GroupMember {
+export class GroupMember implements MemberSession {
   readonly memberId: string;
   readonly groupInstanceId: string | null;
   clientId: string;
@@ -137,7 +140,7 @@ export class GroupMember {
   }
 }
 
-export class ClassicGroup {
+export class ClientSideGroup {
   readonly groupId: string;
   state: GroupState;
   stateTimestampMs: number;
@@ -364,4 +367,53 @@ export class ClassicGroup {
       if (member.isAwaitingSync) assert.equal(this.state, 'CompletingRebalance', `group ${id}: sync waiter outside CompletingRebalance`);
     }
   }
+}
+
+/** Answers to waiting requests. */
+const noGeneration = -1;
+
+export function joinError(memberId: string, error: GroupError): JoinGroupResult {
+  return { error, generationId: noGeneration, protocolType: null, protocolName: null, leaderId: '', memberId, members: [] };
+}
+
+export function syncError(error: GroupError): SyncGroupResult {
+  return { error, protocolType: null, protocolName: null, assignment: emptyBytes };
+}
+
+export function answerJoin(member: GroupMember, result: JoinGroupResult): boolean {
+  const waiter = member.joinWaiter;
+  if (waiter === null) return false;
+  member.joinWaiter = null;
+  waiter(result);
+  return true;
+}
+
+export function answerSync(member: GroupMember, result: SyncGroupResult): boolean {
+  const waiter = member.syncWaiter;
+  if (waiter === null) return false;
+  member.syncWaiter = null;
+  waiter(result);
+  return true;
+}
+
+/** The stable part of the group, for the persist hook. */
+export function groupSnapshot(group: ClientSideGroup): GroupSnapshot {
+  return {
+    groupId: group.groupId,
+    generationId: group.generationId,
+    protocolType: group.protocolType,
+    protocolName: group.protocolName,
+    leaderId: group.leaderId,
+    stateTimestampMs: group.stateTimestampMs,
+    members: [...group.members.values()].map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      sessionTimeoutMs: m.sessionTimeoutMs,
+      rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+      protocols: m.protocols,
+      assignment: m.assignment,
+    })),
+  };
 }
