@@ -21,7 +21,7 @@ export const consumerGroupHandlers: IggyHandlerTable = {
     requireTopicPermission(ctx.user, topic.namespaceId, topic.id, 'readTopic');
     const g = ctx.frontend.groups.find(topic, req.groupId);
     if (g === null) return null;
-    const members = [...g.members.values()].sort((a, b) => a.joinSeq - b.joinSeq).map((m) => ({ id: m.connectionId, partitions: [...m.partitions] }));
+    const members = [...g.members.values()].sort((a, b) => a.joinSeq - b.joinSeq).map((m) => ({ id: m.memberId, partitions: [...m.partitions] }));
     return { ...info(g, topic.partitions), members };
   },
 
