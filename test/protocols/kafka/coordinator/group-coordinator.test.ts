@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../../../../src/base/clock.js';
 import {
   GroupCoordinator,
+  kafkaCodeOfGroupError,
   type GroupCoordinatorConfig,
   type GroupSnapshot,
   type JoinGroupRequest,
@@ -11,6 +12,7 @@ import {
 } from '../../../../src/protocols/kafka/coordinator/group-coordinator.js';
 import { KafkaError } from '../../../../src/protocols/kafka/coordinator/kafka-errors.js';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
+import { allGroupErrors } from '../../../../src/core/groups/model.js';
 
 const sessionTimeoutMs = 10_000;
 const rebalanceTimeoutMs = 30_000;
@@ -487,5 +489,16 @@ describe('GroupCoordinator', () => {
     assert.equal((await join).errorCode, KafkaError.NOT_COORDINATOR);
     assert.equal(h.scheduler.pendingCount, 0, 'no timers left behind');
     assert.equal(heartbeat(h, 'x', 1), KafkaError.COORDINATOR_NOT_AVAILABLE);
+  });
+});
+
+describe('the Kafka codes of the group engine errors', () => {
+  it('gives every engine error its own Kafka code, NONE for none', () => {
+    assert.deepEqual(Object.keys(kafkaCodeOfGroupError).sort(), [...allGroupErrors].sort());
+    const codes = allGroupErrors.map((e) => kafkaCodeOfGroupError[e]);
+    assert.equal(new Set(codes).size, codes.length, 'one code per error');
+    assert.equal(kafkaCodeOfGroupError.none, KafkaError.NONE);
+    assert.equal(kafkaCodeOfGroupError.stale_generation, KafkaError.ILLEGAL_GENERATION);
+    assert.equal(kafkaCodeOfGroupError.closed, KafkaError.NOT_COORDINATOR);
   });
 });
