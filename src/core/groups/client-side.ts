@@ -7,8 +7,9 @@
 // timeouts from an injected Scheduler. Everything runs on one event loop, so no operation
 // interleaves with another. Types: client-side-types.ts; one group's data: client-side-group.ts.
 //
-// Kafka's classic protocol is the model: behaviour follows apache/kafka's classic group coordinator: core/.../coordinator/group/
-// GroupCoordinator.scala (3.x) and group-coordinator/.../classic/ClientSideGroup.java. States:
+// Kafka's classic protocol is the model: behaviour follows apache/kafka's classic group
+// coordinator, core/.../coordinator/group/GroupCoordinator.scala (3.x) and
+// group-coordinator/.../classic/ClassicGroup.java. States:
 //
 //   Empty ──join──▶ PreparingRebalance ──all joined / timeout──▶ CompletingRebalance
 //     ▲                  ▲      │ (nobody left)                       │ leader's SyncGroup
@@ -668,7 +669,7 @@ export class ClientSideGroups {
   // ------------------------------------------------------------------------------- offsets
 
   /**
-   * The group checks of OffsetCommit (ClientSideGroup.validateOffsetCommit). Generation -1 with no
+   * The group checks of OffsetCommit (Kafka's ClassicGroup.validateOffsetCommit). Generation -1 with no
    * member is a simple consumer (or admin) commit: allowed when the group is Empty or unknown.
    * A member's valid commit also counts as a sign of life, as in Kafka's coordinator.
    */
