@@ -204,9 +204,9 @@ export class IggyTestClient {
     }
   }
 
-  /** The next frame received (in order). */
-  async next(): Promise<Received> {
-    await this.until(() => this.received.length > 0 || this.closed, 'a frame');
+  /** The next frame received (in order), waiting at most `ms`. */
+  async next(ms = waitMsMax): Promise<Received> {
+    await this.until(() => this.received.length > 0 || this.closed, 'a frame', ms);
     const r = this.received.shift();
     if (!r) throw new Error('connection closed without a frame');
     return r;
@@ -221,7 +221,7 @@ export class IggyTestClient {
     this.socket.write(Buffer.concat(chunks));
   }
 
-  frame<C extends CommandCode>(code: C, request: RequestOf<C>, o: { request?: bigint; session?: bigint; client?: bigint; stampChecksum?: boolean } = {}): Buffer[] {
+  frame<C extends CommandCode>(code: C, request: RequestOf<C>, o: { request?: bigint; session?: bigint; client?: bigint; stampChecksum?: boolean; waitMs?: number } = {}): Buffer[] {
     const isRegister = code === CommandCode.loginRegister || code === CommandCode.loginRegisterWithPat;
     const requestNo = o.request ?? (isRegister ? 0n : ++this.requestNo);
     return encodeRequestFrame(code, request, {
@@ -235,7 +235,7 @@ export class IggyTestClient {
   /** Sends one request and returns the next frame. */
   async raw<C extends CommandCode>(code: C, request: RequestOf<C>, o: Parameters<IggyTestClient['frame']>[2] = {}): Promise<Received> {
     this.write(this.frame(code, request, o));
-    return this.next();
+    return this.next(o.waitMs);
   }
 
   /** Sends and decodes: the reply value, or { status } / { rejected } / { evicted }. */
