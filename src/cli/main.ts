@@ -2,15 +2,14 @@
 //
 // Exit codes: 0 success; 1 the command ran and failed (a problem found, a lock held, a broker
 // that stopped badly); 2 usage or configuration error.
+//
+// Each subcommand's module is imported when it runs: `quartet --help` or `version` loads this file,
+// args.ts, io.ts and version.ts only, not the broker.
 
-import { ConfigError } from '../server/config.js';
+import type { ConfigError } from '../server/config.js';
 import { quartetVersion } from '../base/version.js';
 import { UsageError } from './args.js';
-import { iggyCommand, iggyUsage } from './iggy-commands.js';
 import { processIo, type CliIo } from './io.js';
-import { logCommand } from './log-commands.js';
-import { serveCommand } from './serve.js';
-import { userCommand } from './user-commands.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -65,7 +64,7 @@ made without --grant has none. permissions replaces the global ones and keeps th
 grants set through Iggy.
 The data directory comes from --data-dir, else the configuration (QUARTET_DATA_DIR, ./data).
 `,
-  iggy: iggyUsage,
+  // iggy: its usage lives with its subcommands (usageOf imports it).
   version: 'Usage: quartet version\n',
   help: 'Usage: quartet help [command]\n',
 };
@@ -79,47 +78,62 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       io.stderr(topUsage);
       return EXIT_USAGE;
     }
-    if (helpFlags.has(command) || command === 'help') return help(rest[0], io);
+    if (helpFlags.has(command) || command === 'help') return await help(rest[0], io);
     if (command === 'version' || command === '--version' || command === '-V') {
       io.stdout(`quartet ${quartetVersion}\n`);
       return EXIT_OK;
     }
-    if (rest.some((a) => helpFlags.has(a)) && Object.hasOwn(commandUsage, command)) return help(command, io);
+    if (rest.some((a) => helpFlags.has(a)) && commandNames.has(command)) return await help(command, io);
     switch (command) {
       case 'serve':
-        return await serveCommand(rest, io);
+        return await (await import('./serve.js')).serveCommand(rest, io);
       case 'log':
-        return await logCommand(rest, io);
+        return await (await import('./log-commands.js')).logCommand(rest, io);
       case 'user':
-        return await userCommand(rest, io);
+        return await (await import('./user-commands.js')).userCommand(rest, io);
       case 'iggy':
-        return await iggyCommand(rest, io);
+        return await (await import('./iggy-commands.js')).iggyCommand(rest, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (err) {
-    return reportError(err, io);
+    return await reportError(err, io);
   }
 }
 
-function help(command: string | undefined, io: CliIo): number {
+const commandNames = new Set([...Object.keys(commandUsage), 'iggy']);
+
+async function usageOf(command: string): Promise<string | undefined> {
+  if (command === 'iggy') return (await import('./iggy-commands.js')).iggyUsage;
+  return Object.hasOwn(commandUsage, command) ? commandUsage[command] : undefined;
+}
+
+async function help(command: string | undefined, io: CliIo): Promise<number> {
   if (command === undefined) {
     io.stdout(topUsage);
     return EXIT_OK;
   }
-  const text = commandUsage[command];
-  if (!text) return reportError(new UsageError(`unknown command "${command}"`), io);
+  const text = await usageOf(command);
+  if (!text) return await reportError(new UsageError(`unknown command "${command}"`), io);
   io.stdout(text);
   return EXIT_OK;
 }
 
-function reportError(err: unknown, io: CliIo): number {
+/**
+ * server/config.ts's ConfigError, known by its name and code: importing the class here would load
+ * the broker for every command's errors (config.ts imports core/broker.ts).
+ */
+function isConfigError(err: unknown): err is ConfigError {
+  return err instanceof Error && err.name === 'ConfigError' && (err as Partial<ConfigError>).code === 'invalid_config';
+}
+
+async function reportError(err: unknown, io: CliIo): Promise<number> {
   if (err instanceof UsageError) {
-    const usage = (err.command && commandUsage[err.command.split(' ')[0]!]) || topUsage;
+    const usage = (err.command && (await usageOf(err.command.split(' ')[0]!))) || topUsage;
     io.stderr(`quartet: ${err.message}\n\n${usage}`);
     return EXIT_USAGE;
   }
-  if (err instanceof ConfigError) {
+  if (isConfigError(err)) {
     io.stderr(`quartet: ${err.message}\n`);
     return EXIT_USAGE;
   }
