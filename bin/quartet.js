@@ -1,7 +1,14 @@
 #!/usr/bin/env -S node --max-semi-space-size=32
-// The quartet command. The sources are TypeScript, loaded through tsx's ESM hook.
-import { register } from 'tsx/esm/api';
+// The quartet command: the compiled JavaScript in dist/, which npm install (the package's prepare
+// script) and `npm run build` make from src/. scripts/quartet-from-source.mjs runs the TypeScript
+// sources instead (the tests do).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error(`quartet: ${fileURLToPath(entry)} is missing: run npm run build (npm install runs it too)`);
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

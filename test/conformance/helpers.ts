@@ -153,7 +153,8 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
 }
 
 async function startChild(dataDir: string, flags: Record<string, string | boolean>, env: Record<string, string>, logLevel: LogLevel): Promise<StartedBroker> {
-  const args = [join(repoRoot, 'bin/quartet.js'), 'serve', '--log-level', 'info'];
+  // The command from the TypeScript sources (bin/quartet.js runs dist/, which the suite never needs).
+  const args = [join(repoRoot, 'scripts/quartet-from-source.mjs'), 'serve', '--log-level', 'info'];
   for (const [k, v] of Object.entries(flags)) args.push(typeof v === 'boolean' ? `--${k}=${v}` : `--${k}`, ...(typeof v === 'boolean' ? [] : [v]));
   const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await new Promise<number>((resolve, reject) => {

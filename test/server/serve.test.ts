@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-const bin = new URL('../../bin/quartet.js', import.meta.url).pathname;
+// The command from the TypeScript sources (bin/quartet.js runs dist/, which the suite never needs).
+const bin = new URL('../../scripts/quartet-from-source.mjs', import.meta.url).pathname;
 const root = mkdtempSync(join(tmpdir(), 'quartet-serve-'));
 const children = new Set<ChildProcess>();
 after(() => {
