@@ -1,0 +1,172 @@
+// The package as a user gets it: `npm pack` (whose prepare script builds dist/), the tarball
+// installed into a fresh project, then, with plain Node (no tsx), the main entry and quartet/iggy
+// imported, the quartet command run through npx, and the declarations type-checked. The only test
+// that uses dist/.
+//
+// The fresh project installs with --ignore-scripts, then `npm rebuild quartet` runs Quartet's own
+// install script (the native addon, from the files the tarball carries). better-sqlite3's install
+// script is left out: where its prebuilt binary cannot be downloaded it compiles SQLite, ~75 s on
+// the 2-vCPU test machine, and neither entry nor --help loads it.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+const repoRoot = new URL('../..', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
+
+/** Upper bounds per child process (the 2-vCPU machine, loaded by the rest of the suite). */
+const packMsMax = 90_000;
+const installMsMax = 90_000;
+const rebuildMsMax = 90_000;
+const commandMsMax = 30_000;
+
+/**
+ * The environment for the child npm and node: npm's run-script variables name this repository
+ * (npm_config_local_prefix would point a nested install at it), and NODE_OPTIONS could bring tsx in.
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^npm_(lifecycle_|package_|command$|config_(local_prefix|prefix|global_prefix|call)$)/.test(k)) continue;
+    if (k === 'INIT_CWD' || k === 'NODE_OPTIONS') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs a command in its own process group; on timeout the whole group (npm, node-gyp, make, g++) is killed. */
+function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Ran> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-20_000)));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      const ran = { code, stdout, stderr, ms: Math.round(performance.now() - started) };
+      if (timedOut) reject(new Error(`${command} ${args.join(' ')} took over ${timeoutMs} ms: ${stderr.slice(-2000)}`));
+      else resolve(ran);
+    });
+  });
+}
+
+function ok(ran: Ran, what: string): Ran {
+  assert.equal(ran.code, 0, `${what} exited with ${ran.code}:\n${ran.stderr.slice(-4000)}`);
+  return ran;
+}
+
+function npmMissing(): string | false {
+  const probe = spawnSync('npm', ['--version'], { env: childEnv(), timeout: commandMsMax, encoding: 'utf8' });
+  if (probe.error === undefined && probe.status === 0) return false;
+  const reason = `npm is not available (${probe.error?.message ?? `exit ${probe.status}`}): the packed package is not checked`;
+  if (process.env['QUARTET_REQUIRE_CLIENTS'] === '1') throw new Error(`${reason}; QUARTET_REQUIRE_CLIENTS=1 requires it`);
+  return reason;
+}
+
+const work = mkdtempSync(join(tmpdir(), 'quartet-pack-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+test('the packed package installs, imports with plain Node and runs its command', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
+  const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], repoRoot, packMsMax), 'npm pack');
+  // npm pack prints the prepare script's output before the JSON.
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const files = new Set(info!.files.map((f) => f.path));
+  for (const path of ['package.json', 'README.md', 'bin/quartet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/clients/iggy/index.js', 'dist/cli/main.js', 'binding.gyp', 'native/quartet_native.cc', 'scripts/build-native.mjs']) {
+    assert.ok(files.has(path), `the tarball lacks ${path}`);
+  }
+  for (const path of files) assert.doesNotMatch(path, /^(src|test|bench|build|node_modules)\//, `the tarball holds ${path}`);
+  t.diagnostic(`npm pack (with the build): ${packed.ms} ms, ${files.size} files`);
+
+  const app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'quartet-pack-check', version: '1.0.0', private: true, type: 'module' }));
+  const tarball = join(work, info!.filename);
+  const installed = ok(await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball], app, installMsMax), 'npm install');
+  t.diagnostic(`npm install of the tarball: ${installed.ms} ms`);
+  const rebuilt = ok(await run('npm', ['rebuild', pkg.name], app, rebuildMsMax), 'npm rebuild (the install script)');
+  const addon = join(app, 'node_modules', pkg.name, 'build/Release/quartet_native.node');
+  t.diagnostic(`npm rebuild ${pkg.name} (the native addon): ${rebuilt.ms} ms, ${existsSync(addon) ? 'built' : 'not built (the JS fallbacks are used)'}`);
+  if (process.env['QUARTET_REQUIRE_NATIVE'] === '1') assert.ok(existsSync(addon), `the install script did not build ${addon}:\n${rebuilt.stderr.slice(-4000)}`);
+
+  // Plain node: the exports map resolves into dist/; sdkVersion is read by dist/server/version.js
+  // from the installed package.json.
+  writeFileSync(
+    join(app, 'check.mjs'),
+    `import * as quartet from '${pkg.name}';
+import * as iggy from '${pkg.name}/iggy';
+const kinds = (m, names) => Object.fromEntries(names.map((n) => [n, typeof m[n]]));
+console.log(JSON.stringify({
+  main: import.meta.resolve('${pkg.name}'),
+  iggy: import.meta.resolve('${pkg.name}/iggy'),
+  quartet: kinds(quartet, ['IggyClient', 'IggyProducer', 'IggyConsumer', 'QuartetError', 'isQuartetError', 'IggyError', 'BatchFormat']),
+  sdk: kinds(iggy, ['IggyClient', 'IggyProducer', 'IggyConsumer', 'IggyError', 'partitionForKey']),
+  same: quartet.IggyClient === iggy.IggyClient,
+  sdkVersion: quartet.sdkVersion,
+}));
+`,
+  );
+  const checked = ok(await run(process.execPath, ['check.mjs'], app, commandMsMax), 'node check.mjs');
+  const result = JSON.parse(checked.stdout) as Record<string, unknown>;
+  assert.match(String(result['main']), new RegExp(`/node_modules/${pkg.name}/dist/index\\.js$`));
+  assert.match(String(result['iggy']), new RegExp(`/node_modules/${pkg.name}/dist/clients/iggy/index\\.js$`));
+  assert.deepEqual(result['quartet'], { IggyClient: 'function', IggyProducer: 'function', IggyConsumer: 'function', QuartetError: 'function', isQuartetError: 'function', IggyError: 'function', BatchFormat: 'object' });
+  assert.deepEqual(result['sdk'], { IggyClient: 'function', IggyProducer: 'function', IggyConsumer: 'function', IggyError: 'function', partitionForKey: 'function' });
+  assert.equal(result['same'], true);
+  assert.equal(result['sdkVersion'], pkg.version);
+
+  const help = ok(await run('npx', ['--no', '--', 'quartet', '--help'], app, commandMsMax), 'npx quartet --help');
+  assert.match(help.stdout, /^Usage: quartet <command>/);
+  const version = ok(await run('npx', ['--no', '--', 'quartet', 'version'], app, commandMsMax), 'npx quartet version');
+  assert.equal(version.stdout, `quartet ${pkg.version}\n`);
+
+  // The declarations, as a TypeScript project using the package sees them (the repository's tsc
+  // and @types/node; the app has neither).
+  writeFileSync(
+    join(app, 'consumer.ts'),
+    `import { IggyClient, QuartetError, BatchFormat, type IggyClientOptions } from '${pkg.name}';
+import { IggyProducer, type IggyMessage } from '${pkg.name}/iggy';
+const options: IggyClientOptions = { addr: '127.0.0.1:8090' };
+export const client: IggyClient = new IggyClient(options);
+export const producer: typeof IggyProducer = IggyProducer;
+export const messages: IggyMessage[] = [];
+export const error: QuartetError | null = null;
+export const format: BatchFormat = BatchFormat.iggy;
+`,
+  );
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, skipLibCheck: true, noEmit: true, types: ['node'], typeRoots: [join(repoRoot, 'node_modules/@types')] },
+      files: ['consumer.ts'],
+    }),
+  );
+  const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
+  const typed = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], app, commandMsMax);
+  assert.equal(typed.code, 0, `tsc on a consumer of the package:\n${typed.stdout}${typed.stderr}`);
+});
