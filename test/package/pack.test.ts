@@ -115,11 +115,13 @@ test('the packed package installs, imports with plain Node and runs its command'
   if (process.env['QUARTET_REQUIRE_NATIVE'] === '1') assert.ok(existsSync(addon), `the install script did not build ${addon}:\n${rebuilt.stderr.slice(-4000)}`);
 
   // Plain node: the exports map resolves into dist/; sdkVersion is read by dist/server/version.js
-  // from the installed package.json.
+  // from the installed package.json, and dist/native/index.js looks for the addon in the package's
+  // build/ (a file URL, as the exports map has no entry for it).
   writeFileSync(
     join(app, 'check.mjs'),
     `import * as quartet from '${pkg.name}';
 import * as iggy from '${pkg.name}/iggy';
+const { nativeStatus } = await import(new URL('./node_modules/${pkg.name}/dist/native/index.js', import.meta.url));
 const kinds = (m, names) => Object.fromEntries(names.map((n) => [n, typeof m[n]]));
 console.log(JSON.stringify({
   main: import.meta.resolve('${pkg.name}'),
@@ -128,6 +130,7 @@ console.log(JSON.stringify({
   sdk: kinds(iggy, ['IggyClient', 'IggyProducer', 'IggyConsumer', 'IggyError', 'partitionForKey']),
   same: quartet.IggyClient === iggy.IggyClient,
   sdkVersion: quartet.sdkVersion,
+  native: { path: nativeStatus.path, loaded: nativeStatus.loaded },
 }));
 `,
   );
@@ -139,6 +142,7 @@ console.log(JSON.stringify({
   assert.deepEqual(result['sdk'], { IggyClient: 'function', IggyProducer: 'function', IggyConsumer: 'function', IggyError: 'function', partitionForKey: 'function' });
   assert.equal(result['same'], true);
   assert.equal(result['sdkVersion'], pkg.version);
+  assert.deepEqual(result['native'], { path: addon, loaded: existsSync(addon) });
 
   const help = ok(await run('npx', ['--no', '--', 'quartet', '--help'], app, commandMsMax), 'npx quartet --help');
   assert.match(help.stdout, /^Usage: quartet <command>/);
