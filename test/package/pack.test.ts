@@ -114,14 +114,14 @@ test('the packed package installs, imports with plain Node and runs its command'
   t.diagnostic(`npm rebuild ${pkg.name} (the native addon): ${rebuilt.ms} ms, ${existsSync(addon) ? 'built' : 'not built (the JS fallbacks are used)'}`);
   if (process.env['QUARTET_REQUIRE_NATIVE'] === '1') assert.ok(existsSync(addon), `the install script did not build ${addon}:\n${rebuilt.stderr.slice(-4000)}`);
 
-  // Plain node: the exports map resolves into dist/; sdkVersion is read by dist/server/version.js
-  // from the installed package.json, and dist/native/index.js looks for the addon in the package's
+  // Plain node: the exports map resolves into dist/; sdkVersion is read by dist/base/version.js
+  // from the installed package.json, and dist/base/native.js looks for the addon in the package's
   // build/ (a file URL, as the exports map has no entry for it).
   writeFileSync(
     join(app, 'check.mjs'),
     `import * as quartet from '${pkg.name}';
 import * as iggy from '${pkg.name}/iggy';
-const { nativeStatus } = await import(new URL('./node_modules/${pkg.name}/dist/native/index.js', import.meta.url));
+const { nativeStatus } = await import(new URL('./node_modules/${pkg.name}/dist/base/native.js', import.meta.url));
 const kinds = (m, names) => Object.fromEntries(names.map((n) => [n, typeof m[n]]));
 console.log(JSON.stringify({
   main: import.meta.resolve('${pkg.name}'),
