@@ -102,3 +102,13 @@ export function settledWithin(purge: Promise<void>, ms: number): Promise<boolean
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   return Promise.race([purge.then(() => true), late]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Kafka's check of a request's current_leader_epoch against the partition leader's (the core's
+ * replication state): newer is UNKNOWN_LEADER_EPOCH, older FENCED_LEADER_EPOCH, -1 not checked.
+ */
+export function leaderEpochError(current: number, leaderEpoch: number): number {
+  if (current > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+  if (current >= 0 && current < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  return ErrorCode.NONE;
+}

@@ -36,7 +36,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartition, settledWithin } from '../topics.js';
+import { leaderEpochError, lookupPartition, settledWithin } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
@@ -210,7 +210,10 @@ export const fetchHandler = defineHandler({
       t.partitions.forEach((p, partitionIndex) => {
         const target: Target = { topicIndex, partitionIndex, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, reader: null, errorCode: ErrorCode.NONE };
         resolveTarget(frontend, access, t.topic, target);
-        if (target.reader !== null && p.currentLeaderEpoch > 0) Object.assign(target, { reader: null, errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH });
+        if (target.reader !== null) {
+          const epochError = leaderEpochError(p.currentLeaderEpoch, frontend.broker.leadership(target.reader.topic, p.partition).leaderEpoch);
+          if (epochError !== ErrorCode.NONE) Object.assign(target, { reader: null, errorCode: epochError });
+        }
         targets.push(target);
       });
     });

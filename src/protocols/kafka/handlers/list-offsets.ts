@@ -21,7 +21,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { ListOffsetsRequest, ListOffsetsResponseInput } from '../codec/messages/list-offsets.js';
 import { kafkaCodeOf } from '../errors.js';
-import { lookupPartitionSettled } from '../topics.js';
+import { leaderEpochError, lookupPartitionSettled } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
@@ -68,12 +68,14 @@ export const listOffsetsHandler = defineHandler({
             if (!access.topicNamed(t.name, 'describe')) return partitionError(p.partitionIndex, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const found = await lookupPartitionSettled(frontend.broker, t.name, p.partitionIndex, frontend.settings.purgeWaitMsMax);
             if (!found.ok) return partitionError(p.partitionIndex, found.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : found.errorCode);
-            if (version >= 4 && p.currentLeaderEpoch > 0) return partitionError(p.partitionIndex, ErrorCode.UNKNOWN_LEADER_EPOCH);
+            const leaderEpoch = frontend.broker.leadership(found.topic, p.partitionIndex).leaderEpoch;
+            const epochError = version >= 4 ? leaderEpochError(p.currentLeaderEpoch, leaderEpoch) : ErrorCode.NONE;
+            if (epochError !== ErrorCode.NONE) return partitionError(p.partitionIndex, epochError);
             if (version === 0 && p.timestamp === MAX_TIMESTAMP) return partitionError(p.partitionIndex, ErrorCode.UNSUPPORTED_VERSION);
             try {
               const r = await lookup(frontend, frontend.broker.reads.open(found.topic, p.partitionIndex), p.timestamp, rc);
               const oldStyleOffsets = version === 0 && r.offset >= 0 && p.maxNumOffsets > 0 ? [r.offset] : [];
-              return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets, timestamp: r.timestamp, offset: r.offset, leaderEpoch: r.offset >= 0 ? 0 : -1 };
+              return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets, timestamp: r.timestamp, offset: r.offset, leaderEpoch: r.offset >= 0 ? leaderEpoch : -1 };
             } catch (err) {
               return partitionError(p.partitionIndex, kafkaCodeOf(err));
             }
