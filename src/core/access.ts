@@ -12,44 +12,10 @@
 // (read: polling; manage: sending too); poll and send may be granted globally, per stream or per
 // topic. An inactive user may do nothing.
 
+import type { GlobalGrants, Grants, StreamGrants, TopicGrants } from '../base/grants.js';
 import type { User } from './users.js';
 
-export interface GlobalGrants {
-  manageServers: boolean;
-  readServers: boolean;
-  manageUsers: boolean;
-  readUsers: boolean;
-  manageStreams: boolean;
-  readStreams: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface TopicGrants {
-  topicId: number;
-  manageTopic: boolean;
-  readTopic: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface StreamGrants {
-  streamId: number;
-  manageStream: boolean;
-  readStream: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-  topics: TopicGrants[];
-}
-
-export interface Grants {
-  global: GlobalGrants;
-  streams: StreamGrants[];
-}
+export type { GlobalGrants, Grants, StreamGrants, TopicGrants } from '../base/grants.js';
 
 /** The global grant names as Iggy spells them (snake_case), in its wire order. */
 export const globalGrantNames = {

@@ -25,6 +25,7 @@
 
 import type { FileSlice } from '../../../base/batch.js';
 import { IggyErrorCode } from './errors.js';
+import type { GlobalGrants, Grants, StreamGrants, TopicGrants } from '../../../base/grants.js';
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -815,45 +816,12 @@ export function option(key: string, value: HeaderValue): OptionEntry {
 // ---------------------------------------------------------------------------------------------
 // Permissions (core/binary_protocol/src/primitives/permissions.rs): one byte per bool.
 
-// The same shape as the core's grant model (src/core/access.ts), which every front-end checks,
-// declared here so that the codec needs no core types; on the wire, streams are sorted by stream
-// id and each stream's topics by topic id.
-export interface GlobalPermissions {
-  manageServers: boolean;
-  readServers: boolean;
-  manageUsers: boolean;
-  readUsers: boolean;
-  manageStreams: boolean;
-  readStreams: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface TopicPermissions {
-  topicId: number;
-  manageTopic: boolean;
-  readTopic: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-}
-
-export interface StreamPermissions {
-  streamId: number;
-  manageStream: boolean;
-  readStream: boolean;
-  manageTopics: boolean;
-  readTopics: boolean;
-  pollMessages: boolean;
-  sendMessages: boolean;
-  topics: TopicPermissions[];
-}
-
-export interface Permissions {
-  global: GlobalPermissions;
-  streams: StreamPermissions[];
-}
+// The core's grant model (src/base/grants.ts), which every front-end checks; on the wire, streams
+// are sorted by stream id and each stream's topics by topic id.
+export type GlobalPermissions = GlobalGrants;
+export type TopicPermissions = TopicGrants;
+export type StreamPermissions = StreamGrants;
+export type Permissions = Grants;
 
 const globalKeys: ReadonlyArray<keyof GlobalPermissions> = [
   'manageServers',
