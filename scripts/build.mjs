@@ -5,8 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 let tsc;
 try {
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -16,4 +17,5 @@ try {
 }
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (result.error) console.error(`quartet: the build could not run tsc: ${result.error.message}`);
 process.exit(result.status ?? 1);

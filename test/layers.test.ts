@@ -18,8 +18,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-const repo = normalize(new URL('..', import.meta.url).pathname);
+const repo = normalize(fileURLToPath(new URL('..', import.meta.url)));
 const srcRoot = join(repo, 'src');
 
 type Part = 'base' | 'log' | 'core' | 'transport' | 'server' | 'cli' | 'root' | { codec: string } | { protocol: string } | { client: string };

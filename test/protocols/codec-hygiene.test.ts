@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-const protocolsRoot = new URL('../../src/protocols/', import.meta.url).pathname;
+const protocolsRoot = fileURLToPath(new URL('../../src/protocols/', import.meta.url));
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
