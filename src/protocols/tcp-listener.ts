@@ -152,8 +152,10 @@ class Connection implements ConnectionContext {
   inFlight = 0;
   handle: ConnectionHandle | null = null;
   private idleWaiters: Array<() => void> = [];
-  /** Set by the listener: called once, at the first authenticated(). */
+  /** Set by the listener: called when the connection becomes authenticated, and when it stops being so. */
   onAuthenticated: (() => void) | null = null;
+  onUnauthenticated: (() => void) | null = null;
+  private isAuthenticated = false;
 
   constructor(
     readonly id: number,
@@ -180,9 +182,15 @@ class Connection implements ConnectionContext {
   }
 
   authenticated(): void {
-    const callback = this.onAuthenticated;
-    this.onAuthenticated = null;
-    callback?.();
+    if (this.isAuthenticated) return;
+    this.isAuthenticated = true;
+    this.onAuthenticated?.();
+  }
+
+  unauthenticated(): void {
+    if (!this.isAuthenticated) return;
+    this.isAuthenticated = false;
+    this.onUnauthenticated?.();
   }
 
   whenIdle(): Promise<void> {
@@ -340,13 +348,25 @@ export class TcpListener implements ProtocolListener {
     const conn = new Connection(id, this.name, remote, socket !== raw, logger, socket, this.metrics, readInto);
     this.connections.set(raw, conn);
     this.metrics.connectionOpened();
-    const deadline = this.authTimeoutMs > 0 ? setTimeout(() => this.authTimedOut(raw, conn), this.authTimeoutMs).unref() : null;
-    conn.onAuthenticated = () => {
+    let deadline: NodeJS.Timeout | null = null;
+    const arm = (): void => {
+      if (this.authTimeoutMs > 0) deadline = setTimeout(() => this.authTimedOut(raw, conn), this.authTimeoutMs).unref();
+    };
+    const disarm = (): void => {
       if (deadline !== null) clearTimeout(deadline);
+      deadline = null;
+    };
+    arm();
+    conn.onAuthenticated = () => {
+      disarm();
       if (!raw.destroyed) this.authenticatedSockets.add(raw);
     };
+    conn.onUnauthenticated = () => {
+      if (raw.destroyed || !this.authenticatedSockets.delete(raw)) return;
+      arm();
+    };
     raw.once('close', () => {
-      if (deadline !== null) clearTimeout(deadline);
+      disarm();
       this.connections.delete(raw);
       this.metrics.connectionClosed();
       conn.wakeIdle();

@@ -104,6 +104,11 @@ export interface ConnectionContext {
    */
   authenticated(): void;
   /**
+   * The peer is no longer authenticated (an Iggy Logout): it counts as unauthenticated again and
+   * must authenticate within the listener's deadline, from now. Does nothing before authenticated().
+   */
+  unauthenticated(): void;
+  /**
    * Present when the socket reads into one reused buffer instead of emitting 'data': the connection
    * hands its chunk handler here (once, when it starts) instead of listening for 'data'. A chunk is
    * only valid during the call: nothing may keep a view of it. With `direct`, reads go straight

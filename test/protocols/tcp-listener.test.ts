@@ -372,11 +372,12 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
-/** The echo front-end, whose connections authenticate when they send "login". */
+/** The echo front-end, whose connections authenticate when they send "login" and stop when they send "logout". */
 function authenticatingFactory(fe: EchoFrontEnd): ConnectionFactory {
   return (socket, ctx) => {
     socket.on('data', (chunk: Buffer | string) => {
-      if (String(chunk).includes('login')) ctx.authenticated();
+      if (String(chunk).includes('logout')) ctx.unauthenticated();
+      else if (String(chunk).includes('login')) ctx.authenticated();
     });
     return fe.factory(socket, ctx);
   };
@@ -398,6 +399,13 @@ test('a connection that does not authenticate within authTimeoutMs is closed and
   await new Promise((resolve) => setTimeout(resolve, 400));
   prompt.send('still here');
   await prompt.receive('still here\n');
+  // Logged out, it has the deadline again, from then.
+  const loggedOutAt = Date.now();
+  prompt.send('logout');
+  await prompt.receive('logout\n');
+  await within(prompt.closed, 5_000, 'the logged-out connection to close');
+  assert.ok(Date.now() - loggedOutAt >= 200, 'not before the new deadline');
+  assert.match(metrics.render(), /quartet_listener_auth_timeouts_total\{listener="echo"\} 2/);
 });
 
 test('at most unauthenticatedConnectionsMax connections wait unauthenticated; an authenticated one frees its place', async (t) => {

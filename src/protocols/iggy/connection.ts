@@ -369,6 +369,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (code === CommandCode.logoutUser) {
       const ended = this.session;
       this.frontend.logout(this, true);
+      // Back to "before login": the listener's deadline for a login runs again.
+      this.context.unauthenticated();
       return { body: [], session: ended };
     }
     const decoded = decodeRequest(code, body);

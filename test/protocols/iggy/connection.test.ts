@@ -429,6 +429,9 @@ describe('iggy connection: header rules', () => {
     await pinging.whenClosed();
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.ok('value' in (await member.call(CommandCode.ping, {})), 'the logged-in connection still answers');
+    // A Logout returns it to "before login": the deadline runs again.
+    assert.ok('value' in (await member.call(CommandCode.logoutUser, {})));
+    await member.whenClosed();
   });
 });
 
