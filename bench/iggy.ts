@@ -77,7 +77,7 @@ const warmupBatches = quick ? 3 : 10;
  * read-back. The poll path needs far more than the send path: its per-request functions run once
  * per poll (no per-message loop inside them to fill V8's tier-up budget), and in a fresh broker and
  * SDK the first ~500 polls per consumer ran in V8's baseline tiers, paying for TurboFan compiles
- * besides: 1,000 timed polls measured the warm-up (docs/benchmarks.md, eighth session).
+ * besides: without it, 1,000 timed polls measured mostly that warm-up.
  */
 const readWarmupPolls = quick ? 50 : 1000;
 /** Time bounds of the Quartet phases and of each raw baseline measurement. */

@@ -66,7 +66,7 @@ function reference(partitionId: number, records: readonly Buffer[]): IggyMessage
   return out;
 }
 
-/** The encoder input the SDK built for a message with an id before the ninth session (a frozen copy). */
+/** The encoder input the SDK used to build for a message with an id (a frozen copy). */
 function referenceInput(m: SendMessage | Buffer | string, now: bigint): MessageInput {
   const msg: SendMessage = typeof m === 'string' || Buffer.isBuffer(m) ? { payload: m } : m;
   const payload = typeof msg.payload === 'string' ? Buffer.from(msg.payload, 'utf8') : Buffer.isBuffer(msg.payload) ? msg.payload : Buffer.from(msg.payload);

@@ -90,7 +90,7 @@ export const storedPartBytesMax = 1024 * 1024;
  * fetch that starts inside it reads about a megabyte, not the whole batch (up to the frame's 64
  * MiB). The topic's batch limit (max.message.bytes) applies to the batch as sent, as when it is
  * stored whole. The split copies the batch once on the event loop (a 60 MB batch took 208–303 ms
- * to send whole and 232–244 ms split: docs/benchmarks.md, thirteenth session) and holds both
+ * to send whole and 232–244 ms split, measured with the Iggy benchmark) and holds both
  * copies until the request buffer goes back to its pool.
  */
 function storedParts(ctx: IggyRequestContext, topic: Topic, batch: ValidatedBatch): BatchPart[] {
