@@ -1,9 +1,9 @@
 // One Iggy client connection: socket → IggyFramer → header rules → session gate → handler →
-// reply frame, in order. Requests of one connection run one at a time in arrival order (replies
-// to pipelined requests come back in order, and pipelined sends append in order); at most
-// `inFlightRequestsMax` framed requests wait, beyond that the socket is paused until the queue
-// drains. Nothing a peer sends can throw out of here: an unexpected exception evicts (reason 12)
-// and closes this connection only.
+// reply frame, in order, on the shared request pipeline (../pipeline.ts) run serially: requests of
+// one connection run one at a time in arrival order (replies to pipelined requests come back in
+// order, and pipelined sends append in order); at most `inFlightRequestsMax` framed requests
+// wait, beyond that the socket is paused until half of them have run. Nothing a peer sends can
+// throw out of here: an unexpected exception evicts (reason 12) and closes this connection only.
 //
 // Header handling (server notes §2–§5):
 // - declared size < 256 or a frame that is not a Request: close without a reply;
@@ -51,7 +51,8 @@ import {
   type RequestHeader,
   type RequestRejection,
 } from './codec/index.js';
-import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
+import { canSendFiles, isFileSlice, type ReplyChunk } from '../file-replies.js';
+import { RequestPipeline, type Slot } from '../pipeline.js';
 import { directReadBytesMin } from '../../base/socket-reads.js';
 import { IggyFailure, iggyCodeOf } from './errors.js';
 import type { IggyFrontend, IggySession } from './frontend.js';
@@ -79,29 +80,14 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   lastActivityMs: number;
 
   private readonly framer: IggyFramer;
-  private readonly queue: Frame[] = [];
-  private draining = false;
-  private closing = false;
-  private ended = false;
-  private paused = false;
-  private idleWaiters: Array<() => void> = [];
+  private readonly pipeline: RequestPipeline<Frame>;
   /** Poll replies may carry file slices (plain TCP and the addon: file-replies.ts). */
   private readonly fileSlices: boolean;
-  /** A reply with file slices is being sent: nothing else may be written meanwhile. */
-  private sendingFiles = false;
-  /** An eviction that came while `sendingFiles`: sent once that reply is out. */
-  private deferredEviction: (() => void) | null = null;
-  /**
-   * Set by a framing error: the input is over, the frames queued before the bad one are still
-   * handled and answered, and then this closes or evicts the connection.
-   */
-  private afterQueued: (() => void) | null = null;
-  /** Counts 'drain' events and answered requests: the output moving (cutOffIfOutputStalls). */
-  private outputProgress = 0;
 
   constructor(
     private readonly frontend: IggyFrontend,
-    private readonly socket: Socket,
+    /** The connection's socket (diagnostics and tests; everything written goes through the pipeline). */
+    readonly socket: Socket,
     private readonly context: ConnectionContext,
   ) {
     this.connectionId = context.id;
@@ -110,44 +96,50 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.lastActivityMs = frontend.clock.now();
     this.fileSlices = canSendFiles(socket);
     this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });
+    // Serial: every request is a barrier, so requests run one at a time in arrival order. Before
+    // login one framed request may wait (it holds its frame's bytes).
+    this.pipeline = new RequestPipeline<Frame>(
+      socket,
+      {
+        start: (frame) => this.process(frame),
+        release: (frame) => this.framer.release(frame),
+        closed: () => {
+          this.frontend.removeConnection(this);
+          this.framer.dispose();
+        },
+      },
+      {
+        logger: context.logger,
+        inFlightMax: () => frontend.settings.inFlightRequestsMax,
+        readAheadMax: () => (this.loggedIn ? frontend.settings.inFlightRequestsMax : 1),
+        order: 'ordered',
+        fileSlices: this.fileSlices,
+        endDrainMs: evictionDrainMs,
+      },
+    );
     frontend.addConnection(this);
     if (context.readInto) {
       // The body of a large SendMessages frame is read straight into its pooled buffer.
       context.readInto((chunk) => this.onData(chunk), {
-        target: () => (this.closing || this.ended ? null : this.framer.directTarget(directReadBytesMin)),
+        target: () => (this.pipeline.accepting ? this.framer.directTarget(directReadBytesMin) : null),
         filled: (target, bytes) => this.onFrames(() => this.framer.pushDirect(target, bytes)),
       });
     } else {
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
     }
-    socket.on('drain', () => {
-      this.outputProgress++;
-      this.maybeResume();
-    });
     socket.once('end', () => this.onInputEnded());
-    socket.once('close', () => {
-      this.ended = true;
-      this.frontend.removeConnection(this);
-      this.dropQueued();
-      this.framer.dispose();
-      this.wakeIdle();
-    });
   }
 
   // --- ConnectionHandle ------------------------------------------------------------------------
 
   close(reason: CloseReason): void {
-    if (this.closing) return;
-    this.closing = true;
+    if (this.pipeline.stopping) return;
     this.context.logger.debug('closing iggy connection', { reason });
-    this.socket.pause();
-    this.dropQueued();
-    if (!this.draining) this.wakeIdle();
+    this.pipeline.close();
   }
 
   whenIdle(): Promise<void> {
-    if (!this.draining || this.ended) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.pipeline.whenIdle();
   }
 
   evict(reason: EvictionReason): void {
@@ -157,7 +149,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
   /** Bytes of requests read and not yet handled: framed ones waiting, and a frame being assembled. */
   get heldRequestBytes(): number {
     let bytes = this.framer.bufferedBytes;
-    for (const frame of this.queue) bytes += frame.header.length + frame.body.length;
+    for (const frame of this.pipeline.waitingFrames()) bytes += frame.header.length + frame.body.length;
     return bytes;
   }
 
@@ -169,171 +161,86 @@ export class IggyConnection implements ConnectionHandle, IggySession {
 
   /** Queues the frames `frame()` completes (a push of a chunk, or of bytes read in place). */
   private onFrames(frame: () => FramerResult[]): void {
-    if (this.closing || this.ended || this.afterQueued !== null) return;
+    if (!this.pipeline.accepting) return;
     // The limits in force when a frame's header completes: a login's limits until it succeeds.
     this.framer.frameBytesMax = this.loggedIn ? this.frontend.settings.frameBytesMax : Math.min(unauthenticatedFrameBytesMax, this.frontend.settings.frameBytesMax);
     try {
+      const frames: Frame[] = [];
+      let bad: { header: Buffer; reason: string } | null = null;
       for (const result of frame()) {
         if (!result.ok) {
-          this.onFramingError(result.header, result.reason);
+          bad = result;
           break;
         }
-        this.queue.push(result.frame);
+        frames.push(result.frame);
       }
-      if (this.queue.length >= this.queuedRequestsMax() && !this.paused) {
-        this.paused = true;
-        this.socket.pause();
-      }
-      if (!this.draining) void this.drain();
+      this.pipeline.push(frames);
+      if (bad !== null) this.onFramingError(bad.header, bad.reason);
     } catch (error) {
-      this.fail(error);
+      this.context.logger.error('iggy connection failed; evicting', { error });
+      this.evict(EvictionReason.sessionError);
     }
   }
 
   /**
    * The peer's FIN (the listener leaves the socket half-open): the frames it sent are answered, and
    * then the connection ends, as after a framing error; bytes of an unfinished frame are dropped.
+   * A peer that stops reading meanwhile is cut off (halfClosedStallMs).
    */
   private onInputEnded(): void {
-    if (this.closing || this.ended || this.afterQueued !== null) return;
-    if (this.draining || this.queue.length > 0) {
-      this.afterQueued = () => this.endGracefully();
-      this.cutOffIfOutputStalls();
-    } else {
-      this.endGracefully();
-    }
+    if (!this.pipeline.accepting) return;
+    if (this.pipeline.inFlight > 0 || this.pipeline.waitingFrames().length > 0) this.pipeline.cutOffIfOutputStalls(this.frontend.settings.halfClosedStallMs);
+    this.pipeline.finishInput(() => this.endGracefully());
   }
 
-  /**
-   * A half-closed client that stops reading would hold the connection (and the replies it pins)
-   * forever while its replies wait for the socket. Checked every halfClosedStallMs: when output is
-   * waiting for the peer (bytes in the socket's buffer, or a reply going out with sendfile) and
-   * none of it moved since the last check (the buffer did not shrink, no 'drain', no request
-   * answered, no sendfile bytes), the connection is destroyed. A request still being handled
-   * with nothing waiting to go out is not a stall.
-   */
-  private cutOffIfOutputStalls(): void {
-    let seen = { progress: this.outputProgress, unsent: this.socket.writableLength };
-    const timer = setInterval(() => {
-      if (this.ended || this.socket.destroyed) {
-        clearInterval(timer);
-        return;
-      }
-      const now = { progress: this.outputProgress, unsent: this.socket.writableLength };
-      const waitingForPeer = now.unsent > 0 || this.sendingFiles;
-      if (waitingForPeer && now.progress === seen.progress && now.unsent >= seen.unsent) {
-        clearInterval(timer);
-        this.context.logger.debug('iggy client half-closed and stopped reading; closing', { queued: this.queue.length, unsent: now.unsent });
-        this.destroy();
-        return;
-      }
-      seen = now;
-    }, this.frontend.settings.halfClosedStallMs).unref();
-    this.socket.once('close', () => clearInterval(timer));
-  }
-
-  /** Reads stop; what was queued before the bad frame is answered, then the connection goes (drain). */
+  /** Reads stop; what was queued before the bad frame is answered, then the connection goes. */
   private onFramingError(header: Buffer, reason: string): void {
     this.context.logger.debug('iggy framing error', { reason });
-    this.socket.pause();
     const h = decodeRequestHeader(header);
     const rejection = validateRequestHeader(h, this.framer.frameBytesMax);
-    this.afterQueued = rejection?.action === 'evict' && h.client !== 0n ? () => this.sendEviction(h.client, rejection.eviction) : () => this.endGracefully();
-  }
-
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.queue.length > 0 && !this.closing && !this.ended) {
-        const frame = this.queue.shift()!;
-        let stop: boolean;
-        try {
-          stop = await this.process(frame);
-        } finally {
-          // Handled: nothing references the request's bytes any more (the append has settled).
-          this.framer.release(frame);
-        }
-        if (stop) break;
-        this.outputProgress++;
-        if (this.socket.writableNeedDrain) await this.drained();
-        this.maybeResume();
-      }
-    } catch (error) {
-      this.fail(error);
-    } finally {
-      this.draining = false;
-      const then = this.queue.length === 0 ? this.afterQueued : null;
-      if (then !== null && !this.closing && !this.ended) {
-        this.afterQueued = null;
-        then();
-      }
-      this.wakeIdle();
-      if (this.closing && !this.ended) this.socket.end();
-    }
-  }
-
-  /** Resolves on 'drain' or 'close', whichever comes first, removing the other listener. */
-  private drained(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        this.socket.off('drain', done).off('close', done);
-        resolve();
-      };
-      this.socket.once('drain', done).once('close', done);
-    });
+    this.pipeline.finishInput(rejection?.action === 'evict' && h.client !== 0n ? () => this.sendEviction(h.client, rejection.eviction) : () => this.endGracefully());
   }
 
   private get loggedIn(): boolean {
     return this.userId !== null && this.session !== 0n;
   }
 
-  /** Framed requests that may wait before reading pauses: one before login (it holds its frame's bytes). */
-  private queuedRequestsMax(): number {
-    return this.loggedIn ? this.frontend.settings.inFlightRequestsMax : 1;
-  }
-
-  private maybeResume(): void {
-    if (this.paused && this.queue.length < Math.ceil(this.queuedRequestsMax() / 2) && !this.closing && this.afterQueued === null) {
-      this.paused = false;
-      this.socket.resume();
-    }
-  }
-
-  /** Handles one frame; true when the connection is finished (evicted or closed). */
-  private async process(frame: Frame): Promise<boolean> {
+  /** Handles one frame; settles once it is answered (or refused) and its bytes may be released. */
+  private async process(frame: Frame): Promise<void> {
     const h = decodeRequestHeader(frame.header);
     const headerProblem = validateRequestHeader(h, this.frontend.settings.frameBytesMax);
-    if (headerProblem !== null && headerProblem.action !== 'status') return this.reject(h, headerProblem);
+    if (headerProblem !== null && headerProblem.action !== 'status') {
+      this.reject(h, headerProblem);
+      return;
+    }
     const resolved = headerProblem ?? resolveCommand(h);
     const name = 'code' in resolved ? commandSpec(resolved.code).name : 'invalid';
-    const done = this.context.beginRequest(name);
-    const afterWrite: (() => void)[] = [];
+    const slot = this.pipeline.open(this.context.beginRequest(name), { barrier: true });
     let answer: Answer;
+    let evictAs = h.client;
     try {
-      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code, afterWrite) : this.rejectionAnswer(resolved, h);
+      answer = 'code' in resolved ? await this.answer(h, frame.body, resolved.code, slot) : this.rejectionAnswer(resolved, h);
     } catch (error) {
-      done('error');
-      runAll(afterWrite);
-      throw error;
+      // Nothing a peer sends may throw out of here: the connection is evicted, the broker goes on.
+      this.context.logger.error('iggy connection failed; evicting', { error });
+      answer = { evict: EvictionReason.sessionError };
+      evictAs = this.clientId;
     }
-    done('status' in answer && answer.status ? 'error' : 'body' in answer ? 'ok' : 'error');
     if ('evict' in answer || 'close' in answer) {
-      runAll(afterWrite);
-      if ('evict' in answer) this.sendEviction(h.client, answer.evict);
-      else this.endGracefully();
-      return true;
+      this.frontend.removeConnection(this);
+      const last = 'evict' in answer ? [this.evictionFrame(evictAs, answer.evict)] : [];
+      this.pipeline.reply(slot, last, { outcome: 'error', closeAfter: true });
+      return;
     }
-    const reply = encodeReplyFrame(h, answer.status ? [] : answer.body, { session: answer.session ?? this.session, commit: this.frontend.commit, status: answer.status ?? 0 });
-    if (reply.some(isFileSlice)) await this.writeWithFiles(reply, afterWrite);
-    else this.write(reply as Buffer[], afterWrite);
-    return false;
+    const status = answer.status ?? 0;
+    const reply = encodeReplyFrame(h, status !== 0 ? [] : answer.body, { session: answer.session ?? this.session, commit: this.frontend.commit, status });
+    this.pipeline.reply(slot, reply, { outcome: status !== 0 ? 'error' : 'ok' });
   }
 
-  private reject(h: RequestHeader, r: RequestRejection): boolean {
+  private reject(h: RequestHeader, r: RequestRejection): void {
     const a = this.rejectionAnswer(r);
     if ('evict' in a) this.sendEviction(h.client, a.evict);
     else this.endGracefully();
-    return true;
   }
 
   private rejectionAnswer(r: RequestRejection, h?: RequestHeader): Answer {
@@ -345,7 +252,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     return { body: [], status: r.status };
   }
 
-  private async answer(h: RequestHeader, body: Buffer, code: CommandCode, afterWrite: (() => void)[]): Promise<Answer> {
+  private async answer(h: RequestHeader, body: Buffer, code: CommandCode, slot: Slot): Promise<Answer> {
     if (!verifyRequestChecksum(h, body)) return { body: [], status: IggyErrorCode.invalidFormat };
     this.lastActivityMs = this.frontend.clock.now();
     if (h.operation === Operation.register) return this.login(h, body);
@@ -394,7 +301,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     }
     const handler = this.frontend.handlers[code] as IggyHandler<CommandCode> | undefined;
     if (handler === undefined) return { body: [], status: IggyErrorCode.featureUnavailable };
-    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => afterWrite.push(fn), fileSlices: this.fileSlices };
+    const ctx: IggyRequestContext = { frontend: this.frontend, session: this, user, header: h, afterReplyWritten: (fn) => slot.onWritten(fn), fileSlices: this.fileSlices };
     let replyBody: ReplyChunk[];
     let transientResult = false;
     try {
@@ -439,7 +346,7 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       if (error.code === 'invalid_credentials') return { evict: parsed.password !== null ? EvictionReason.invalidCredentials : EvictionReason.invalidToken };
       throw error;
     }
-    if (this.ended || this.closing) return { close: true };
+    if (this.pipeline.stopping) return { close: true };
     // A client id belongs to the user who registered it first (and its remembered replies).
     if (this.frontend.ownedByAnotherUser(h.client, user.id)) return { evict: EvictionReason.sessionError };
     if (this.session !== 0n) this.frontend.logout(this);
@@ -451,101 +358,28 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     };
   }
 
-  // --- output ----------------------------------------------------------------------------------
+  // --- ending --------------------------------------------------------------------------------
 
-  /** Writes one reply; `afterWrite` runs once it has been written out (or dropped). */
-  private write(chunks: Buffer[], afterWrite: (() => void)[] = []): void {
-    if (this.ended || this.socket.destroyed || chunks.length === 0) {
-      runAll(afterWrite);
-      return;
-    }
-    this.socket.cork();
-    const last = chunks.length - 1;
-    for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
-    if (afterWrite.length > 0) this.socket.write(chunks[last]!, () => runAll(afterWrite));
-    else this.socket.write(chunks[last]!);
-    process.nextTick(() => this.socket.uncork());
-  }
-
-  /**
-   * Writes a reply that references file slices (sendfile) and waits until it is out: nothing else
-   * is written meanwhile (requests run one at a time; an eviction waits). A failure cuts the reply
-   * short, so the connection is destroyed.
-   */
-  private async writeWithFiles(chunks: ReplyChunk[], afterWrite: (() => void)[]): Promise<void> {
-    if (this.ended || this.socket.destroyed) {
-      runAll(afterWrite);
-      return;
-    }
-    this.sendingFiles = true;
-    try {
-      await writeReply(this.socket, chunks, () => this.outputProgress++);
-    } catch (error) {
-      this.context.logger.debug('iggy reply with file slices failed; closing', { error });
-      this.destroy();
-    } finally {
-      this.sendingFiles = false;
-      runAll(afterWrite);
-      const eviction = this.deferredEviction;
-      this.deferredEviction = null;
-      eviction?.();
-    }
-  }
-
-  /** Drops frames not yet handled (closing): pooled ones go back to the pool. */
-  private dropQueued(): void {
-    for (const frame of this.queue.splice(0)) this.framer.release(frame);
-  }
-
-  private sendEviction(client: bigint, reason: EvictionReason): void {
-    if (this.ended || this.socket.destroyed) return;
-    if (this.sendingFiles) {
-      // The eviction follows the reply being sent; a peer that never reads must not keep the
-      // socket (and what the reply pins) open: the same 5 s as below, from now.
-      this.closing = true;
-      if (this.deferredEviction === null) {
-        this.deferredEviction = () => this.sendEviction(client, reason);
-        setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
-      }
-      return;
-    }
-    const frame = encodeEviction({
+  private evictionFrame(client: bigint, reason: EvictionReason): Buffer {
+    return encodeEviction({
       client: client === 0n ? 1n : client,
       reason,
       ...(reason === EvictionReason.incompatibleProtocol ? { serverProtocolVersion: iggyProtocolVersion, serverProtocolVersionMin: iggyProtocolVersionMin } : {}),
     });
-    this.endGracefully(frame);
   }
 
-  private destroy(): void {
-    this.closing = true;
-    this.dropQueued();
-    this.socket.destroy();
+  /** Evicts after the reply in flight, if any (a reply going out with sendfile finishes first). */
+  private sendEviction(client: bigint, reason: EvictionReason): void {
+    this.endGracefully(this.evictionFrame(client, reason));
   }
 
   /**
-   * Closes after the replies already written (the frames before the one that closes it were
-   * answered), with `last` (an eviction) written last: FIN, not a reset that would throw them
-   * away; a peer that never reads is cut off after the eviction drain time.
+   * Closes after the replies already written or in flight, with `last` (an eviction) written
+   * last: FIN, not a reset that would throw them away; a peer that never reads is cut off after
+   * the eviction drain time.
    */
   private endGracefully(last?: Buffer): void {
-    this.closing = true;
-    this.dropQueued();
-    this.frontend.removeConnection(this);
-    if (last === undefined) this.socket.end();
-    else this.socket.end(last);
-    setTimeout(() => this.socket.destroy(), evictionDrainMs).unref();
-  }
-
-  private fail(error: unknown): void {
-    this.context.logger.error('iggy connection failed; evicting', { error });
-    this.sendEviction(this.clientId === 0n ? 1n : this.clientId, EvictionReason.sessionError);
-  }
-
-  private wakeIdle(): void {
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const w of waiters) w();
+    this.pipeline.endWith(last, () => this.frontend.removeConnection(this));
   }
 }
 
@@ -558,8 +392,4 @@ const pooledSendBytesMin = 64 * 1024;
 
 function largeSendLease(size: number, header: Buffer): BufferLease | null {
   return size >= pooledSendBytesMin && header[operationOffset] === Operation.sendMessages ? new BufferLease() : null;
-}
-
-function runAll(fns: (() => void)[]): void {
-  for (const fn of fns.splice(0)) fn();
 }

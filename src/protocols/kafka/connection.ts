@@ -18,16 +18,16 @@
 //      (errors.ts maps the code); any other exception closes this connection (logged), never the
 //      process. A null result (Produce acks=0) sends nothing.
 //
-// Ordering: each request takes a slot in a FIFO when it starts; a finished slot is written only
-// once every slot before it is written (cork + one write per chunk + uncork).
+// Ordering, back-pressure and ending are the shared request pipeline's (../pipeline.ts): each
+// request takes a slot when it starts, and a reply is written only once every reply before it is.
 //
 // Request buffers: a Produce request large enough to straddle socket chunks is assembled in a
 // pooled buffer (codec/framer.ts); it goes back to the pool once the handler has settled and every
 // append it started (holdRequestUntil) has settled too: the log keeps views of it until written.
 //
 // Backpressure: at most `inFlightRequestsMax` requests between "framed" and "response written".
-// Frames beyond it wait in `pendingFrames` and the socket is paused until slots drain; reading
-// also pauses while the socket's write buffer is full ('drain' resumes it).
+// A frame beyond it waits and the socket is paused until slots drain; reading also pauses while
+// the socket's write buffer is full ('drain' resumes it).
 //
 // Serial points: SaslHandshake, SaslAuthenticate, raw tokens, and every request while SASL is
 // required and the session is not yet authenticated run alone: nothing after them starts before
@@ -38,7 +38,8 @@ import type { Duplex } from 'node:stream';
 import { QuartetError, isQuartetError } from '../../base/errors.js';
 import { BufferLease } from '../../base/buffer-pool.js';
 import type { Logger } from '../../base/logger.js';
-import { canSendFiles, isFileSlice, writeReply, type ReplyChunk } from '../file-replies.js';
+import { canSendFiles, type ReplyChunk } from '../file-replies.js';
+import { RequestPipeline, type Slot } from '../pipeline.js';
 import type { CloseReason, ConnectionHandle, RequestDone } from '../transport.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
 import { ErrorCode } from './codec/errors.js';
@@ -66,19 +67,6 @@ export interface KafkaConnectionContext {
   readonly readInto?: (onChunk: (chunk: Buffer) => void) => void;
   /** See ConnectionContext.authenticated: told once SASL succeeds, or at once when it is not required. */
   authenticated?(): void;
-}
-
-interface Slot {
-  /** Response chunks once ready (file slices: Fetch batches sent with sendfile); empty for no response. */
-  chunks: ReplyChunk[] | null;
-  outcome: 'ok' | 'error';
-  /** Close the connection once this slot's response is written. */
-  closeAfter: boolean;
-  done: RequestDone;
-  /** Run once the response is written (see KafkaRequestContext.afterResponseWritten). */
-  afterWrite: (() => void)[];
-  /** A Fetch: counted in fetchesInFlight until its response is written. */
-  fetch: boolean;
 }
 
 class Session implements KafkaSession {
@@ -120,19 +108,11 @@ export function advertisedApis(handlers: ReadonlyMap<number, KafkaHandler>): Sup
 export class KafkaConnection implements ConnectionHandle {
   readonly session: Session;
   private readonly framer: Framer;
-  private readonly slots: Slot[] = [];
-  private readonly pendingFrames: Buffer[] = [];
-  /** The slot every later frame waits for, or null. */
-  private barrier: Slot | null = null;
-  private writeBlocked = false;
-  /** Fetch requests started whose responses are not written yet (pump starts one at a time). */
+  private readonly pipeline: RequestPipeline<Buffer>;
+  /** Fetch requests started whose responses are not written yet (one is started at a time). */
   private fetchesInFlight = 0;
   /** Fetch responses may carry file slices (plain TCP and the addon: file-replies.ts). */
   private readonly fileSlices: boolean;
-  /** A response with file slices is being sent: nothing else is written until it is out. */
-  private sendingFiles = false;
-  private paused = false;
-  private closing = false;
   private closed = false;
   /** The listener has been told that the peer authenticated. */
   private toldAuthenticated = false;
@@ -140,21 +120,27 @@ export class KafkaConnection implements ConnectionHandle {
 
   constructor(
     private readonly frontend: KafkaConnectionFrontend,
-    private readonly socket: Duplex,
+    socket: Duplex,
     private readonly context: KafkaConnectionContext,
   ) {
     this.logger = context.logger;
     this.fileSlices = canSendFiles(socket as Socket);
     this.session = new Session(context.remote, context.logger);
     this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease, reusedChunks: context.readInto !== undefined });
+    this.pipeline = new RequestPipeline<Buffer>(
+      socket,
+      {
+        start: (frame) => this.start(frame),
+        release: (frame) => this.framer.release(frame),
+        // As Kafka mutes a connection until its response is sent, a connection holds at most one
+        // Fetch response (at most fetchResponseBytesMax) besides what the socket has queued.
+        mayStart: (frame) => this.fetchesInFlight === 0 || frame.length < 2 || frame.readInt16BE(0) !== ApiKey.Fetch,
+        closed: () => this.shutdown(),
+      },
+      { logger: context.logger, inFlightMax: () => frontend.settings.inFlightRequestsMax, readAheadMax: () => 1, order: 'ordered', fileSlices: this.fileSlices },
+    );
     if (context.readInto) context.readInto((chunk) => this.onData(chunk));
     else socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => {
-      this.writeBlocked = false;
-      this.pump();
-    });
-    socket.once('close', () => this.shutdown());
-    socket.on('error', () => this.shutdown());
     // Without SASL required there is nothing to prove: the deadline before authentication is lifted.
     if (!frontend.settings.saslRequired) this.tellAuthenticated();
   }
@@ -167,77 +153,58 @@ export class KafkaConnection implements ConnectionHandle {
 
   /** Requests framed and not yet answered. */
   get inFlight(): number {
-    return this.slots.length + (this.sendingFiles ? 1 : 0);
+    return this.pipeline.inFlight;
   }
 
   /** ConnectionHandle: stop reading new requests; in-flight ones finish (the listener ends the socket). */
   close(reason: CloseReason): void {
-    if (this.closing) return;
-    this.closing = true;
-    this.dropPendingFrames();
-    this.setPaused(true);
+    if (!this.pipeline.accepting) return;
+    this.pipeline.close();
     this.session.end();
     this.logger.debug('connection closing', { reason });
   }
 
+  whenIdle(): Promise<void> {
+    return this.pipeline.whenIdle();
+  }
+
   private onData(chunk: Buffer): void {
-    if (this.closing) return;
+    if (!this.pipeline.accepting) return;
     // Until SASL authentication succeeds, a frame may declare at most 512 KiB (Kafka's
     // sasl.server.max.receive.size, CVE-2022-34917): an unauthenticated peer cannot make the
     // broker hold a large frame. Larger closes the connection, as in Kafka.
     const settings = this.frontend.settings;
     this.framer.frameBytesMax = settings.saslRequired && this.session.principal === null ? Math.min(unauthenticatedFrameBytesMax, settings.requestBytesMax) : settings.requestBytesMax;
     const result = this.framer.push(chunk);
-    for (const frame of result.frames) this.pendingFrames.push(frame);
-    if (!result.ok) {
-      this.fail(`bad frame: ${result.reason}`);
-      return;
-    }
-    this.pump();
+    this.pipeline.push(result.frames);
+    if (!result.ok) this.fail(`bad frame: ${result.reason}`);
   }
 
-  /**
-   * Starts pending frames while the in-flight limit and the serial points allow; none while the
-   * socket has more queued than it takes (a peer that does not read holds up its own requests),
-   * and a Fetch only once the previous Fetch's response is written: as Kafka mutes a connection
-   * until its response is sent, a connection holds at most one Fetch response (at most
-   * fetchResponseBytesMax) besides what the socket has queued.
-   */
-  private pump(): void {
-    const max = this.frontend.settings.inFlightRequestsMax;
-    while (!this.closing && !this.writeBlocked && this.barrier === null && this.pendingFrames.length > 0 && this.inFlight < max) {
-      const next = this.pendingFrames[0]!;
-      if (this.fetchesInFlight > 0 && next.length >= 2 && next.readInt16BE(0) === ApiKey.Fetch) break;
-      this.dispatch(this.pendingFrames.shift()!);
-    }
-    if (this.closing) return;
-    this.setPaused(this.writeBlocked || this.pendingFrames.length > 0 || this.inFlight >= max);
-  }
-
-  private setPaused(paused: boolean): void {
-    if (paused === this.paused) return;
-    this.paused = paused;
-    if (paused) this.socket.pause();
-    else this.socket.resume();
-  }
-
-  private openSlot(operation: string): Slot {
+  /** Opens the request's slot: its reply's place in the response order. */
+  private openSlot(operation: string, barrier: boolean): Slot {
     const fetch = operation === apiKeyName(ApiKey.Fetch);
-    const slot: Slot = { chunks: null, outcome: 'ok', closeAfter: false, done: this.context.beginRequest(operation), afterWrite: [], fetch };
+    const done = this.context.beginRequest(operation);
     if (fetch) this.fetchesInFlight++;
-    this.slots.push(slot);
-    return slot;
+    return this.pipeline.open(
+      (outcome) => {
+        if (fetch) this.fetchesInFlight--;
+        done(outcome);
+        if (!this.toldAuthenticated && this.session.principal !== null) this.tellAuthenticated();
+      },
+      { barrier },
+    );
   }
 
-  private dispatch(frame: Buffer): void {
+  /** Starts one request; settles once its handler, and every append it started, have settled. */
+  private start(frame: Buffer): Promise<void> {
     const holds: Promise<unknown>[] = [];
-    this.handle(frame, holds)
+    return this.handle(frame, holds)
       .catch((err: unknown) => {
         this.logger.error('Kafka request dispatch failed; closing the connection', { error: err, stack: (err as Error)?.stack });
         this.fail('dispatch failed');
       })
       .then(() => (holds.length === 0 ? undefined : Promise.allSettled(holds)))
-      .then(() => this.framer.release(frame));
+      .then(() => undefined);
   }
 
   /** Handles one request; settles once its handler has (or at once when it is refused). */
@@ -266,17 +233,16 @@ export class KafkaConnection implements ConnectionHandle {
       return;
     }
     session.clientId = header.clientId;
-    const slot = this.openSlot(apiKeyName(header.apiKey));
-    if (unauthenticated || serialApis.has(header.apiKey)) this.barrier = slot;
+    const slot = this.openSlot(apiKeyName(header.apiKey), unauthenticated || serialApis.has(header.apiKey));
     const context: KafkaRequestContext = {
       frontend: this.frontend,
       session,
       header,
       version: header.apiVersion,
-      afterResponseWritten: (fn) => slot.afterWrite.push(fn),
+      afterResponseWritten: (fn) => slot.onWritten(fn),
       holdRequestUntil: (work) => holds.push(work),
       closeAfterResponse: () => void (slot.closeAfter = true),
-      holdFollowingRequests: () => void (this.barrier = slot),
+      holdFollowingRequests: () => this.pipeline.holdFollowing(slot),
       fileSlices: this.fileSlices,
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {
@@ -306,21 +272,16 @@ export class KafkaConnection implements ConnectionHandle {
   }
 
   private dispatchRawToken(frame: Buffer): Promise<void> {
-    const slot = this.openSlot('SaslAuthenticate');
-    this.barrier = slot;
+    const slot = this.openSlot('SaslAuthenticate', true);
     return saslRawToken(this.frontend, this.session, frame).then(
       ({ reply, close }) => {
-        if (this.closed) return;
+        let chunks: Buffer[] = [];
         if (reply !== null) {
           const size = Buffer.allocUnsafe(4);
           size.writeInt32BE(reply.length, 0);
-          slot.chunks = reply.length > 0 ? [size, reply] : [size];
-        } else {
-          slot.chunks = [];
+          chunks = reply.length > 0 ? [size, reply] : [size];
         }
-        slot.closeAfter = close;
-        if (close) slot.outcome = 'error';
-        this.flush();
+        this.pipeline.reply(slot, chunks, { closeAfter: close, outcome: close ? 'error' : 'ok' });
       },
       (err: unknown) => {
         this.logger.error('raw SASL token handling failed; closing the connection', { error: err });
@@ -331,36 +292,33 @@ export class KafkaConnection implements ConnectionHandle {
 
   private respond(slot: Slot, header: RequestHeader, body: unknown, outcome: 'ok' | 'error' = 'ok'): void {
     if (this.closed) {
-      // Never written: what the response referenced (pooled buffers, pinned segments) goes back.
-      runAll(slot.afterWrite);
+      this.pipeline.reply(slot, []);
       return;
     }
-    if (body === null) {
-      slot.chunks = [];
-    } else {
+    let chunks: ReplyChunk[] = [];
+    if (body !== null) {
       try {
-        slot.chunks = encodeResponseChunks(header.apiKey as SchemaApiKey, header.apiVersion, header.correlationId, body as never);
+        chunks = encodeResponseChunks(header.apiKey as SchemaApiKey, header.apiVersion, header.correlationId, body as never);
       } catch (err) {
         this.logger.error('could not encode a response; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err });
         this.fail('response encoding failed');
-        runAll(slot.afterWrite);
+        this.pipeline.reply(slot, []);
         return;
       }
     }
-    slot.outcome = outcome;
-    this.flush();
+    this.pipeline.reply(slot, chunks, { outcome, closeAfter: slot.closeAfter });
   }
 
   private handlerFailed(slot: Slot, context: KafkaRequestContext, handler: KafkaHandler, request: unknown, err: unknown): void {
     if (this.closed) {
-      runAll(slot.afterWrite);
+      this.pipeline.reply(slot, []);
       return;
     }
     const header = context.header;
     if (!isQuartetError(err)) {
       this.logger.error('Kafka handler failed; closing the connection', { api: apiKeyName(header.apiKey), version: header.apiVersion, error: err, stack: (err as Error)?.stack });
       this.fail('handler exception');
-      runAll(slot.afterWrite);
+      this.pipeline.reply(slot, []);
       return;
     }
     const code = kafkaCodeOf(err);
@@ -371,7 +329,7 @@ export class KafkaConnection implements ConnectionHandle {
     } catch (e) {
       this.logger.error('error response failed; closing the connection', { error: e });
       this.fail('error response failed');
-      runAll(slot.afterWrite);
+      this.pipeline.reply(slot, []);
       return;
     }
     this.respond(slot, header, body, 'error');
@@ -381,9 +339,7 @@ export class KafkaConnection implements ConnectionHandle {
     const header = context.header;
     if (header.apiKey === ApiKey.ApiVersions) {
       // KIP-511: a v0 body (header v0) with error 35 and everything the registry advertises.
-      slot.chunks = encodeUnsupportedApiVersions(header.correlationId, advertisedApis(this.frontend.handlers));
-      slot.outcome = 'error';
-      this.flush();
+      this.pipeline.reply(slot, encodeUnsupportedApiVersions(header.correlationId, advertisedApis(this.frontend.handlers)), { outcome: 'error' });
       return;
     }
     const what = `${apiKeyName(header.apiKey)} v${header.apiVersion}`;
@@ -410,130 +366,19 @@ export class KafkaConnection implements ConnectionHandle {
     this.respond(slot, header, body, 'error');
   }
 
-  /** Writes every finished slot at the head of the queue, in order. */
-  private flush(): void {
-    if (this.closed || this.sendingFiles) return;
-    let corked = false;
-    let closeNow = false;
-    while (this.slots.length > 0 && this.slots[0]!.chunks !== null) {
-      const slot = this.slots.shift()!;
-      const chunks = slot.chunks!;
-      if (chunks.some(isFileSlice)) {
-        // Sent with sendfile after everything before it; the slots behind it wait.
-        if (corked) this.socket.uncork();
-        this.sendWithFiles(slot, chunks);
-        // Slots finished above may have freed room or lifted the barrier: reading goes on.
-        this.pump();
-        return;
-      }
-      if (chunks.length > 0) {
-        if (!corked) {
-          this.socket.cork();
-          corked = true;
-        }
-        // The last chunk's callback runs once every chunk of the response has been written out
-        // (or failed and been dropped): only then may its buffers be reused.
-        const after = slot.afterWrite;
-        const last = chunks.length - 1;
-        for (let i = 0; i < last; i++) this.socket.write(chunks[i] as Buffer);
-        if (after.length > 0) this.socket.write(chunks[last] as Buffer, () => runAll(after));
-        else this.socket.write(chunks[last] as Buffer);
-      } else {
-        runAll(slot.afterWrite);
-      }
-      if (this.finishSlot(slot)) {
-        closeNow = true;
-        break;
-      }
-    }
-    if (corked) this.socket.uncork();
-    this.afterFlush(closeNow);
-  }
-
-  /** A slot's response is out: true when the connection closes after it. */
-  private finishSlot(slot: Slot): boolean {
-    slot.done(slot.outcome);
-    if (!this.toldAuthenticated && this.session.principal !== null) this.tellAuthenticated();
-    if (slot.fetch) this.fetchesInFlight--;
-    if (this.barrier === slot) this.barrier = null;
-    return slot.closeAfter;
-  }
-
-  private afterFlush(closeNow: boolean): void {
-    if (closeNow) {
-      this.logger.info('closing the connection after the response', {});
-      this.endSocket();
-      return;
-    }
-    if (this.socket.writableNeedDrain) this.writeBlocked = true;
-    this.pump();
-  }
-
-  /**
-   * Writes a response that references file slices (writeReply) and then flushes the slots behind
-   * it. A failure cuts the response short, so the connection closes.
-   */
-  private sendWithFiles(slot: Slot, chunks: ReplyChunk[]): void {
-    this.sendingFiles = true;
-    writeReply(this.socket as Socket, chunks).then(
-      () => {
-        this.sendingFiles = false;
-        runAll(slot.afterWrite);
-        const closeNow = this.finishSlot(slot);
-        if (this.closed) return;
-        if (closeNow) this.afterFlush(true);
-        else this.flush();
-      },
-      (error: unknown) => {
-        this.sendingFiles = false;
-        runAll(slot.afterWrite);
-        slot.done('error');
-        if (this.closed) return;
-        this.logger.debug('a response with file slices failed; closing the connection', { error });
-        // A peer that went away is not worth a warning.
-        if (this.socket.destroyed) this.shutdown();
-        else this.fail('response write failed');
-      },
-    ).catch((error: unknown) => {
-      this.logger.error('after a response with file slices; closing the connection', { error });
-      this.fail('response completion failed');
-    });
-  }
-
   /** Closes this connection at once because of what the peer sent (or a bug in a handler). */
   private fail(reason: string): void {
     if (this.closed) return;
     this.logger.warn('closing the Kafka connection', { reason, clientId: this.session.clientId });
-    this.socket.destroy();
-    this.shutdown();
+    this.pipeline.destroy();
   }
 
-  private endSocket(): void {
-    this.closing = true;
-    this.socket.end();
-    this.shutdown();
-  }
-
-  /** Drops frames not yet started (closing): pooled ones go back to the pool. */
-  private dropPendingFrames(): void {
-    for (const frame of this.pendingFrames.splice(0)) this.framer.release(frame);
-  }
-
-  /** Releases every slot (their responses will never be written) and aborts long waits. */
+  /** The socket is gone (or ending after a closing response): long waits are aborted. */
   private shutdown(): void {
     if (this.closed) return;
     this.closed = true;
-    this.closing = true;
-    this.dropPendingFrames();
     this.framer.dispose();
     this.session.end();
-    const slots = this.slots.splice(0);
-    for (const slot of slots) {
-      slot.done('error');
-      // A response that is ready will never be written; one still being built lets go in respond().
-      if (slot.chunks !== null) runAll(slot.afterWrite);
-    }
-    this.barrier = null;
   }
 }
 
@@ -554,8 +399,4 @@ const pooledProduceBytesMin = 64 * 1024;
 
 function largeProduceLease(size: number, head: Buffer): BufferLease | null {
   return size >= pooledProduceBytesMin && head.length >= 2 && head.readInt16BE(0) === ApiKey.Produce ? new BufferLease() : null;
-}
-
-function runAll(fns: (() => void)[]): void {
-  for (const fn of fns) fn();
 }

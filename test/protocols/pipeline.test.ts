@@ -1,0 +1,240 @@
+// The shared request pipeline on its own, over a real loopback socket: a line protocol whose
+// requests are released by the test, so that order, barriers, back-pressure and the ways a
+// connection ends are observed directly.
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { createLogger } from '../../src/base/logger.js';
+import { RequestPipeline, type PipelineOptions, type ReplyOrder, type Slot } from '../../src/protocols/pipeline.js';
+
+const logger = createLogger('error');
+
+interface Started {
+  line: string;
+  slot: Slot;
+  /** Answers the request with `text` (default: the line itself). */
+  answer(text?: string, closeAfter?: boolean): void;
+}
+
+/** One server connection running a pipeline whose requests are lines, and the client socket. */
+async function linePipeline(options: { order?: ReplyOrder; inFlightMax?: number; readAheadMax?: number; serial?: boolean } = {}) {
+  const server: Server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  after(() => server.close());
+  const accepted = once(server, 'connection') as Promise<[Socket]>;
+  const client = connect((server.address() as { port: number }).port, '127.0.0.1');
+  after(() => client.destroy());
+  const [socket] = await accepted;
+  const started: Started[] = [];
+  const released: string[] = [];
+  const done: Array<'ok' | 'error' | undefined> = [];
+  let closedHook = 0;
+  let pauses = 0;
+  const pause = socket.pause.bind(socket);
+  socket.pause = () => {
+    pauses++;
+    return pause();
+  };
+  const pipelineOptions: PipelineOptions = {
+    logger,
+    inFlightMax: () => options.inFlightMax ?? 16,
+    readAheadMax: () => options.readAheadMax ?? 1,
+    order: options.order ?? 'ordered',
+    fileSlices: false,
+    endDrainMs: 300,
+  };
+  const pipeline: RequestPipeline<string> = new RequestPipeline<string>(
+    socket,
+    {
+      start: (line) => {
+        const slot = pipeline.open((outcome) => done.push(outcome), { barrier: options.serial === true || line.startsWith('serial') });
+        return new Promise<void>((settled) => {
+          started.push({
+            line,
+            slot,
+            answer: (text = line, closeAfter = false) => {
+              pipeline.reply(slot, [Buffer.from(`${text}\n`)], { closeAfter });
+              settled();
+            },
+          });
+        });
+      },
+      release: (line) => void released.push(line),
+      closed: () => void closedHook++,
+    },
+    pipelineOptions,
+  );
+  let partial = '';
+  socket.on('data', (chunk: Buffer) => {
+    const text = partial + chunk.toString();
+    const lines = text.split('\n');
+    partial = lines.pop()!;
+    pipeline.push(lines);
+  });
+  let received = '';
+  client.setEncoding('utf8').on('data', (s: string) => (received += s));
+  return {
+    pipeline,
+    socket,
+    client,
+    started,
+    released,
+    done,
+    closedHook: () => closedHook,
+    pauses: () => pauses,
+    received: () => received,
+    send: (...lines: string[]) => client.write(lines.map((l) => `${l}\n`).join('')),
+  };
+}
+
+async function until(what: string, check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+describe('request pipeline', () => {
+  it('starts pipelined requests in order and writes their replies in request order (ordered)', async () => {
+    const p = await linePipeline();
+    p.send('a', 'b', 'c');
+    await until('three started', () => p.started.length === 3);
+    p.started[2]!.answer();
+    p.started[1]!.answer();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(p.received(), '', 'b and c wait for a');
+    p.started[0]!.answer();
+    await until('three replies', () => p.received() === 'a\nb\nc\n');
+    assert.deepEqual(p.done, ['ok', 'ok', 'ok']);
+    await until('frames released', () => p.released.length === 3);
+  });
+
+  it('writes each reply as soon as it is ready (as-ready)', async () => {
+    const p = await linePipeline({ order: 'as-ready' });
+    p.send('a', 'b');
+    await until('two started', () => p.started.length === 2);
+    p.started[1]!.answer();
+    await until('b first', () => p.received() === 'b\n');
+    p.started[0]!.answer();
+    await until('then a', () => p.received() === 'b\na\n');
+  });
+
+  it('holds every later request behind a barrier until its reply is written; serial runs one at a time', async () => {
+    const p = await linePipeline();
+    p.send('serial-login', 'x', 'y');
+    await until('the barrier started', () => p.started.length === 1);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(p.started.length, 1, 'nothing starts behind the barrier');
+    p.started[0]!.answer();
+    await until('the rest started', () => p.started.length === 3);
+    const s = await linePipeline({ serial: true, readAheadMax: 8 });
+    s.send('1', '2', '3');
+    for (let i = 1; i <= 3; i++) {
+      await until(`request ${i} started`, () => s.started.length === i);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(s.started.length, i, 'one at a time');
+      s.started[i - 1]!.answer();
+    }
+    await until('every reply', () => s.received() === '1\n2\n3\n');
+  });
+
+  it('pauses reading at inFlightMax and resumes as replies drain', async () => {
+    const p = await linePipeline({ inFlightMax: 2 });
+    p.send('a', 'b', 'c');
+    await until('two started', () => p.started.length === 2);
+    assert.ok(p.pauses() > 0, 'reading paused');
+    assert.deepEqual(p.pipeline.waitingFrames(), ['c']);
+    p.started[0]!.answer();
+    await until('c started', () => p.started.length === 3);
+    p.started[1]!.answer();
+    p.started[2]!.answer();
+    await until('all replies', () => p.received() === 'a\nb\nc\n');
+  });
+
+  it('endWith writes its last bytes after the replies in flight, drops waiting frames, and ends', async () => {
+    const p = await linePipeline({ inFlightMax: 1, readAheadMax: 4 });
+    p.send('a', 'b');
+    await until('a started, b waiting', () => p.started.length === 1 && p.pipeline.waitingFrames().length === 1);
+    let ended = false;
+    p.pipeline.endWith(Buffer.from('bye\n'), () => (ended = true));
+    assert.equal(p.released.includes('b'), true, 'the waiting frame is dropped and released');
+    assert.equal(ended, false, 'not before the reply in flight');
+    p.started[0]!.answer();
+    await once(p.client, 'end');
+    assert.equal(p.received(), 'a\nbye\n');
+    assert.equal(ended, true);
+  });
+
+  it('a closeAfter reply ends the connection at once; requests behind it are done with an error', async () => {
+    const p = await linePipeline();
+    p.send('a', 'b');
+    await until('two started', () => p.started.length === 2);
+    p.started[1]!.answer();
+    p.started[0]!.answer('no', true);
+    await once(p.client, 'end');
+    assert.equal(p.received(), 'no\n');
+    assert.deepEqual(p.done, ['ok', 'error']);
+    assert.equal(p.closedHook(), 1);
+  });
+
+  it('finishInput answers what was read, then runs its continuation', async () => {
+    const p = await linePipeline({ inFlightMax: 1, readAheadMax: 4 });
+    p.send('a', 'b');
+    await until('b read', () => p.started.length + p.pipeline.waitingFrames().length === 2);
+    let then = 0;
+    p.pipeline.finishInput(() => then++);
+    assert.equal(p.pipeline.accepting, false);
+    p.started[0]!.answer();
+    await until('b started', () => p.started.length === 2);
+    assert.equal(then, 0);
+    p.started[1]!.answer();
+    await until('the continuation', () => then === 1);
+    await until('both replies', () => p.received() === 'a\nb\n');
+  });
+
+  it('close lets requests in flight finish (whenIdle) and starts nothing more', async () => {
+    const p = await linePipeline({ inFlightMax: 1, readAheadMax: 4 });
+    p.send('a', 'b');
+    await until('a started', () => p.started.length === 1);
+    p.pipeline.close();
+    let idle = false;
+    void p.pipeline.whenIdle().then(() => (idle = true));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(idle, false);
+    p.started[0]!.answer();
+    await until('idle', () => idle);
+    assert.equal(p.started.length, 1, 'b never started');
+    assert.equal(p.received(), 'a\n');
+  });
+
+  it('when the socket goes, unanswered requests are done with an error and a late reply only releases', async () => {
+    const p = await linePipeline();
+    p.send('a');
+    await until('a started', () => p.started.length === 1);
+    let afterWrite = 0;
+    p.started[0]!.slot.onWritten(() => afterWrite++);
+    p.client.destroy();
+    await once(p.socket, 'close');
+    assert.deepEqual(p.done, ['error']);
+    assert.equal(p.closedHook(), 1);
+    p.started[0]!.answer();
+    assert.equal(afterWrite, 1, 'the late reply ran its afterWrite');
+  });
+
+  it('an endWith peer that never reads is destroyed after endDrainMs', async () => {
+    const p = await linePipeline();
+    p.client.pause();
+    const big = 'z'.repeat(4 * 1024 * 1024);
+    p.send('a');
+    await until('a started', () => p.started.length === 1);
+    p.started[0]!.answer(big);
+    const at = Date.now();
+    p.pipeline.endWith(Buffer.from('bye\n'));
+    await once(p.socket, 'close');
+    assert.ok(Date.now() - at >= 250, 'not before endDrainMs');
+  });
+});
