@@ -10,6 +10,10 @@
 // are refused, so that peers that never authenticate cannot take every connection slot. The front-end supplies one ConnectionFactory that
 // turns a socket into a ConnectionHandle; it reads and writes the socket itself.
 //
+// Idle connections: a connection with no request in flight and none begun or finished for
+// `idleTimeoutMs` is told close('idle') and ended once idle (Kafka's connections.max.idle.ms);
+// one sweep per listener checks them, so a request costs no timer. 0 keeps idle connections.
+//
 // Graceful stop: the listening socket closes (no new connections); every connection is told
 // close('shutdown') and should stop reading new requests; as soon as a connection has no request
 // in flight its socket is ended; after `drainTimeoutMs` whatever is left is destroyed.
@@ -77,6 +81,7 @@ export interface TcpListenerOptions {
   handshakeTimeoutMs?: number;
   authTimeoutMs?: number;
   unauthenticatedConnectionsMax?: number;
+  idleTimeoutMs?: number;
 }
 
 /** The metrics every listener reports; usable on its own by a front-end with another transport. */
@@ -86,6 +91,7 @@ export class ListenerMetrics {
   private readonly rejectedTotal: Counter;
   private readonly unauthenticatedRejectedTotal: Counter;
   private readonly authTimeoutsTotal: Counter;
+  private readonly idleClosedTotal: Counter;
   private readonly requestsTotal: Counter;
   private readonly requestErrorsTotal: Counter;
   private readonly duration: Histogram;
@@ -103,6 +109,7 @@ export class ListenerMetrics {
     this.rejectedTotal = registry.counter('quartet_listener_connections_rejected_total', 'Client connections closed at once because the listener was at its connection limit');
     this.unauthenticatedRejectedTotal = registry.counter('quartet_listener_unauthenticated_rejected_total', 'Client connections closed at once because the listener had as many unauthenticated connections as it allows');
     this.authTimeoutsTotal = registry.counter('quartet_listener_auth_timeouts_total', 'Client connections closed because they did not authenticate in time');
+    this.idleClosedTotal = registry.counter('quartet_listener_idle_closed_total', 'Client connections closed because they were idle for the listener\'s idle timeout');
     this.requestsTotal = registry.counter('quartet_listener_requests_total', 'Requests handled');
     this.requestErrorsTotal = registry.counter('quartet_listener_request_errors_total', 'Requests answered with an error');
     this.duration = registry.histogram('quartet_request_duration_seconds', 'Time from a framed request to its written response');
@@ -124,6 +131,9 @@ export class ListenerMetrics {
   }
   authTimedOut(): void {
     this.authTimeoutsTotal.inc(this.labels);
+  }
+  idleClosed(): void {
+    this.idleClosedTotal.inc(this.labels);
   }
 
   /** Starts timing a request; the result records it. */
@@ -156,6 +166,10 @@ class Connection implements ConnectionContext {
   onAuthenticated: (() => void) | null = null;
   onUnauthenticated: (() => void) | null = null;
   private isAuthenticated = false;
+  /** Date.now() of the last request begun or finished (or of the connection's start). */
+  lastActiveMs = Date.now();
+  /** Told close('idle') already. */
+  closingIdle = false;
 
   constructor(
     readonly id: number,
@@ -171,12 +185,14 @@ class Connection implements ConnectionContext {
   beginRequest(operation: string): RequestDone {
     const record = this.metrics.beginRequest(operation);
     this.inFlight++;
+    this.lastActiveMs = Date.now();
     let finished = false;
     return (outcome) => {
       if (finished) throw new Error(`request ${operation} on connection ${this.id} finished twice`);
       finished = true;
       record(outcome);
       this.inFlight--;
+      this.lastActiveMs = Date.now();
       if (this.inFlight === 0) this.wakeIdle();
     };
   }
@@ -218,6 +234,8 @@ export class TcpListener implements ProtocolListener {
   private readonly authenticatedSockets = new Set<Socket>();
   private readonly authTimeoutMs: number;
   private readonly unauthenticatedMax: number;
+  private readonly idleTimeoutMs: number;
+  private idleSweep: NodeJS.Timeout | null = null;
   private nextId = 1;
   private bound: ListenAddress | null = null;
   private stopping: Promise<void> | null = null;
@@ -230,6 +248,7 @@ export class TcpListener implements ProtocolListener {
     this.metrics = new ListenerMetrics(options.metrics, options.name);
     this.authTimeoutMs = options.authTimeoutMs ?? defaultAuthTimeoutMs;
     this.unauthenticatedMax = options.unauthenticatedConnectionsMax ?? defaultUnauthenticatedConnectionsMax;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 0;
     if (options.tls) {
       this.server = this.createTls(options.tls);
       this.server.on('connection', (socket: Socket) => this.onRawConnection(socket));
@@ -270,12 +289,15 @@ export class TcpListener implements ProtocolListener {
         this.server.on('error', (err) => this.logger.error('listener error', { error: err }));
         const info = this.server.address() as AddressInfo;
         this.bound = { host: info.address, port: info.port };
+        this.startIdleSweep();
         resolve(this.bound);
       });
     });
   }
 
   stop(drainTimeoutMs: number): Promise<void> {
+    if (this.idleSweep !== null) clearInterval(this.idleSweep);
+    this.idleSweep = null;
     this.stopping ??= this.drainAndClose(drainTimeoutMs);
     return this.stopping;
   }
@@ -381,6 +403,33 @@ export class TcpListener implements ProtocolListener {
     }
     // Plain TCP sockets start paused (pauseOnConnect): reading starts once the front-end is attached.
     if (socket === raw) socket.resume();
+  }
+
+  /** Checks for idle connections a few times per idle timeout (at least every 30 s). */
+  private startIdleSweep(): void {
+    if (this.idleTimeoutMs <= 0) return;
+    const every = Math.max(50, Math.min(Math.floor(this.idleTimeoutMs / 4), 30_000));
+    this.idleSweep = setInterval(() => this.closeIdle(Date.now()), every).unref();
+  }
+
+  /** Tells every connection idle since `now - idleTimeoutMs` to close, and ends it once idle. */
+  private closeIdle(now: number): void {
+    for (const [raw, conn] of this.connections) {
+      if (conn.closingIdle || conn.inFlight > 0 || now - conn.lastActiveMs < this.idleTimeoutMs || raw.destroyed) continue;
+      conn.closingIdle = true;
+      conn.logger.debug('connection closed: idle', { idleTimeoutMs: this.idleTimeoutMs });
+      this.metrics.idleClosed();
+      try {
+        conn.handle?.close('idle');
+      } catch (err) {
+        conn.logger.error('connection close handler threw', { error: err });
+      }
+      void conn.whenIdle().then(() => {
+        if (raw.destroyed) return;
+        conn.socket.once('finish', () => raw.destroy());
+        conn.socket.end();
+      });
+    }
   }
 
   /** A connection that did not authenticate in time goes: nothing it sent was accepted as anyone's. */
@@ -490,6 +539,7 @@ export function tcpProtocolListener(makeConnectionFactory: (context: ListenerCon
       ...(s.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: s.handshakeTimeoutMs } : {}),
       ...(s.authTimeoutMs !== undefined ? { authTimeoutMs: s.authTimeoutMs } : {}),
       ...(s.unauthenticatedConnectionsMax !== undefined ? { unauthenticatedConnectionsMax: s.unauthenticatedConnectionsMax } : {}),
+      ...(s.idleTimeoutMs !== undefined ? { idleTimeoutMs: s.idleTimeoutMs } : {}),
     });
   };
 }

@@ -33,12 +33,22 @@ export interface ListenerSettings {
   authTimeoutMs?: number;
   /** Connections not yet authenticated (TLS handshakes included) at once; more are refused (default defaultUnauthenticatedConnectionsMax). */
   unauthenticatedConnectionsMax?: number;
+  /** A connection with no request begun or finished for this long, and none in flight, is closed ('idle'); 0 (the default): never. */
+  idleTimeoutMs?: number;
 }
 
 /** How long a TLS handshake may take. */
 export const defaultHandshakeTimeoutMs = 10_000;
 /** How long a connection may stay unauthenticated. */
 export const defaultAuthTimeoutMs = 10_000;
+/**
+ * How long a connection may sit idle, per protocol: Kafka's connections.max.idle.ms (10 min;
+ * Kafka clients reconnect when they need to); Cursus's client_idle_timeout_ms (60 s); Iggy keeps
+ * idle connections, as its reference server does (consumer-group members are evicted by the
+ * front-end's own heartbeat rule instead); Felix runs over QUIC, whose own idle timeout applies.
+ */
+export const defaultIdleTimeoutsMs: Readonly<Record<string, number>> = { kafka: 600_000, iggy: 0, cursus: 60_000, felix: 0 };
+
 /** How many connections may be unauthenticated at once (per listener). */
 export const defaultUnauthenticatedConnectionsMax = 1024;
 

@@ -11,7 +11,7 @@ import { maintenanceIntervalMsDefault } from '../core/broker.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
-import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
+import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
 
 /** A config file larger than this is refused before parsing. */
 export const CONFIG_FILE_BYTES_MAX = 1024 * 1024;
@@ -35,6 +35,8 @@ export interface ProtocolListenerConfig {
   handshakeTimeoutMs: number;
   /** A connection not authenticated within this is closed; 0 never. */
   authTimeoutMs: number;
+  /** See ListenerSettings.idleTimeoutMs. */
+  idleTimeoutMs: number;
   /** Connections not yet authenticated at once; more are refused. */
   unauthenticatedConnectionsMax: number;
 }
@@ -316,6 +318,15 @@ function protocolSettings(name: ProtocolName): Setting[] {
       default: defaultAuthTimeoutMs,
       doc: `A ${label} connection that has not authenticated within this many milliseconds of opening is closed (0: never).`,
       set: (c, v) => void (get(c).authTimeoutMs = v),
+    }),
+    define({
+      key: `listeners.${name}.idleTimeoutMs`,
+      flag: `${name}-idle-timeout-ms`,
+      env: `QUARTET_${upper}_IDLE_TIMEOUT_MS`,
+      kind: intKind(0, 86_400_000),
+      default: defaultIdleTimeoutsMs[name] ?? 0,
+      doc: `A ${label} connection with no request in flight, and none begun or answered for this many milliseconds, is closed (0: never).`,
+      set: (c, v) => void (get(c).idleTimeoutMs = v),
     }),
     define({
       key: `listeners.${name}.handshakeTimeoutMs`,
@@ -638,6 +649,7 @@ function emptyListener(): ProtocolListenerConfig {
     handshakeTimeoutMs: defaultHandshakeTimeoutMs,
     authTimeoutMs: defaultAuthTimeoutMs,
     unauthenticatedConnectionsMax: defaultUnauthenticatedConnectionsMax,
+    idleTimeoutMs: 0,
   };
 }
 

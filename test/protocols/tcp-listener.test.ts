@@ -444,3 +444,33 @@ test('TLS: a handshake not finished within handshakeTimeoutMs is dropped', async
   const timedOut = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 5_000))]);
   assert.equal(timedOut, false, 'the server dropped the handshake');
 });
+
+test('a connection idle for idleTimeoutMs is closed and counted; one with a request in flight, or active, stays', async (t) => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics } = await startListener(fe, { idleTimeoutMs: 800 });
+  t.after(() => listener.stop(1_000));
+  const idle = await Client.open(port);
+  const busy = await Client.open(port);
+  const chatty = await Client.open(port);
+  busy.send('slow-idle');
+  await fe.inFlight('slow-idle');
+  const opened = Date.now();
+  // The chatty one asks something every 50 ms: never idle for 800 ms.
+  const chatter = setInterval(() => chatty.send('hi'), 50);
+  t.after(() => clearInterval(chatter));
+  await within(idle.closed, 5_000, 'the idle connection to close');
+  assert.ok(Date.now() - opened >= 700, 'not before the timeout');
+  assert.match(metrics.render(), /quartet_listener_idle_closed_total\{listener="echo"\} 1/);
+  assert.deepEqual(fe.closeReasons, ['idle']);
+  // Well past the timeout, the one with a request in flight is still open and answered.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  fe.release('slow-idle');
+  await busy.receive('slow-idle\n');
+  chatty.send('still here');
+  await chatty.receive('still here\n');
+  clearInterval(chatter);
+  // Once its request is answered, the busy one goes idle too, and the quiet chatty one after it.
+  await within(busy.closed, 5_000, 'the connection idle since its answer to close');
+  await within(chatty.closed, 5_000, 'the chatty connection, quiet now, to close');
+  assert.match(metrics.render(), /quartet_listener_idle_closed_total\{listener="echo"\} 3/);
+});
