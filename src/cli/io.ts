@@ -16,7 +16,27 @@ export interface CliIo {
   onInterrupt?(listener: () => void): () => void;
 }
 
-export function processIo(): CliIo {
+let pipeGuarded = false;
+
+/**
+ * What a closed output pipe does, instead of an unhandled EPIPE error: a command whose reader goes
+ * away (`quartet log dump … | head`) ends quietly with exit code 0, as SIGPIPE ends a C program;
+ * a long-running one (`serve`, whose log reader died) goes on, its output dropped.
+ */
+function guardClosedPipes(longRunning: boolean): void {
+  if (pipeGuarded) return;
+  pipeGuarded = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      if (!longRunning) process.exit(0);
+    });
+  }
+}
+
+/** The real process's streams; `longRunning` for the broker (see guardClosedPipes). */
+export function processIo(longRunning = false): CliIo {
+  guardClosedPipes(longRunning);
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),

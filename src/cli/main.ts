@@ -71,7 +71,7 @@ The data directory comes from --data-dir, else the configuration (QUARTET_DATA_D
 
 const helpFlags = new Set(['--help', '-h']);
 
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(argv[0] === 'serve')): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === undefined) {
