@@ -25,6 +25,7 @@
 
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { QuartetError } from '../../../base/errors.js';
+import { scramIterations as storedIterations, scramSaltBytes as storedSaltBytes } from '../../../core/users.js';
 import { authFailure, decodeUtf8, type SaslStepFailure, type SaslStepResult } from './types.js';
 
 export type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
@@ -214,6 +215,20 @@ export interface ScramServerOptions {
   serverNonce?: () => string;
 }
 
+/** The key of the mock salts of this process (RFC 5802 §5.1: "a mock salt"). */
+const mockSaltKey = randomBytes(32);
+
+/**
+ * What an unknown user is answered with, so that the exchange goes on exactly as for a known one
+ * and fails only at the proof (RFC 5802 §5.1): a salt derived from the name (the same name gets
+ * the same salt every time, as a stored one would), the stored credentials' salt length and
+ * iteration count, and keys no proof can match.
+ */
+function mockCredentials(spec: HashSpec, username: string): ScramCredentials {
+  const salt = createHmac('sha256', mockSaltKey).update(`${spec.name}\0${username}`).digest().subarray(0, storedSaltBytes);
+  return { salt, iterations: storedIterations, storedKey: randomBytes(spec.bytes), serverKey: randomBytes(spec.bytes) };
+}
+
 function scramFailure(error: string, message?: string): SaslStepFailure {
   return authFailure(error, message ?? `Authentication failed: ${error}`, Buffer.from(`e=${error}`));
 }
@@ -256,9 +271,9 @@ export class ScramServerExchange {
       return scramFailure('other-error', 'Authentication failed: the authorization id must equal the username');
     }
     if (first.extensions.get('tokenauth') === 'true') return scramFailure('extensions-not-supported');
-    const credentials = await this.lookup(first.username, this.mechanism);
-    // Kafka fails here too; the message does not tell the client that the user is unknown.
-    if (credentials === null) return scramFailure('unknown-user', 'Authentication failed: invalid credentials');
+    // An unknown user gets a server-first message like any other and fails at the proof, with the
+    // same error as a wrong password: the exchange does not tell which names exist.
+    const credentials = (await this.lookup(first.username, this.mechanism)) ?? mockCredentials(this.spec, first.username);
     const nonce = first.clientNonce + this.serverNonce();
     const serverFirst = `r=${nonce},s=${credentials.salt.toString('base64')},i=${credentials.iterations}`;
     this.state = { kind: 'client-final', first, serverFirst, nonce, credentials };

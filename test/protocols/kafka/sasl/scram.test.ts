@@ -11,6 +11,7 @@ import {
   type ScramMechanism,
 } from '../../../../src/protocols/kafka/sasl/scram.js';
 import { SaslKafkaError, isSaslFailure, type SaslStepResult } from '../../../../src/protocols/kafka/sasl/types.js';
+import { scramIterations, scramSaltBytes } from '../../../../src/core/users.js';
 
 // RFC 7677 §3: the SCRAM-SHA-256 example exchange.
 const rfc = {
@@ -119,9 +120,28 @@ describe('SCRAM server', () => {
     assert.equal(await first('n,,n=user,r=a b'), 'invalid-encoding');
     assert.equal(await first('n,a=admin,n=user,r=abc'), 'other-error', 'authzid must equal the user');
     assert.equal(await first('n,,n=user,r=abc,tokenauth=true'), 'extensions-not-supported');
-    assert.equal(await first('n,,n=nobody,r=abc'), 'unknown-user');
     assert.equal(await first(Buffer.from([0x6e, 0x2c, 0x2c, 0xff])), 'invalid-encoding');
     assert.equal(await first(Buffer.alloc(5000, 0x61)), 'invalid-encoding');
+  });
+
+  it('answers an unknown user like a known one and fails it at the proof, as a wrong password (RFC 5802 mock salt)', async () => {
+    const serverFirst = async (user: string): Promise<string> => text(await server('SCRAM-SHA-256', rfcCredentials).step(Buffer.from(`n,,n=${user},r=abc`)));
+    const known = await serverFirst('user');
+    const unknown = await serverFirst('nobody');
+    const shape = /^r=abc[^,]+,s=([A-Za-z0-9+/=]+),i=(\d+)$/;
+    assert.match(known, shape);
+    assert.match(unknown, shape, 'a server-first message, not an error');
+    const salt = Buffer.from(shape.exec(unknown)![1]!, 'base64');
+    assert.equal(salt.length, scramSaltBytes, 'as long as a stored salt');
+    assert.equal(shape.exec(unknown)![2], String(scramIterations), 'the stored iteration count');
+    assert.equal(shape.exec(await serverFirst('nobody'))![1], shape.exec(unknown)![1], 'the same salt for the same name every time');
+    assert.notEqual(shape.exec(await serverFirst('nobody2'))![1], shape.exec(unknown)![1], 'another name, another salt');
+    // Going on with any password: the proof fails, with what a wrong password gets.
+    const exchange = server('SCRAM-SHA-256', rfcCredentials);
+    const client = new ScramClient('SCRAM-SHA-256', 'nobody', 'pencil');
+    const reply = text(await exchange.step(client.firstMessage()));
+    const final = await exchange.step(client.finalMessage(Buffer.from(reply)));
+    assert.equal(failure(final), 'invalid-proof');
   });
 
   it('accepts an authzid equal to the user and binds the exact gs2 header', async () => {
