@@ -147,3 +147,49 @@ export function mayListStreams(user: User): boolean {
   const g = p?.global;
   return g !== undefined && (g.manageStreams || g.readStreams);
 }
+
+/**
+ * The first right in `grants` that `granter` does not hold itself, as a readable path (null: it
+ * holds them all). A user may give another only what it holds: a global right needs the same
+ * right globally (or one that implies it), a stream's or a topic's right needs that right on that
+ * stream or topic, however the granter holds it. Root holds everything.
+ */
+export function rightNotHeld(granter: User, grants: Grants | null): string | null {
+  if (grants === null || effective(granter) === 'all') return null;
+  const g = grants.global;
+  const globalChecks: [keyof GlobalGrants, boolean][] = [
+    ['manageServers', mayServer(granter, 'manageServers')],
+    ['readServers', mayServer(granter, 'readServers')],
+    ['manageUsers', mayServer(granter, 'manageUsers')],
+    ['readUsers', mayServer(granter, 'readUsers')],
+    ['manageStreams', mayStream(granter, noSuchId, 'manageStream')],
+    ['readStreams', mayStream(granter, noSuchId, 'readStream')],
+    ['manageTopics', mayTopic(granter, noSuchId, noSuchId, 'manageTopic')],
+    ['readTopics', mayTopic(granter, noSuchId, noSuchId, 'readTopic')],
+    ['pollMessages', mayTopic(granter, noSuchId, noSuchId, 'poll')],
+    ['sendMessages', mayTopic(granter, noSuchId, noSuchId, 'send')],
+  ];
+  for (const [name, held] of globalChecks) if (g[name] && !held) return `global ${name}`;
+  for (const s of grants.streams) {
+    const id = s.streamId;
+    const streamChecks: [keyof StreamGrants, boolean][] = [
+      ['manageStream', mayStream(granter, id, 'manageStream')],
+      ['readStream', mayStream(granter, id, 'readStream')],
+      ['manageTopics', mayTopic(granter, id, noSuchId, 'manageTopic')],
+      ['readTopics', mayTopic(granter, id, noSuchId, 'readTopic')],
+      ['pollMessages', mayTopic(granter, id, noSuchId, 'poll')],
+      ['sendMessages', mayTopic(granter, id, noSuchId, 'send')],
+    ];
+    for (const [name, held] of streamChecks) if (s[name] === true && !held) return `stream ${id} ${name}`;
+    for (const t of s.topics) {
+      const topicChecks: [keyof TopicGrants, boolean][] = [
+        ['manageTopic', mayTopic(granter, id, t.topicId, 'manageTopic')],
+        ['readTopic', mayTopic(granter, id, t.topicId, 'readTopic')],
+        ['pollMessages', mayTopic(granter, id, t.topicId, 'poll')],
+        ['sendMessages', mayTopic(granter, id, t.topicId, 'send')],
+      ];
+      for (const [name, held] of topicChecks) if (t[name] === true && !held) return `stream ${id} topic ${t.topicId} ${name}`;
+    }
+  }
+  return null;
+}

@@ -195,9 +195,18 @@ export class UserStore {
     });
   }
 
-  update(ref: UserRef, change: { username?: string; status?: UserStatus }): Promise<User> {
+  /**
+   * Renames the user or changes its status. Root can be neither deactivated nor renamed through a
+   * client (`unauthorized`): only the operator may, with `asOperator` (the configured root name
+   * at start, the offline CLI).
+   */
+  update(ref: UserRef, change: { username?: string; status?: UserStatus }, options: { asOperator?: boolean } = {}): Promise<User> {
     return this.mutations.run(async () => {
       const record = this.requireRecord(ref);
+      if (record.id === rootUserId && options.asOperator !== true) {
+        if (change.status !== undefined && change.status !== record.status) throw new QuartetError('unauthorized', 'the root user cannot be deactivated');
+        if (change.username !== undefined && change.username !== record.username) throw new QuartetError('unauthorized', 'the root user cannot be renamed');
+      }
       if (change.username !== undefined && change.username !== record.username) {
         assertUsername(change.username);
         if (this.byName.has(change.username)) throw new QuartetError('user_exists', `user '${change.username}' already exists`);
@@ -212,9 +221,11 @@ export class UserStore {
     });
   }
 
+  /** Replaces the user's permissions; root's cannot be changed (it may do everything whatever is stored). */
   setPermissions(ref: UserRef, permissions: unknown): Promise<User> {
     return this.mutations.run(async () => {
       const record = this.requireRecord(ref);
+      if (record.id === rootUserId) throw new QuartetError('unauthorized', 'the root user\'s permissions cannot be changed');
       const updated: UserRecord = { ...record, permissions: permissions ?? null };
       await this.store.putUser(updated);
       return publicUser(this.index(updated));
@@ -263,29 +274,35 @@ export class UserStore {
    * (configured), the configured credentials are root's: its password is set to the given one if
    * it differs (a password generated at the first start, or one changed since), and it is renamed
    * to `username` if it has another name and no other user has that one (`updated` says what
-   * changed; `renameRefused` when the name is taken). The password is checked before anything
-   * changes.
+   * changed; `renameRefused` when the name is taken), and made active if it is not. The password
+   * is checked before anything changes.
    */
   async ensureRootUser(
     username: string,
     password?: string,
     permissions?: unknown,
     options: { applyToExisting?: boolean } = {},
-  ): Promise<{ created: boolean; generatedPassword: string | null; updated: Array<'username' | 'password'>; renameRefused: boolean }> {
+  ): Promise<{ created: boolean; generatedPassword: string | null; updated: Array<'username' | 'password' | 'status'>; renameRefused: boolean }> {
     const root = this.byId.get(rootUserId);
     if (root === undefined && this.byId.size === 0) {
       const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
       await this.create({ username, password: password ?? generated!, id: rootUserId, permissions });
       return { created: true, generatedPassword: generated, updated: [], renameRefused: false };
     }
-    const updated: Array<'username' | 'password'> = [];
+    const updated: Array<'username' | 'password' | 'status'> = [];
     let renameRefused = false;
     if (root !== undefined && password !== undefined && options.applyToExisting === true) {
       assertPassword(password);
+      // Clients cannot deactivate root; a store from before that rule, or edited by hand, can
+      // have it inactive: the configured credentials bring it back.
+      if (root.status !== 'active') {
+        await this.update(rootUserId, { status: 'active' }, { asOperator: true });
+        updated.push('status');
+      }
       if (root.username !== username) {
         if (this.byName.has(username)) renameRefused = true;
         else {
-          await this.update(rootUserId, { username });
+          await this.update(rootUserId, { username }, { asOperator: true });
           updated.push('username');
         }
       }

@@ -125,8 +125,25 @@ test('ensureRootUser: configured credentials become root\'s at a later start (a 
   assert.equal((await users.verifyPassword('iggy', 'new-pw')).id, 0);
 });
 
+test('root is neither renamed, deactivated nor re-permissioned through the store; the operator may, and configured credentials reactivate it', async () => {
+  const { users } = await openUsers();
+  await users.ensureRootUser('iggy', 'iggy');
+  await assert.rejects(users.update(0, { status: 'inactive' }), code('unauthorized'));
+  await assert.rejects(users.update('iggy', { username: 'mallory' }), code('unauthorized'));
+  await assert.rejects(users.setPermissions(0, { global: {}, streams: [] }), code('unauthorized'));
+  await users.update(0, { username: 'iggy', status: 'active' });
+  assert.deepEqual([users.get(0)?.username, users.get(0)?.status], ['iggy', 'active']);
+  // A store where root is inactive (from before the rule, or the operator's doing):
+  await users.update(0, { status: 'inactive' }, { asOperator: true });
+  await assert.rejects(users.verifyPassword('iggy', 'iggy'), code('user_inactive'));
+  // A start with the configured credentials brings it back.
+  assert.deepEqual((await users.ensureRootUser('iggy', 'iggy', undefined, { applyToExisting: true })).updated, ['status']);
+  assert.equal((await users.verifyPassword('iggy', 'iggy')).status, 'active');
+});
+
 test('personal access tokens: secret shown once, only its hash stored, expiry by the clock', async () => {
   const { users, store, clock } = await openUsers();
+  await users.ensureRootUser('root', 'root-password');
   await users.create({ username: 'alice', password: 'pw' });
   const { token, info } = await users.createToken('alice', 'ci', 60_000);
   assert.equal(info.expiresAt, clock.now() + 60_000);
@@ -170,6 +187,7 @@ test('scrypt hashes carry their parameters and verify timing-safely', async () =
 
 test('editPermissions edits each user in the store queue: a setPermissions queued meanwhile is kept, and its result is what the edit sees', async () => {
   const { users } = await openUsers();
+  await users.ensureRootUser('root', 'root-password');
   const a = await users.create({ username: 'alice', password: 'password1', status: 'active' });
   const b = await users.create({ username: 'bob', password: 'password1', status: 'active' });
   await users.setPermissions(a.id, { grants: ['x', 'gone'] });

@@ -2,7 +2,8 @@
 // object stored as the user's opaque core `permissions` (../permissions.ts). Reading users needs
 // read_users (for oneself too); changing them needs manage_users (a user may change
 // its own password, giving the current one). Root (id 0) cannot be deleted (48) nor have its
-// permissions changed (49); it is reported with every global permission. User not found: 20 (ResourceNotFound). Tokens are the caller's own.
+// permissions changed (49), renamed or deactivated (41); it is reported with every global
+// permission. A user grants only what it holds itself (41). User not found: 20 (ResourceNotFound). Tokens are the caller's own.
 
 import { QuartetError } from '../../../base/errors.js';
 import type { User } from '../../../core/users.js';
@@ -10,6 +11,7 @@ import { CommandCode, IggyErrorCode, u64Max, type Identifier, type Permissions }
 import { UserStatus, type UserDetails, type UserInfo } from '../codec/commands/users.js';
 import { IggyFailure } from '../errors.js';
 import { permissionsOf, requireServer } from '../permissions.js';
+import { rightNotHeld } from '../../../core/access.js';
 import type { IggyHandlerTable, IggyRequestContext } from './types.js';
 import { micros } from './views.js';
 
@@ -33,6 +35,12 @@ const rootPermissions: Permissions = {
   },
   streams: [],
 };
+
+/** A user may grant only what it holds itself (rightNotHeld): more is Unauthorized (41). */
+function requireHeld(ctx: IggyRequestContext, permissions: Permissions | null): void {
+  const missing = rightNotHeld(ctx.user, permissions);
+  if (missing !== null) throw new IggyFailure(IggyErrorCode.unauthorized, 'result', `cannot grant ${missing}: the user does not hold it`);
+}
 
 function userDetails(u: User): UserDetails {
   // Root may do everything whatever is stored for it; report it so.
@@ -99,6 +107,7 @@ export const userHandlers: IggyHandlerTable = {
     requireServer(ctx.user, 'manageUsers');
     if (req.options.length > 0) throw new IggyFailure(IggyErrorCode.unsupportedOptionKey, 'result', 'user options are not supported');
     checkCredentialLengths(req.username, req.password);
+    requireHeld(ctx, req.permissions);
     const u = await ctx.frontend.broker.users
       .create({ username: req.username, password: req.password, status: statusOf(req.status), permissions: req.permissions })
       .catch(usernameProblem);
@@ -128,6 +137,7 @@ export const userHandlers: IggyHandlerTable = {
     requireServer(ctx.user, 'manageUsers');
     const u = requireUser(ctx, req.userId);
     if (u.root) throw new IggyFailure(IggyErrorCode.cannotChangePermissions, 'result');
+    requireHeld(ctx, req.permissions);
     await ctx.frontend.broker.users.setPermissions(u.id, req.permissions);
     return {};
   },

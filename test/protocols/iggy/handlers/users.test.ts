@@ -117,6 +117,66 @@ describe('iggy users', () => {
   });
 });
 
+describe('iggy user administration limits', () => {
+  it('nobody renames, deactivates or re-permissions root, and an administrator grants only what it holds', async (t) => {
+    const h = await startIggy(t);
+    const root = await h.root();
+    const s = await root.ok(CommandCode.createStream, { name: 'shop', options: [] });
+    const other = await root.ok(CommandCode.createStream, { name: 'other', options: [] });
+    const streamGrant = (streamId: number, rights: Partial<Record<'manageStream' | 'readStream' | 'manageTopics' | 'readTopics' | 'pollMessages' | 'sendMessages', boolean>>) => ({
+      streamId,
+      manageStream: false,
+      readStream: false,
+      manageTopics: false,
+      readTopics: false,
+      pollMessages: false,
+      sendMessages: false,
+      topics: [],
+      ...rights,
+    });
+    // An administrator: manages users, reads every stream, manages topics of 'shop' only.
+    const adminPermissions: Permissions = { global: { ...none, manageUsers: true, readStreams: true }, streams: [streamGrant(s.id, { manageTopics: true })] };
+    await root.ok(CommandCode.createUser, { username: 'admin', password: 'password-1', status: 1, permissions: adminPermissions, options: [] });
+    const admin = await h.client();
+    await admin.login('admin', 'password-1');
+    const refused = { rejected: IggyErrorCode.unauthorized };
+    // Root stays root, whoever asks (root itself too).
+    for (const c of [admin, root]) {
+      assert.deepEqual(await c.call(CommandCode.updateUser, { userId: sid(0), username: null, status: UserStatus.inactive, options: [] }), refused, 'deactivate root');
+      assert.deepEqual(await c.call(CommandCode.updateUser, { userId: sid(0), username: 'mallory', status: null, options: [] }), refused, 'rename root');
+      assert.deepEqual(await c.call(CommandCode.updatePermissions, { userId: sid(0), permissions: null }), { rejected: IggyErrorCode.cannotChangePermissions });
+      assert.deepEqual(await c.call(CommandCode.deleteUser, { userId: sid(0) }), { rejected: IggyErrorCode.cannotDeleteUser });
+    }
+    const rootNow = await root.ok(CommandCode.getUser, { userId: sid(0) });
+    assert.deepEqual([rootNow?.username, rootNow?.status], ['iggy', UserStatus.active]);
+    // Setting root's own status or name to what they are changes nothing and is allowed.
+    await root.ok(CommandCode.updateUser, { userId: sid(0), username: 'iggy', status: UserStatus.active, options: [] });
+    // What the administrator holds, it may grant: globally read streams, manage users, and the
+    // 'shop' stream's topics (through the global read, also 'other''s reading rights).
+    const within: Permissions = { global: { ...none, readStreams: true, readTopics: true, pollMessages: true }, streams: [streamGrant(s.id, { manageTopics: true, sendMessages: true }), streamGrant(other.id, { readStream: true, pollMessages: true })] };
+    await admin.ok(CommandCode.createUser, { username: 'helper', password: 'password-1', status: 1, permissions: within, options: [] });
+    await admin.ok(CommandCode.updatePermissions, { userId: sid('helper'), permissions: { global: { ...none, manageUsers: true }, streams: [] } });
+    // More than it holds: refused, and nothing changes.
+    const beyond: Permissions[] = [
+      { global: { ...none, manageServers: true }, streams: [] },
+      { global: { ...none, manageStreams: true }, streams: [] },
+      { global: { ...none, sendMessages: true }, streams: [] },
+      { global: { ...none }, streams: [streamGrant(other.id, { manageTopics: true })] },
+      { global: { ...none }, streams: [streamGrant(s.id, { manageStream: true })] },
+      { global: { ...none }, streams: [{ ...streamGrant(other.id, {}), topics: [{ topicId: 1, manageTopic: false, readTopic: false, pollMessages: false, sendMessages: true }] }] },
+    ];
+    for (const permissions of beyond) {
+      assert.deepEqual(await admin.call(CommandCode.updatePermissions, { userId: sid('helper'), permissions }), refused, JSON.stringify(permissions));
+      assert.deepEqual(await admin.call(CommandCode.createUser, { username: 'escalator', password: 'password-1', status: 1, permissions, options: [] }), refused);
+    }
+    assert.deepEqual(await admin.call(CommandCode.updatePermissions, { userId: sid('admin'), permissions: { global: { ...none, manageServers: true, manageUsers: true }, streams: [] } }), refused, 'not to itself either');
+    assert.deepEqual((await root.ok(CommandCode.getUser, { userId: sid('helper') }))?.permissions, { global: { ...none, manageUsers: true }, streams: [] });
+    assert.equal(await root.ok(CommandCode.getUser, { userId: sid('escalator') }), null);
+    // Root grants anything.
+    await root.ok(CommandCode.updatePermissions, { userId: sid('helper'), permissions: beyond[0]! });
+  });
+});
+
 describe('iggy permission implications (the reference permissioner)', () => {
   it('read/manage topics, globally or per stream, poll (and manage sends); consumer groups take read-topic', async (t) => {
     const h = await startIggy(t);
