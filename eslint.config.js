@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'coverage/', 'build/', '.bench-tmp/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'build/', '.bench-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
