@@ -9,11 +9,11 @@
 // the 2-vCPU test machine, and neither entry nor --help loads it.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -22,91 +22,23 @@ const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as 
 const packMsMax = 90_000;
 const installMsMax = 90_000;
 const rebuildMsMax = 90_000;
-const commandMsMax = 30_000;
-
-/**
- * The environment for the child npm and node: npm's run-script variables name this repository
- * (npm_config_local_prefix would point a nested install at it), and NODE_OPTIONS could bring tsx in.
- */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_(lifecycle_|package_|command$|config_(local_prefix|prefix|global_prefix|call)$)/.test(k)) continue;
-    if (k === 'INIT_CWD' || k === 'NODE_OPTIONS') continue;
-    env[k] = v;
-  }
-  return env;
-}
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs a command in its own process group; on timeout the whole group (npm, node-gyp, make, g++) is killed. */
-function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Ran> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-20_000)));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      const ran = { code, stdout, stderr, ms: Math.round(performance.now() - started) };
-      if (timedOut) reject(new Error(`${command} ${args.join(' ')} took over ${timeoutMs} ms: ${stderr.slice(-2000)}`));
-      else resolve(ran);
-    });
-  });
-}
-
-function ok(ran: Ran, what: string): Ran {
-  assert.equal(ran.code, 0, `${what} exited with ${ran.code}:\n${ran.stderr.slice(-4000)}`);
-  return ran;
-}
-
-function npmMissing(): string | false {
-  const probe = spawnSync('npm', ['--version'], { env: childEnv(), timeout: commandMsMax, encoding: 'utf8' });
-  if (probe.error === undefined && probe.status === 0) return false;
-  const reason = `npm is not available (${probe.error?.message ?? `exit ${probe.status}`}): the packed package is not checked`;
-  if (process.env['QUARTET_REQUIRE_CLIENTS'] === '1') throw new Error(`${reason}; QUARTET_REQUIRE_CLIENTS=1 requires it`);
-  return reason;
-}
 
 const work = mkdtempSync(join(tmpdir(), 'quartet-pack-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 test('the packed package installs, imports with plain Node and runs its command', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
   const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], repoRoot, packMsMax), 'npm pack');
-  // npm pack prints the prepare script's output before the JSON.
-  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const files = new Set(info!.files.map((f) => f.path));
+  const { filename, files } = packInfo(packed.stdout);
   for (const path of ['package.json', 'README.md', 'bin/quartet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/clients/iggy/index.js', 'dist/cli/main.js', 'binding.gyp', 'native/quartet_native.cc', 'scripts/build-native.mjs']) {
     assert.ok(files.has(path), `the tarball lacks ${path}`);
   }
-  for (const path of files) assert.doesNotMatch(path, /^(src|test|bench|build|node_modules)\//, `the tarball holds ${path}`);
+  for (const path of files) assert.doesNotMatch(path, /^(src|test|bench|build|node_modules|packages)\//, `the tarball holds ${path}`);
   t.diagnostic(`npm pack (with the build): ${packed.ms} ms, ${files.size} files`);
 
   const app = join(work, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'quartet-pack-check', version: '1.0.0', private: true, type: 'module' }));
-  const tarball = join(work, info!.filename);
+  const tarball = join(work, filename);
   const installed = ok(await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball], app, installMsMax), 'npm install');
   t.diagnostic(`npm install of the tarball: ${installed.ms} ms`);
   const rebuilt = ok(await run('npm', ['rebuild', pkg.name], app, rebuildMsMax), 'npm rebuild (the install script)');
