@@ -7,7 +7,8 @@
 //   codec      base and its own protocol's codec (src/protocols/<p>/codec)
 //   transport  core, base (src/protocols/*.ts: the contract and the TCP listener)
 //   protocol   core, base, transport, its own codec (src/protocols/<p>, never another protocol)
-//   clients    base and codecs (an SDK never loads the broker, SQLite or the server)
+//   client     base and its own protocol's codec (src/clients/<p>: an SDK never loads the broker,
+//              SQLite, the server or another protocol; packages/<p> is built from these alone)
 //   server     everything below it, never cli or clients
 //   cli, src/index.ts   anything
 //
@@ -59,7 +60,7 @@ export function brokenRule(from: Part, to: Part): string | null {
   const f = label(from);
   const t = label(to);
   if (f === t) return null;
-  const allowed = (targets: string[]): string | null => (targets.includes(t) || targets.some((x) => x.endsWith(':*') && t.startsWith(x.slice(0, -1))) ? null : `${f} may import only ${targets.join(', ') || 'itself'}`);
+  const allowed = (targets: string[]): string | null => (targets.includes(t) ? null : `${f} may import only ${targets.join(', ') || 'itself'}`);
   if (typeof from === 'string') {
     switch (from) {
       case 'base':
@@ -79,7 +80,7 @@ export function brokenRule(from: Part, to: Part): string | null {
   }
   if ('codec' in from) return allowed(['base']);
   if ('protocol' in from) return allowed(['core', 'base', 'transport', `codec:${from.protocol}`]);
-  return allowed(['base', 'codec:*']);
+  return allowed(['base', `codec:${from.client}`]);
 }
 
 interface Import {
@@ -154,6 +155,9 @@ describe('layers', () => {
     assert.match(brokenRule({ protocol: 'kafka' }, 'log') ?? '', /protocol:kafka/);
     assert.match(brokenRule({ client: 'iggy' }, 'server') ?? '', /client:iggy/);
     assert.match(brokenRule({ client: 'iggy' }, 'transport') ?? '', /client:iggy/);
+    assert.match(brokenRule({ client: 'iggy' }, { codec: 'kafka' }) ?? '', /client:iggy may import only base, codec:iggy/);
+    assert.match(brokenRule({ client: 'iggy' }, 'core') ?? '', /client:iggy/);
+    assert.match(brokenRule({ client: 'iggy' }, 'log') ?? '', /client:iggy/);
     assert.match(brokenRule('base', 'log') ?? '', /base may import only itself/);
     assert.match(brokenRule('server', 'cli') ?? '', /server may not/);
     assert.equal(brokenRule({ protocol: 'kafka' }, { codec: 'kafka' }), null);
