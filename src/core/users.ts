@@ -318,7 +318,8 @@ export class UserStore {
 
   /**
    * Creates a token for the user; returns the secret, which is shown once and stored only as its
-   * SHA-256. `lifetimeMs` null = never expires.
+   * SHA-256. `lifetimeMs` null = never expires. An expired token of the user with the same name is
+   * removed first: the name is free again.
    */
   createToken(ref: UserRef, name: string, lifetimeMs: number | null): Promise<{ token: string; info: TokenInfo }> {
     return this.mutations.run(async () => {
@@ -327,7 +328,7 @@ export class UserStore {
       if (lifetimeMs !== null && (!Number.isSafeInteger(lifetimeMs) || lifetimeMs <= 0)) {
         throw new QuartetError('invalid_request', `token lifetime must be a positive number of ms or null, got ${lifetimeMs}`);
       }
-      await this.dropExpiredTokens(user.id);
+      await this.dropExpiredToken(user.id, name);
       const own = this.tokensOf(user.id);
       if (own.some((t) => t.name === name)) throw new QuartetError('token_exists', `user '${user.username}' already has a token named '${name}'`);
       if (own.length >= tokensPerUserMax) throw new QuartetError('resource_exhausted', `at most ${tokensPerUserMax} tokens per user`);
@@ -350,14 +351,20 @@ export class UserStore {
     return publicUser(user);
   }
 
+  /**
+   * The user's tokens, expired ones too until the maintenance pass removes them (as the Iggy
+   * reference lists every stored token with its expiry until its cleaner runs): only a login with
+   * an expired token is refused.
+   */
   listTokens(ref: UserRef): TokenInfo[] {
-    return this.tokensOf(this.requireRecord(ref).id).map(tokenInfo);
+    return this.tokensOf(this.requireRecord(ref).id, { expired: true }).map(tokenInfo);
   }
 
+  /** Deletes a token by name, an expired one too (see listTokens). */
   deleteToken(ref: UserRef, name: string): Promise<void> {
     return this.mutations.run(async () => {
       const user = this.requireRecord(ref);
-      const record = this.tokensOf(user.id).find((t) => t.name === name);
+      const record = this.tokensOf(user.id, { expired: true }).find((t) => t.name === name);
       if (!record) throw new QuartetError('invalid_token', `user '${user.username}' has no token named '${name}'`);
       await this.store.deleteToken(record.tokenHash);
       this.tokensByHash.delete(record.tokenHash);
@@ -425,19 +432,19 @@ export class UserStore {
     return record;
   }
 
-  /** The user's tokens that have not expired (an expired one is gone for every purpose before the maintenance pass removes it). */
-  private tokensOf(userId: number): TokenRecord[] {
+  /** The user's tokens by name: those that have not expired, or with `expired` every stored one. */
+  private tokensOf(userId: number, options: { expired?: boolean } = {}): TokenRecord[] {
     const now = this.clock.now();
     return [...this.tokensByHash.values()]
-      .filter((t) => t.userId === userId && !isExpired(t, now))
+      .filter((t) => t.userId === userId && (options.expired === true || !isExpired(t, now)))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Removes the user's expired tokens (before a new one may take an expired one's name). */
-  private async dropExpiredTokens(userId: number): Promise<void> {
+  /** Removes the user's expired token of this name, if any (a new one may take its name). */
+  private async dropExpiredToken(userId: number, name: string): Promise<void> {
     const now = this.clock.now();
     for (const t of [...this.tokensByHash.values()]) {
-      if (t.userId !== userId || !isExpired(t, now)) continue;
+      if (t.userId !== userId || t.name !== name || !isExpired(t, now)) continue;
       await this.store.deleteToken(t.tokenHash);
       this.tokensByHash.delete(t.tokenHash);
     }
