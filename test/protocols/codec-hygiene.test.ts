@@ -21,7 +21,7 @@ const codecs = readdirSync(protocolsRoot)
 
 describe('codec hygiene', () => {
   it('covers every protocol with a codec', () => {
-    assert.deepEqual(codecs.filter((c) => c === 'kafka' || c === 'iggy'), ['iggy', 'kafka']);
+    assert.deepEqual(codecs.filter((c) => c === 'kafka' || c === 'iggy' || c === 'cursus'), ['cursus', 'iggy', 'kafka']);
   });
   for (const protocol of codecs) {
     const root = join(protocolsRoot, protocol, 'codec/');
