@@ -9,7 +9,12 @@
 //   replies: encodeOkLine / encodeJsonEnvelope / encodeBatch / encodeErrorPayload / encodeStreamClose
 //   encodeFrame(spec, payload)           -> chunks for writev
 
+export * from './commands.js';
 export * from './compression.js';
+export * from './crq2.js';
+export * from './errors.js';
 export * from './frame.js';
 export * from './framer.js';
+export * from './lines.js';
+export * from './negotiate.js';
 export * from './primitives.js';
