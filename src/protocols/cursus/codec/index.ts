@@ -9,9 +9,11 @@
 //   replies: encodeOkLine / encodeJsonEnvelope / encodeBatch / encodeErrorPayload / encodeStreamClose
 //   encodeFrame(spec, payload)           -> chunks for writev
 
+export * from './batch.js';
 export * from './commands.js';
 export * from './compression.js';
 export * from './crq2.js';
+export * from './cursus-format.js';
 export * from './errors.js';
 export * from './frame.js';
 export * from './framer.js';
