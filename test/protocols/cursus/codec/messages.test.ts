@@ -2,7 +2,7 @@
 // document's tables (docs/protocols/cursus-wire-v2.md §5 and §8.1).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -56,8 +56,10 @@ describe('the document and the codec agree', () => {
     assert.deepEqual(fromDoc, cursusErrorRegistry);
   });
 
-  it('has every error code the spec names, in its ERROR lines and its error table', () => {
-    const spec = readFileSync(fileURLToPath(new URL('../../../../../shared/specs/cursus-wire-v2.md', import.meta.url)), 'utf8');
+  // The reference copy of the spec sits beside the repository clone (../shared/specs), when it does.
+  const specPath = fileURLToPath(new URL('../../../../../shared/specs/cursus-wire-v2.md', import.meta.url));
+  it('has every error code the spec names, in its ERROR lines and its error table', { skip: !existsSync(specPath) && 'no ../shared/specs beside the clone' }, () => {
+    const spec = readFileSync(specPath, 'utf8');
     const codes = new Set([...spec.matchAll(/ERROR: ([A-Za-z_]+)/g)].map((m) => m[1]!));
     // Prose, not codes: "a new static ERROR: emission", "another ERROR: response".
     codes.delete('emission');
