@@ -34,6 +34,7 @@ import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, ty
 import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
 import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
+import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
 import { BatchFlags, MemoryLog, createFormatRegistry, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
@@ -85,6 +86,8 @@ export interface BrokerOptions {
   producerIdleExpiryMs?: number;
   /** scrypt cost for password hashes (tests lower it). */
   scryptCost?: { N: number; r: number; p: number };
+  /** Failed-login throttling (auth-throttle.ts); defaults when absent. */
+  authThrottle?: Partial<AuthThrottleSettings>;
   /** Timers of the transaction coordinator (tests pass a ManualScheduler). */
   scheduler?: Scheduler;
   transactions?: BrokerTransactionOptions;
@@ -163,6 +166,8 @@ export class Broker implements CatalogObserver {
   readonly defaultPartitions: number;
   /** Leaders, epochs, replicas and high watermarks (replication.ts): one node today. */
   readonly replication: Replication;
+  /** Failed-login throttling, shared by every protocol (auth-throttle.ts). */
+  readonly authThrottle: AuthThrottle;
 
   private readonly store: MetadataStore;
   private readonly clock: Clock;
@@ -208,6 +213,7 @@ export class Broker implements CatalogObserver {
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
     this.formats = parts.options.formats ?? createFormatRegistry();
     this.reads = new ReadService(this, this.formats);
+    this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     this.partitionMetrics = {
       appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
       appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { maintenanceIntervalMsDefault } from '../core/broker.js';
+import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
@@ -72,6 +73,8 @@ export interface QuartetConfig {
   logLevel: LogLevel;
   listeners: Record<ProtocolName, ProtocolListenerConfig> & { http: HttpListenerConfig };
   root: { username: string; password: string | null };
+  /** Failed-login throttling (core/auth-throttle.ts). */
+  auth: { delayAfterFailures: number; lockoutAfterFailures: number; lockoutMs: number };
   topicDefaults: TopicDefaults;
   defaultPartitions: number;
   /** Kafka front-end settings; absent means the front-end's defaults. */
@@ -571,6 +574,33 @@ export const settings: readonly Setting[] = [
     set: (c, v) => void (c.root.password = v),
   }),
   define({
+    key: 'auth.delayAfterFailures',
+    flag: 'auth-delay-after-failures',
+    env: 'QUARTET_AUTH_DELAY_AFTER_FAILURES',
+    kind: intKind(0, 1_000_000),
+    default: defaultAuthThrottleSettings.delayAfterFailures,
+    doc: 'Failed logins of one user name, or from one peer address, after which each further attempt waits before it is checked (250 ms, doubling, at most 5 s); 0 never slows logins.',
+    set: (c, v) => void (c.auth.delayAfterFailures = v),
+  }),
+  define({
+    key: 'auth.lockoutAfterFailures',
+    flag: 'auth-lockout-after-failures',
+    env: 'QUARTET_AUTH_LOCKOUT_AFTER_FAILURES',
+    kind: intKind(0, 1_000_000),
+    default: defaultAuthThrottleSettings.lockoutAfterFailures,
+    doc: 'Failed logins of one user name, or from one peer address, after which attempts are refused without a check (as a wrong password) until auth.lockoutMs has passed since the last failure; 0 never locks out.',
+    set: (c, v) => void (c.auth.lockoutAfterFailures = v),
+  }),
+  define({
+    key: 'auth.lockoutMs',
+    flag: 'auth-lockout-ms',
+    env: 'QUARTET_AUTH_LOCKOUT_MS',
+    kind: intKind(1_000, DAY_MS),
+    default: defaultAuthThrottleSettings.lockoutMs,
+    doc: 'How long failed logins count, and how long a lockout lasts after the last failure.',
+    set: (c, v) => void (c.auth.lockoutMs = v),
+  }),
+  define({
     key: 'topicDefaults.partitions',
     flag: 'default-partitions',
     env: 'QUARTET_DEFAULT_PARTITIONS',
@@ -665,6 +695,7 @@ function skeleton(): QuartetConfig {
       http: { enabled: true, addr: { host: DEFAULT_LISTEN_HOST, port: defaultPorts.http } },
     },
     root: { username: 'root', password: null },
+    auth: { delayAfterFailures: 0, lockoutAfterFailures: 0, lockoutMs: 0 },
     topicDefaults: {},
     defaultPartitions: 1,
     maintenanceIntervalMs: 0,

@@ -178,6 +178,7 @@ class Server implements QuartetServer {
       logger: this.logger.child({ component: 'broker' }),
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
+      authThrottle: config.auth,
       // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
       transactions: kafkaBrokerTransactionOptions,
       formats: builtinFormats(),

@@ -327,25 +327,35 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (typeof parsed === 'string') return { evict: EvictionReason.malformedLogin };
     if (!isProtocolCompatible(parsed.versionInfo.protocolVersion)) return { evict: EvictionReason.incompatibleProtocol };
     const users = this.frontend.broker.users;
+    if (parsed.password === null && parsed.token === null) return { evict: EvictionReason.malformedLogin };
+    // Failed logins are throttled per name and per peer (core/auth-throttle.ts): the check may
+    // wait, and a locked-out name or peer is refused as a wrong password or token would be.
+    const throttle = this.frontend.broker.authThrottle;
+    const claimed = parsed.password?.username ?? null;
+    const wrong = parsed.password !== null ? EvictionReason.invalidCredentials : EvictionReason.invalidToken;
+    if (!(await throttle.admit(claimed, this.address, 'iggy')).admitted) {
+      throttle.failed(claimed, this.address, 'iggy');
+      return { evict: wrong };
+    }
     let user: User;
     let code: CommandCode;
     try {
       if (parsed.password !== null) {
         code = CommandCode.loginRegister;
         user = await users.verifyPassword(parsed.password.username, parsed.password.password);
-      } else if (parsed.token !== null) {
-        code = CommandCode.loginRegisterWithPat;
-        user = users.verifyToken(parsed.token.token);
       } else {
-        return { evict: EvictionReason.malformedLogin };
+        code = CommandCode.loginRegisterWithPat;
+        user = users.verifyToken(parsed.token!.token);
       }
     } catch (error) {
       if (!isQuartetError(error)) throw error;
+      if (error.code === 'user_inactive' || error.code === 'invalid_token' || error.code === 'invalid_credentials') throttle.failed(claimed, this.address, 'iggy');
       if (error.code === 'user_inactive') return { evict: EvictionReason.userInactive };
       if (error.code === 'invalid_token') return { evict: EvictionReason.invalidToken };
-      if (error.code === 'invalid_credentials') return { evict: parsed.password !== null ? EvictionReason.invalidCredentials : EvictionReason.invalidToken };
+      if (error.code === 'invalid_credentials') return { evict: wrong };
       throw error;
     }
+    if (claimed !== null) throttle.succeeded(claimed);
     if (this.pipeline.stopping) return { close: true };
     // A client id belongs to the user who registered it first (and its remembered replies).
     if (this.frontend.ownedByAnotherUser(h.client, user.id)) return { evict: EvictionReason.sessionError };

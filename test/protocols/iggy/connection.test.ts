@@ -3,6 +3,7 @@
 // handling, and that one bad connection never disturbs another.
 
 import assert from 'node:assert/strict';
+import { ManualClock } from '../../../src/base/clock.js';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
@@ -465,6 +466,25 @@ describe('iggy connection: sessions', () => {
     await h.broker.users.create({ username: 'sleepy', password: 'password1', status: 'inactive' });
     const c = await h.client();
     assert.deepEqual(await c.login('sleepy', 'password1'), { evicted: EvictionReason.userInactive });
+  });
+
+  it('throttles failed logins: slowed, then refused as a wrong password even with the right one, until the window passes', async (t) => {
+    const clock = new ManualClock(Date.now());
+    const h = await startIggy(t, { clock, broker: { authThrottle: { delayAfterFailures: 2, lockoutAfterFailures: 4, lockoutMs: 60_000, delayBaseMs: 1, delayMaxMs: 1 } } });
+    for (let i = 0; i < 4; i++) {
+      const c = await h.client();
+      assert.deepEqual(await c.login('iggy', `guess-${i}`), { evicted: EvictionReason.invalidCredentials });
+    }
+    // Locked out (the name, and this peer): the right password is refused without a check.
+    const locked = await h.client();
+    assert.deepEqual(await locked.login('iggy', 'secret-root'), { evicted: EvictionReason.invalidCredentials });
+    const text = h.broker.metrics.render();
+    assert.match(text, /quartet_auth_failures_total\{protocol="iggy"\} 5/);
+    assert.match(text, /quartet_auth_delayed_total\{protocol="iggy"\} 2/);
+    assert.match(text, /quartet_auth_locked_out_total\{protocol="iggy",scope="user"\} 1/);
+    clock.advance(60_000);
+    const later = await h.client();
+    assert.ok('value' in (await later.login('iggy', 'secret-root')), 'the window passed');
   });
 
   it('fences an older registration of the same client id (7) and logs out', async (t) => {

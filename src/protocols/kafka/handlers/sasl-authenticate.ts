@@ -15,6 +15,7 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { authenticatedAs } from '../access.js';
 import { isSaslFailure } from '../sasl/types.js';
+import { saslOutcome } from './sasl-handshake.js';
 import { defineHandler } from './types.js';
 
 function illegalState(errorMessage: string) {
@@ -26,7 +27,7 @@ export const saslAuthenticateHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   preAuth: true,
-  async handle(request, { session, closeAfterResponse }) {
+  async handle(request, { frontend, session, closeAfterResponse }) {
     if (session.principal !== null) return illegalState('SaslAuthenticate request received after successful authentication');
     const sasl = session.sasl;
     if (sasl === null || sasl.exchange === undefined) return illegalState('SaslAuthenticate request received before SaslHandshake');
@@ -34,11 +35,13 @@ export const saslAuthenticateHandler = defineHandler({
     const result = await sasl.exchange.step(request.authBytes);
     if (isSaslFailure(result)) {
       session.logger.info('SASL authentication failed', { mechanism: sasl.mechanism, reason: result.error });
+      if (result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED) saslOutcome(frontend, session, 'failed');
       // As Kafka's SaslServerAuthenticator: the error goes out, then the connection closes.
       if (result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED) closeAfterResponse?.();
       return { errorCode: result.kafkaErrorCode, errorMessage: result.message, authBytes: emptyBuffer, sessionLifetimeMs: 0 };
     }
     if (result.done) {
+      saslOutcome(frontend, session, 'succeeded');
       authenticatedAs(session, result.user ?? null);
       session.logger.info('SASL authentication succeeded', { mechanism: sasl.mechanism, user: session.principal });
     }

@@ -50,13 +50,26 @@ export function plainVerifier(users: UserStore, verified: (userId: number) => vo
  * One connection's SASL exchange, over the core's users. `identified` gets the id of the user
  * whose password or SCRAM credentials the exchange checks, taken together with them: the
  * connection's grants are that user's (../access.ts), whatever happens to its name meanwhile.
+ * Each check first goes through the broker's failed-login throttle (core/auth-throttle.ts): it may
+ * wait, and a locked-out name or peer fails as a wrong password would. The name the client gave
+ * is kept in `sasl.claimed` for saslOutcome().
  */
-export function newSaslExchange(frontend: KafkaFrontend, enabledMechanisms: readonly SaslMechanismName[], identified: (userId: number) => void): SaslSession {
+export function newSaslExchange(frontend: KafkaFrontend, session: KafkaSession, sasl: NonNullable<KafkaSession['sasl']>, enabledMechanisms: readonly SaslMechanismName[]): SaslSession {
   const users = frontend.broker.users;
+  const throttle = frontend.broker.authThrottle;
+  const identified = (userId: number): void => void (sasl.userId = userId);
+  const verify = plainVerifier(users, identified);
   return new SaslSession({
     enabledMechanisms,
-    verifyPassword: plainVerifier(users, identified),
-    scramCredentials: (username, mechanism) => {
+    verifyPassword: async (username, password) => {
+      sasl.claimed = username;
+      if (!(await throttle.admit(username, session.remote, 'kafka')).admitted) return false;
+      return verify(username, password);
+    },
+    scramCredentials: async (username, mechanism) => {
+      sasl.claimed = username;
+      // Locked out: no credentials, so the exchange goes on with a mock salt and fails at the proof.
+      if (!(await throttle.admit(username, session.remote, 'kafka')).admitted) return null;
       const user = users.get(username);
       if (user?.status !== 'active') return null;
       const credential = users.scramCredential(username, mechanism === 'SCRAM-SHA-256' ? 'SHA-256' : 'SHA-512');
@@ -64,6 +77,13 @@ export function newSaslExchange(frontend: KafkaFrontend, enabledMechanisms: read
       return credential;
     },
   });
+}
+
+/** Tells the failed-login throttle how a SASL step ended (a wrong password, or the exchange done). */
+export function saslOutcome(frontend: KafkaFrontend, session: KafkaSession, outcome: 'failed' | 'succeeded'): void {
+  const claimed = session.sasl?.claimed ?? null;
+  if (outcome === 'failed') frontend.broker.authThrottle.failed(claimed, session.remote, 'kafka');
+  else if (claimed !== null) frontend.broker.authThrottle.succeeded(claimed);
 }
 
 export const saslHandshakeHandler = defineHandler({
@@ -77,8 +97,8 @@ export const saslHandshakeHandler = defineHandler({
       session.logger.warn('SaslHandshake after the SASL mechanism was chosen', { mechanism: request.mechanism });
       return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms };
     }
-    const sasl: NonNullable<KafkaSession['sasl']> = { mechanism: request.mechanism, rawTokens: version === 0, userId: null };
-    const exchange = newSaslExchange(frontend, mechanisms, (userId) => (sasl.userId = userId));
+    const sasl: NonNullable<KafkaSession['sasl']> = { mechanism: request.mechanism, rawTokens: version === 0, userId: null, claimed: null };
+    const exchange = newSaslExchange(frontend, session, sasl, mechanisms);
     const started = exchange.start(request.mechanism);
     if (isSaslFailure(started)) {
       session.logger.info('SASL mechanism not enabled', { mechanism: request.mechanism, enabled: mechanisms });

@@ -15,7 +15,8 @@
 // Success sets session.principal; the next frame is an ordinary request again.
 
 import { authenticatedAs } from '../access.js';
-import { isSaslFailure } from '../sasl/types.js';
+import { SaslKafkaError, isSaslFailure } from '../sasl/types.js';
+import { saslOutcome } from './sasl-handshake.js';
 import type { KafkaFrontend, KafkaSession } from './types.js';
 
 export interface SaslRawReply {
@@ -30,7 +31,7 @@ export function expectsRawSaslToken(session: KafkaSession): boolean {
   return session.sasl?.rawTokens === true && session.principal === null;
 }
 
-export async function saslRawToken(_frontend: KafkaFrontend, session: KafkaSession, token: Buffer): Promise<SaslRawReply> {
+export async function saslRawToken(frontend: KafkaFrontend, session: KafkaSession, token: Buffer): Promise<SaslRawReply> {
   const sasl = session.sasl;
   if (sasl === null || !sasl.rawTokens || sasl.exchange === undefined || session.principal !== null) {
     session.logger.warn('raw SASL token outside a SaslHandshake v0 exchange; closing the connection');
@@ -39,9 +40,11 @@ export async function saslRawToken(_frontend: KafkaFrontend, session: KafkaSessi
   const result = await sasl.exchange.step(token);
   if (isSaslFailure(result)) {
     session.logger.info('SASL authentication failed', { mechanism: sasl.mechanism, reason: result.error, rawTokens: true });
+    if (result.kafkaErrorCode === SaslKafkaError.SASL_AUTHENTICATION_FAILED) saslOutcome(frontend, session, 'failed');
     return { reply: null, close: true };
   }
   if (result.done) {
+    saslOutcome(frontend, session, 'succeeded');
     authenticatedAs(session, result.user ?? null);
     session.logger.info('SASL authentication succeeded', { mechanism: sasl.mechanism, user: session.principal, rawTokens: true });
   }

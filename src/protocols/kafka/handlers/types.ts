@@ -101,7 +101,7 @@ export interface KafkaSession {
    * exchange in progress (handlers/sasl-handshake.ts creates it; SaslAuthenticate and sasl-raw.ts
    * feed it tokens until it sets `principal`).
    */
-  sasl: { mechanism: string; rawTokens: boolean; exchange?: SaslSession; userId?: number | null } | null;
+  sasl: { mechanism: string; rawTokens: boolean; exchange?: SaslSession; userId?: number | null; claimed?: string | null } | null;
   readonly logger: Logger;
   /** Aborted when the connection closes or drains: long waits (Fetch) should give up. */
   readonly signal?: AbortSignal;

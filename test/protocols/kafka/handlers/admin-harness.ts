@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Broker } from '../../../../src/core/broker.js';
+import { Broker, type BrokerOptions } from '../../../../src/core/broker.js';
 import { ManualClock } from '../../../../src/base/clock.js';
 import { silentLogger } from '../../../../src/base/logger.js';
 import type { TopicConfigValues } from '../../../../src/core/topic-config.js';
@@ -32,7 +32,7 @@ export interface AdminHarness {
 
 export async function adminHarness(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { topics?: Record<string, number>; topicDefaults?: Partial<TopicConfigValues>; settings?: Partial<KafkaSettings>; users?: Record<string, string> } = {},
+  options: { topics?: Record<string, number>; topicDefaults?: Partial<TopicConfigValues>; settings?: Partial<KafkaSettings>; users?: Record<string, string>; broker?: Partial<BrokerOptions> } = {},
 ): Promise<AdminHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-admin-'));
   const clock = new ManualClock(1_700_000_000_000);
@@ -46,6 +46,7 @@ export async function adminHarness(
     rootUser: { username: 'root', password: 'root-pw' },
     nodeId: 1,
     ...(options.topicDefaults ? { topicDefaults: options.topicDefaults } : {}),
+    ...options.broker,
   });
   const frontend = new KafkaBrokerFrontend({
     broker,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ManualClock } from '../../../../src/base/clock.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,28 @@ describe('SaslAuthenticate', () => {
     assert.equal(unknown.first.errorCode, 0);
     assert.match(unknown.first.authBytes.toString(), /^r=[^,]+,s=[^,]+,i=4096$/);
     assert.deepEqual([unknown.final!.errorCode, unknown.final!.errorMessage], [scram.final!.errorCode, scram.final!.errorMessage]);
+  });
+
+  it('throttles failed logins per name and peer: refused as a wrong password even with the right one until the window passes', async (t) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const h = await adminHarness(t, { users, broker: { clock, authThrottle: { delayAfterFailures: 2, lockoutAfterFailures: 4, lockoutMs: 60_000, delayBaseMs: 1, delayMaxMs: 1 } } });
+    const plainLogin = async (password: string) => {
+      const session = h.newSession();
+      await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' }, session);
+      return h.call(saslAuthenticateHandler, 1, { authBytes: Buffer.from(`\0alice\0${password}`) }, session);
+    };
+    for (let i = 0; i < 3; i++) assert.equal((await plainLogin(`guess-${i}`)).errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    assert.equal((await scramLogin(h, 'SCRAM-SHA-256', 'alice', 'guess-3', 1, h.newSession())).final!.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    // Locked out: the right password fails over PLAIN and SCRAM alike, with the usual answer.
+    assert.deepEqual([(await plainLogin('alice-secret')).errorCode, (await plainLogin('alice-secret')).errorMessage], [ErrorCode.SASL_AUTHENTICATION_FAILED, 'Authentication failed: invalid credentials']);
+    const scram = await scramLogin(h, 'SCRAM-SHA-512', 'alice', 'alice-secret', 1, h.newSession());
+    assert.equal(scram.first.errorCode, 0, 'SCRAM goes on with a mock salt');
+    assert.equal(scram.final!.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    const text = h.broker.metrics.render();
+    assert.match(text, /quartet_auth_delayed_total\{protocol="kafka"\} 2/);
+    assert.match(text, /quartet_auth_locked_out_total\{protocol="kafka",scope="user"\} 3/);
+    clock.advance(60_000);
+    assert.equal((await plainLogin('alice-secret')).errorCode, 0, 'the window passed');
   });
 
   it('refuses inactive users over PLAIN and SCRAM', async (t) => {
