@@ -1,7 +1,7 @@
 // A PartitionLog over a directory of segments (see docs/log-format.md for the layout).
 //
-// Write path: append() assigns offsets synchronously, encodes the envelope header, and queues the
-// (header, payload) pair. One pump per partition drains the queue: while a write is in flight,
+// Write path: assign() (and append(), which awaits it) assigns offsets synchronously, encodes the
+// envelope header, and queues the (header, payload) pair. One pump per partition drains the queue: while a write is in flight,
 // appends pile up, and the next round sends all of them in one writev (no concatenation), then —
 // under fsyncPolicy 'always' — one fdatasync shared by every append in the round (group commit).
 // Results resolve in offset order after the round. Any failure rolls the segment back to its state
@@ -47,6 +47,7 @@ import { cleanedSuffix, parseSegmentLogName, Segment, segmentPaths, type BatchMe
 import type {
   AppendRequest,
   AppendResult,
+  AssignedAppend,
   CleanupResult,
   DeleteSegmentsOptions,
   LogConfig,
@@ -389,13 +390,17 @@ export class FileLog implements PartitionLog {
   // ---- Appends ---------------------------------------------------------------------------------
 
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(closedError());
-    if (this.readOnlyCause !== null) return Promise.reject(storageError('the log is read-only after a storage failure', this.readOnlyCause));
     try {
-      checkAppendRequest(request, this.config);
+      return this.assign(request).written;
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  assign(request: AppendRequest): AssignedAppend {
+    if (this.closed) throw closedError();
+    if (this.readOnlyCause !== null) throw storageError('the log is read-only after a storage failure', this.readOnlyCause);
+    checkAppendRequest(request, this.config);
     const appendMicros = clockMicros(this.clock);
     const appendTime = Math.floor(appendMicros / 1000);
     request = atAppendTime(request, appendTime);
@@ -409,10 +414,11 @@ export class FileLog implements PartitionLog {
     const header = encodeEnvelopeHeader(request, baseOffset, request.payload);
     this.nextOffset = baseOffset + request.recordCount;
     const meta: BatchMeta = { baseOffset, recordCount: request.recordCount, maxTimestamp: request.maxTimestamp };
-    return new Promise((resolve, reject) => {
+    const written = new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ header, payload: request.payload, meta, bytes, appendTime, rollBefore, rollAfter, resolve, reject });
-      this.kick();
     });
+    this.kick();
+    return { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime, written };
   }
 
   /** Decides, at assignment time, whether this batch starts a new segment; updates the tally. */

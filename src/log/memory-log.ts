@@ -27,6 +27,7 @@ import { createFormatRegistry, type FormatRegistry } from './formats.js';
 import type {
   AppendRequest,
   AppendResult,
+  AssignedAppend,
   CleanupResult,
   DeleteSegmentsOptions,
   LogConfig,
@@ -78,12 +79,16 @@ export class MemoryLog implements PartitionLog {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(closedError());
     try {
-      checkAppendRequest(request, this.config);
+      return this.assign(request).written;
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  assign(request: AppendRequest): AssignedAppend {
+    if (this.closed) throw closedError();
+    checkAppendRequest(request, this.config);
     const appendMicros = clockMicros(this.clock);
     const appendTime = Math.floor(appendMicros / 1000);
     request = atAppendTime(request, appendTime);
@@ -101,7 +106,8 @@ export class MemoryLog implements PartitionLog {
     if (this.config.segmentRoll === 'after' && segment.sizeBytes >= this.config.segmentBytes) this.roll();
     const highWatermark = this.nextOffset;
     queueMicrotask(() => this.notify(highWatermark));
-    return Promise.resolve({ baseOffset, lastOffset: this.nextOffset - 1, appendTime, logStartOffset: this.logStartOffset });
+    const lastOffset = this.nextOffset - 1;
+    return { baseOffset, lastOffset, appendTime, written: Promise.resolve({ baseOffset, lastOffset, appendTime, logStartOffset: this.logStartOffset }) };
   }
 
   read(offset: number, options: ReadOptions): Promise<StoredBatch[]> {

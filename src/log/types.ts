@@ -22,6 +22,19 @@ export interface AppendResult {
   logStartOffset: number;
 }
 
+/** An append whose offsets are assigned (PartitionLog.assign): known at once, written later. */
+export interface AssignedAppend {
+  baseOffset: number;
+  lastOffset: number;
+  /** The broker time (ms) of the append, as in its AppendResult. */
+  appendTime: number;
+  /**
+   * Settles once the batch is written (under fsyncPolicy 'always', synced): with its result, or
+   * with a LogError, the batch and everything queued behind it then not being in the log.
+   */
+  written: Promise<AppendResult>;
+}
+
 export interface ReadOptions {
   /** Upper bound on payload bytes returned; at least one batch is returned if any is readable. */
   maxBytes: number;
@@ -126,6 +139,14 @@ export interface LogStats {
 export interface PartitionLog {
   readonly config: LogConfig;
   stats(): LogStats;
+  /**
+   * Assigns the batch its offsets and queues its write, synchronously: the offsets come back at
+   * once, so a caller can act on them (producer state, transactions) before anything else is
+   * appended; the write's outcome comes in `written`. Throws, with nothing assigned, when the log
+   * refuses the batch (closed, read-only after a storage failure, too large, malformed).
+   */
+  assign(request: AppendRequest): AssignedAppend;
+  /** assign(request).written, with a refusal as a rejection. */
   append(request: AppendRequest): Promise<AppendResult>;
   /** Batches containing offsets >= `offset`, in order, up to the high watermark. */
   read(offset: number, options: ReadOptions): Promise<StoredBatch[]>;

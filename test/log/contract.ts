@@ -128,6 +128,25 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         assert.equal(stored!.payload.at(-1), 0xee);
       }));
 
+    it('assigns offsets synchronously: assign() returns them before the write, which settles in order', () =>
+      withLog(makeLog, testConfig({ maxBatchBytes: 100 }), async ({ log }, clock) => {
+        clock.advanceMicros(1_500);
+        const first = log.assign(batch('a', 2));
+        const second = log.assign(batch('b', 3));
+        assert.deepEqual([first.baseOffset, first.lastOffset, second.baseOffset, second.lastOffset], [0, 1, 2, 4]);
+        assert.equal(first.appendTime, clock.now());
+        assert.equal(log.stats().nextOffset, 5, 'assigned at once');
+        const results = await Promise.all([first.written, second.written]);
+        assert.deepEqual(results.map((r) => [r.baseOffset, r.lastOffset, r.appendTime]), [[0, 1, clock.now()], [2, 4, clock.now()]]);
+        // A refused batch throws and takes no offset.
+        assert.throws(() => log.assign(encodeNeutralBatch([{ value: Buffer.alloc(200) }])), (err: unknown) => (err as { code?: string }).code === 'record_too_large');
+        assert.equal(log.stats().nextOffset, 5);
+        assert.deepEqual(values(await readAll(log, 0)), ['a-0', 'a-1', 'b-0', 'b-1', 'b-2']);
+        await log.close();
+        assert.throws(() => log.assign(batch('c')), /closed/);
+        await rejectsWith(log.append(batch('c')), 'storage_error');
+      }));
+
     it('rejects a batch larger than maxBatchBytes with record_too_large', () =>
       withLog(makeLog, testConfig({ maxBatchBytes: 100 }), async ({ log }) => {
         const big = encodeNeutralBatch([{ value: Buffer.alloc(200) }]);
