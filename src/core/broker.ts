@@ -36,7 +36,7 @@ import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, t
 import { UserStore } from './users.js';
 import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
-import { BatchFlags, MemoryLog, createFormatRegistry, openFileLog, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import { BatchFlags, MemoryLog, createFormatRegistry, openFileLog, type DirectWriteGate, type AppendRequest, type AssignedAppend, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
 
@@ -318,6 +318,7 @@ export class Broker implements CatalogObserver {
     if (reset !== undefined) return this.appendAfterPurge(reset, topic, partition, request);
     let handle: PartitionHandle;
     let verdict: ProducerCheck | null = null;
+    let assigned: AssignedAppend;
     try {
       this.assertOpen();
       handle = this.handle(topic, partition);
@@ -326,70 +327,53 @@ export class Broker implements CatalogObserver {
         if ((request.flags & BatchFlags.control) !== 0) this.checkMarkerEpoch(request);
         else verdict = this.producers.check(handle.key, request);
       }
+      if (verdict?.kind === 'duplicate') return this.answerDuplicate(handle, verdict);
+      // Offsets are assigned here, synchronously: what follows sees them before any other append
+      // of the partition is checked (nothing is awaited in between).
+      assigned = handle.log.assign(request);
     } catch (err) {
       return Promise.reject(err);
     }
-    if (verdict?.kind === 'duplicate') {
-      const { baseOffset, lastOffset, appendTime, written } = verdict;
-      const log = handle.log;
-      const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: log.stats().logStartOffset });
-      return written ? written.then(answer) : Promise.resolve(answer());
-    }
-    const observed = this.observeTransactional(handle, request);
-    const appended = verdict ? this.appendIdempotent(handle, observed.request) : handle.log.append(observed.request);
-    return appended.then(
-      (result) => this.countAppend(handle, request, result),
+    const undoObservation = this.observeTransactional(handle, request, assigned);
+    const written = verdict === null ? null : this.recordIdempotent(handle, request, assigned);
+    return assigned.written.then(
+      (result) => {
+        if (written !== null) {
+          this.producers.appendWritten(handle.key, request.producerId, assigned.baseOffset);
+          written.resolve();
+        }
+        return this.countAppend(handle, request, result);
+      },
       (err: unknown) => {
-        observed.undo?.();
+        // The log drops a failed batch (and all queued behind it) and reuses its offsets: so must
+        // the producer window and the transaction index; a retry that waited for it fails with it.
+        if (written !== null) {
+          this.producers.forgetAppend(handle.key, request.producerId, assigned.baseOffset);
+          written.reject(err);
+        }
+        undoObservation?.();
         throw err;
       },
     );
   }
 
-  private appendIdempotent(handle: PartitionHandle, request: AppendRequest): Promise<AppendResult> {
-    // The log assigns the offset and calls stamp synchronously inside append(); recording the
-    // batch there means the next pipelined batch of the same producer (checked right after this
-    // call returns) already sees it, with no await in between. The window entry holds `written`
-    // until the append settles, so that a retry arriving meanwhile is answered only once the
-    // original is written (and fails if it fails), never before.
-    let recordedBase: number | null = null;
-    let settle!: { resolve: () => void; reject: (err: unknown) => void };
-    const written = new Promise<void>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    written.catch(() => undefined); // only retries wait on it; they get the rejection themselves
-    const outer = request.stamp;
-    const stamped: AppendRequest = {
-      ...request,
-      stamp: (payload, baseOffset, appendTime, appendMicros) => {
-        outer?.(payload, baseOffset, appendTime, appendMicros);
-        this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset: baseOffset + request.recordCount - 1, appendTime }, written);
-        recordedBase = baseOffset;
-      },
-    };
-    let appended: Promise<AppendResult>;
-    try {
-      appended = handle.log.append(stamped);
-    } catch (err) {
-      if (recordedBase !== null) this.producers.forgetAppend(handle.key, request.producerId, recordedBase);
-      settle.reject(err);
-      throw err;
-    }
-    return appended.then(
-      (result) => {
-        if (recordedBase === null) this.producers.recordAppend(handle.key, request, result);
-        else this.producers.appendWritten(handle.key, request.producerId, recordedBase);
-        settle.resolve();
-        return result;
-      },
-      (err: unknown) => {
-        // The log drops a failed batch (and all queued behind it): so must the producer window,
-        // and a retry that waited for it fails with it.
-        if (recordedBase !== null) this.producers.forgetAppend(handle.key, request.producerId, recordedBase);
-        settle.reject(err);
-        throw err;
-      },
-    );
+  /** A retry of a batch in the producer's window: the original's offsets, once it is written. */
+  private answerDuplicate(handle: PartitionHandle, duplicate: Extract<ProducerCheck, { kind: 'duplicate' }>): Promise<AppendResult> {
+    const { baseOffset, lastOffset, appendTime, written } = duplicate;
+    const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
+    return written ? written.then(answer) : Promise.resolve(answer());
+  }
+
+  /**
+   * Records an idempotent batch in its producer's window as soon as its offsets are assigned, so
+   * the next pipelined batch of the producer is checked against it. The window entry holds the
+   * returned promise until the write settles (the caller settles it), so that a retry arriving
+   * meanwhile is answered only once the original is written, and fails if it fails.
+   */
+  private recordIdempotent(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): Settleable {
+    const written = settleable();
+    this.producers.recordAppend(handle.key, request, assigned, written.promise);
+    return written;
   }
 
   private checkMarkerEpoch(request: AppendRequest): void {
@@ -400,24 +384,16 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * Wraps the stamp hook of transactional and control batches to show them to the coordinator.
-   * `undo` (set once the offset is assigned) takes the observation back if the write fails: the
-   * log drops the batch and reuses its offsets, so neither may the index keep it.
+   * Shows a transactional or control batch to the transaction coordinator once its offsets are
+   * assigned (before it is readable, so the last stable offset never lags the log). Returns the
+   * undo for a failed write: the log drops the batch and reuses its offsets, so neither may the
+   * index keep it.
    */
-  private observeTransactional(handle: PartitionHandle, request: AppendRequest): { request: AppendRequest; undo: (() => void) | null } {
-    const observed: { request: AppendRequest; undo: (() => void) | null } = { request, undo: null };
-    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return observed;
-    const outer = request.stamp;
-    observed.request = {
-      ...request,
-      stamp: (payload, baseOffset, appendTime, appendMicros) => {
-        outer?.(payload, baseOffset, appendTime, appendMicros);
-        const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence } = request;
-        const lastOffset = baseOffset + recordCount - 1;
-        observed.undo = this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
-      },
-    };
-    return observed;
+  private observeTransactional(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): (() => void) | null {
+    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return null;
+    const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload } = request;
+    const { baseOffset, lastOffset } = assigned;
+    return this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
   }
 
   /**
@@ -990,6 +966,24 @@ export class Broker implements CatalogObserver {
     // Maintenance must never keep the process alive on its own.
     this.maintenanceTimer.unref();
   }
+}
+
+/** A promise with its settle functions (Promise.withResolvers, not in Node 20). */
+interface Settleable {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function settleable(): Settleable {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined); // only retries wait on it; they get the rejection themselves
+  return { promise, resolve, reject };
 }
 
 function metricLabels(topic: Topic, partition: number): { topic: string; partition: string } {
