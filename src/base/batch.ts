@@ -44,31 +44,40 @@ export interface AppendRequest {
   /**
    * The batch's time is when the log appends it (as Kafka's LogAppendTime; Iggy stamps its
    * base_timestamp so): the log sets firstTimestamp and maxTimestamp to the append time (ms,
-   * floored; the value `stamp` is given) when it assigns the offset, so the envelope, the time
-   * index and age retention all see it.
+   * floored; AppendStamp.appendTime) when it assigns the offset, so the envelope, the time index
+   * and age retention all see it.
    */
   logAppendTime?: boolean;
   /**
-   * The protocol's batch bytes. The stamp hook may patch them in place. The log may keep a view of
-   * them until the append settles and never after: then the caller may reuse the buffer (request
-   * frames from the buffer pool go back to it).
+   * The protocol's batch bytes. Its format's codec stamps them in place when the offset is
+   * assigned (BatchFormatCodec.stamp). The log may keep a view of them until the append settles
+   * and never after: then the caller may reuse the buffer (request frames from the buffer pool go
+   * back to it).
    */
   payload: Buffer;
   /**
-   * Called synchronously once the base offset is assigned and before the bytes are written, so
-   * the front-end can patch the offset into its own bytes (Kafka baseOffset, Iggy stamping).
-   * It must not change the payload's length. `appendTime` is in ms (the envelope's time);
-   * `appendMicros` is the same moment in µs (floor(appendMicros / 1000) = appendTime), for
-   * protocols that stamp µs (Iggy's base_timestamp).
+   * What the format's codec needs besides the bytes to stamp them (BatchFormatCodec.stamp), set
+   * by the codec's own request builder (Iggy: the partition id and the checksum input its
+   * validation kept). Data, never a function; opaque to the log and the core.
    */
-  stamp?: (payload: Buffer, baseOffset: number, appendTime: number, appendMicros: number) => void;
+  stampInput?: unknown;
   /**
    * A CRC32C over payload[from..] that the front-end has already VERIFIED (Kafka's batch CRC
    * covers bytes 21..end). The log stores it instead of checksumming the payload again; the bytes
-   * before `from` are checksummed by the log. Read after `stamp` runs, so a stamp that rewrites
-   * bytes at or after `from` must update it. A wrong value makes the batch fail verification.
+   * before `from` are checksummed by the log. Read after the stamp, so a codec whose stamp
+   * rewrites bytes at or after `from` updates `value`. A wrong value makes the batch fail
+   * verification.
    */
   payloadCrc32c?: { from: number; value: number } | undefined;
+}
+
+/** What the log assigns a batch as it appends it, for its format's codec to stamp (BatchFormatCodec.stamp). */
+export interface AppendStamp {
+  baseOffset: number;
+  /** The append time in ms: the envelope's time. */
+  appendTime: number;
+  /** The same moment in µs (floor(appendMicros / 1000) = appendTime), for formats that stamp µs (Iggy's base_timestamp). */
+  appendMicros: number;
 }
 
 /** A byte range of an open log file (see ReadOptions.fileSlicesMin). */
@@ -117,11 +126,21 @@ export interface NeutralRecord {
 }
 
 /**
- * What the log needs to know about a format to look inside its batches (compaction keeps the last
- * record per key). Front-ends register one per format in src/log/formats.ts.
+ * What the log needs to know about a format: how to stamp a batch as it appends it, and how to
+ * look inside its batches (compaction keeps the last record per key). Front-ends provide one per
+ * format; the broker is built with a registry of them (src/log/formats.ts).
  */
 export interface BatchFormatCodec {
   format: BatchFormat;
+  /**
+   * Writes what the log assigned into the batch's own bytes (Kafka: baseOffset, and the time of a
+   * LogAppendTime batch; Iggy: base_offset, base_timestamp and partition_id, and the batch
+   * checksum). The log calls it synchronously once the offset is assigned and before the bytes
+   * are checksummed and written. It must not change the payload's length, and it updates
+   * `request.payloadCrc32c` if it rewrites bytes that covers. A format without it is stored as
+   * given (the neutral format carries no offsets).
+   */
+  stamp?(request: AppendRequest, assigned: AppendStamp): void;
   /** The records of a stored batch, with absolute offsets. Throws on a corrupt payload. */
   decode(batch: StoredBatch): NeutralRecord[];
   /**

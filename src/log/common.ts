@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { QuartetError } from '../base/errors.js';
 import { envelopeHeaderBytes, envelopePayloadBytesMax } from './envelope.js';
 import type { FormatRegistry } from './formats.js';
-import { BatchFlags, type AppendRequest, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';
+import { BatchFlags, type AppendRequest, type AppendStamp, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';
 
 /** Segment files address positions with u32 index entries: keep them well inside that. */
 export const segmentBytesMax = 2 ** 31;
@@ -181,6 +181,18 @@ export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats
   const request = codec.encode(kept, batch.baseOffset, batch);
   assert.ok(request.recordCount >= 1 && batch.baseOffset + request.recordCount - 1 <= batch.lastOffset, 'a rewritten batch must stay inside its offsets');
   return { kind: 'rewrite', request, recordsRemoved };
+}
+
+/**
+ * Has the batch's format codec stamp it with what the log assigned (BatchFormatCodec.stamp): called
+ * once the offset is assigned, before the log changes any state of its own or checksums the bytes.
+ */
+export function stampAssigned(formats: FormatRegistry, request: AppendRequest, assigned: AppendStamp): void {
+  const stamp = formats.get(request.format)?.stamp;
+  if (stamp === undefined) return;
+  const length = request.payload.length;
+  stamp(request, assigned);
+  assert.equal(request.payload.length, length, 'a stamp must not change the payload length');
 }
 
 /** The request as appended at `appendTime`: with its timestamps set to it when it asks for logAppendTime. */

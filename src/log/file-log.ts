@@ -33,6 +33,7 @@ import {
   ReadSelector,
   segmentFull,
   segmentOffsetSpanMax,
+  stampAssigned,
   storedBytes,
   tombstoneDeadline,
 } from './common.js';
@@ -405,9 +406,8 @@ export class FileLog implements PartitionLog {
     const appendTime = Math.floor(appendMicros / 1000);
     request = atAppendTime(request, appendTime);
     const baseOffset = this.nextOffset;
+    stampAssigned(this.formats, request, { baseOffset, appendTime, appendMicros });
     const length = request.payload.length;
-    request.stamp?.(request.payload, baseOffset, appendTime, appendMicros);
-    assert.equal(request.payload.length, length, 'stamp must not change the payload length');
     const bytes = storedBytes(length);
     const rollBefore = this.assignRoll(bytes, request.recordCount, appendTime, baseOffset);
     const rollAfter = this.assignRollAfter(baseOffset + request.recordCount);

@@ -1,7 +1,8 @@
-// The registry of batch format codecs: how the log looks inside a stored batch when it has to
-// (compaction, transcoding). The hot path never consults it. Whoever builds a broker builds its
-// registry (src/server/listeners.ts builtinFormats) and hands it to the broker, which gives it to
-// every log it opens; a log opened alone gets the neutral codec only.
+// The registry of batch format codecs: how the log stamps a batch it appends (one lookup by
+// format per append) and how it looks inside a stored batch when it has to (compaction,
+// transcoding). Whoever builds a broker builds its registry (src/server/listeners.ts
+// builtinFormats) and hands it to the broker, which gives it to every log it opens; a log opened
+// alone gets the neutral codec only.
 
 import assert from 'node:assert/strict';
 import { neutralCodec } from './neutral-format.js';

@@ -10,7 +10,7 @@ import type { AppendRequest, StoredBatch } from '../base/batch.js';
 import type { BufferLease } from '../base/buffer-pool.js';
 
 export { BatchFlags, BatchFormat, fileSliceHeadBytes } from '../base/batch.js';
-export type { AppendRequest, BatchFormatCodec, BatchSlice, FileSlice, NeutralRecord, StoredBatch } from '../base/batch.js';
+export type { AppendRequest, AppendStamp, BatchFormatCodec, BatchSlice, FileSlice, NeutralRecord, StoredBatch } from '../base/batch.js';
 export type { PooledBufferLease } from '../base/buffer-pool.js';
 
 export interface AppendResult {

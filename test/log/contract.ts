@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock, type Clock } from '../../src/base/clock.js';
 import { decodeNeutralBatch, encodeNeutralBatch } from '../../src/log/neutral-format.js';
-import type { LogConfig, PartitionLog, StoredBatch } from '../../src/log/types.js';
+import { createFormatRegistry, type FormatRegistry } from '../../src/log/formats.js';
+import { BatchFormat, type AppendStamp, type BatchFormatCodec, type LogConfig, type PartitionLog, type StoredBatch } from '../../src/log/types.js';
 import { batch, rejectsWith, testConfig } from './helpers.js';
 
 export interface LogUnderTest {
@@ -14,7 +15,8 @@ export interface LogUnderTest {
   reopen?: () => Promise<PartitionLog>;
 }
 
-export type MakeLog = (config: LogConfig, clock: Clock) => Promise<LogUnderTest>;
+/** `formats`: the registry the log is built with (the neutral codec alone when absent). */
+export type MakeLog = (config: LogConfig, clock: Clock, formats?: FormatRegistry) => Promise<LogUnderTest>;
 
 function values(batches: StoredBatch[]): string[] {
   return batches.flatMap((b) => decodeNeutralBatch(b).map((r) => r.value?.toString() ?? 'null'));
@@ -31,9 +33,9 @@ async function readAll(log: PartitionLog, from: number): Promise<StoredBatch[]> 
   }
 }
 
-async function withLog(makeLog: MakeLog, config: LogConfig, test: (t: LogUnderTest, clock: ManualClock) => Promise<void>): Promise<void> {
+async function withLog(makeLog: MakeLog, config: LogConfig, test: (t: LogUnderTest, clock: ManualClock) => Promise<void>, formats?: FormatRegistry): Promise<void> {
   const clock = new ManualClock();
-  const t = await makeLog(config, clock);
+  const t = await makeLog(config, clock, formats);
   try {
     await test(t, clock);
   } finally {
@@ -109,24 +111,43 @@ export function runLogContract(name: string, makeLog: MakeLog, options: { persis
         await rejectsWith(log.read(-1, { maxBytes: 100 }), 'offset_out_of_range');
       }));
 
-    it('calls the stamp hook with the base offset and append time before writing', () =>
-      withLog(makeLog, testConfig(), async ({ log }, clock) => {
-        await log.append(batch('first', 2));
-        // The append time in ms and, for protocols that stamp µs, the same moment in µs.
-        clock.advanceMicros(1_234);
-        const request = batch('x', 1);
-        const seen: Array<[number, number, number]> = [];
-        request.stamp = (payload, baseOffset, appendTime, appendMicros) => {
-          seen.push([baseOffset, appendTime, appendMicros]);
-          payload.writeUInt8(0xee, payload.length - 1);
-        };
-        const result = await log.append(request);
-        assert.deepEqual(seen, [[2, clock.now(), clock.nowMicros()]]);
-        assert.equal(clock.nowMicros() % 1000, 234, 'a reading between two milliseconds');
-        assert.equal(result.appendTime, clock.now());
-        const [stored] = await log.read(2, { maxBytes: 100 });
-        assert.equal(stored!.payload.at(-1), 0xee);
-      }));
+    it("has the format's codec stamp a batch with its base offset and append time before writing it", () => {
+      // A format whose stamp writes a marker byte and records what it was given.
+      const stamped: Array<[string, AppendStamp]> = [];
+      const stamping: BatchFormatCodec = {
+        format: BatchFormat.felix,
+        stamp: (request, assigned) => {
+          stamped.push([String(request.stampInput), assigned]);
+          request.payload.writeUInt8(0xee, request.payload.length - 1);
+        },
+        decode: () => [],
+        encode: () => {
+          throw new Error('not used');
+        },
+      };
+      return withLog(
+        makeLog,
+        testConfig(),
+        async ({ log }, clock) => {
+          await log.append(batch('first', 2));
+          // The append time in ms and, for protocols that stamp µs, the same moment in µs.
+          clock.advanceMicros(1_234);
+          const request = { ...batch('x', 1), format: BatchFormat.felix, stampInput: 'input' };
+          const assigned = log.assign(request);
+          assert.deepEqual(stamped, [['input', { baseOffset: 2, appendTime: clock.now(), appendMicros: clock.nowMicros() }]], 'stamped at assignment');
+          assert.equal(clock.nowMicros() % 1000, 234, 'a reading between two milliseconds');
+          assert.equal((await assigned.written).appendTime, clock.now());
+          const [stored] = await log.read(2, { maxBytes: 100 });
+          assert.equal(stored!.payload.at(-1), 0xee);
+          // A format without a stamp (the neutral one) is stored as given.
+          const plain = batch('y', 1);
+          const copy = Buffer.from(plain.payload);
+          await log.append(plain);
+          assert.deepEqual((await log.read(3, { maxBytes: 100 }))[0]!.payload, copy);
+        },
+        createFormatRegistry().register(stamping),
+      );
+    });
 
     it('assigns offsets synchronously: assign() returns them before the write, which settles in order', () =>
       withLog(makeLog, testConfig({ maxBatchBytes: 100 }), async ({ log }, clock) => {

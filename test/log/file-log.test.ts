@@ -24,20 +24,23 @@ after(() => root.remove());
 let counter = 0;
 const freshDir = (): string => join(root.path, `p${counter++}`);
 
-runLogContract('FileLog (interval)', async (config, clock) => {
+runLogContract('FileLog (interval)', async (config, clock, formats) => {
   const dir = freshDir();
-  return { log: await openFileLog(dir, config, { clock }), reopen: () => openFileLog(dir, config, { clock }) };
+  const options = { clock, ...(formats ? { formats } : {}) };
+  return { log: await openFileLog(dir, config, options), reopen: () => openFileLog(dir, config, options) };
 }, { persistent: true });
 
-runLogContract('FileLog (interval, thread-pool writes only)', async (config, clock) => {
+runLogContract('FileLog (interval, thread-pool writes only)', async (config, clock, formats) => {
   const dir = freshDir();
-  return { log: await openFileLog(dir, config, { clock, directWrites: null }), reopen: () => openFileLog(dir, config, { clock, directWrites: null }) };
+  const options = { clock, directWrites: null, ...(formats ? { formats } : {}) };
+  return { log: await openFileLog(dir, config, options), reopen: () => openFileLog(dir, config, options) };
 }, { persistent: true });
 
-runLogContract('FileLog (always)', async (config, clock) => {
+runLogContract('FileLog (always)', async (config, clock, formats) => {
   const dir = freshDir();
   const always: LogConfig = { ...config, fsyncPolicy: 'always' };
-  return { log: await openFileLog(dir, always, { clock }), reopen: () => openFileLog(dir, always, { clock }) };
+  const options = { clock, ...(formats ? { formats } : {}) };
+  return { log: await openFileLog(dir, always, options), reopen: () => openFileLog(dir, always, options) };
 }, { persistent: true });
 
 async function contents(log: PartitionLog): Promise<string[]> {

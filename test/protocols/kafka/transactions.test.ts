@@ -27,7 +27,7 @@ import { txnHarness } from './handlers/transactions-harness.js';
 /** The AppendRequest as the log would store it at `baseOffset`. */
 function stored(request: AppendRequest, baseOffset: number): StoredBatch {
   const payload = Buffer.from(request.payload);
-  request.stamp?.(payload, baseOffset, 0, 0);
+  kafkaBatchFormatCodec.stamp!({ ...request, payload }, { baseOffset, appendTime: 0, appendMicros: 0 });
   return {
     format: request.format,
     flags: request.flags,

@@ -1,5 +1,5 @@
-// BatchFormat.iggy: how the log and the other front-ends look inside a stored Iggy batch, and how
-// a SendMessages batch becomes a log AppendRequest. The stored payload is the Iggy batch exactly
+// BatchFormat.iggy: how the log stamps an Iggy batch it appends and how it and the other
+// front-ends look inside a stored one, and how a SendMessages batch becomes a log AppendRequest. The stored payload is the Iggy batch exactly
 // as stamped by the broker (DESIGN.md "The log"; layout in message-batch.ts).
 //
 // Mapping between an Iggy message and a NeutralRecord:
@@ -31,7 +31,7 @@
 
 import assert from 'node:assert/strict';
 import { QuartetError } from '../../../base/errors.js';
-import { BatchFormat, fileSliceHeadBytes, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
+import { BatchFormat, fileSliceHeadBytes, type AppendRequest, type AppendStamp, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
 import {
   HeaderKind,
   decodeUtf8,
@@ -258,16 +258,50 @@ export function encodeIggyBatch(records: NeutralRecord[], baseOffset: number, te
     baseSequence: template.baseSequence,
     flags: template.flags,
     payload,
-    stamp: (bytes: Buffer, assigned: number) => {
-      // Keeps partition_id and base_timestamp; moves base_offset if the log assigns another.
-      if (assigned === baseOffset) return;
-      stampBatch(bytes, frameStarts(bytes).map((start) => ({ start })), {
-        partitionId: bytes.readBigUInt64LE(0),
-        baseOffset: BigInt(assigned),
-        baseTimestamp: bytes.readBigUInt64LE(16),
-      });
-    },
   };
+}
+
+/**
+ * What stamping a SendMessages batch needs besides its bytes (AppendRequest.stampInput), made by
+ * appendRequestFromBatch: the partition id, the part's first offset_delta, the base timestamp its
+ * parts share, and the validated batch (whose kept checksum input makes the batch checksum cheap
+ * to recompute).
+ */
+export class IggyStampInput {
+  constructor(
+    readonly batch: ValidatedBatch,
+    readonly partitionId: bigint,
+    readonly firstOffsetDelta: number,
+    readonly sharedBaseTimestamp: { micros: bigint | null } | undefined,
+  ) {}
+}
+
+/**
+ * BatchFormatCodec.stamp. A SendMessages batch (with its IggyStampInput) gets partition_id,
+ * base_offset (its first frame at the assigned offset) and base_timestamp (the append time in µs,
+ * or the one its parts share), and its batch checksum recomputed. Any other Iggy batch (written
+ * whole by encodeIggyBatch) keeps partition_id and base_timestamp, and moves base_offset to the
+ * assigned offset if it was another.
+ */
+function stampIggyBatch(request: AppendRequest, assigned: AppendStamp): void {
+  const input = request.stampInput;
+  const bytes = request.payload;
+  if (input instanceof IggyStampInput) {
+    const micros = BigInt(Math.max(0, Math.floor(assigned.appendMicros)));
+    const shared = input.sharedBaseTimestamp;
+    stampValidatedBatch(bytes, input.batch, {
+      partitionId: input.partitionId,
+      baseOffset: BigInt(assigned.baseOffset - input.firstOffsetDelta),
+      baseTimestamp: shared === undefined ? micros : (shared.micros ??= micros),
+    });
+    return;
+  }
+  if (bytes.readBigUInt64LE(8) === BigInt(assigned.baseOffset)) return;
+  stampBatch(bytes, frameStarts(bytes).map((start) => ({ start })), {
+    partitionId: bytes.readBigUInt64LE(0),
+    baseOffset: BigInt(assigned.baseOffset),
+    baseTimestamp: bytes.readBigUInt64LE(16),
+  });
 }
 
 // A file-sliced batch's head must hold the Iggy batch header and the first frame header (iggyMessageCount reads both).
@@ -295,6 +329,7 @@ export function iggyMessageCount(batch: StoredBatch): number | null {
 
 export const iggyFormatCodec: BatchFormatCodec = {
   format: BatchFormat.iggy,
+  stamp: stampIggyBatch,
   decode: decodeIggyBatch,
   decodeRange: decodeIggyBatchRange,
   messageCount: iggyMessageCount,
@@ -322,8 +357,8 @@ export interface AppendFromBatchOptions {
  * The log AppendRequest for a validated SendMessages batch (validateSendMessagesBatch): format
  * iggy, one offset per message, no producer state, flags 0, and the append time as its time
  * (logAppendTime; the producer times it carries are only the request's initial values).
- * The payload is the batch bytes themselves; `stamp` writes partition_id, base_offset and
- * base_timestamp (the append time in µs) in place and recomputes batch_checksum.
+ * The payload is the batch bytes themselves; the codec's stamp writes partition_id, base_offset
+ * and base_timestamp (the append time in µs) in place and recomputes batch_checksum.
  */
 export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFromBatchOptions): AppendRequest {
   const h = batch.header;
@@ -331,9 +366,6 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
   // Producer time grows with timestamp_delta, so the newest frame is the one with the largest.
   const first = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.firstTimestampDelta));
   const max = count === 0 ? 0 : microsToMillis(recordTimeMicros(h, batch.maxTimestampDelta));
-  const partitionId = BigInt(options.partitionId);
-  const firstOffsetDelta = options.firstOffsetDelta ?? 0;
-  const shared = options.sharedBaseTimestamp;
   return {
     format: BatchFormat.iggy,
     recordCount: count,
@@ -347,13 +379,6 @@ export function appendRequestFromBatch(batch: ValidatedBatch, options: AppendFro
     // and message_expiry go by server time, as the reference server's.
     logAppendTime: true,
     payload: batch.bytes,
-    stamp: (payload: Buffer, baseOffset: number, _appendTime: number, appendMicros: number) => {
-      const micros = BigInt(Math.max(0, Math.floor(appendMicros)));
-      stampValidatedBatch(payload, batch, {
-        partitionId,
-        baseOffset: BigInt(baseOffset - firstOffsetDelta),
-        baseTimestamp: shared === undefined ? micros : (shared.micros ??= micros),
-      });
-    },
+    stampInput: new IggyStampInput(batch, BigInt(options.partitionId), options.firstOffsetDelta ?? 0, options.sharedBaseTimestamp),
   };
 }

@@ -1,11 +1,12 @@
-// The log's view of Kafka batches (BatchFormat.kafka): a BatchFormatCodec for compaction and
-// transcoding, and the AppendRequest builder the Produce handler uses on the hot path.
+// The log's view of Kafka batches (BatchFormat.kafka): a BatchFormatCodec that stamps appended
+// batches and decodes and encodes them for compaction and transcoding, and the AppendRequest
+// builder the Produce handler uses on the hot path.
 //
 // A stored Kafka batch is one RecordBatch v2, verbatim except for baseOffset and
 // partitionLeaderEpoch (both outside the CRC) and, on LogAppendTime topics, the timestamp type
 // and maxTimestamp (inside the CRC, which is then recomputed; Kafka's broker does the same).
 
-import type { AppendRequest, BatchFormatCodec, NeutralRecord, StoredBatch } from '../../../base/batch.js';
+import type { AppendRequest, AppendStamp, BatchFormatCodec, NeutralRecord, StoredBatch } from '../../../base/batch.js';
 import { BatchFlags, BatchFormat } from '../../../base/batch.js';
 import {
   batchRecords,
@@ -22,11 +23,14 @@ function flagsOf(h: RecordBatchHeader): number {
 }
 
 export interface AppendOptions {
-  /** The topic uses message.timestamp.type=LogAppendTime: stamp the append time into the batch. */
+  /**
+   * The topic uses message.timestamp.type=LogAppendTime: the batch's time is its append time
+   * (AppendRequest.logAppendTime), which stampKafkaBatch writes into it.
+   */
   logAppendTime?: boolean;
   /**
    * The broker's clock reading (ms) used for firstTimestamp/maxTimestamp of a LogAppendTime
-   * batch before the log calls `stamp` with the real append time.
+   * batch until the log sets them to the append time.
    */
   now?: number;
 }
@@ -36,8 +40,8 @@ export type AppendRequestResult = { ok: true; request: AppendRequest; header: Re
 /**
  * Builds the log AppendRequest for one produce batch (already validated with
  * validateProduceBatch, or validated here when `header` is omitted). The payload is the batch
- * itself (no copy); `stamp` patches baseOffset, and for LogAppendTime topics the timestamp type,
- * maxTimestamp and CRC.
+ * itself (no copy); the codec's stamp patches baseOffset, and for LogAppendTime topics the
+ * timestamp type, maxTimestamp and CRC.
  */
 export function appendRequestFromBatch(
   batch: Buffer,
@@ -54,7 +58,7 @@ export function appendRequestFromBatch(
   const now = options.now ?? h.maxTimestamp;
   // The batch's own CRC-32C (bytes 21..end) was verified above (or by the caller that passed the
   // header), so the log stores it rather than checksumming the payload a second time. A
-  // LogAppendTime stamp rewrites bytes inside the CRC and recomputes it: re-read it after stamping.
+  // LogAppendTime stamp rewrites bytes inside the CRC and recomputes it (stampKafkaBatch).
   const payloadCrc32c = { from: kafkaCrcStart, value: h.crc >>> 0 };
   const request: AppendRequest = {
     format: BatchFormat.kafka,
@@ -67,12 +71,7 @@ export function appendRequestFromBatch(
     flags: flagsOf(h),
     payload: batch,
     payloadCrc32c,
-    stamp: logAppendTime
-      ? (payload, baseOffset, appendTime) => {
-          stampWithLogAppendTime(payload, baseOffset, appendTime);
-          payloadCrc32c.value = payload.readUInt32BE(kafkaCrcOffset) >>> 0;
-        }
-      : stampBaseOffset,
+    ...(logAppendTime ? { logAppendTime: true } : {}),
   };
   return { ok: true, request, header: h };
 }
@@ -81,13 +80,16 @@ export function appendRequestFromBatch(
 const kafkaCrcOffset = 17;
 const kafkaCrcStart = 21;
 
-function stampBaseOffset(payload: Buffer, baseOffset: number): void {
-  patchBaseOffset(payload, baseOffset);
-}
-
-function stampWithLogAppendTime(payload: Buffer, baseOffset: number, appendTime: number): void {
-  patchBaseOffset(payload, baseOffset);
-  stampLogAppendTime(payload, appendTime);
+/**
+ * BatchFormatCodec.stamp: the assigned baseOffset (outside the CRC); for a LogAppendTime batch,
+ * also the timestamp type and the append time as maxTimestamp, with the CRC recomputed and handed
+ * on to the log (payloadCrc32c).
+ */
+function stampKafkaBatch(request: AppendRequest, assigned: AppendStamp): void {
+  patchBaseOffset(request.payload, assigned.baseOffset);
+  if (request.logAppendTime !== true) return;
+  stampLogAppendTime(request.payload, assigned.appendTime);
+  if (request.payloadCrc32c !== undefined) request.payloadCrc32c.value = request.payload.readUInt32BE(kafkaCrcOffset) >>> 0;
 }
 
 /** Decodes a stored Kafka batch into neutral records. Control batches have none. Throws on corruption. */
@@ -157,12 +159,12 @@ function encode(records: NeutralRecord[], baseOffset: number, template: StoredBa
     baseSequence: header.baseSequence,
     flags: flagsOf(header),
     payload,
-    stamp: stampBaseOffset,
   };
 }
 
 export const kafkaBatchFormatCodec: BatchFormatCodec = {
   format: BatchFormat.kafka,
+  stamp: stampKafkaBatch,
   decode,
   encode,
   // recordsCount (int32 at byte 57 of the v2 batch header, compressed or not).

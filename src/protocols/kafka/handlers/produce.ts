@@ -9,8 +9,8 @@
 //   Produce overlaps [0,0], kafka-broker-notes.md §3.1) but answered UNSUPPORTED_VERSION on every
 //   partition, as Kafka 4.0 does (KAFKA-18659).
 // - Each partition carries exactly one RecordBatch v2. It is validated (header, sizes, CRC-32C)
-//   and appended verbatim: the stamp hook patches baseOffset and partitionLeaderEpoch (both
-//   outside the CRC). As Kafka's KafkaApis/LogValidator: a magic other than 2, more than one
+//   and appended verbatim: the handler patches partitionLeaderEpoch, and the Kafka codec's stamp
+//   the baseOffset the log assigns (both outside the CRC). As Kafka's KafkaApis/LogValidator: a magic other than 2, more than one
 //   batch, an empty batch, a control batch, or a producer id with a negative base sequence is
 //   INVALID_RECORD (87); a CRC or size mismatch is CORRUPT_MESSAGE (2); a batch above
 //   max.message.bytes is MESSAGE_TOO_LARGE (10, from the log's record_too_large). Its records are

@@ -56,7 +56,7 @@ describe('iggy batch format codec', () => {
       [req.format, req.recordCount, req.firstTimestamp, req.maxTimestamp, req.producerId, req.flags],
       [BatchFormat.iggy, 2, 1, 1, -1, 0],
     );
-    req.stamp!(req.payload, 100, 5, 5_000);
+    iggyFormatCodec.stamp!(req, { baseOffset: 100, appendTime: 5, appendMicros: 5_000 });
     assert.deepEqual(req.payload, vector('poll_messages_reply_body').subarray(16));
   });
 
@@ -132,7 +132,7 @@ describe('iggy batch format codec', () => {
     assert.deepEqual([req.firstTimestamp, req.maxTimestamp], [7_000, 7_000]);
     assert.deepEqual(recs[0]!.userHeaders, headers);
     assert.equal(req.payload.readBigUInt64LE(0), 2n);
-    req.stamp!(req.payload, 41, 0, 0);
+    iggyFormatCodec.stamp!(req, { baseOffset: 41, appendTime: 0, appendMicros: 0 });
     const moved = parseBatch(req.payload, { verify: 'full', exact: true });
     assert.ok(!isBatchRejection(moved) && moved.header.baseOffset === 41n);
   });

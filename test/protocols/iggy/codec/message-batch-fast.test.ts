@@ -17,6 +17,7 @@ import {
   parseBatch,
   computeBatchChecksum,
   appendRequestFromBatch,
+  iggyFormatCodec,
   sliceBatch,
   sliceStoredBatch,
   splitValidatedBatch,
@@ -341,7 +342,7 @@ describe('message batch fast paths', () => {
             // Stamped as the broker stores it (its first offset base + firstOffsetDelta, appendRequestFromBatch).
             const request = appendRequestFromBatch(part, { partitionId: 2, firstOffsetDelta: part.firstOffsetDelta, sharedBaseTimestamp });
             const stored = Buffer.from(request.payload);
-            request.stamp!(stored, base + part.firstOffsetDelta, k, 77 + k * 1000);
+            iggyFormatCodec.stamp!({ ...request, payload: stored }, { baseOffset: base + part.firstOffsetDelta, appendTime: k, appendMicros: 77 + k * 1000 });
             const slice = sliceBatch(reference, BigInt(base + next), BigInt(base + next + count));
             assert.ok(slice !== null);
             assert.deepEqual(stored, Buffer.concat(slice));

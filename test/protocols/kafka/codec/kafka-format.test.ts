@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openFileLog, verifyPartitionDir } from '../../../../src/log/index.js';
+import { createFormatRegistry, openFileLog, verifyPartitionDir } from '../../../../src/log/index.js';
 import { BatchFlags, BatchFormat, defaultLogConfig, type AppendRequest, type NeutralRecord, type StoredBatch } from '../../../../src/log/types.js';
 import { appendRequestFromBatch, kafkaBatchFormatCodec } from '../../../../src/protocols/kafka/codec/kafka-format.js';
 import {
@@ -16,7 +16,7 @@ import {
 /** What the log would hand back after appending `req` at `baseOffset`. */
 function store(req: AppendRequest, baseOffset: number, appendTime = 1_750_000_000_000): StoredBatch {
   const payload = Buffer.from(req.payload);
-  req.stamp?.(payload, baseOffset, appendTime, appendTime * 1000);
+  kafkaBatchFormatCodec.stamp!({ ...req, payload }, { baseOffset, appendTime, appendMicros: appendTime * 1000 });
   return {
     format: req.format,
     flags: req.flags,
@@ -83,7 +83,7 @@ describe('kafka batch format', () => {
   it('hands the verified batch CRC to the log, which stores it and verifies clean', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kafka-format-'));
     try {
-      const log = await openFileLog(dir, defaultLogConfig);
+      const log = await openFileLog(dir, defaultLogConfig, { formats: createFormatRegistry().register(kafkaBatchFormatCodec) });
       const createTime = appendRequestFromBatch(buildRecordBatch(records));
       const appendTime = appendRequestFromBatch(buildRecordBatch(records), { logAppendTime: true, now: 1_750_000_000_000 });
       assert.ok(createTime.ok && appendTime.ok);
