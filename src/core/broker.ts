@@ -129,6 +129,16 @@ interface PartitionMetrics {
   logEndOffset: Gauge;
 }
 
+/** Who sends a batch, where the batch alone does not say (Broker.append). */
+export interface AppendOrigin {
+  /**
+   * The transaction a transactional batch is sent in: its protocol's scope and transactional id
+   * (Kafka: 'kafka' and the Produce request's transactional id). Required for a transactional
+   * batch, ignored for any other.
+   */
+  transaction?: { scope: string; transactionalId: string | null };
+}
+
 /** What a front-end hears about topics changed by any protocol (Broker.onTopicChanges). */
 export interface TopicChangeListener {
   /** Told once the topic has left the catalog (in a namespace deletion, with the namespace). */
@@ -308,20 +318,23 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * Appends one batch. Idempotent batches (producerId >= 0) pass the producer checks first: a
-   * retry of a batch already in the log resolves with the original offsets and appends nothing.
-   * A retry of a batch still being written waits for it: it resolves when the original does
-   * (under fsyncPolicy 'always', after its fsync) and rejects with the original's error.
+   * Appends one batch. A transactional batch must belong to the ongoing transaction of its
+   * producer that added the partition (`origin.transaction` names it). Idempotent batches
+   * (producerId >= 0) pass the producer checks: a retry of a batch already in the log resolves
+   * with the original offsets and appends nothing. A retry of a batch still being written waits
+   * for it: it resolves when the original does (under fsyncPolicy 'always', after its fsync) and
+   * rejects with the original's error.
    */
-  append(topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
+  append(topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin = {}): Promise<AppendResult> {
     const reset = this.purgeInProgress(topic);
-    if (reset !== undefined) return this.appendAfterPurge(reset, topic, partition, request);
+    if (reset !== undefined) return this.appendAfterPurge(reset, topic, partition, request, origin);
     let handle: PartitionHandle;
     let verdict: ProducerCheck | null = null;
     let assigned: AssignedAppend;
     try {
       this.assertOpen();
       handle = this.handle(topic, partition);
+      this.checkTransactional(topic, partition, request, origin);
       if (request.producerId >= 0) {
         // Markers carry no sequence (Kafka appendEndTxnMarker): only the epoch is checked.
         if ((request.flags & BatchFlags.control) !== 0) this.checkMarkerEpoch(request);
@@ -376,6 +389,22 @@ export class Broker implements CatalogObserver {
     return written;
   }
 
+  /**
+   * A transactional data batch is accepted only from the producer bound to `origin.transaction`,
+   * in its epoch, while its transaction is ongoing and holds the partition (Kafka: the partition
+   * was added with AddPartitionsToTxn). Markers are the coordinator's own: only their epoch is
+   * checked (checkMarkerEpoch).
+   */
+  private checkTransactional(topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): void {
+    if ((request.flags & (BatchFlags.transactional | BatchFlags.control)) !== BatchFlags.transactional) return;
+    const transaction = origin.transaction;
+    if (request.producerId < 0 || transaction === undefined || transaction.transactionalId === null || transaction.transactionalId === '') {
+      throw new QuartetError('invalid_txn_state', 'a transactional batch needs a producer id and the transactional id it is sent under');
+    }
+    const { scope, transactionalId } = transaction;
+    this.transactions.checkProduce({ scope, transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch }, topic, partition);
+  }
+
   private checkMarkerEpoch(request: AppendRequest): void {
     const known = this.producers.currentEpoch(request.producerId);
     if (known !== null && request.producerEpoch < known) {
@@ -397,20 +426,26 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * An append that arrived while a purge replaces the topic's logs goes to the new log, but for a
-   * transactional batch whose partition the purge emptied: the purge took that partition out of
-   * its transaction (TransactionCoordinator.dropPartitions), so nothing would ever close it there;
-   * it is refused (invalid_txn_state), as a produce to a partition the transaction never added.
+   * An append that arrived while a purge replaces the topic's logs goes to the new log, checked
+   * again there; a transactional batch is checked on arrival too. One whose partition the purge
+   * emptied is refused (invalid_txn_state), as a produce to a partition the transaction never
+   * added: the purge took that partition out of its transaction
+   * (TransactionCoordinator.dropPartitions), so nothing would ever close it there.
    */
-  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest): Promise<AppendResult> {
+  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): Promise<AppendResult> {
     const internalId = 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
     const purged = internalId === undefined ? undefined : this.purgedPartitions.get(internalId);
     const transactional = (request.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional;
+    try {
+      this.checkTransactional(topic, partition, request, origin);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return reset.then(() => {
       if (transactional && purged?.has(partition) === true) {
         throw new QuartetError('invalid_txn_state', `partition ${partition} was purged while this transactional batch waited: it is no longer part of the transaction`);
       }
-      return this.append(topic, partition, request);
+      return this.append(topic, partition, request, origin);
     });
   }
 

@@ -137,7 +137,7 @@ test('read_committed: reads end at the last stable offset; aborted records are r
   await broker.append(topic, 0, neutral(['before']));
   const id = await begin(broker, 'tx');
   await broker.transactions.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(id, 0, ['aborted-1', 'aborted-2']));
+  await broker.append(topic, 0, txnBatch(id, 0, ['aborted-1', 'aborted-2']), { transaction: id });
   await broker.append(topic, 0, neutral(['during']));
   const reader = reads.open(topic, 0);
 

@@ -88,8 +88,8 @@ async function transactionOverTwo(broker: Broker, h: Harness, transactionalId: s
     { topic: first, partition: 0 },
     { topic: second, partition: 0 },
   ]);
-  await broker.append(first, 0, txnBatch(h.clock, id, 0, [names[0]]));
-  await broker.append(second, 0, txnBatch(h.clock, id, 0, [names[1]]));
+  await broker.append(first, 0, txnBatch(h.clock, id, 0, [names[0]]), { transaction: id });
+  await broker.append(second, 0, txnBatch(h.clock, id, 0, [names[1]]), { transaction: id });
   await broker.transactions.addOffsets(id, 'g');
   return { id, first, second };
 }
@@ -112,8 +112,8 @@ test('commit: markers in every partition, offsets committed only at commit, LSO 
   tx.checkProduce(id, { topic: 'out' }, 0);
   assert.throws(() => tx.checkProduce({ ...id, producerEpoch: 1 }, { topic: 'out' }, 0), code('invalid_producer_epoch'));
   assert.throws(() => tx.checkProduce({ ...id, producerId: 99 }, { topic: 'out' }, 0), code('transactional_id_not_found'));
-  await broker.append({ topic: 'out' }, 0, txnBatch(h.clock, id, 0, ['a', 'b']));
-  await broker.append({ topic: 'out' }, 1, txnBatch(h.clock, id, 0, ['c']));
+  await broker.append({ topic: 'out' }, 0, txnBatch(h.clock, id, 0, ['a', 'b']), { transaction: id });
+  await broker.append({ topic: 'out' }, 1, txnBatch(h.clock, id, 0, ['c']), { transaction: id });
   await broker.append({ topic: 'out' }, 0, plain(h.clock, ['after']));
   assert.equal(tx.lastStableOffset({ topic: 'out' }, 0), 1, 'LSO stops at the open transaction');
   assert.equal(hw(broker, 'out', 0), 4);
@@ -161,9 +161,9 @@ test('abort: markers, aborted index, offsets dropped, read_committed filtering; 
   await tx.addOffsets(id, 'g');
   await tx.txnOffsetCommit(id, 'g', [{ topicInternalId: topic.internalId, partition: 0, offset: 3 }]);
   await assert.rejects(tx.txnOffsetCommit(id, 'other', []), code('invalid_txn_state'), 'group not added');
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['t1', 't2']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['t1', 't2']), { transaction: id });
   await broker.append(topic, 0, plain(h.clock, ['y']));
-  await broker.append(topic, 0, txnBatch(h.clock, id, 2, ['t3']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 2, ['t3']), { transaction: id });
   assert.deepEqual(await tx.endTxn(id, false), { state: TxnState.CompleteAbort });
   await broker.append(topic, 0, plain(h.clock, ['z']));
 
@@ -188,7 +188,7 @@ test('fencing: a newer InitProducerId aborts the open transaction and fences the
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const old = await begin(broker, 'tx-f');
   await tx.addPartitions(old, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, old, 0, ['zombie']));
+  await broker.append(topic, 0, txnBatch(h.clock, old, 0, ['zombie']), { transaction: old });
 
   const next = await begin(broker, 'tx-f');
   assert.equal(next.producerId, old.producerId);
@@ -202,7 +202,7 @@ test('fencing: a newer InitProducerId aborts the open transaction and fences the
 
   await assert.rejects(tx.addPartitions(old, [{ topic, partition: 0 }]), code('producer_fenced'));
   await assert.rejects(tx.endTxn(old, true), code('producer_fenced'));
-  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, old, 1, ['late'])), code('producer_fenced'));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, old, 1, ['late']), { transaction: old }), code('producer_fenced'));
   await assert.rejects(tx.endTxn({ ...next, producerId: next.producerId + 1 }, true), code('transactional_id_not_found'));
   await assert.rejects(tx.endTxn({ ...next, transactionalId: 'nope' }, true), code('transactional_id_not_found'));
   await assert.rejects(tx.endTxn({ ...next, scope: 'cursus' }, true), code('transactional_id_not_found'), 'scopes keep ids apart');
@@ -218,7 +218,7 @@ test('fencing: a newer InitProducerId aborts the open transaction and fences the
   // A fresh producer of the new epoch writes from sequence 0.
   const current = { ...next, producerEpoch: bumped.epoch };
   await tx.addPartitions(current, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, current, 0, ['fresh']));
+  await broker.append(topic, 0, txnBatch(h.clock, current, 0, ['fresh']), { transaction: current });
   assert.deepEqual(await tx.endTxn(current, true), { state: TxnState.CompleteCommit });
   // Non-transactional producers get ids from the producer state; bad arguments are refused.
   const idem = await tx.initProducerId({ scope: 'kafka', transactionalId: null, transactionTimeoutMs: 0 });
@@ -234,7 +234,7 @@ test('timeout: an Ongoing transaction past its timeout is aborted and its produc
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const id = await begin(broker, 'tx-t', 10_000);
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['slow']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['slow']), { transaction: id });
   h.scheduler.advance(9_999);
   await tx.settled();
   assert.equal(tx.describe('kafka', 'tx-t')?.state, TxnState.Ongoing);
@@ -247,7 +247,7 @@ test('timeout: an Ongoing transaction past its timeout is aborted and its produc
   assert.equal(tx.lastStableOffset(topic, 0), 2);
   assert.deepEqual(tx.abortedTransactions(topic, 0, 0, 2), [{ producerId: id.producerId, firstOffset: 0, lastOffset: 1 }]);
   await assert.rejects(tx.endTxn(id, true), code('producer_fenced'));
-  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, id, 1, ['zombie'])), code('producer_fenced'));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, id, 1, ['zombie']), { transaction: id }), code('producer_fenced'));
   // An ended transaction's timer is gone: no abort fires later.
   const again = await begin(broker, 'tx-t', 10_000);
   await tx.addPartitions(again, [{ topic, partition: 0 }]);
@@ -265,9 +265,9 @@ test('LSO with two open transactions and aborted-index ranges', async (t) => {
   const b = await begin(broker, 'B');
   await tx.addPartitions(a, [{ topic, partition: 0 }]);
   await tx.addPartitions(b, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, a, 0, ['a0'])); // 0
-  await broker.append(topic, 0, txnBatch(h.clock, b, 0, ['b0'])); // 1
-  await broker.append(topic, 0, txnBatch(h.clock, a, 1, ['a1'])); // 2
+  await broker.append(topic, 0, txnBatch(h.clock, a, 0, ['a0']), { transaction: a }); // 0
+  await broker.append(topic, 0, txnBatch(h.clock, b, 0, ['b0']), { transaction: b }); // 1
+  await broker.append(topic, 0, txnBatch(h.clock, a, 1, ['a1']), { transaction: a }); // 2
   assert.equal(tx.lastStableOffset(topic, 0), 0);
   await tx.endTxn(a, false); // abort marker at 3
   assert.equal(tx.lastStableOffset(topic, 0), 1, 'B still open');
@@ -305,7 +305,7 @@ test('a failed marker write leaves PrepareCommit, answers concurrent_transaction
   const topic = await broker.createTopic('default', 'out', { partitions: 1 });
   const id = await begin(broker, 'tx-r');
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v']), { transaction: id });
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.PrepareCommit }, 'the decision is durable even though markers failed');
   await assert.rejects(tx.addPartitions(id, [{ topic, partition: 0 }]), code('concurrent_transactions'));
   await assert.rejects(tx.endTxn(id, true), code('concurrent_transactions'));
@@ -335,8 +335,8 @@ test('restart in PrepareCommit: open() writes the markers and commits the offset
   ]);
   await broker.transactions.addOffsets(id, 'g');
   await broker.transactions.txnOffsetCommit(id, 'g', [{ topicInternalId: topic.internalId, partition: 1, offset: 42 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v0']));
-  await broker.append(topic, 1, txnBatch(h.clock, id, 0, ['v1']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['v0']), { transaction: id });
+  await broker.append(topic, 1, txnBatch(h.clock, id, 0, ['v1']), { transaction: id });
   assert.equal((await broker.transactions.endTxn(id, true)).state, TxnState.PrepareCommit);
   assert.equal(await broker.offsets.fetch('kafka', 'g', topic.internalId, 1), null);
   await broker.close();
@@ -364,16 +364,16 @@ test('reopen rebuilds the LSO and aborted index from the checkpoint and from the
   const topic = await broker.createTopic('default', 'out', { partitions: 1, config: { 'segment.bytes': '1024' } });
   const aborted = await begin(broker, 'ab', 30_000);
   await broker.transactions.addPartitions(aborted, [{ topic, partition: 0 }]);
-  for (let i = 0; i < 5; i++) await broker.append(topic, 0, txnBatch(h.clock, aborted, i, [`ab${i}`.repeat(40)]));
+  for (let i = 0; i < 5; i++) await broker.append(topic, 0, txnBatch(h.clock, aborted, i, [`ab${i}`.repeat(40)]), { transaction: aborted });
   await broker.transactions.endTxn(aborted, false); // marker at 5
   const committed = await begin(broker, 'co');
   await broker.transactions.addPartitions(committed, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, committed, 0, ['co'])); // 6
+  await broker.append(topic, 0, txnBatch(h.clock, committed, 0, ['co']), { transaction: committed }); // 6
   await broker.transactions.endTxn(committed, true); // 7
   await broker.append(topic, 0, plain(h.clock, ['plain'])); // 8
   const open = await begin(broker, 'op', 30_000);
   await broker.transactions.addPartitions(open, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, open, 0, ['open'])); // 9
+  await broker.append(topic, 0, txnBatch(h.clock, open, 0, ['open']), { transaction: open }); // 9
   const expectAborted = [{ producerId: aborted.producerId, firstOffset: 0, lastOffset: 5 }];
   assert.equal(broker.transactions.lastStableOffset(topic, 0), 9);
   assert.deepEqual(broker.transactions.abortedTransactions(topic, 0, 0, 10), expectAborted);
@@ -470,14 +470,14 @@ test("under fsyncPolicy 'interval' Complete* is recorded only once the markers a
   const tx = broker.transactions;
   const id = await begin(broker, 'tx-f');
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']), { transaction: id });
   let syncs = fs.fsyncCalls;
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
   assert.ok(fs.fsyncCalls > syncs, 'the marker partition was flushed before CompleteCommit');
 
   // The flush fails: the marker is not known durable, so CompleteCommit must not be recorded.
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 1, ['b']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 1, ['b']), { transaction: id });
   syncs = fs.fsyncCalls;
   fs.failNextFsync();
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.PrepareCommit });
@@ -501,7 +501,7 @@ test('open() rewrites the marker a Complete* transaction lost, at the same epoch
   for (const [i, name] of ['tx-c', 'tx-a', 'tx-old'].entries()) {
     const id = await begin(broker, name);
     await broker.transactions.addPartitions(id, [{ topic, partition: i }]);
-    await broker.append(topic, i, txnBatch(h.clock, id, 0, [name]));
+    await broker.append(topic, i, txnBatch(h.clock, id, 0, [name]), { transaction: id });
     ids.push(id);
   }
   await broker.close();
@@ -541,7 +541,7 @@ test('the index checkpoint covers the high watermark; a failed transactional wri
   const id = await begin(crashed, 'tx-h');
   await crashed.transactions.addPartitions(id, [{ topic, partition: 0 }]);
   const write = fs.holdNextWrite();
-  const failed = crashed.append(topic, 0, txnBatch(h.clock, id, 0, ['lost'])).then(
+  const failed = crashed.append(topic, 0, txnBatch(h.clock, id, 0, ['lost']), { transaction: id }).then(
     () => true,
     () => false,
   );
@@ -599,7 +599,7 @@ test('InitProducerId: a failed metadata write fences nobody, and the retry goes 
   await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-w', transactionTimeoutMs: 60_000 }), /disk full/);
   // Nothing changed: the current producer still works...
   await tx.addPartitions(id, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']));
+  await broker.append(topic, 0, txnBatch(h.clock, id, 0, ['a']), { transaction: id });
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
   // ...and the retried InitProducerId bumps the epoch once.
   const bumped = await begin(broker, 'tx-w');
@@ -607,7 +607,7 @@ test('InitProducerId: a failed metadata write fences nobody, and the retry goes 
 
   // Re-init with an Ongoing transaction: the fencing abort's PrepareAbort write fails.
   await tx.addPartitions(bumped, [{ topic, partition: 0 }]);
-  await broker.append(topic, 0, txnBatch(h.clock, bumped, 0, ['b']));
+  await broker.append(topic, 0, txnBatch(h.clock, bumped, 0, ['b']), { transaction: bumped });
   failures = 1;
   await assert.rejects(tx.initProducerId({ scope: 'kafka', transactionalId: 'tx-w', transactionTimeoutMs: 60_000 }), /disk full/);
   assert.equal(tx.describe('kafka', 'tx-w')?.state, TxnState.Ongoing);
@@ -616,7 +616,7 @@ test('InitProducerId: a failed metadata write fences nobody, and the retry goes 
   assert.equal(tx.describe('kafka', 'tx-w')?.state, TxnState.Empty);
   assert.equal(neutralMarkerKind((await readAll(broker, 'out', 0)).at(-1)!), 'abort');
   assert.equal(tx.lastStableOffset(topic, 0), hw(broker, 'out', 0));
-  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, bumped, 1, ['zombie'])), code('producer_fenced'));
+  await assert.rejects(broker.append(topic, 0, txnBatch(h.clock, bumped, 1, ['zombie']), { transaction: bumped }), code('producer_fenced'));
 });
 
 test('a purge, a partition removal or a topic deletion takes the partitions out of unfinished transactions: no marker there, no staged offset committed', async (t) => {
@@ -639,7 +639,7 @@ test('a purge, a partition removal or a topic deletion takes the partitions out 
     { topic: { topic: 'deleted' }, partition: 0 },
   ]);
   for (const [topic, partition] of [['kept', 0], ['purged', 0], ['purged', 1], ['deleted', 0]] as const) {
-    await broker.append({ topic }, partition, txnBatch(h.clock, id, 0, ['in-txn']));
+    await broker.append({ topic }, partition, txnBatch(h.clock, id, 0, ['in-txn']), { transaction: id });
   }
   await tx.addOffsets(id, 'g');
   await tx.txnOffsetCommit(id, 'g', [
@@ -723,7 +723,7 @@ test('a partition added to a transaction while a purge empties it joins the new 
   await purge;
   await adding;
   assert.deepEqual(tx.describe('kafka', 'tx-add-in-purge')?.partitions, [{ topicInternalId: purged.internalId, partition: 0 }]);
-  await broker.append(purged, 0, txnBatch(h.clock, id, 0, ['in-txn']));
+  await broker.append(purged, 0, txnBatch(h.clock, id, 0, ['in-txn']), { transaction: id });
   assert.deepEqual(await tx.endTxn(id, true), { state: TxnState.CompleteCommit });
   const batches = await readAll(broker, 'purged', 0);
   assert.deepEqual(valuesOf(batches.slice(0, 1)), ['in-txn'], 'the new log holds the transaction from offset 0');
@@ -786,7 +786,7 @@ test('a purge whose transaction rewrite fails still lets go of the partitions\' 
   const p = await broker.createTopic('default', 'p', { partitions: 1 });
   const id = await begin(broker, 'tx-rewrite-fails');
   await tx.addPartitions(id, [{ topic: p, partition: 0 }]);
-  await broker.append(p, 0, txnBatch(h.clock, id, 0, ['open']));
+  await broker.append(p, 0, txnBatch(h.clock, id, 0, ['open']), { transaction: id });
   patchedTransactionWrites(broker).failures = 1;
   await broker.purgeTopic(p);
   await broker.append(p, 0, plain(h.clock, ['new-1', 'new-2']));
@@ -799,7 +799,7 @@ test('an AddPartitionsToTxn waiting for a purge keeps the transaction\'s later r
   const b = await broker.createTopic('default', 'b', { partitions: 1 });
   const id = await begin(broker, 'tx-order');
   await tx.addPartitions(id, [{ topic: a, partition: 0 }]);
-  await broker.append(a, 0, txnBatch(h.clock, id, 0, ['a']));
+  await broker.append(a, 0, txnBatch(h.clock, id, 0, ['a']), { transaction: id });
   const { inPurge, release } = holdPurgeStart(broker);
   const purge = broker.purgeTopic(b);
   await inPurge;
@@ -871,7 +871,7 @@ test('a commit whose marker would wait for a purge of its partition writes none 
   await broker.append({ topic: 'purged' }, 0, plain(h.clock, ['a', 'b', 'c']));
   const id = await begin(broker, 'tx-purge-race');
   await tx.addPartitions(id, [{ topic: { topic: 'purged' }, partition: 0 }]);
-  await broker.append({ topic: 'purged' }, 0, txnBatch(h.clock, id, 0, ['in-txn']));
+  await broker.append({ topic: 'purged' }, 0, txnBatch(h.clock, id, 0, ['in-txn']), { transaction: id });
   await tx.addOffsets(id, 'g');
   await tx.txnOffsetCommit(id, 'g', [{ topicInternalId: purged.internalId, partition: 0, offset: 3 }]);
 
@@ -900,7 +900,7 @@ test('a purge that fails part-way: the partition it left as it was still gets th
     { topic: { topic: 't' }, partition: 0 },
     { topic: { topic: 't' }, partition: 1 },
   ]);
-  for (const partition of [0, 1]) await broker.append({ topic: 't' }, partition, txnBatch(h.clock, id, partition, [`txn${partition}`]));
+  for (const partition of [0, 1]) await broker.append({ topic: 't' }, partition, txnBatch(h.clock, id, partition, [`txn${partition}`]), { transaction: id });
   // Partition 1's directory cannot be renamed away: the purge empties partition 0 and stops there.
   const internals = broker as unknown as { discardPartitionDir(internalId: number, partition: number): Promise<void> };
   const discard = internals.discardPartitionDir.bind(broker);
@@ -926,12 +926,12 @@ test('a transactional batch that waited for a purge of its partition is refused;
   await broker.createTopic('default', 't', { partitions: 1 });
   const id = await begin(broker, 'tx-waiting');
   await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
-  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['before']));
+  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['before']), { transaction: id });
   const { inPurge, release } = holdPurgeStart(broker);
   const purge = broker.purgeTopic({ topic: 't' });
   await inPurge;
   tx.checkProduce(id, { topic: 't' }, 0); // the produce path's check passed before the purge ended
-  const transactional = broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 1, ['waited']));
+  const transactional = broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 1, ['waited']), { transaction: id });
   const plainAppend = broker.append({ topic: 't' }, 0, plain(h.clock, ['plain']));
   release();
   await purge;
@@ -943,6 +943,25 @@ test('a transactional batch that waited for a purge of its partition is refused;
   assert.deepEqual(valuesOf(await readAll(broker, 't', 0)), ['plain']);
 });
 
+test('a transactional batch is appended only under its transaction, by its producer and epoch, to a partition the transaction added', async (t) => {
+  const { h, broker, tx } = await inMemoryBroker(t);
+  await broker.createTopic('default', 't', { partitions: 2 });
+  const id = await begin(broker, 'tx-check');
+  const append = (partition: number, transaction?: { scope: string; transactionalId: string | null }, over: Partial<TxnIdentity> = {}) =>
+    broker.append({ topic: 't' }, partition, txnBatch(h.clock, { ...id, ...over }, 0, ['x']), transaction === undefined ? {} : { transaction });
+  await assert.rejects(append(0, id), code('invalid_txn_state'), 'the partition was not added');
+  await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
+  await assert.rejects(append(0), code('invalid_txn_state'), 'no transaction named');
+  await assert.rejects(append(0, { scope: 'kafka', transactionalId: null }), code('invalid_txn_state'), 'no transactional id');
+  await assert.rejects(append(0, { scope: 'kafka', transactionalId: 'other' }), code('transactional_id_not_found'));
+  await assert.rejects(append(0, { scope: 'cursus', transactionalId: id.transactionalId }), code('transactional_id_not_found'), 'scopes keep ids apart');
+  await assert.rejects(append(0, id, { producerEpoch: id.producerEpoch + 1 }), code('invalid_producer_epoch'), 'checked before the producer state');
+  await assert.rejects(append(1, id), code('invalid_txn_state'), 'partition 1 was not added');
+  assert.equal(broker.partition({ topic: 't' }, 0).stats().nextOffset, 0, 'nothing refused was appended');
+  assert.equal((await append(0, id)).baseOffset, 0);
+  assert.deepEqual(tx.openTransactions({ topic: 't' }, 0), [{ producerId: id.producerId, firstOffset: 0 }]);
+});
+
 test('a marker already queued in the log a purge closes is not flushed again (nor written twice when the purge keeps the partition)', async (t) => {
   const h = harness();
   const dataDir = tempDir(t);
@@ -952,7 +971,7 @@ test('a marker already queued in the log a purge closes is not flushed again (no
   await broker.createTopic('default', 't', { partitions: 1 });
   const id = await begin(broker, 'tx-queued-marker');
   await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
-  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['data']));
+  await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['data']), { transaction: id });
   // The purge fails to rename the partition away: it keeps its records.
   (broker as unknown as { discardPartitionDir(): Promise<void> }).discardPartitionDir = () => Promise.reject(new Error('EIO on rename'));
   const oldLog = broker.partition({ topic: 't' }, 0);

@@ -102,23 +102,12 @@ export function kafkaTxnErrorCode(error: unknown, version: number, fencedSince: 
 }
 
 /**
- * The data path's view of the coordinator (KafkaFrontend.transactions): Produce asks
- * checkTransactionalProduce before appending a transactional batch; Fetch and ListOffsets ask the
- * last stable offset and the aborted transactions for read_committed.
+ * The read path's view of the coordinator (KafkaFrontend.transactions): Fetch and ListOffsets ask
+ * the last stable offset and the aborted transactions for read_committed. (Produce needs no hook:
+ * the core checks a transactional batch as it appends it, Broker.append.)
  */
 export function kafkaTransactionHooks(broker: Broker): KafkaTransactionHooks {
   return {
-    checkTransactionalProduce({ topic, partition, transactionalId, producerId, producerEpoch }): number {
-      // A transactional batch without its transactional id cannot be matched to a transaction.
-      if (transactionalId === null || transactionalId === '') return ErrorCode.INVALID_TXN_STATE;
-      try {
-        broker.transactions.checkProduce({ scope: kafkaTransactionScope, transactionalId, producerId, producerEpoch }, topic, partition);
-        return ErrorCode.NONE;
-      } catch (error) {
-        // Produce answers INVALID_PRODUCER_EPOCH for a fenced producer (KIP-588: abortable, not fatal).
-        return kafkaTxnErrorCode(error, 0, null);
-      }
-    },
     lastStableOffset(topic: TopicRef, partition: number): number {
       return broker.transactions.lastStableOffset(topic, partition);
     },

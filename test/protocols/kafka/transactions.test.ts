@@ -20,6 +20,7 @@ import {
   validateRecordBatch,
 } from '../../../src/protocols/kafka/codec/record-batch.js';
 import { endTxnHandler } from '../../../src/protocols/kafka/handlers/end-txn.js';
+import { produceHandler } from '../../../src/protocols/kafka/handlers/produce.js';
 import { addPartitionsToTxnHandler } from '../../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
 import { encodeKafkaMarker, kafkaMarkerKind, kafkaTransactionHooks, kafkaTxnErrorCode } from '../../../src/protocols/kafka/transactions.js';
 import { txnHarness } from './handlers/transactions-harness.js';
@@ -138,24 +139,28 @@ test('kafkaTxnErrorCode maps core errors, with PRODUCER_FENCED only from the ver
   );
 });
 
-test('the data-path hooks: produce check, last stable offset and aborted transactions', async (t) => {
+test('the data path: the produce check (in the core), last stable offset and aborted transactions', async (t) => {
   const h = await txnHarness(t, { topics: { out: 1 } });
   const hooks = kafkaTransactionHooks(h.broker);
   const topic = { namespace: 'default', topic: 'out' };
   const id = await h.initTxn('tx-hooks');
-  const check = (over: Partial<{ transactionalId: string | null; producerId: number; producerEpoch: number }> = {}) =>
-    hooks.checkTransactionalProduce!({ topic, partition: 0, transactionalId: id.transactionalId, producerId: id.producerId, producerEpoch: id.producerEpoch, ...over });
+  // A Produce of a transactional batch of two records under `id`, or what `over` changes of it.
+  const produce = async (over: Partial<{ transactionalId: string | null; producerId: number; producerEpoch: number }> = {}) => {
+    const { transactionalId, producerId, producerEpoch } = { ...id, ...over };
+    const records = buildRecordBatch(['a', 'b'].map((v) => ({ timestamp: h.clock.now(), key: null, value: Buffer.from(v) })), { transactional: true, producerId, producerEpoch, baseSequence: 0 });
+    const r = await h.call(produceHandler, 9, { transactionalId, acks: -1, timeoutMs: 1000, topicData: [{ name: 'out', partitionData: [{ index: 0, records }] }] });
+    return r.responses[0]!.partitionResponses[0]!;
+  };
 
-  assert.equal(check(), ErrorCode.INVALID_TXN_STATE, 'partition not added yet');
+  assert.equal((await produce()).errorCode, ErrorCode.INVALID_TXN_STATE, 'partition not added yet');
   const added = await h.call(addPartitionsToTxnHandler, 3, { ...id, topics: [{ name: 'out', partitions: [0] }] });
   assert.equal(added.results[0]!.results[0]!.partitionErrorCode, 0);
-  assert.equal(check(), ErrorCode.NONE);
-  assert.equal(check({ transactionalId: null }), ErrorCode.INVALID_TXN_STATE);
-  assert.equal(check({ producerId: id.producerId + 100 }), ErrorCode.INVALID_PRODUCER_ID_MAPPING);
-  assert.equal(check({ producerEpoch: id.producerEpoch + 1 }), ErrorCode.INVALID_PRODUCER_EPOCH);
+  assert.equal((await produce({ transactionalId: null })).errorCode, ErrorCode.INVALID_TXN_STATE);
+  assert.equal((await produce({ producerId: id.producerId + 100 })).errorCode, ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  assert.equal((await produce({ producerEpoch: id.producerEpoch + 1 })).errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
 
-  const base = await h.produceTxn('out', 0, id, 0, ['a', 'b']);
-  assert.equal(base, 0);
+  const appended = await produce();
+  assert.deepEqual([appended.errorCode, appended.baseOffset], [ErrorCode.NONE, 0]);
   assert.equal(hooks.lastStableOffset(topic, 0), 0, 'the open transaction holds the LSO at its first offset');
   const ended = await h.call(endTxnHandler, 3, { ...id, committed: false });
   assert.equal(ended.errorCode, 0);

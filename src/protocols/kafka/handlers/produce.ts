@@ -24,9 +24,10 @@
 //   answers with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER (45); an old epoch
 //   is INVALID_PRODUCER_EPOCH (47), which is what Kafka's broker answers on Produce since KIP-588
 //   (and what older clients knew as the fencing error).
-// - Transactional batches: the transaction coordinator's checkTransactionalProduce (through
-//   `frontend.transactions`, see transactions.ts) refuses a batch whose producer is fenced or whose
-//   partition was not added to the transaction; the core tracks the open transaction from the append.
+// - Transactional batches are appended under the request's transactional id: the core refuses one
+//   whose producer is not the id's, is fenced, or whose partition was not added to the
+//   transaction (INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE), and
+//   tracks the open transaction from the append.
 // - Authorization (../access.ts): a partition of a topic the SASL user may not write to (Iggy
 //   send_messages) answers TOPIC_AUTHORIZATION_FAILED (29) and nothing is appended there.
 // - acks: 0 (no response at all; a partition error closes the connection once the appends
@@ -42,7 +43,7 @@ import type { ProduceRequest, ProduceResponseInput } from '../codec/messages/pro
 import { checkProducedRecords, patchPartitionLeaderEpoch, validateProduceBatch } from '../codec/record-batch.js';
 import { kafkaCodeOf } from '../errors.js';
 import { lookupPartition } from '../topics.js';
-import { transactionHooksOf } from '../transactions.js';
+import { kafkaTransactionScope } from '../transactions.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
 type PartitionOut = NonNullable<NonNullable<ProduceResponseInput['responses']>[number]['partitionResponses']>[number];
@@ -79,29 +80,18 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
   if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
   const request = built.request;
   const topic: Topic = found.topic;
-  // Transactions seam: the coordinator's hooks unless the frontend carries its own (transactions.ts).
-  const txns = transactionHooksOf(frontend);
-  if (header.isTransactional) {
-    if (header.producerId < 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
-    const refused = txns?.checkTransactionalProduce?.({ topic, partition: index, transactionalId, producerId: header.producerId, producerEpoch: header.producerEpoch }) ?? 0;
-    if (refused !== 0) return partitionError(index, refused);
-  }
+  if (header.isTransactional && header.producerId < 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
   let appended;
   try {
     // The leader epoch the batch is appended under, from the core's replication state (it lies
     // outside the CRC, as baseOffset, which the append stamps).
     patchPartitionLeaderEpoch(request.payload, frontend.broker.leadership(topic, index).leaderEpoch);
-    appended = frontend.broker.append(topic, index, request);
+    appended = frontend.broker.append(topic, index, request, header.isTransactional ? { transaction: { scope: kafkaTransactionScope, transactionalId } } : {});
   } catch (err) {
     return partitionError(index, produceCodeOf(err));
   }
   return appended.then(
-    (result) => {
-      if (header.isTransactional) {
-        txns?.onTransactionalAppend?.({ topic, partition: index, transactionalId, producerId: header.producerId, producerEpoch: header.producerEpoch, baseOffset: result.baseOffset, lastOffset: result.lastOffset });
-      }
-      return { index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: -1, logStartOffset: result.logStartOffset, recordErrors: [], errorMessage: null };
-    },
+    (result) => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: -1, logStartOffset: result.logStartOffset, recordErrors: [], errorMessage: null }),
     (err: unknown) => partitionError(index, produceCodeOf(err), err instanceof Error ? err.message : null),
   );
 }

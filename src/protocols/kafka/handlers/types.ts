@@ -25,31 +25,15 @@ export interface KafkaFrontend {
   /** Fetch long-poll waiters (frontend.ts); without it Fetch answers at once. */
   readonly fetchWaiters?: FetchWaiterPool;
   /**
-   * The transactions seam (set by the transactions block; absent until then). Produce calls
-   * onTransactionalAppend for every transactional batch it appended; Fetch and ListOffsets ask
-   * lastStableOffset and abortedTransactions for read_committed. Without it the last stable
-   * offset is the high watermark and no transaction is aborted.
+   * The read side of transactions: Fetch and ListOffsets ask lastStableOffset and
+   * abortedTransactions for read_committed (the broker's coordinator; tests may stub it). Absent
+   * (a bare test frontend), transactionHooksOf (transactions.ts) asks the coordinator.
    */
   transactions?: KafkaTransactionHooks | null;
 }
 
-/** What the data path needs from the transaction coordinator (see `KafkaFrontend.transactions`). */
+/** What the read path needs from the transaction coordinator (see `KafkaFrontend.transactions`). */
 export interface KafkaTransactionHooks {
-  /** Called after a transactional batch (producerId/epoch set, transactional flag) was appended. */
-  onTransactionalAppend?(append: {
-    topic: TopicRef;
-    partition: number;
-    transactionalId: string | null;
-    producerId: number;
-    producerEpoch: number;
-    baseOffset: number;
-    lastOffset: number;
-  }): void;
-  /**
-   * Checked before a transactional batch is appended: a Kafka error code (e.g.
-   * INVALID_TXN_STATE when the partition was never added to the transaction) refuses it, 0 accepts.
-   */
-  checkTransactionalProduce?(produce: { topic: TopicRef; partition: number; transactionalId: string | null; producerId: number; producerEpoch: number }): number;
   lastStableOffset(topic: TopicRef, partition: number): number;
   abortedTransactions(topic: TopicRef, partition: number, fromOffset: number, toOffset: number): Array<{ producerId: number; firstOffset: number }>;
 }

@@ -54,7 +54,7 @@ async function randomLog(h: IggyHarness, c: IggyTestClient, seed: number, o: { b
         p.open = true;
       }
       const records = [...Array(n)].map(() => ({ key: key(), value: value() }));
-      await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch(records, { timestamp: Date.now(), producerId: p.id.producerId, producerEpoch: p.id.producerEpoch, baseSequence: p.sequence, flags: BatchFlags.transactional }));
+      await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch(records, { timestamp: Date.now(), producerId: p.id.producerId, producerEpoch: p.id.producerEpoch, baseSequence: p.sequence, flags: BatchFlags.transactional }), { transaction: p.id });
       p.sequence += n;
       if (r() < 0.4) {
         await tx.endTxn(p.id, r() < 0.5);

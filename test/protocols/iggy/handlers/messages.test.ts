@@ -90,7 +90,7 @@ async function topicWithTransaction(t: Parameters<typeof startIggy>[0], pollByte
   let sequence = 0;
   const appendInTransaction = async (n: number, bytes: number) => {
     for (let i = 0; i < n; i++) {
-      await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: Buffer.alloc(bytes, 97) }], { timestamp: Date.now(), producerId, producerEpoch: epoch, baseSequence: sequence++, flags: BatchFlags.transactional }));
+      await h.broker.append({ topic: 'm' }, 0, encodeNeutralBatch([{ value: Buffer.alloc(bytes, 97) }], { timestamp: Date.now(), producerId, producerEpoch: epoch, baseSequence: sequence++, flags: BatchFlags.transactional }), { transaction: id });
     }
   };
   return { h, c, abort: () => tx.endTxn(id, false), appendInTransaction };
@@ -233,14 +233,14 @@ describe('iggy messages', () => {
     };
     await h.broker.append({ topic: 'm' }, 0, plainBatch(['p0']));
     const aborted = await begin('aborts');
-    await h.broker.append({ topic: 'm' }, 0, txnBatch(aborted, 0, ['a1', 'a2']));
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(aborted, 0, ['a1', 'a2']), { transaction: aborted });
     await tx.endTxn(aborted, false);
     const committed = await begin('commits');
-    await h.broker.append({ topic: 'm' }, 0, txnBatch(committed, 0, ['c1']));
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(committed, 0, ['c1']), { transaction: committed });
     await tx.endTxn(committed, true);
     await h.broker.append({ topic: 'm' }, 0, plainBatch(['p1']));
     const open = await begin('open');
-    await h.broker.append({ topic: 'm' }, 0, txnBatch(open, 0, ['o1']));
+    await h.broker.append({ topic: 'm' }, 0, txnBatch(open, 0, ['o1']), { transaction: open });
     await h.broker.append({ topic: 'm' }, 0, plainBatch(['p2']));
 
     // Offsets: p0 0, a1-a2 1-2, abort marker 3, c1 4, commit marker 5, p1 6, o1 7, p2 8.

@@ -173,24 +173,22 @@ describe('Produce', () => {
     assert.equal((await produce(h, 'orders', 0, batch(5, 1, epoch)))!.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
   });
 
-  it('tells the transactions seam about transactional appends and lets it refuse them', async (t) => {
+  it('appends a transactional batch under its transactional id, only to a partition its transaction added (the core checks it)', async (t) => {
     const h = await dataHarness(t, { topics: { orders: 1 } });
-    const seen: Array<[number, number]> = [];
-    let refuse = 0;
-    h.frontend.transactions = {
-      checkTransactionalProduce: () => refuse,
-      onTransactionalAppend: (a) => seen.push([a.baseOffset, a.lastOffset]),
-      lastStableOffset: (topic, partition) => h.broker.partition(topic, partition).stats().highWatermark,
-      abortedTransactions: () => [],
-    };
-    const { producerId, epoch } = await h.broker.producers.initProducer();
-    const txBatch = (seq: number) => batchOf([{ key: null, value: 'a' }, { key: null, value: 'b' }], { producerId, producerEpoch: epoch, baseSequence: seq, transactional: true });
-    const r = await h.ask(produceHandler, 9, { transactionalId: 'tx', acks: -1, timeoutMs: 1000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: txBatch(0) }] }] });
-    assert.equal(r.responses[0]!.partitionResponses[0]!.errorCode, 0);
-    assert.deepEqual(seen, [[0, 1]]);
-    refuse = ErrorCode.INVALID_TXN_STATE;
-    const refused = await h.ask(produceHandler, 9, { transactionalId: 'tx', acks: -1, timeoutMs: 1000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: txBatch(2) }] }] });
-    assert.equal(refused.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_TXN_STATE);
+    const tx = h.broker.transactions;
+    const { producerId, epoch } = await tx.initProducerId({ scope: 'kafka', transactionalId: 'tx', transactionTimeoutMs: 60_000 });
+    const txBatch = (seq: number, producerEpoch = epoch) => batchOf([{ key: null, value: 'a' }, { key: null, value: 'b' }], { producerId, producerEpoch, baseSequence: seq, transactional: true });
+    const send = async (records: Buffer, transactionalId: string | null = 'tx') =>
+      (await h.ask(produceHandler, 9, { transactionalId, acks: -1, timeoutMs: 1000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records }] }] })).responses[0]!.partitionResponses[0]!;
+    assert.equal((await send(txBatch(0))).errorCode, ErrorCode.INVALID_TXN_STATE, 'the partition was not added');
+    await tx.addPartitions({ scope: 'kafka', transactionalId: 'tx', producerId, producerEpoch: epoch }, [{ topic: { topic: 'orders' }, partition: 0 }]);
+    assert.equal((await send(txBatch(0), null)).errorCode, ErrorCode.INVALID_TXN_STATE, 'no transactional id');
+    assert.equal((await send(txBatch(0), 'other')).errorCode, ErrorCode.INVALID_PRODUCER_ID_MAPPING, 'another transactional id');
+    assert.equal((await send(txBatch(0, epoch + 1))).errorCode, ErrorCode.INVALID_PRODUCER_EPOCH, 'a newer epoch than the transaction has');
+    const ok = await send(txBatch(0));
+    assert.deepEqual([ok.errorCode, ok.baseOffset], [ErrorCode.NONE, 0]);
+    assert.deepEqual(tx.openTransactions({ topic: 'orders' }, 0), [{ producerId, firstOffset: 0 }], 'the core tracks the open transaction');
+    assert.equal(h.broker.partition({ topic: 'orders' }, 0).stats().nextOffset, 2, 'nothing refused was appended');
   });
 });
 

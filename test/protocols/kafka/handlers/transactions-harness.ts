@@ -20,7 +20,7 @@ import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { initProducerIdHandler } from '../../../../src/protocols/kafka/handlers/init-producer-id.js';
 import type { KafkaHandler, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
-import { kafkaBrokerTransactionOptions } from '../../../../src/protocols/kafka/transactions.js';
+import { kafkaBrokerTransactionOptions, kafkaTransactionScope } from '../../../../src/protocols/kafka/transactions.js';
 import { builtinFormats } from '../../../../src/server/listeners.js';
 
 export interface TxnHarness {
@@ -37,7 +37,7 @@ export interface TxnHarness {
   /** InitProducerId v4 for a transactional id; throws unless it succeeds. */
   initTxn(transactionalId: string, timeoutMs?: number): Promise<{ transactionalId: string; producerId: number; producerEpoch: number }>;
   /** Appends a transactional Kafka batch of `values` through the broker (as Produce does). */
-  produceTxn(topic: string, partition: number, id: { producerId: number; producerEpoch: number }, baseSequence: number, values: string[]): Promise<number>;
+  produceTxn(topic: string, partition: number, id: { transactionalId: string; producerId: number; producerEpoch: number }, baseSequence: number, values: string[]): Promise<number>;
   /** Every batch of a partition. */
   readAll(topic: string, partition: number): Promise<StoredBatch[]>;
   /** The record values of a partition's data batches (control batches skipped). */
@@ -90,14 +90,14 @@ export async function txnHarness(
     return { transactionalId, producerId: r.producerId, producerEpoch: r.producerEpoch };
   }
 
-  async function produceTxn(topic: string, partition: number, id: { producerId: number; producerEpoch: number }, baseSequence: number, values: string[]): Promise<number> {
+  async function produceTxn(topic: string, partition: number, id: { transactionalId: string; producerId: number; producerEpoch: number }, baseSequence: number, values: string[]): Promise<number> {
     const batch = buildRecordBatch(
       values.map((v) => ({ timestamp: clock.now(), key: null, value: Buffer.from(v) })),
       { transactional: true, producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence },
     );
     const built = appendRequestFromBatch(batch);
     if (!built.ok) throw new Error(built.reason);
-    const result = await broker.append({ namespace: 'default', topic }, partition, built.request);
+    const result = await broker.append({ namespace: 'default', topic }, partition, built.request, { transaction: { scope: kafkaTransactionScope, transactionalId: id.transactionalId } });
     return result.baseOffset;
   }
 
