@@ -1,12 +1,13 @@
 // The Broker: the one object every front-end and the server use. It owns the metadata store and
-// the stores over it (catalog, users, offsets, groups, producer state, transactions), one
-// PartitionLog per partition of every topic, the maintenance timer and the partition metrics.
+// the stores over it (catalog, users, offsets, groups, producer state, transactions), the
+// partition logs of every topic (partition-logs.ts), the read service (reads.ts) and the
+// maintenance timer, and applies every catalog change to them all.
 //
 // Layout of a data directory:
 //   <dataDir>/meta/quartet.db                 the metadata store (SQLite, WAL)
 //   <dataDir>/logs/<internalId>/<partition>/  one directory per partition log
 //
-// The append hot path (append → producer check → log.append → metrics) touches only memory and
+// The append hot path (append → producer check → log.assign → metrics) touches only memory and
 // the log: no metadata-store work per batch. Producer state and the transaction index are made
 // durable by snapshots on close and on every maintenance pass, and rebuilt from the logs' tails at
 // open. Transactional and control batches are shown to the transaction coordinator when their
@@ -15,41 +16,35 @@
 // Topics are named by TopicRef (see catalog.ts): a resolved Topic, or { namespace?, topic } by
 // name or numeric id, with namespace defaulting to 'default'.
 
-import { mapLimit } from './serial.js';
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Catalog, defaultNamespaceName, type CatalogObserver, type ConfigChanges, type Namespace, type NamespaceRef, type PartitionCountConfig, type Topic, type TopicRef } from './catalog.js';
+import { Catalog, type CatalogObserver, type ConfigChanges, type Namespace, type NamespaceRef, type PartitionCountConfig, type Topic, type TopicRef } from './catalog.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
 import { GroupStore } from './groups/store.js';
 import { TopicOptionsStore } from './topic-options.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
-import { MetricsRegistry, type Counter, type Gauge } from './metrics.js';
+import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
-import { ProducerStateManager, partitionKey, type ProducerCheck } from './producer-state.js';
+import { ProducerStateManager, type ProducerCheck } from './producer-state.js';
 import { ReadService } from './reads.js';
 import type { Scheduler } from './scheduler.js';
 import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
 import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
-import { describeTopicConfig, parseTopicConfig, toLogConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
+import { describeTopicConfig, parseTopicConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
 import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
-import { BatchFlags, MemoryLog, createFormatRegistry, openFileLog, type DirectWriteGate, type AppendRequest, type AssignedAppend, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
-import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
+import { BatchFlags, createFormatRegistry, type DirectWriteGate, type AppendRequest, type AssignedAppend, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import type { LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
-
-/** Suffix of a partition directory a purge renamed away, removed right after (or at the next start). */
-const purgedDirSuffix = '.purged';
+import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 export type { AppendResult, PartitionLog } from '../log/types.js';
+export { logOpenConcurrencyMax } from './partition-logs.js';
 
 // Named limits.
 export const maintenanceIntervalMsDefault = 300_000;
-/** Partition logs opened (recovered) or closed at the same time: bounds file descriptors and memory at start-up. */
-export const logOpenConcurrencyMax = 8;
 export const defaultRootUsername = 'root';
 
 export interface BrokerOptions {
@@ -116,19 +111,6 @@ export interface CreateTopicRequest {
   id?: number;
 }
 
-interface PartitionHandle {
-  readonly log: PartitionLog;
-  readonly key: string;
-  /** Replaced, never edited (metrics.ts keys series by the object). */
-  labels: Readonly<{ topic: string; partition: string }>;
-}
-
-interface PartitionMetrics {
-  appendedBytes: Counter;
-  appendedRecords: Counter;
-  logEndOffset: Gauge;
-}
-
 /** Who sends a batch, where the batch alone does not say (Broker.append). */
 export interface AppendOrigin {
   /**
@@ -152,6 +134,8 @@ export interface TopicChangeListener {
   /** The partition count changed (grown or shrunk, `topic` as it is now); awaited before the change returns. */
   partitionsChanged?(topic: Topic): Promise<void> | void;
 }
+
+type Duplicate = Extract<ProducerCheck, { kind: 'duplicate' }>;
 
 export class Broker implements CatalogObserver {
   readonly catalog: Catalog;
@@ -183,15 +167,8 @@ export class Broker implements CatalogObserver {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly options: BrokerOptions;
-  private readonly partitionMetrics: PartitionMetrics;
-  /** Topic internal id → its partitions, index = partition number. */
-  private readonly logs = new Map<number, PartitionHandle[]>();
-  /** Topics whose partition logs a purge is replacing (by internal id): appends and reads wait for it. */
-  private readonly resets = new Map<number, Promise<void>>();
-  /** The partitions each purge under way has emptied so far (by topic internal id). */
-  private readonly purgedPartitions = new Map<number, Set<number>>();
-  /** Logs a purge closed (a failed purge may leave one in place until a restart): not closed again. */
-  private readonly closedByPurge = new WeakSet<PartitionLog>();
+  /** The open partition logs of every topic. */
+  private readonly logs: PartitionLogs;
   private readonly topicListeners = new Set<TopicChangeListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
@@ -224,11 +201,8 @@ export class Broker implements CatalogObserver {
     this.formats = parts.options.formats ?? createFormatRegistry();
     this.reads = new ReadService(this, this.formats);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
-    this.partitionMetrics = {
-      appendedBytes: this.metrics.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
-      appendedRecords: this.metrics.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),
-      logEndOffset: this.metrics.gauge('quartet_partition_log_end_offset', 'Next offset to be assigned in the partition'),
-    };
+    const { dataDir, memory, logFs, directWrites } = parts.options;
+    this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
   }
 
   /**
@@ -255,8 +229,8 @@ export class Broker implements CatalogObserver {
         ...(options.producerIdleExpiryMs !== undefined ? { idleExpiryMs: options.producerIdleExpiryMs } : {}),
       });
       broker = new Broker({ options, store, catalog, users, producers, topicDefaults, defaultPartitions });
-      await broker.openAllLogs();
-      await broker.removeOrphanLogDirs();
+      await broker.logs.openAll(catalog.listTopics());
+      await broker.logs.removeOrphanDirs();
       await broker.recoverProducerState();
       const transactions = await broker.openTransactions();
       (broker as { transactions: TransactionCoordinator }).transactions = transactions;
@@ -271,7 +245,7 @@ export class Broker implements CatalogObserver {
       broker.startMaintenanceTimer();
       return broker;
     } catch (err) {
-      if (broker) await broker.closeLogs().catch(() => undefined);
+      if (broker) await broker.logs.closeAll().catch(() => undefined);
       await store.close().catch(() => undefined);
       throw err;
     }
@@ -285,9 +259,9 @@ export class Broker implements CatalogObserver {
    * partition() for more than stats waits first, so it does not hold a log the purge closes.
    */
   purgeInProgress(topic: TopicRef): Promise<void> | undefined {
-    if (this.resets.size === 0) return undefined;
-    const internalId = 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
-    return internalId === undefined ? undefined : this.resets.get(internalId);
+    if (!this.logs.purging()) return undefined;
+    const internalId = this.internalIdOf(topic);
+    return internalId === undefined ? undefined : this.logs.purgeInProgress(internalId);
   }
 
   /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
@@ -333,8 +307,9 @@ export class Broker implements CatalogObserver {
     let assigned: AssignedAppend;
     try {
       this.assertOpen();
-      handle = this.handle(topic, partition);
-      this.checkTransactional(topic, partition, request, origin);
+      const resolved = this.catalog.requireTopic(topic);
+      handle = this.logs.handle(resolved, partition);
+      this.checkTransactional(resolved, partition, request, origin);
       if (request.producerId >= 0) {
         // Markers carry no sequence (Kafka appendEndTxnMarker): only the epoch is checked.
         if ((request.flags & BatchFlags.control) !== 0) this.checkMarkerEpoch(request);
@@ -355,7 +330,8 @@ export class Broker implements CatalogObserver {
           this.producers.appendWritten(handle.key, request.producerId, assigned.baseOffset);
           written.resolve();
         }
-        return this.countAppend(handle, request, result);
+        this.logs.countAppend(handle, request, result);
+        return result;
       },
       (err: unknown) => {
         // The log drops a failed batch (and all queued behind it) and reuses its offsets: so must
@@ -370,23 +346,28 @@ export class Broker implements CatalogObserver {
     );
   }
 
-  /** A retry of a batch in the producer's window: the original's offsets, once it is written. */
-  private answerDuplicate(handle: PartitionHandle, duplicate: Extract<ProducerCheck, { kind: 'duplicate' }>): Promise<AppendResult> {
-    const { baseOffset, lastOffset, appendTime, written } = duplicate;
-    const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
-    return written ? written.then(answer) : Promise.resolve(answer());
-  }
-
   /**
-   * Records an idempotent batch in its producer's window as soon as its offsets are assigned, so
-   * the next pipelined batch of the producer is checked against it. The window entry holds the
-   * returned promise until the write settles (the caller settles it), so that a retry arriving
-   * meanwhile is answered only once the original is written, and fails if it fails.
+   * An append that arrived while a purge replaces the topic's logs goes to the new log, checked
+   * again there; a transactional batch is checked on arrival too. One whose partition the purge
+   * emptied is refused (invalid_txn_state), as a produce to a partition the transaction never
+   * added: the purge took that partition out of its transaction
+   * (TransactionCoordinator.dropPartitions), so nothing would ever close it there.
    */
-  private recordIdempotent(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): Settleable {
-    const written = settleable();
-    this.producers.recordAppend(handle.key, request, assigned, written.promise);
-    return written;
+  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): Promise<AppendResult> {
+    const internalId = this.internalIdOf(topic);
+    const purged = internalId === undefined ? undefined : this.logs.purgedPartitions(internalId);
+    const transactional = (request.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional;
+    try {
+      this.checkTransactional(topic, partition, request, origin);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return reset.then(() => {
+      if (transactional && purged?.has(partition) === true) {
+        throw new QuartetError('invalid_txn_state', `partition ${partition} was purged while this transactional batch waited: it is no longer part of the transaction`);
+      }
+      return this.append(topic, partition, request, origin);
+    });
   }
 
   /**
@@ -412,11 +393,17 @@ export class Broker implements CatalogObserver {
     }
   }
 
+  /** A retry of a batch in the producer's window: the original's offsets, once it is written. */
+  private answerDuplicate(handle: PartitionHandle, duplicate: Duplicate): Promise<AppendResult> {
+    const { baseOffset, lastOffset, appendTime, written } = duplicate;
+    const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
+    return written ? written.then(answer) : Promise.resolve(answer());
+  }
+
   /**
    * Shows a transactional or control batch to the transaction coordinator once its offsets are
-   * assigned (before it is readable, so the last stable offset never lags the log). Returns the
-   * undo for a failed write: the log drops the batch and reuses its offsets, so neither may the
-   * index keep it.
+   * assigned (before it is readable). Returns the undo for a failed write: the log drops the batch
+   * and reuses its offsets, so neither may the index keep it.
    */
   private observeTransactional(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): (() => void) | null {
     if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return null;
@@ -426,34 +413,56 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * An append that arrived while a purge replaces the topic's logs goes to the new log, checked
-   * again there; a transactional batch is checked on arrival too. One whose partition the purge
-   * emptied is refused (invalid_txn_state), as a produce to a partition the transaction never
-   * added: the purge took that partition out of its transaction
-   * (TransactionCoordinator.dropPartitions), so nothing would ever close it there.
+   * Records an idempotent batch in its producer's window as soon as its offsets are assigned. The
+   * window entry holds the returned promise until the write settles (the caller settles it), so
+   * that a retry arriving meanwhile is answered only once the original is written, and fails if
+   * it fails.
    */
-  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): Promise<AppendResult> {
-    const internalId = 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
-    const purged = internalId === undefined ? undefined : this.purgedPartitions.get(internalId);
-    const transactional = (request.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional;
+  private recordIdempotent(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): Settleable {
+    const written = settleable();
+    const { baseOffset, lastOffset, appendTime } = assigned;
+    this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset, appendTime }, written.promise);
+    return written;
+  }
+
+  /**
+   * Encodes a marker in the transaction's protocol format, appends it and flushes its partition:
+   * the coordinator records Complete* once every marker resolved, and under fsyncPolicy
+   * 'interval' an append alone only reaches the page cache. A power loss must not keep Complete*
+   * (SQLite, durable) and lose the marker, leaving a transaction open in the log forever.
+   */
+  private writeMarker(marker: MarkerRequest): Promise<number> {
+    const topic = this.catalog.topicByInternalId(marker.topicInternalId);
+    if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
+    // A purge that empties the partition takes it out of every unfinished transaction
+    // (TransactionCoordinator.dropPartitions): a marker that waited for its new log belongs to
+    // none of its records. A partition the purge left as it was (it failed first) gets its marker.
+    const reset = this.logs.purgeInProgress(topic.internalId);
+    if (reset !== undefined) {
+      const purged = this.logs.purgedPartitions(topic.internalId);
+      return reset.then(() =>
+        purged?.has(marker.partition) === true ? Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)) : this.writeMarker(marker),
+      );
+    }
+    let request: AppendRequest;
+    let log: PartitionLog;
     try {
-      this.checkTransactional(topic, partition, request, origin);
+      const encoders = this.options.transactions?.markerEncoders ?? {};
+      const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
+      const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
+      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.clock.now() });
+      // The log the append below goes to (no purge is under way: it takes it at once).
+      log = this.logs.handle(topic, marker.partition).log;
     } catch (err) {
       return Promise.reject(err);
     }
-    return reset.then(() => {
-      if (transactional && purged?.has(partition) === true) {
-        throw new QuartetError('invalid_txn_state', `partition ${partition} was purged while this transactional batch waited: it is no longer part of the transaction`);
-      }
-      return this.append(topic, partition, request, origin);
+    return this.append(topic, marker.partition, request).then(async (r) => {
+      // Under 'always' the append was acknowledged after its fsync: nothing left to flush. A log
+      // a purge closed since was synced by its close, whether the purge then emptied the
+      // partition or failed and kept it.
+      if (log.config.fsyncPolicy !== 'always' && !this.logs.isClosedByPurge(log)) await log.flush();
+      return r.baseOffset;
     });
-  }
-
-  private countAppend(handle: PartitionHandle, request: AppendRequest, result: AppendResult): AppendResult {
-    this.partitionMetrics.appendedBytes.inc(handle.labels, request.payload.length);
-    this.partitionMetrics.appendedRecords.inc(handle.labels, request.recordCount);
-    this.partitionMetrics.logEndOffset.set(handle.labels, result.lastOffset + 1);
-    return result;
   }
 
   read(topic: TopicRef, partition: number, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
@@ -550,7 +559,7 @@ export class Broker implements CatalogObserver {
   }
 
   logConfigFor(topic: Topic): LogConfig {
-    return toLogConfig(topic.config, this.topicDefaults);
+    return this.logs.logConfigFor(topic);
   }
 
   /** Refuses (record_too_large) a batch of `bytes` over the topic's largest batch, before any of it is appended. */
@@ -560,20 +569,17 @@ export class Broker implements CatalogObserver {
 
   /** @internal CatalogObserver */
   async topicCreated(topic: Topic): Promise<void> {
-    this.logs.set(topic.internalId, await this.openPartitions(topic, 0, topic.partitions));
+    await this.logs.createTopic(topic);
   }
 
   /** @internal CatalogObserver */
   async topicDeleted(topic: Topic): Promise<void> {
-    const handles = this.logs.get(topic.internalId) ?? [];
-    this.logs.delete(topic.internalId);
     try {
-      await mapLimit(handles, logOpenConcurrencyMax, (h) => h.log.destroy());
-      if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
+      const handles = await this.logs.deleteTopic(topic);
       await this.offsets.deleteTopic(topic.internalId);
       await this.producers.dropPartitions(handles.map((h) => h.key));
       await this.transactions.dropPartitions(handles.map((h) => h.key));
-      this.dropPartitionMetrics(handles);
+      this.logs.dropMetrics(handles);
       this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
     } finally {
       // The catalog has let the topic go whatever failed above: front-ends hear of it regardless.
@@ -601,43 +607,22 @@ export class Broker implements CatalogObserver {
     }
   }
 
-  /** The partitions' series leave /metrics with them (a new partition of the same name starts at 0). */
-  private dropPartitionMetrics(handles: readonly PartitionHandle[]): void {
-    for (const h of handles) {
-      this.partitionMetrics.appendedBytes.remove(h.labels);
-      this.partitionMetrics.appendedRecords.remove(h.labels);
-      this.partitionMetrics.logEndOffset.remove(h.labels);
-    }
-  }
-
   /** @internal CatalogObserver */
   async partitionsAdded(topic: Topic, previousCount: number): Promise<void> {
-    const handles = this.logs.get(topic.internalId);
-    if (!handles || handles.length !== previousCount) throw new Error(`topic ${topic.internalId} has ${handles?.length} open partitions, expected ${previousCount}`);
     // A partition number may have existed before (removed by Iggy DeletePartitions): a removal
     // interrupted by a crash may have left its offsets or its directory; the new one starts empty.
     await this.offsets.deletePartitionsFrom(topic.internalId, previousCount);
-    if (!this.options.memory) {
-      for (let p = previousCount; p < topic.partitions; p++) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
-    }
-    handles.push(...(await this.openPartitions(topic, previousCount, topic.partitions)));
+    await this.logs.addPartitions(topic, previousCount);
   }
 
   /** @internal CatalogObserver */
   async partitionsRemoved(topic: Topic, previousCount: number): Promise<void> {
-    const handles = this.logs.get(topic.internalId);
-    if (!handles || handles.length !== previousCount) throw new Error(`topic ${topic.internalId} has ${handles?.length} open partitions, expected ${previousCount}`);
-    // Out of the map first, so no new append or read finds them while the logs close.
-    const removed = handles.splice(topic.partitions);
-    await mapLimit(removed, logOpenConcurrencyMax, (h) => h.log.destroy());
-    if (!this.options.memory) {
-      for (let p = topic.partitions; p < previousCount; p++) await rm(this.partitionDir(topic.internalId, p), { recursive: true, force: true });
-    }
+    const removed = await this.logs.removePartitions(topic, previousCount);
     await this.offsets.deletePartitionsFrom(topic.internalId, topic.partitions);
     const keys = removed.map((h) => h.key);
     await this.producers.dropPartitions(keys);
     await this.transactions.dropPartitions(keys);
-    this.dropPartitionMetrics(removed);
+    this.logs.dropMetrics(removed);
     this.logger.info('removed partitions', { namespace: topic.namespace, topic: topic.name, from: topic.partitions, to: previousCount - 1 });
   }
 
@@ -658,84 +643,30 @@ export class Broker implements CatalogObserver {
    * partition stays closed until a restart opens it, empty.
    */
   async partitionsReset(topic: Topic): Promise<void> {
-    const handles = this.logs.get(topic.internalId);
-    if (!handles) return;
-    let done!: () => void;
-    this.resets.set(topic.internalId, new Promise<void>((resolve) => (done = resolve)));
-    const replaced: string[] = [];
-    const purged = new Set<number>();
-    this.purgedPartitions.set(topic.internalId, purged);
+    const reset = this.logs.beginReset(topic);
+    if (reset === null) return;
     try {
       await this.offsets.deleteTopic(topic.internalId);
-      for (let p = 0; p < handles.length; p++) {
-        const old = handles[p]!;
-        this.closedByPurge.add(old.log);
-        await old.log.close().catch((error: unknown) => this.logger.warn('purge: closing a partition log failed', { partition: old.key, error }));
-        try {
-          if (!this.options.memory) await this.discardPartitionDir(topic.internalId, p);
-        } catch (err) {
-          // Not renamed: the partition keeps its records, open again.
-          handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
-          throw err;
-        }
-        // Its records are gone from here on, whether or not its new log opens.
-        replaced.push(old.key);
-        purged.add(p);
-        handles[p] = (await this.openPartitions(topic, p, p + 1))[0]!;
-      }
+      for (let p = 0; p < reset.partitions; p++) await reset.replace(p);
       await this.offsets.deleteTopic(topic.internalId);
     } finally {
       // Transactions first: they let go of the partitions at once, before a completion resuming
       // meanwhile could commit an offset staged for them.
-      await this.transactions.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
-      await this.producers.dropPartitions(replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
-      this.resets.delete(topic.internalId);
-      this.purgedPartitions.delete(topic.internalId);
-      done();
+      await this.transactions.dropPartitions(reset.replaced).catch((error: unknown) => this.logger.error('purge: dropping transaction state failed', { error }));
+      await this.producers.dropPartitions(reset.replaced).catch((error: unknown) => this.logger.error('purge: dropping producer state failed', { error }));
+      reset.end();
     }
-    this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: handles.length });
-  }
-
-  /**
-   * Removes a partition's directory so that a crash never leaves part of it: renamed to
-   * `<partition>.purged` (the rename made durable), then removed; a leftover `.purged` directory
-   * is removed at the next start (removeOrphanLogDirs). Throws only when the rename fails (the
-   * directory is then still there); once renamed, a failed fsync or removal is logged.
-   */
-  private async discardPartitionDir(internalId: number, partition: number): Promise<void> {
-    const fsys = this.options.logFs ?? nodeFileSystem;
-    const dir = this.partitionDir(internalId, partition);
-    const trash = `${dir}${purgedDirSuffix}`;
-    await fsys.rm(trash);
-    try {
-      await fsys.rename(dir, trash);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      return;
-    }
-    try {
-      await fsys.fsyncDir(this.topicDir(internalId));
-      await fsys.rm(trash);
-    } catch (error) {
-      this.logger.warn('purge: removing a renamed partition directory failed; it goes at the next start', { dir: trash, error });
-    }
+    this.logger.info('purged topic', { namespace: topic.namespace, topic: topic.name, partitions: reset.partitions });
   }
 
   /** @internal CatalogObserver */
   async topicConfigChanged(topic: Topic): Promise<void> {
-    const config = this.logConfigFor(topic);
-    for (const h of this.logs.get(topic.internalId) ?? []) h.log.updateConfig(config);
+    this.logs.configChanged(topic);
   }
 
   /** @internal CatalogObserver */
   topicRenamed(topic: Topic): void {
-    const handles = this.logs.get(topic.internalId) ?? [];
-    // The old name's series go; the new name's start fresh (the counters from 0, as a new series).
-    this.dropPartitionMetrics(handles);
-    for (const h of handles) {
-      h.labels = metricLabels(topic, Number(h.labels.partition));
-      this.partitionMetrics.logEndOffset.set(h.labels, h.log.stats().nextOffset);
-    }
+    this.logs.renamed(topic);
   }
 
   // --- maintenance and lifecycle --------------------------------------------------------------
@@ -756,7 +687,7 @@ export class Broker implements CatalogObserver {
   private async maintain(): Promise<void> {
     const now = this.clock.now();
     let segmentsDeleted = 0;
-    for (const [internalId, handles] of [...this.logs]) {
+    for (const [internalId, handles] of this.logs.entries()) {
       for (const h of handles) {
         try {
           const policy = h.log.config.cleanupPolicy;
@@ -764,7 +695,7 @@ export class Broker implements CatalogObserver {
           if (policy !== 'delete') segmentsDeleted += (await h.log.compact(now)).segmentsDeleted;
         } catch (err) {
           // A topic deleted or purged during the pass closes its logs under us; that is not a failure.
-          if (this.logs.has(internalId) && !this.closedByPurge.has(h.log)) this.logger.warn('maintenance failed for a partition', { partition: h.key, error: err });
+          if (this.logs.has(internalId) && !this.logs.isClosedByPurge(h.log)) this.logger.warn('maintenance failed for a partition', { partition: h.key, error: err });
         }
       }
     }
@@ -786,7 +717,7 @@ export class Broker implements CatalogObserver {
     this.maintenanceTimer = null;
     await this.maintenanceRun?.catch(() => undefined);
     // A purge replacing logs finishes first (it closes and opens logs of its own).
-    await Promise.all(this.resets.values());
+    await Promise.all(this.logs.purgesInProgress());
     this.catalog.setObserver(null);
     let failure: unknown = null;
     try {
@@ -802,7 +733,7 @@ export class Broker implements CatalogObserver {
       this.logger.error('could not snapshot producer state', { error: err });
     }
     try {
-      await this.closeLogs();
+      await this.logs.closeAll();
     } catch (err) {
       failure ??= err;
     }
@@ -813,90 +744,20 @@ export class Broker implements CatalogObserver {
   // --- internals ------------------------------------------------------------------------------
 
   private handle(topic: TopicRef, partition: number): PartitionHandle {
-    const resolved = this.catalog.requireTopic(topic);
-    const handles = this.logs.get(resolved.internalId);
-    if (!handles) throw new QuartetError('unknown_topic', `topic '${resolved.name}' has no open logs`);
-    const handle = Number.isInteger(partition) ? handles[partition] : undefined;
-    if (!handle) throw new QuartetError('unknown_partition', `topic '${resolved.name}' has no partition ${partition}`);
-    return handle;
+    return this.logs.handle(this.catalog.requireTopic(topic), partition);
+  }
+
+  private internalIdOf(topic: TopicRef): number | undefined {
+    return 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
   }
 
   private assertOpen(): void {
     if (this.closing) throw new QuartetError('shutting_down', 'the broker is closing');
   }
 
-  private topicDir(internalId: number): string {
-    return join(this.dataDir, 'logs', String(internalId));
-  }
-
-  private partitionDir(internalId: number, partition: number): string {
-    return join(this.topicDir(internalId), String(partition));
-  }
-
-  private async openAllLogs(): Promise<void> {
-    for (const topic of this.catalog.listTopics()) this.logs.set(topic.internalId, await this.openPartitions(topic, 0, topic.partitions));
-  }
-
-  private async openPartitions(topic: Topic, from: number, to: number): Promise<PartitionHandle[]> {
-    const config = this.logConfigFor(topic);
-    const numbers = Array.from({ length: to - from }, (_, i) => from + i);
-    const opened: PartitionHandle[] = [];
-    try {
-      await mapLimit(numbers, logOpenConcurrencyMax, async (p) => {
-        const log = await this.openLog(topic, p, config);
-        const handle: PartitionHandle = { log, key: partitionKey(topic.internalId, p), labels: metricLabels(topic, p) };
-        opened[p - from] = handle;
-        this.partitionMetrics.logEndOffset.set(handle.labels, log.stats().nextOffset);
-      });
-    } catch (err) {
-      await Promise.all(opened.filter(Boolean).map((h) => h.log.close().catch(() => undefined)));
-      throw err;
-    }
-    return opened;
-  }
-
-  private openLog(topic: Topic, partition: number, config: LogConfig): Promise<PartitionLog> {
-    const formats = { formats: this.formats };
-    if (this.options.memory) return Promise.resolve(new MemoryLog(config, { clock: this.clock, ...formats }));
-    const dir = this.partitionDir(topic.internalId, partition);
-    return openFileLog(dir, config, {
-      clock: this.clock,
-      logger: this.logger.child({ topic: topic.name, partition }),
-      ...(this.options.logFs ? { fs: this.options.logFs } : {}),
-      ...(this.options.directWrites !== undefined ? { directWrites: this.options.directWrites } : {}),
-      ...formats,
-    });
-  }
-
-  /**
-   * A crash between a topic's deletion in the store and the removal of its directory leaves an
-   * orphan; the catalog is the truth, so remove it.
-   */
-  private async removeOrphanLogDirs(): Promise<void> {
-    if (this.options.memory) return;
-    let names: string[];
-    try {
-      names = await readdir(join(this.dataDir, 'logs'));
-    } catch {
-      return; // no logs directory yet
-    }
-    for (const name of names) {
-      if (!/^\d+$/.test(name)) continue;
-      if (!this.logs.has(Number(name))) {
-        this.logger.warn('removing the directory of a deleted topic', { internalId: Number(name) });
-        await rm(this.topicDir(Number(name)), { recursive: true, force: true });
-        continue;
-      }
-      // A partition directory a purge had renamed away when the broker stopped.
-      for (const entry of await readdir(this.topicDir(Number(name))).catch(() => [] as string[])) {
-        if (entry.endsWith(purgedDirSuffix)) await rm(join(this.topicDir(Number(name)), entry), { recursive: true, force: true });
-      }
-    }
-  }
-
   private async recoverProducerState(): Promise<void> {
     let replayed = 0;
-    for (const handles of this.logs.values()) {
+    for (const [, handles] of this.logs.entries()) {
       for (const h of handles) replayed += await this.producers.recover(h.key, h.log);
     }
     if (replayed > 0) this.logger.info('replayed producer state from the logs', { batches: replayed });
@@ -927,69 +788,16 @@ export class Broker implements CatalogObserver {
         const h = this.handle(topic, partition);
         return { key: h.key, topicInternalId, partition, log: h.log };
       },
-      list: () => [...this.logs].flatMap(([topicInternalId, handles]) => handles.map((h, partition) => ({ key: h.key, topicInternalId, partition, log: h.log }))),
-      purgeInProgress: (topicInternalId) => this.resets.get(topicInternalId),
+      list: () => this.logs.entries().flatMap(([topicInternalId, handles]) => handles.map((h, partition) => ({ key: h.key, topicInternalId, partition, log: h.log }))),
+      purgeInProgress: (topicInternalId) => this.logs.purgeInProgress(topicInternalId),
     };
-  }
-
-  /**
-   * Encodes a marker in the transaction's protocol format, appends it and flushes its partition:
-   * the coordinator records Complete* once every marker resolved, and under fsyncPolicy
-   * 'interval' an append alone only reaches the page cache. A power loss must not keep Complete*
-   * (SQLite, durable) and lose the marker, leaving a transaction open in the log forever.
-   */
-  private writeMarker(marker: MarkerRequest): Promise<number> {
-    const topic = this.catalog.topicByInternalId(marker.topicInternalId);
-    if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
-    // A purge that empties the partition takes it out of every unfinished transaction
-    // (TransactionCoordinator.dropPartitions): a marker that waited for its new log belongs to
-    // none of its records. A partition the purge left as it was (it failed first) gets its marker.
-    const reset = this.purgeInProgress(topic);
-    if (reset !== undefined) {
-      const purged = this.purgedPartitions.get(topic.internalId);
-      return reset.then(() =>
-        purged?.has(marker.partition) === true ? Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)) : this.writeMarker(marker),
-      );
-    }
-    let request: AppendRequest;
-    let log: PartitionLog;
-    try {
-      const encoders = this.options.transactions?.markerEncoders ?? {};
-      const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
-      const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
-      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.clock.now() });
-      // The log the append below goes to (no purge is under way: it takes it at once).
-      log = this.partition(topic, marker.partition);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.append(topic, marker.partition, request).then(async (r) => {
-      // Under 'always' the append was acknowledged after its fsync: nothing left to flush. A log
-      // a purge closed since was synced by its close, whether the purge then emptied the
-      // partition or failed and kept it.
-      if (log.config.fsyncPolicy !== 'always' && !this.closedByPurge.has(log)) await log.flush();
-      return r.baseOffset;
-    });
   }
 
   /** Snapshots cover the high watermark: offsets above it are assigned but not (yet) written. */
   private snapshotProducers(): Promise<void> {
     const partitions: Array<{ key: string; nextOffset: number }> = [];
-    for (const handles of this.logs.values()) for (const h of handles) partitions.push({ key: h.key, nextOffset: h.log.stats().highWatermark });
+    for (const [, handles] of this.logs.entries()) for (const h of handles) partitions.push({ key: h.key, nextOffset: h.log.stats().highWatermark });
     return this.producers.snapshot(partitions);
-  }
-
-  private async closeLogs(): Promise<void> {
-    const handles = [...this.logs.values()].flat().filter((h) => !this.closedByPurge.has(h.log));
-    this.logs.clear();
-    const errors: unknown[] = [];
-    await mapLimit(handles, logOpenConcurrencyMax, (h) =>
-      h.log.close().catch((err: unknown) => {
-        errors.push(err);
-        this.logger.error('could not close a partition log', { partition: h.key, error: err });
-      }),
-    );
-    if (errors.length > 0) throw errors[0];
   }
 
   private startMaintenanceTimer(): void {
@@ -1021,7 +829,3 @@ function settleable(): Settleable {
   return { promise, resolve, reject };
 }
 
-function metricLabels(topic: Topic, partition: number): { topic: string; partition: string } {
-  const name = topic.namespace === defaultNamespaceName ? topic.name : `${topic.namespace}/${topic.name}`;
-  return { topic: name, partition: String(partition) };
-}

@@ -453,7 +453,7 @@ test('a purge that fails at a partition leaves it with its records and the parti
   const { producerId, epoch } = await broker.producers.initProducer();
   const idempotent = () => batch(clock, ['idem'], { producerId, producerEpoch: epoch, baseSequence: 0 });
   await broker.append(topic, 1, idempotent());
-  const internals = broker as unknown as { discardPartitionDir(id: number, p: number): Promise<void> };
+  const internals = (broker as unknown as { logs: { discardPartitionDir(id: number, p: number): Promise<void> } }).logs;
   internals.discardPartitionDir = async () => {
     throw new Error('EIO on rename');
   };

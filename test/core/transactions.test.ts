@@ -902,8 +902,8 @@ test('a purge that fails part-way: the partition it left as it was still gets th
   ]);
   for (const partition of [0, 1]) await broker.append({ topic: 't' }, partition, txnBatch(h.clock, id, partition, [`txn${partition}`]), { transaction: id });
   // Partition 1's directory cannot be renamed away: the purge empties partition 0 and stops there.
-  const internals = broker as unknown as { discardPartitionDir(internalId: number, partition: number): Promise<void> };
-  const discard = internals.discardPartitionDir.bind(broker);
+  const internals = (broker as unknown as { logs: { discardPartitionDir(internalId: number, partition: number): Promise<void> } }).logs;
+  const discard = internals.discardPartitionDir.bind(internals);
   internals.discardPartitionDir = (internalId, partition) => (partition === 1 ? Promise.reject(new Error('EIO on rename')) : discard(internalId, partition));
   const { inPurge, release } = holdPurgeStart(broker);
   const purge = broker.purgeTopic({ topic: 't' });
@@ -973,14 +973,14 @@ test('a marker already queued in the log a purge closes is not flushed again (no
   await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
   await broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 0, ['data']), { transaction: id });
   // The purge fails to rename the partition away: it keeps its records.
-  (broker as unknown as { discardPartitionDir(): Promise<void> }).discardPartitionDir = () => Promise.reject(new Error('EIO on rename'));
+  (broker as unknown as { logs: { discardPartitionDir(): Promise<void> } }).logs.discardPartitionDir = () => Promise.reject(new Error('EIO on rename'));
   const oldLog = broker.partition({ topic: 't' }, 0);
   const write = fs.holdNextWrite();
   const ended = tx.endTxn(id, true);
   await write.reached; // the commit marker is being written into the log
   const purge = broker.purgeTopic({ topic: 't' });
-  const closedByPurge = (broker as unknown as { closedByPurge: WeakSet<object> }).closedByPurge;
-  await until(() => closedByPurge.has(oldLog), 'the purge never began closing the log');
+  const logs = (broker as unknown as { logs: { isClosedByPurge(log: object): boolean } }).logs;
+  await until(() => logs.isClosedByPurge(oldLog), 'the purge never began closing the log');
   write.open();
   await assert.rejects(purge, /EIO on rename/);
   assert.deepEqual(await ended, { state: TxnState.CompleteCommit }, 'the close wrote the marker: nothing to retry');
