@@ -1,17 +1,14 @@
 // The Broker: the one object every front-end and the server use. It owns the metadata store and
 // the stores over it (catalog, users, offsets, groups, producer state, transactions), the
-// partition logs of every topic (partition-logs.ts), the read service (reads.ts) and the
-// maintenance timer, and applies every catalog change to them all.
+// partition logs of every topic (partition-logs.ts), the append path (appends.ts), the read
+// service (reads.ts) and the maintenance timer, and applies every catalog change to them all.
 //
 // Layout of a data directory:
 //   <dataDir>/meta/quartet.db                 the metadata store (SQLite, WAL)
 //   <dataDir>/logs/<internalId>/<partition>/  one directory per partition log
 //
-// The append hot path (append → producer check → log.assign → metrics) touches only memory and
-// the log: no metadata-store work per batch. Producer state and the transaction index are made
-// durable by snapshots on close and on every maintenance pass, and rebuilt from the logs' tails at
-// open. Transactional and control batches are shown to the transaction coordinator when their
-// offset is assigned (before they are readable), so the last stable offset never lags the log.
+// Producer state and the transaction index are made durable by snapshots on close and on every
+// maintenance pass, and rebuilt from the logs' tails at open.
 //
 // Topics are named by TopicRef (see catalog.ts): a resolved Topic, or { namespace?, topic } by
 // name or numeric id, with namespace defaulting to 'default'.
@@ -25,22 +22,24 @@ import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
-import { ProducerStateManager, type ProducerCheck } from './producer-state.js';
+import { ProducerStateManager } from './producer-state.js';
 import { ReadService } from './reads.js';
 import type { Scheduler } from './scheduler.js';
-import { TransactionCoordinator, type MarkerRequest, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
-import { encodeNeutralMarker, markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
+import { TransactionCoordinator, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
+import { markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
 import { describeTopicConfig, parseTopicConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
 import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
-import { BatchFlags, createFormatRegistry, type DirectWriteGate, type AppendRequest, type AssignedAppend, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
+import { createFormatRegistry, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
+import { AppendPath, type AppendOrigin } from './appends.js';
 import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 export type { AppendResult, PartitionLog } from '../log/types.js';
+export type { AppendOrigin } from './appends.js';
 export { logOpenConcurrencyMax } from './partition-logs.js';
 
 // Named limits.
@@ -111,16 +110,6 @@ export interface CreateTopicRequest {
   id?: number;
 }
 
-/** Who sends a batch, where the batch alone does not say (Broker.append). */
-export interface AppendOrigin {
-  /**
-   * The transaction a transactional batch is sent in: its protocol's scope and transactional id
-   * (Kafka: 'kafka' and the Produce request's transactional id). Required for a transactional
-   * batch, ignored for any other.
-   */
-  transaction?: { scope: string; transactionalId: string | null };
-}
-
 /** What a front-end hears about topics changed by any protocol (Broker.onTopicChanges). */
 export interface TopicChangeListener {
   /** Told once the topic has left the catalog (in a namespace deletion, with the namespace). */
@@ -134,8 +123,6 @@ export interface TopicChangeListener {
   /** The partition count changed (grown or shrunk, `topic` as it is now); awaited before the change returns. */
   partitionsChanged?(topic: Topic): Promise<void> | void;
 }
-
-type Duplicate = Extract<ProducerCheck, { kind: 'duplicate' }>;
 
 export class Broker implements CatalogObserver {
   readonly catalog: Catalog;
@@ -169,6 +156,7 @@ export class Broker implements CatalogObserver {
   private readonly options: BrokerOptions;
   /** The open partition logs of every topic. */
   private readonly logs: PartitionLogs;
+  private readonly appends: AppendPath;
   private readonly topicListeners = new Set<TopicChangeListener>();
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
@@ -203,6 +191,7 @@ export class Broker implements CatalogObserver {
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
+    this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {} });
   }
 
   /**
@@ -234,6 +223,7 @@ export class Broker implements CatalogObserver {
       await broker.recoverProducerState();
       const transactions = await broker.openTransactions();
       (broker as { transactions: TransactionCoordinator }).transactions = transactions;
+      broker.appends.attachTransactions(transactions);
       // Markers of transactions a crash left prepared go through append(), so only now.
       await transactions.start();
       const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password, undefined, { applyToExisting: true });
@@ -259,9 +249,7 @@ export class Broker implements CatalogObserver {
    * partition() for more than stats waits first, so it does not hold a log the purge closes.
    */
   purgeInProgress(topic: TopicRef): Promise<void> | undefined {
-    if (!this.logs.purging()) return undefined;
-    const internalId = this.internalIdOf(topic);
-    return internalId === undefined ? undefined : this.logs.purgeInProgress(internalId);
+    return this.appends.purgeInProgress(topic);
   }
 
   /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
@@ -292,177 +280,15 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * Appends one batch. A transactional batch must belong to the ongoing transaction of its
-   * producer that added the partition (`origin.transaction` names it). Idempotent batches
+   * Appends one batch (appends.ts). A transactional batch must belong to the ongoing transaction
+   * of its producer that added the partition (`origin.transaction` names it). Idempotent batches
    * (producerId >= 0) pass the producer checks: a retry of a batch already in the log resolves
    * with the original offsets and appends nothing. A retry of a batch still being written waits
    * for it: it resolves when the original does (under fsyncPolicy 'always', after its fsync) and
    * rejects with the original's error.
    */
   append(topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin = {}): Promise<AppendResult> {
-    const reset = this.purgeInProgress(topic);
-    if (reset !== undefined) return this.appendAfterPurge(reset, topic, partition, request, origin);
-    let handle: PartitionHandle;
-    let verdict: ProducerCheck | null = null;
-    let assigned: AssignedAppend;
-    try {
-      this.assertOpen();
-      const resolved = this.catalog.requireTopic(topic);
-      handle = this.logs.handle(resolved, partition);
-      this.checkTransactional(resolved, partition, request, origin);
-      if (request.producerId >= 0) {
-        // Markers carry no sequence (Kafka appendEndTxnMarker): only the epoch is checked.
-        if ((request.flags & BatchFlags.control) !== 0) this.checkMarkerEpoch(request);
-        else verdict = this.producers.check(handle.key, request);
-      }
-      if (verdict?.kind === 'duplicate') return this.answerDuplicate(handle, verdict);
-      // Offsets are assigned here, synchronously: what follows sees them before any other append
-      // of the partition is checked (nothing is awaited in between).
-      assigned = handle.log.assign(request);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const undoObservation = this.observeTransactional(handle, request, assigned);
-    const written = verdict === null ? null : this.recordIdempotent(handle, request, assigned);
-    return assigned.written.then(
-      (result) => {
-        if (written !== null) {
-          this.producers.appendWritten(handle.key, request.producerId, assigned.baseOffset);
-          written.resolve();
-        }
-        this.logs.countAppend(handle, request, result);
-        return result;
-      },
-      (err: unknown) => {
-        // The log drops a failed batch (and all queued behind it) and reuses its offsets: so must
-        // the producer window and the transaction index; a retry that waited for it fails with it.
-        if (written !== null) {
-          this.producers.forgetAppend(handle.key, request.producerId, assigned.baseOffset);
-          written.reject(err);
-        }
-        undoObservation?.();
-        throw err;
-      },
-    );
-  }
-
-  /**
-   * An append that arrived while a purge replaces the topic's logs goes to the new log, checked
-   * again there; a transactional batch is checked on arrival too. One whose partition the purge
-   * emptied is refused (invalid_txn_state), as a produce to a partition the transaction never
-   * added: the purge took that partition out of its transaction
-   * (TransactionCoordinator.dropPartitions), so nothing would ever close it there.
-   */
-  private appendAfterPurge(reset: Promise<void>, topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): Promise<AppendResult> {
-    const internalId = this.internalIdOf(topic);
-    const purged = internalId === undefined ? undefined : this.logs.purgedPartitions(internalId);
-    const transactional = (request.flags & (BatchFlags.transactional | BatchFlags.control)) === BatchFlags.transactional;
-    try {
-      this.checkTransactional(topic, partition, request, origin);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return reset.then(() => {
-      if (transactional && purged?.has(partition) === true) {
-        throw new QuartetError('invalid_txn_state', `partition ${partition} was purged while this transactional batch waited: it is no longer part of the transaction`);
-      }
-      return this.append(topic, partition, request, origin);
-    });
-  }
-
-  /**
-   * A transactional data batch is accepted only from the producer bound to `origin.transaction`,
-   * in its epoch, while its transaction is ongoing and holds the partition (Kafka: the partition
-   * was added with AddPartitionsToTxn). Markers are the coordinator's own: only their epoch is
-   * checked (checkMarkerEpoch).
-   */
-  private checkTransactional(topic: TopicRef, partition: number, request: AppendRequest, origin: AppendOrigin): void {
-    if ((request.flags & (BatchFlags.transactional | BatchFlags.control)) !== BatchFlags.transactional) return;
-    const transaction = origin.transaction;
-    if (request.producerId < 0 || transaction === undefined || transaction.transactionalId === null || transaction.transactionalId === '') {
-      throw new QuartetError('invalid_txn_state', 'a transactional batch needs a producer id and the transactional id it is sent under');
-    }
-    const { scope, transactionalId } = transaction;
-    this.transactions.checkProduce({ scope, transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch }, topic, partition);
-  }
-
-  private checkMarkerEpoch(request: AppendRequest): void {
-    const known = this.producers.currentEpoch(request.producerId);
-    if (known !== null && request.producerEpoch < known) {
-      throw new QuartetError('producer_fenced', `marker of producer ${request.producerId} epoch ${request.producerEpoch} is older than ${known}`);
-    }
-  }
-
-  /** A retry of a batch in the producer's window: the original's offsets, once it is written. */
-  private answerDuplicate(handle: PartitionHandle, duplicate: Duplicate): Promise<AppendResult> {
-    const { baseOffset, lastOffset, appendTime, written } = duplicate;
-    const answer = (): AppendResult => ({ baseOffset, lastOffset, appendTime, logStartOffset: handle.log.stats().logStartOffset });
-    return written ? written.then(answer) : Promise.resolve(answer());
-  }
-
-  /**
-   * Shows a transactional or control batch to the transaction coordinator once its offsets are
-   * assigned (before it is readable). Returns the undo for a failed write: the log drops the batch
-   * and reuses its offsets, so neither may the index keep it.
-   */
-  private observeTransactional(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): (() => void) | null {
-    if (request.producerId < 0 || (request.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) return null;
-    const { format, flags, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload } = request;
-    const { baseOffset, lastOffset } = assigned;
-    return this.transactions.observeAppend(handle.key, { format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload });
-  }
-
-  /**
-   * Records an idempotent batch in its producer's window as soon as its offsets are assigned. The
-   * window entry holds the returned promise until the write settles (the caller settles it), so
-   * that a retry arriving meanwhile is answered only once the original is written, and fails if
-   * it fails.
-   */
-  private recordIdempotent(handle: PartitionHandle, request: AppendRequest, assigned: AssignedAppend): Settleable {
-    const written = settleable();
-    const { baseOffset, lastOffset, appendTime } = assigned;
-    this.producers.recordAppend(handle.key, request, { baseOffset, lastOffset, appendTime }, written.promise);
-    return written;
-  }
-
-  /**
-   * Encodes a marker in the transaction's protocol format, appends it and flushes its partition:
-   * the coordinator records Complete* once every marker resolved, and under fsyncPolicy
-   * 'interval' an append alone only reaches the page cache. A power loss must not keep Complete*
-   * (SQLite, durable) and lose the marker, leaving a transaction open in the log forever.
-   */
-  private writeMarker(marker: MarkerRequest): Promise<number> {
-    const topic = this.catalog.topicByInternalId(marker.topicInternalId);
-    if (!topic) return Promise.reject(new QuartetError('unknown_topic', `topic ${marker.topicInternalId} no longer exists`));
-    // A purge that empties the partition takes it out of every unfinished transaction
-    // (TransactionCoordinator.dropPartitions): a marker that waited for its new log belongs to
-    // none of its records. A partition the purge left as it was (it failed first) gets its marker.
-    const reset = this.logs.purgeInProgress(topic.internalId);
-    if (reset !== undefined) {
-      const purged = this.logs.purgedPartitions(topic.internalId);
-      return reset.then(() =>
-        purged?.has(marker.partition) === true ? Promise.reject(new QuartetError('unknown_partition', `partition ${marker.partition} of topic '${topic.name}' was purged: no marker`)) : this.writeMarker(marker),
-      );
-    }
-    let request: AppendRequest;
-    let log: PartitionLog;
-    try {
-      const encoders = this.options.transactions?.markerEncoders ?? {};
-      const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
-      const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
-      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.clock.now() });
-      // The log the append below goes to (no purge is under way: it takes it at once).
-      log = this.logs.handle(topic, marker.partition).log;
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.append(topic, marker.partition, request).then(async (r) => {
-      // Under 'always' the append was acknowledged after its fsync: nothing left to flush. A log
-      // a purge closed since was synced by its close, whether the purge then emptied the
-      // partition or failed and kept it.
-      if (log.config.fsyncPolicy !== 'always' && !this.logs.isClosedByPurge(log)) await log.flush();
-      return r.baseOffset;
-    });
+    return this.appends.append(topic, partition, request, origin);
   }
 
   read(topic: TopicRef, partition: number, offset: number, options: ReadOptions): Promise<StoredBatch[]> {
@@ -713,6 +539,7 @@ export class Broker implements CatalogObserver {
   }
 
   private async shutdown(): Promise<void> {
+    this.appends.stop();
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     this.maintenanceTimer = null;
     await this.maintenanceRun?.catch(() => undefined);
@@ -747,10 +574,6 @@ export class Broker implements CatalogObserver {
     return this.logs.handle(this.catalog.requireTopic(topic), partition);
   }
 
-  private internalIdOf(topic: TopicRef): number | undefined {
-    return 'internalId' in topic ? topic.internalId : this.catalog.getTopic(topic)?.internalId;
-  }
-
   private assertOpen(): void {
     if (this.closing) throw new QuartetError('shutting_down', 'the broker is closing');
   }
@@ -770,7 +593,7 @@ export class Broker implements CatalogObserver {
       producers: this.producers,
       offsets: this.offsets,
       partitions: this.txnPartitions(),
-      writeMarker: (marker) => this.writeMarker(marker),
+      writeMarker: (marker) => this.appends.writeMarker(marker),
       markerKind: markerKindByFormat(txn.markerKinds),
       clock: this.clock,
       logger: this.logger.child({ component: 'transactions' }),
@@ -810,22 +633,3 @@ export class Broker implements CatalogObserver {
     this.maintenanceTimer.unref();
   }
 }
-
-/** A promise with its settle functions (Promise.withResolvers, not in Node 20). */
-interface Settleable {
-  promise: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-function settleable(): Settleable {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // only retries wait on it; they get the rejection themselves
-  return { promise, resolve, reject };
-}
-
