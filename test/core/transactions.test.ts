@@ -930,7 +930,7 @@ test('a transactional batch that waited for a purge of its partition is refused;
   const { inPurge, release } = holdPurgeStart(broker);
   const purge = broker.purgeTopic({ topic: 't' });
   await inPurge;
-  tx.checkProduce(id, { topic: 't' }, 0); // the produce path's check passed before the purge ended
+  tx.checkProduce(id, { topic: 't' }, 0); // so the append's check on arrival passes: it is refused once the purge has ended
   const transactional = broker.append({ topic: 't' }, 0, txnBatch(h.clock, id, 1, ['waited']), { transaction: id });
   const plainAppend = broker.append({ topic: 't' }, 0, plain(h.clock, ['plain']));
   release();
