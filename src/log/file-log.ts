@@ -1,8 +1,9 @@
 // A PartitionLog over a directory of segments (see docs/log-format.md for the layout).
 //
-// Write path: assign() (and append(), which awaits it) assigns offsets synchronously, encodes the
-// envelope header, and queues the (header, payload) pair. One pump per partition drains the queue: while a write is in flight,
-// appends pile up, and the next round sends all of them in one writev (no concatenation), then —
+// Write path: assign() (and append(), which awaits it) assigns offsets synchronously, has the
+// batch's format codec stamp them in, encodes the envelope header, and queues the (header,
+// payload) pair. One pump per partition drains the queue: while a write is in flight, appends
+// pile up, and the next round sends all of them in one writev (no concatenation), then —
 // under fsyncPolicy 'always' — one fdatasync shared by every append in the round (group commit).
 // Results resolve in offset order after the round. Any failure rolls the segment back to its state
 // before the round and rejects that round and everything queued behind it.

@@ -1,6 +1,7 @@
 // BatchFormat.iggy: how the log stamps an Iggy batch it appends and how it and the other
-// front-ends look inside a stored one, and how a SendMessages batch becomes a log AppendRequest. The stored payload is the Iggy batch exactly
-// as stamped by the broker (DESIGN.md "The log"; layout in message-batch.ts).
+// front-ends look inside a stored one, and how a SendMessages batch becomes a log AppendRequest.
+// The stored payload is the Iggy batch exactly as stamped by the broker (DESIGN.md "The log";
+// layout in message-batch.ts).
 //
 // Mapping between an Iggy message and a NeutralRecord:
 // - offset     = base_offset + offset_delta.
