@@ -943,25 +943,6 @@ test('a transactional batch that waited for a purge of its partition is refused;
   assert.deepEqual(valuesOf(await readAll(broker, 't', 0)), ['plain']);
 });
 
-test('a transactional batch is appended only under its transaction, by its producer and epoch, to a partition the transaction added', async (t) => {
-  const { h, broker, tx } = await inMemoryBroker(t);
-  await broker.createTopic('default', 't', { partitions: 2 });
-  const id = await begin(broker, 'tx-check');
-  const append = (partition: number, transaction?: { scope: string; transactionalId: string | null }, over: Partial<TxnIdentity> = {}) =>
-    broker.append({ topic: 't' }, partition, txnBatch(h.clock, { ...id, ...over }, 0, ['x']), transaction === undefined ? {} : { transaction });
-  await assert.rejects(append(0, id), code('invalid_txn_state'), 'the partition was not added');
-  await tx.addPartitions(id, [{ topic: { topic: 't' }, partition: 0 }]);
-  await assert.rejects(append(0), code('invalid_txn_state'), 'no transaction named');
-  await assert.rejects(append(0, { scope: 'kafka', transactionalId: null }), code('invalid_txn_state'), 'no transactional id');
-  await assert.rejects(append(0, { scope: 'kafka', transactionalId: 'other' }), code('transactional_id_not_found'));
-  await assert.rejects(append(0, { scope: 'cursus', transactionalId: id.transactionalId }), code('transactional_id_not_found'), 'scopes keep ids apart');
-  await assert.rejects(append(0, id, { producerEpoch: id.producerEpoch + 1 }), code('invalid_producer_epoch'), 'checked before the producer state');
-  await assert.rejects(append(1, id), code('invalid_txn_state'), 'partition 1 was not added');
-  assert.equal(broker.partition({ topic: 't' }, 0).stats().nextOffset, 0, 'nothing refused was appended');
-  assert.equal((await append(0, id)).baseOffset, 0);
-  assert.deepEqual(tx.openTransactions({ topic: 't' }, 0), [{ producerId: id.producerId, firstOffset: 0 }]);
-});
-
 test('a marker already queued in the log a purge closes is not flushed again (nor written twice when the purge keeps the partition)', async (t) => {
   const h = harness();
   const dataDir = tempDir(t);
