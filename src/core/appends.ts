@@ -24,6 +24,7 @@ import type { PartitionHandle, PartitionLogs } from './partition-logs.js';
 import type { ProducerCheck, ProducerStateManager } from './producer-state.js';
 import type { MarkerRequest, TransactionCoordinator } from './transactions.js';
 import { encodeNeutralMarker, type MarkerEncoder } from './txn-index.js';
+import type { StorageHealth } from './storage-health.js';
 
 /** Who sends a batch, where the batch alone does not say (Broker.append). */
 export interface AppendOrigin {
@@ -42,6 +43,8 @@ export interface AppendPathParts {
   clock: Clock;
   /** Marker encoders by protocol scope; a scope without one gets neutral-format markers. */
   markerEncoders: Readonly<Record<string, MarkerEncoder>>;
+  /** Told of every write's outcome: a disk out of space is reported on /ready. */
+  storage: StorageHealth;
 }
 
 type Duplicate = Extract<ProducerCheck, { kind: 'duplicate' }>;
@@ -102,9 +105,11 @@ export class AppendPath {
           written.resolve();
         }
         this.logs.countAppend(handle, request, result);
+        this.parts.storage.appendWritten();
         return result;
       },
       (err: unknown) => {
+        this.parts.storage.appendFailed(err);
         // The log drops a failed batch (and all queued behind it) and reuses its offsets: so must
         // the producer window and the transaction index; a retry that waited for it fails with it.
         if (written !== null) {

@@ -30,6 +30,7 @@ import { markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn
 import { describeTopicConfig, parseTopicConfig, type TopicConfig, type TopicConfigEntry, type TopicConfigValues } from './topic-config.js';
 import { UserStore } from './users.js';
 import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
+import { StorageHealth } from './storage-health.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
 import { createFormatRegistry, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
@@ -149,6 +150,8 @@ export class Broker implements CatalogObserver {
   readonly replication: Replication;
   /** Failed-login throttling, shared by every protocol (auth-throttle.ts). */
   readonly authThrottle: AuthThrottle;
+  /** Whether appends are failing because the disk is full (storage-health.ts). */
+  readonly storage: StorageHealth;
 
   private readonly store: MetadataStore;
   private readonly clock: Clock;
@@ -191,7 +194,8 @@ export class Broker implements CatalogObserver {
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
-    this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {} });
+    this.storage = new StorageHealth(this.metrics);
+    this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {}, storage: this.storage });
   }
 
   /**

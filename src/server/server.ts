@@ -98,8 +98,9 @@ class Server implements QuartetServer {
     this.setReadiness('starting');
   }
 
+  /** The start-up state; once ready, 'storage_full' while appends fail for lack of disk space. */
   readiness(): Readiness {
-    return this.state;
+    return this.state === 'ready' && this.openedBroker?.storage.full === true ? 'storage_full' : this.state;
   }
   httpAddress(): ListenAddress | null {
     return this.http?.address() ?? null;
@@ -141,7 +142,7 @@ class Server implements QuartetServer {
   private async startHttp(): Promise<void> {
     const settings = this.config.listeners.http;
     if (!settings.enabled) return;
-    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.state, logger: this.logger.child({ listener: 'http' }) });
+    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.readiness(), logger: this.logger.child({ listener: 'http' }) });
     const address = await this.http.start();
     this.logger.info('listening', { listener: 'http', address: formatHostPort(address) });
   }

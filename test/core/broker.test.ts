@@ -253,6 +253,25 @@ test('a failed write leaves no producer state behind: the retry is appended, not
   await broker.close();
 });
 
+test('an append that fails for lack of space marks the storage full (quartet_storage_full) until an append is written; other failures do not', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new FaultyFileSystem();
+  const broker = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null }));
+  t.after(() => broker.close().catch(() => undefined));
+  const topic = await broker.createTopic('default', 'disk');
+  fs.failNextWrite();
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['eio'])));
+  assert.equal(broker.storage.full, false, 'an I/O error is not a full disk');
+  fs.shortNextWrite(3);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['enospc'])), (err: unknown) => isQuartetError(err) && err.code === 'storage_error');
+  assert.equal(broker.storage.full, true);
+  assert.match(broker.metrics.render(), /quartet_storage_full 1/);
+  await broker.append(topic, 0, batch(clock, ['space again']));
+  assert.equal(broker.storage.full, false);
+  assert.match(broker.metrics.render(), /quartet_storage_full 0/);
+});
+
 test('a retry of an in-flight idempotent batch is not acknowledged before the original is written', async (t) => {
   const dir = tempDir(t);
   const clock = new ManualClock();

@@ -32,6 +32,8 @@ function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void; r
 /** What the server uses of a Broker, with hooks to hold open() and close(). */
 class FakeBroker {
   closed = false;
+  /** As Broker.storage: whether appends fail for lack of disk space. */
+  storage = { full: false };
   openedWith: BrokerOptions | null = null;
   constructor(readonly generatedRootPassword: string | null) {}
   closeGate: Promise<void> = Promise.resolve();
@@ -118,6 +120,20 @@ test('start-up: live first, ready after recovery and listeners; password once on
   assert.equal(fake.closed, true);
   acquireDataDirLock(cfg.dataDir).release(); // the lock was released
   assert.deepEqual(h.messages().slice(-2), ['listener stopped', 'stopped']);
+});
+
+test('/ready is 503 storage_full while appends fail for lack of disk space, and 200 again once one is written', async () => {
+  const fake = new FakeBroker(null);
+  const server = await startServer(config(), harness(fake).options);
+  await server.ready;
+  const httpPort = server.httpAddress()!.port;
+  assert.equal(await httpGet(httpPort, '/ready'), 200);
+  fake.storage.full = true;
+  assert.equal(server.readiness(), 'storage_full');
+  assert.equal(await httpGet(httpPort, '/ready'), 503);
+  fake.storage.full = false;
+  assert.equal(await httpGet(httpPort, '/ready'), 200);
+  assert.equal(await server.stop(), 0);
 });
 
 test('no generated password, no stdout line', async () => {

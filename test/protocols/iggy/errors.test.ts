@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { QuartetError, allCoreErrorCodes, assertTableComplete } from '../../../src/base/errors.js';
-import { isIggyErrorCode } from '../../../src/protocols/iggy/codec/index.js';
+import { CommandCode, IggyErrorCode, isIggyErrorCode } from '../../../src/protocols/iggy/codec/index.js';
+import { FaultyFileSystem } from '../../../src/log/fs.js';
+import { sendRequest, sid, startIggy } from './harness.js';
 import { IggyFailure, iggyCodeOf, iggyErrorTable } from '../../../src/protocols/iggy/errors.js';
 
 describe('iggy error table', () => {
@@ -15,5 +17,21 @@ describe('iggy error table', () => {
     assert.equal(iggyCodeOf(new QuartetError('unknown_topic')), 2010);
     assert.equal(iggyCodeOf(new QuartetError('invalid_name'), { invalid_name: 2014 }), 2014);
     assert.equal(iggyCodeOf(new Error('disk')), 1);
+  });
+});
+
+describe('iggy on a full disk', () => {
+  it('a SendMessages whose write fails for lack of space answers CannotSaveMessagesToSegment (4006), stores nothing, and the next one goes through', async (t) => {
+    const fs = new FaultyFileSystem();
+    const h = await startIggy(t, { broker: { logFs: fs, directWrites: null } });
+    await h.broker.createTopic('default', 'full', { partitions: 1 });
+    const c = await h.root();
+    fs.shortNextWrite(10);
+    assert.deepEqual(await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('full'), ['lost'])), { status: IggyErrorCode.cannotSaveMessagesToSegment });
+    assert.equal(h.broker.storage.full, true);
+    assert.equal(h.broker.partition({ topic: 'full' }, 0).stats().nextOffset, 0, 'nothing stored');
+    assert.ok('value' in (await c.call(CommandCode.sendMessages, sendRequest(sid('default'), sid('full'), ['kept']))));
+    assert.equal(h.broker.storage.full, false);
+    assert.equal(h.broker.partition({ topic: 'full' }, 0).stats().nextOffset, 1);
   });
 });

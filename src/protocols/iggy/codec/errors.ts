@@ -43,6 +43,8 @@ export const IggyErrorCode = {
   tooManyTopics: 2021,
   partitionNotFound: 3007,
   partitionIdSpaceExhausted: 3013,
+  /** A SendMessages whose write failed (a full disk, an I/O error). */
+  cannotSaveMessagesToSegment: 4006,
   consumerOffsetNotFound: 3021,
   invalidMessagesCount: 4009,
   tooBigUserHeaders: 4017,

@@ -25,6 +25,7 @@ import type { Topic } from '../../../core/catalog.js';
 import type { PartitionReader, RecordsRead } from '../../../core/reads.js';
 import type { AppendResult } from '../../../core/broker.js';
 import { BatchFormat, type StoredBatch } from '../../../base/batch.js';
+import { isQuartetError } from '../../../base/errors.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
 import {
   CommandCode,
@@ -211,7 +212,11 @@ export const messageHandlers: IggyHandlerTable = {
     // The reply waits for every part, failed or not (a retry must not race the parts still in flight).
     const settled = await Promise.allSettled(appends);
     const failed = settled.find((r) => r.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+    if (failed !== undefined) {
+      // A write that failed (a full disk, an I/O error): the reference's CannotSaveMessagesToSegment.
+      if (isQuartetError(failed.reason) && failed.reason.code === 'storage_error') throw new IggyFailure(IggyErrorCode.cannotSaveMessagesToSegment, 'result', failed.reason.message);
+      throw failed.reason;
+    }
     const results = settled.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
     const baseOffset = results[0]!.baseOffset;
     results.forEach((r, k) => assert.equal(r.baseOffset, baseOffset + parts[k]!.firstOffsetDelta, 'the parts of a batch take consecutive offsets'));
