@@ -117,19 +117,19 @@ function writeOptional(w: Writer, type: FieldType, v: unknown): void {
       w.bytes(v as Buffer);
       break;
     case 'i64':
-      w.i64(v as number);
+      w.int64(v as number);
       break;
     case 'u64':
-      w.u64(v as number);
+      w.uint64(v as number);
       break;
     case 'u32':
-      w.u32(v as number);
+      w.uint32(v as number);
       break;
     case 'u16':
-      w.u16(v as number);
+      w.uint16(v as number);
       break;
     case 'i32':
-      w.i32(v as number);
+      w.int32(v as number);
       break;
   }
 }
@@ -139,7 +139,7 @@ export function encodeRecord(rec: CursusRecord): Buffer[] {
   let presence = 0n;
   for (const f of optionalRecordFields) if (rec[f.name] !== undefined) presence |= 1n << BigInt(f.bit);
   const w = new Writer(256);
-  w.u16(recordVersion).u64(presence).string(rec.topic).i32(rec.partition).u64(rec.offset).bytes(rec.payload);
+  w.uint16(recordVersion).uint64(presence).string(rec.topic).int32(rec.partition).uint64(rec.offset).bytes(rec.payload);
   for (const f of optionalRecordFields) {
     const v = rec[f.name];
     if (v !== undefined) writeOptional(w, f.type, v);
@@ -150,8 +150,8 @@ export function encodeRecord(rec: CursusRecord): Buffer[] {
 /** The batch header up to and including record_count. */
 export function encodeBatchHeader(h: BatchHeader): Buffer {
   const w = new Writer(64 + h.topic.length);
-  w.u32(batchMagic).u16(batchVersion).u16(h.idempotent ? batchFlagIdempotent : 0).string(h.topic).i32(h.partition).string(h.acks);
-  w.u64(h.batchStart).u64(h.batchEnd).u32(h.recordCount);
+  w.uint32(batchMagic).uint16(batchVersion).uint16(h.idempotent ? batchFlagIdempotent : 0).string(h.topic).int32(h.partition).string(h.acks);
+  w.uint64(h.batchStart).uint64(h.batchEnd).uint32(h.recordCount);
   return w.toBuffer();
 }
 
@@ -183,23 +183,23 @@ export interface BatchDecodeOptions {
 /** Reads and checks the batch header; the records are not looked at. */
 export function readBatchLayout(p: Buffer, options: BatchDecodeOptions = {}): Decoded<BatchLayout> {
   const r = new Reader(p);
-  const magic = r.u32();
+  const magic = r.uint32();
   if (r.error === null && magic !== batchMagic) return { ok: false, reason: `not a CBV2 batch (magic 0x${magic.toString(16).padStart(8, '0')})` };
-  const version = r.u16();
+  const version = r.uint16();
   if (r.error === null && version !== batchVersion) return { ok: false, reason: `CBV2 version ${version} (want 2)` };
-  const flags = r.u16();
+  const flags = r.uint16();
   if (r.error === null && (flags & ~batchFlagIdempotent) !== 0) return { ok: false, reason: `reserved batch flag bits set (0x${flags.toString(16).padStart(4, '0')})` };
   const topicBytes = r.bytes('topic', topicBytesMax);
   if (r.error === null && topicBytes.length === 0 && options.emptyTopic !== true) return { ok: false, reason: 'empty topic' };
   const partitionAt = r.offset;
-  const partition = r.i32();
+  const partition = r.int32();
   if (r.error === null && partition < -1) return { ok: false, reason: `partition ${partition}` };
   const acks = r.string('acks', 3);
   if (r.error === null && !(acksValues as readonly string[]).includes(acks)) return { ok: false, reason: `invalid acks ${JSON.stringify(acks)}` };
   const batchStart = r.u64('batch_start');
   const batchEnd = r.u64('batch_end');
   const recordCountAt = r.offset;
-  const recordCount = r.u32();
+  const recordCount = r.uint32();
   if (r.error !== null) return { ok: false, reason: `CBV2 header: ${r.error}` };
   if (recordCount > batchRecordsMax) return { ok: false, reason: `${recordCount} records (at most ${batchRecordsMax})` };
   return {
@@ -225,24 +225,24 @@ function readOptional(r: Reader, type: FieldType, what: string): unknown {
     case 'u64':
       return r.u64(what);
     case 'u32':
-      return r.u32();
+      return r.uint32();
     case 'u16':
-      return r.u16();
+      return r.uint16();
     case 'i32':
-      return r.i32();
+      return r.int32();
   }
 }
 
 /** Decodes one record of `bytes` (no length prefix) that must match the batch's routing fields. */
 export function decodeRecord(bytes: Buffer, layout: BatchLayout): Decoded<CursusRecord> {
   const r = new Reader(bytes);
-  const version = r.u16();
+  const version = r.uint16();
   if (r.error === null && version !== recordVersion) return { ok: false, reason: `record version ${version} (want 2)` };
-  const presence = r.u64Big();
+  const presence = r.uint64();
   if (r.error === null && (presence & ~presenceKnownMask) !== 0n) return { ok: false, reason: `unknown presence bits 0x${(presence & ~presenceKnownMask).toString(16)}` };
   const topic = r.bytes('record topic', topicBytesMax);
   if (r.error === null && !topic.equals(layout.topicBytes)) return { ok: false, reason: `record topic ${JSON.stringify(topic.toString('utf8'))} differs from the batch's` };
-  const partition = r.i32();
+  const partition = r.int32();
   if (r.error === null && partition !== layout.header.partition) return { ok: false, reason: `record partition ${partition} differs from the batch's ${layout.header.partition}` };
   const offset = r.u64('offset');
   const payload = r.bytes('payload', payloadBytesMax);

@@ -34,9 +34,9 @@ export function encodeCommandPayload(fields: Readonly<Record<string, string | Bu
   entries.sort((a, b) => compareKeys(a[0], b[0]));
   if (positional.length > crq2PositionalMax || entries.length > crq2FieldsMax) throw new RangeError('too many CRQ2 arguments');
   const w = new Writer();
-  w.u32(crq2Magic).u16(crq2SchemaVersion).u16(positional.length);
+  w.uint32(crq2Magic).uint16(crq2SchemaVersion).uint16(positional.length);
   for (const p of positional) w.string(p);
-  w.u16(entries.length);
+  w.uint16(entries.length);
   for (const [key, value] of entries) {
     const bad = checkKey(key);
     if (bad !== null) throw new Error(bad);
@@ -51,15 +51,15 @@ export function isCommandPayload(p: Buffer): boolean {
 
 export function decodeCommandPayload(p: Buffer): Decoded<CommandPayload> {
   const r = new Reader(p);
-  const magic = r.u32();
+  const magic = r.uint32();
   if (r.error === null && magic !== crq2Magic) return { ok: false, reason: `not a CRQ2 payload (magic 0x${magic.toString(16).padStart(8, '0')})` };
-  const version = r.u16();
+  const version = r.uint16();
   if (r.error === null && version !== crq2SchemaVersion) return { ok: false, reason: `CRQ2 schema version ${version} (want 2)` };
-  const positionalCount = r.u16();
+  const positionalCount = r.uint16();
   if (positionalCount > crq2PositionalMax) return { ok: false, reason: `${positionalCount} positional strings (at most ${crq2PositionalMax})` };
   const positional: string[] = [];
   for (let i = 0; i < positionalCount && r.error === null; i++) positional.push(r.string('positional string', payloadBytesMax));
-  const fieldCount = r.u16();
+  const fieldCount = r.uint16();
   if (fieldCount > crq2FieldsMax) return { ok: false, reason: `${fieldCount} fields (at most ${crq2FieldsMax})` };
   const fields = new Map<string, Buffer>();
   for (let i = 0; i < fieldCount && r.error === null; i++) {

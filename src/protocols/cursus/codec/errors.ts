@@ -51,7 +51,7 @@ export function encodeErrorPayload(e: CursusError): Buffer {
   let message = Buffer.from(e.message, 'utf8');
   if (message.length > errorMessageBytesMax) message = message.subarray(0, errorMessageBytesMax);
   const w = new Writer();
-  w.string(e.code).u8(ErrorClass[e.class]).u8(e.retryable ? 1 : 0).bytes(message).u16(e.fields.length);
+  w.string(e.code).uint8(ErrorClass[e.class]).uint8(e.retryable ? 1 : 0).bytes(message).uint16(e.fields.length);
   for (const [k, v] of e.fields) {
     const bad = checkKey(k);
     if (bad !== null) throw new Error(bad);
@@ -66,13 +66,13 @@ export function decodeErrorPayload(p: Buffer): Decoded<CursusError> {
   const r = new Reader(p);
   const code = r.string('error code', errorCodeBytesMax);
   if (r.error === null && !codePattern.test(code)) return { ok: false, reason: `bad error code ${JSON.stringify(code)}` };
-  const classByte = r.u8();
+  const classByte = r.uint8();
   const cls = errorClassName(classByte);
   if (r.error === null && cls === undefined) return { ok: false, reason: `unknown error class ${classByte}` };
-  const retryable = r.u8();
+  const retryable = r.uint8();
   if (r.error === null && retryable > 1) return { ok: false, reason: `retryable byte ${retryable} (0 or 1)` };
   const message = r.string('error message', errorMessageBytesMax);
-  const count = r.u16();
+  const count = r.uint16();
   if (count > errorFieldsMax) return { ok: false, reason: `${count} error fields (at most ${errorFieldsMax})` };
   const fields: Fields = [];
   const seen = new Set<string>();

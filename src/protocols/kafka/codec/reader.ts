@@ -1,4 +1,6 @@
-// Kafka wire primitives, read side. Pure: no I/O, no allocation beyond the values returned.
+// Kafka wire primitives, read side: the shared WireReader (src/base/wire.ts: fixed-width fields,
+// the sticky error) with Kafka's varints, strings, bytes, arrays and tagged fields. Pure: no I/O, no
+// allocation beyond the values returned.
 //
 // The Reader keeps a sticky error (kbin.Reader.Complete() in franz-go, Header.invalid() in
 // TigerBeetle): a read past the end, a negative length, a count larger than the bytes left or an
@@ -22,94 +24,13 @@
 //   UUID                                16 bytes
 //   TAGGED_FIELDS                       uvarint count, then per field uvarint tag, uvarint size, bytes
 
+import { WireReader, emptyBytes } from '../../../base/wire.js';
+
 const twoPow32 = 4294967296;
 
-export class Reader {
-  readonly buf: Buffer;
-  offset: number;
-  readonly end: number;
-  /** The first failure, or null. Once set, every read returns a zero value. */
-  error: string | null = null;
-
-  constructor(buf: Buffer, offset = 0, end = buf.length) {
-    this.buf = buf;
-    this.offset = offset;
-    this.end = end;
-  }
-
-  get remaining(): number {
-    return this.end - this.offset;
-  }
-
-  /** True when no read failed and every byte was consumed. */
-  complete(): boolean {
-    return this.error === null && this.offset === this.end;
-  }
-
-  /** Records the first failure and stops further reads. */
-  fail(reason: string): void {
-    if (this.error === null) this.error = `${reason} (at byte ${this.offset})`;
-    this.offset = this.end;
-  }
-
-  private need(n: number): boolean {
-    if (this.error !== null) return false;
-    if (this.end - this.offset < n) {
-      this.fail(`truncated: need ${n} bytes, have ${this.end - this.offset}`);
-      return false;
-    }
-    return true;
-  }
-
-  // ---- fixed width ----
-
-  int8(): number {
-    if (!this.need(1)) return 0;
-    return this.buf.readInt8(this.offset++);
-  }
-
-  uint8(): number {
-    if (!this.need(1)) return 0;
-    return this.buf[this.offset++]!;
-  }
-
+export class Reader extends WireReader {
   bool(): boolean {
     return this.int8() !== 0;
-  }
-
-  int16(): number {
-    if (!this.need(2)) return 0;
-    const v = this.buf.readInt16BE(this.offset);
-    this.offset += 2;
-    return v;
-  }
-
-  uint16(): number {
-    if (!this.need(2)) return 0;
-    const v = this.buf.readUInt16BE(this.offset);
-    this.offset += 2;
-    return v;
-  }
-
-  int32(): number {
-    if (!this.need(4)) return 0;
-    const v = this.buf.readInt32BE(this.offset);
-    this.offset += 4;
-    return v;
-  }
-
-  uint32(): number {
-    if (!this.need(4)) return 0;
-    const v = this.buf.readUInt32BE(this.offset);
-    this.offset += 4;
-    return v;
-  }
-
-  int64(): bigint {
-    if (!this.need(8)) return 0n;
-    const v = this.buf.readBigInt64BE(this.offset);
-    this.offset += 8;
-    return v;
   }
 
   /**
@@ -137,26 +58,6 @@ export class Reader {
     const v = this.buf.subarray(this.offset, this.offset + 16);
     this.offset += 16;
     return v;
-  }
-
-  /** `n` raw bytes as a view. */
-  raw(n: number): Buffer {
-    if (n < 0) {
-      this.fail(`negative length ${n}`);
-      return emptyBuffer;
-    }
-    if (!this.need(n)) return emptyBuffer;
-    const v = this.buf.subarray(this.offset, this.offset + n);
-    this.offset += n;
-    return v;
-  }
-
-  skip(n: number): void {
-    if (n < 0) {
-      this.fail(`negative skip ${n}`);
-      return;
-    }
-    if (this.need(n)) this.offset += n;
   }
 
   // ---- varints ----
@@ -382,6 +283,6 @@ export class Reader {
   }
 }
 
-export const emptyBuffer: Buffer = Buffer.alloc(0);
+export const emptyBuffer: Buffer = emptyBytes;
 /** The all-zero UUID (Kafka's Uuid.ZERO_UUID). Never write into it. */
 export const zeroUuid: Buffer = Buffer.alloc(16);

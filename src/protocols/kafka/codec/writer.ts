@@ -1,5 +1,5 @@
-// Kafka wire primitives, write side: a chunk-list builder (the @platformatic/kafka DynamicBuffer
-// idea). Small fixed-width fields go into a growing scratch buffer; byte fields at or above
+// Kafka wire primitives, write side: the shared chunk-list builder (src/base/wire.ts ChunkWriter;
+// the @platformatic/kafka DynamicBuffer idea) with Kafka's encodings, and file slices as chunks. Small fixed-width fields go into a growing scratch buffer; byte fields at or above
 // `largeBytesMin` are appended as their own chunk without copying (a Fetch response carries record
 // batches read from the log this way). `toChunks()` hands the list to `socket.cork()/writev`;
 // `sizePrefixed()` adds the 4-byte frame length in front without moving anything.
@@ -7,103 +7,13 @@
 // See reader.ts for the encodings.
 
 import type { FileSlice } from '../../../base/batch.js';
+import { ChunkWriter, writeInt64Number } from '../../../base/wire.js';
 
-const scratchBytesDefault = 4096;
-/** Byte fields at least this long are appended as separate chunks instead of copied. */
-const largeBytesMin = 512;
+export { writeInt64Number };
 
-export class Writer {
-  private chunks: Array<Buffer | FileSlice> = [];
-  private scratch: Buffer;
-  /** Start of the scratch region not yet pushed to `chunks`. */
-  private start = 0;
-  private pos = 0;
-  /** Total bytes written. */
-  length = 0;
-
-  constructor(scratchBytes = scratchBytesDefault) {
-    this.scratch = Buffer.allocUnsafe(scratchBytes);
-  }
-
-  private flushScratch(): void {
-    if (this.pos > this.start) {
-      this.chunks.push(this.scratch.subarray(this.start, this.pos));
-      this.start = this.pos;
-    }
-  }
-
-  private ensure(n: number): void {
-    if (this.scratch.length - this.pos >= n) return;
-    this.flushScratch();
-    this.scratch = Buffer.allocUnsafe(Math.max(scratchBytesDefault, n));
-    this.start = 0;
-    this.pos = 0;
-  }
-
-  // ---- fixed width ----
-
-  int8(v: number): this {
-    this.ensure(1);
-    this.scratch.writeInt8(v, this.pos);
-    this.pos += 1;
-    this.length += 1;
-    return this;
-  }
-
-  uint8(v: number): this {
-    this.ensure(1);
-    this.scratch[this.pos++] = v & 0xff;
-    this.length += 1;
-    return this;
-  }
-
+export class Writer extends ChunkWriter<FileSlice> {
   bool(v: boolean): this {
     return this.int8(v ? 1 : 0);
-  }
-
-  int16(v: number): this {
-    this.ensure(2);
-    this.scratch.writeInt16BE(v, this.pos);
-    this.pos += 2;
-    this.length += 2;
-    return this;
-  }
-
-  uint16(v: number): this {
-    this.ensure(2);
-    this.scratch.writeUInt16BE(v, this.pos);
-    this.pos += 2;
-    this.length += 2;
-    return this;
-  }
-
-  int32(v: number): this {
-    this.ensure(4);
-    this.scratch.writeInt32BE(v, this.pos);
-    this.pos += 4;
-    this.length += 4;
-    return this;
-  }
-
-  uint32(v: number): this {
-    this.ensure(4);
-    this.scratch.writeUInt32BE(v, this.pos);
-    this.pos += 4;
-    this.length += 4;
-    return this;
-  }
-
-  /** INT64 from a bigint or a safe-integer number. */
-  int64(v: bigint | number): this {
-    this.ensure(8);
-    if (typeof v === 'bigint') {
-      this.scratch.writeBigInt64BE(v, this.pos);
-    } else {
-      writeInt64Number(this.scratch, v, this.pos);
-    }
-    this.pos += 8;
-    this.length += 8;
-    return this;
   }
 
   float64(v: number): this {
@@ -117,21 +27,6 @@ export class Writer {
   uuid(v: Buffer): this {
     if (v.length !== 16) throw new Error(`uuid must be 16 bytes, got ${v.length}`);
     return this.raw(v);
-  }
-
-  /** Appends bytes: copied when small, appended as their own chunk when large. */
-  raw(v: Buffer): this {
-    const n = v.length;
-    if (n >= largeBytesMin) {
-      this.flushScratch();
-      this.chunks.push(v);
-    } else {
-      this.ensure(n);
-      v.copy(this.scratch, this.pos);
-      this.pos += n;
-    }
-    this.length += n;
-    return this;
   }
 
   // ---- varints ----
@@ -315,17 +210,6 @@ export class Writer {
 }
 
 /** Writes a safe-integer number as a big-endian int64 without going through bigint. */
-export function writeInt64Number(buf: Buffer, v: number, offset: number): void {
-  if (!Number.isSafeInteger(v)) {
-    buf.writeBigInt64BE(BigInt(Math.trunc(v)), offset);
-    return;
-  }
-  const hi = Math.floor(v / 4294967296);
-  const lo = v - hi * 4294967296;
-  buf.writeInt32BE(hi, offset);
-  buf.writeUInt32BE(lo, offset + 4);
-}
-
 /** Concatenates chunks into one buffer (tests and cold paths). */
 export function joinChunks(chunks: readonly Buffer[]): Buffer {
   let total = 0;
