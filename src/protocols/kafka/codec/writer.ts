@@ -1,5 +1,6 @@
 // Kafka wire primitives, write side: the shared chunk-list builder (src/base/wire.ts ChunkWriter;
-// the @platformatic/kafka DynamicBuffer idea) with Kafka's encodings, and file slices as chunks. Small fixed-width fields go into a growing scratch buffer; byte fields at or above
+// the @platformatic/kafka DynamicBuffer idea) with Kafka's encodings, and file slices as chunks.
+// Small fixed-width fields go into a growing scratch buffer; byte fields at or above
 // `largeBytesMin` are appended as their own chunk without copying (a Fetch response carries record
 // batches read from the log this way). `toChunks()` hands the list to `socket.cork()/writev`;
 // `sizePrefixed()` adds the 4-byte frame length in front without moving anything.
