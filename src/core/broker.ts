@@ -37,6 +37,7 @@ import type { LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
 import { AppendPath, type AppendOrigin } from './appends.js';
 import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
+import { MemoryBudget } from './memory-budget.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 export type { AppendResult, PartitionLog } from '../log/types.js';
@@ -86,6 +87,8 @@ export interface BrokerOptions {
   /** Timers of the transaction coordinator (tests pass a ManualScheduler). */
   scheduler?: Scheduler;
   transactions?: BrokerTransactionOptions;
+  /** Bytes replies of reads may hold in memory at once, broker-wide (memory-budget.ts); default memoryBudgetBytesDefault. */
+  memoryBudgetBytes?: number;
 }
 
 /** What the protocol front-ends bring to the transaction coordinator. */
@@ -152,6 +155,8 @@ export class Broker implements CatalogObserver {
   readonly authThrottle: AuthThrottle;
   /** Whether appends are failing because the disk is full (storage-health.ts). */
   readonly storage: StorageHealth;
+  /** The bytes replies of reads hold in memory, broker-wide (memory-budget.ts). */
+  readonly memoryBudget: MemoryBudget;
 
   private readonly store: MetadataStore;
   private readonly clock: Clock;
@@ -191,6 +196,7 @@ export class Broker implements CatalogObserver {
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
     this.formats = parts.options.formats ?? createFormatRegistry();
     this.reads = new ReadService(this, this.formats);
+    this.memoryBudget = new MemoryBudget(parts.options.memoryBudgetBytes);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
