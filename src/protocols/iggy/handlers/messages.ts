@@ -17,12 +17,15 @@
 // markers) and aborted transactions' records are passed over. auto_commit stores the last
 // returned offset. A timestamp poll goes by server time, as the reference server's: the messages
 // of every batch whose base_timestamp (the time the broker appended it; for a transcoded batch
-// its newest record time) is at or after the time (serverTimeMicros).
+// its newest record time) is at or after the time (serverTimeMicros). The byte cap is
+// pollBytesMax cut to what is left of the broker's memory budget (core/memory-budget.ts), and the
+// reply's buffers count against the budget until the reply is written.
 
 import assert from 'node:assert/strict';
 import { xxh32 } from '@node-rs/xxhash';
 import type { Topic } from '../../../core/catalog.js';
 import type { PartitionReader, RecordsRead } from '../../../core/reads.js';
+import { bufferedBytes } from '../../../core/memory-budget.js';
 import type { AppendResult } from '../../../core/broker.js';
 import { BatchFormat, type StoredBatch } from '../../../base/batch.js';
 import { isQuartetError } from '../../../base/errors.js';
@@ -176,22 +179,23 @@ type Collect = (from: number, end: number, want: number, bytesMax: number) => Pr
  * byte cap cuts that read, the reply is instead the run of consecutive messages from where they
  * start, cut at the cap, as an offset poll from there returns (the missing ones alone followed by
  * the first read's would leave a hole between them). A first read the cap cut is the reply as it
- * is. The scan for where they start passes over at most timestampScanFactor x pollBytesMax of
- * stored batches, as a timestamp poll.
+ * is. `bytesMax` is the poll's byte cap (pollBytesMax cut to the memory budget); the scan for where
+ * they start passes over at most timestampScanFactor x pollBytesMax of stored batches, as a
+ * timestamp poll.
  */
-async function widenLast(reader: PartitionReader, polled: RecordsRead, poll: { start: number; stable: number; count: number; pollBytesMax: number }, collect: Collect): Promise<RecordsRead> {
-  const { start, stable, count, pollBytesMax } = poll;
-  if (!polled.reachedEnd || polled.records >= count || polled.bytes >= pollBytesMax) return polled;
+async function widenLast(reader: PartitionReader, polled: RecordsRead, poll: { start: number; stable: number; count: number; bytesMax: number; pollBytesMax: number }, collect: Collect): Promise<RecordsRead> {
+  const { start, stable, count, bytesMax, pollBytesMax } = poll;
+  if (!polled.reachedEnd || polled.records >= count || polled.bytes >= bytesMax) return polled;
   const missing = count - polled.records;
   const earlier = await reader.newestStart({ below: start, count: missing, isolation: 'read_committed', scanBytesMax: timestampScanFactor * pollBytesMax, fileSlicesMin: fileSliceBytesMin });
   if (earlier >= start) return polled;
   const from = Math.max(earlier, reader.logStartOffset());
-  const before = await collect(from, start, missing, pollBytesMax - polled.bytes);
+  const before = await collect(from, start, missing, bytesMax - polled.bytes);
   // A purge meanwhile ends the poll with what the first read has, as an offset poll ends.
   if (!reader.isCurrent()) return polled;
   // Cut by the cap, it reads on from where it stopped, up to the cap, instead of the first read's.
   if (before.records === missing || before.reachedEnd) return joined(before, polled);
-  return joined(before, await collect(before.next, stable, count - before.records, pollBytesMax - before.bytes));
+  return joined(before, await collect(before.next, stable, count - before.records, bytesMax - before.bytes));
 }
 
 export const messageHandlers: IggyHandlerTable = {
@@ -292,9 +296,21 @@ export const messageHandlers: IggyHandlerTable = {
         ...(fileSlicesMin !== undefined ? { fileSlicesMin } : {}),
         ...(scan !== undefined ? { scan } : {}),
       });
-    let polled = await collect(start, stable, count, frontend.settings.pollBytesMax);
-    if (req.strategy.kind === PollingKind.last && start > position.logStartOffset) {
-      polled = await widenLast(reader, polled, { start, stable, count, pollBytesMax: frontend.settings.pollBytesMax }, collect);
+    // The broker's memory budget: the poll's byte cap is cut to what is left of it (at least one
+    // batch is still returned), and the reply's buffers count against it until it is written.
+    const reservation = frontend.broker.memoryBudget.reserve(frontend.settings.pollBytesMax);
+    let polled: RecordsRead;
+    try {
+      const bytesMax = Math.max(1, reservation.bytes);
+      polled = await collect(start, stable, count, bytesMax);
+      if (req.strategy.kind === PollingKind.last && start > position.logStartOffset) {
+        polled = await widenLast(reader, polled, { start, stable, count, bytesMax, pollBytesMax: frontend.settings.pollBytesMax }, collect);
+      }
+      reservation.settle(bufferedBytes(polled.chunks));
+    } finally {
+      // Held until the reply is written; without the hook the buffers are fresh ones left to GC.
+      if (afterWrite !== undefined) afterWrite(() => reservation.release());
+      else reservation.release();
     }
     const { chunks: batches, records: messages, lastOffset, passedTo } = polled;
     // What the consumer has consumed: the messages returned, and the offsets an offset poll passed

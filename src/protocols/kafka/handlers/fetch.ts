@@ -24,10 +24,14 @@
 //   batch; the batch views go out as separate chunks behind one length prefix, never joined).
 //   Batches of other formats are transcoded to RecordBatch v2 (the read service, core/reads.ts,
 //   reads every partition: this handler sets the budgets and builds the reply).
+// - Memory (core/memory-budget.ts): max_bytes is cut to what is left of the broker's memory
+//   budget (at least one batch is still returned), and the response's buffers count against the
+//   budget until it is written: consumers that do not read hold at most the budget together.
 // - Authorization (../access.ts): the partitions of a topic the SASL user may not read (Iggy
 //   poll_messages) answer TOPIC_AUTHORIZATION_FAILED (29), with no records.
 
 import type { PartitionReader } from '../../../core/reads.js';
+import { bufferedBytes } from '../../../core/memory-budget.js';
 import { leaseReleasedAfter, type BufferLease } from '../../../base/buffer-pool.js';
 import { BatchFormat } from '../../../base/batch.js';
 import { fileSliceBytesMin } from '../../file-replies.js';
@@ -90,6 +94,8 @@ interface Target {
 interface ReadResult {
   responses: NonNullable<FetchResponseInput['responses']>;
   bytes: number;
+  /** The records' bytes held in buffers (file slices hold none): what the memory budget counts. */
+  heldBytes: number;
   /** Some partition has an error: answer at once (Kafka does not long-poll then). */
   failed: boolean;
 }
@@ -105,6 +111,7 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
   const txns = transactionHooksOf(frontend);
   const responses = request.topics.map((t) => ({ topic: t.topic, partitions: new Array<PartitionOut>(t.partitions.length) }));
   let bytes = 0;
+  let heldBytes = 0;
   let failed = false;
   for (const target of targets) {
     const out = responses[target.topicIndex]!.partitions;
@@ -139,12 +146,13 @@ async function readAll(frontend: KafkaFrontend, request: FetchRequest, targets: 
     }
     if (read.failure !== null) failed = true;
     bytes += read.bytes;
+    heldBytes += bufferedBytes(read.chunks ?? []);
     const errorCode = read.failure === null ? ErrorCode.NONE : kafkaCodeOf(read.failure.error);
     const aborted = read.abortedTransactions === null ? null : read.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset }));
     // The views go out as separate chunks behind one length prefix: no copy (codec bytesChunks).
     out[target.partitionIndex] = { ...base, errorCode, abortedTransactions: aborted, records: read.chunks ?? emptyRecords };
   }
-  return { responses, bytes, failed };
+  return { responses, bytes, heldBytes, failed };
 }
 
 /** Points the target at its partition's current log, or at the error to answer (access first). */
@@ -229,16 +237,31 @@ export const fetchHandler = defineHandler({
     // them) has been written to the socket; without that hook they are fresh buffers left to GC.
     const lease = leaseReleasedAfter(context.afterResponseWritten);
     const fileSlices = context.fileSlices === true;
-    let result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);
-    while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      const woken = await frontend.fetchWaiters.waitForAppend(readers, left, context.session.signal);
-      const purged = await followPurges(frontend, access, request, targets);
-      if (purged) readers = readersOf();
-      else if (!woken) break;
-      result = await readAll(frontend, request, targets, maxBytes, lease, fileSlices);
+    // The broker's memory budget: each read is cut to what is left of it (at least one batch),
+    // and the response's buffers count against it until the response is written.
+    const reservation = frontend.broker.memoryBudget.reserve(0);
+    if (context.afterResponseWritten !== undefined) context.afterResponseWritten(() => reservation.release());
+    const read = async (): Promise<ReadResult> => {
+      const limit = Math.max(1, reservation.grow(maxBytes));
+      const read = await readAll(frontend, request, targets, limit, lease, fileSlices);
+      reservation.settle(read.heldBytes);
+      return read;
+    };
+    try {
+      let result = await read();
+      while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        const woken = await frontend.fetchWaiters.waitForAppend(readers, left, context.session.signal);
+        const purged = await followPurges(frontend, access, request, targets);
+        if (purged) readers = readersOf();
+        else if (!woken) break;
+        result = await read();
+      }
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
+    } finally {
+      // No hook: the buffers are fresh ones left to GC, not held by a write.
+      if (context.afterResponseWritten === undefined) reservation.release();
     }
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
   },
 });
