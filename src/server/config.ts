@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { maintenanceIntervalMsDefault } from '../core/broker.js';
 import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
+import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfig, type TopicConfigKey } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
@@ -82,6 +83,8 @@ export interface QuartetConfig {
   /** Iggy front-end limits; absent means the front-end's defaults. */
   iggy?: IggyFrontendConfig;
   maintenanceIntervalMs: number;
+  /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
+  memoryBudgetBytes: number;
   /** Hard limit on a graceful stop; past it the process exits with code 1. */
   shutdownTimeoutMs: number;
   /** How long listeners wait for in-flight requests before destroying connections. */
@@ -626,6 +629,15 @@ export const settings: readonly Setting[] = [
     set: (c, v) => void (c.maintenanceIntervalMs = v),
   }),
   define({
+    key: 'memoryBudgetBytes',
+    flag: 'memory-budget-bytes',
+    env: 'QUARTET_MEMORY_BUDGET_BYTES',
+    kind: intKind(0, 1024 ** 4),
+    default: memoryBudgetBytesDefault,
+    doc: 'Bytes the replies of reads (Kafka Fetch, Iggy PollMessages) may hold in memory at once, across every connection, until each is written to its socket: a read is cut to what is left (at least one batch is still returned), so consumers that do not read their replies hold about this much together. File slices sent with sendfile do not count.',
+    set: (c, v) => void (c.memoryBudgetBytes = v),
+  }),
+  define({
     key: 'drainTimeoutMs',
     flag: 'drain-timeout-ms',
     env: 'QUARTET_DRAIN_TIMEOUT_MS',
@@ -699,6 +711,7 @@ function skeleton(): QuartetConfig {
     topicDefaults: {},
     defaultPartitions: 1,
     maintenanceIntervalMs: 0,
+    memoryBudgetBytes: 0,
     shutdownTimeoutMs: 0,
     drainTimeoutMs: 0,
     configFile: null,

@@ -179,6 +179,7 @@ class Server implements QuartetServer {
       logger: this.logger.child({ component: 'broker' }),
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
+      memoryBudgetBytes: config.memoryBudgetBytes,
       authThrottle: config.auth,
       // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
       transactions: kafkaBrokerTransactionOptions,
