@@ -5,12 +5,14 @@ import { cpus, totalmem } from 'node:os';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
+import { runSlowConsumersBench } from './slow-consumers.js';
 import { nativeStatus } from '../src/base/native.js';
 
 const benches: Record<string, () => Promise<void>> = {
   log: runLogBench,
   kafka: runKafkaBench,
   iggy: runIggyBench,
+  'slow-consumers': runSlowConsumersBench,
 };
 
 const wanted = process.argv.slice(2);
