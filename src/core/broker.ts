@@ -24,6 +24,7 @@ import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ProducerStateManager } from './producer-state.js';
 import { ReadService } from './reads.js';
+import { Transcoder, workerSettingsDefault, type WorkerSettings } from './offload.js';
 import type { Scheduler } from './scheduler.js';
 import { TransactionCoordinator, type TxnPartitionHandle, type TxnPartitions } from './transactions.js';
 import { markerKindByFormat, type MarkerEncoder, type MarkerKindFn } from './txn-index.js';
@@ -77,6 +78,11 @@ export interface BrokerOptions {
    * the neutral format alone when absent.
    */
   formats?: FormatRegistry;
+  /**
+   * Worker threads for transcoding large batches off the event loop (core/offload.ts); default:
+   * none (0 threads), everything inline. The server passes its `workers` settings.
+   */
+  workers?: Partial<WorkerSettings>;
   /** Overrides producer-state bounds (tests). */
   producerEntriesMax?: number;
   producerIdleExpiryMs?: number;
@@ -141,6 +147,8 @@ export class Broker implements CatalogObserver {
   readonly metrics: MetricsRegistry;
   /** The one way a front-end reads a partition (reads.ts). */
   readonly reads: ReadService;
+  /** Transcodes batches for the read service, large ones on worker threads (BrokerOptions.workers). */
+  readonly transcoder: Transcoder;
   /** The batch formats this broker's logs and reads look inside (BrokerOptions.formats). */
   readonly formats: FormatRegistry;
   /** Set only when open() just created root with a random password. Never logged. */
@@ -195,8 +203,9 @@ export class Broker implements CatalogObserver {
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
     this.formats = parts.options.formats ?? createFormatRegistry();
-    this.reads = new ReadService(this, this.formats);
     this.memoryBudget = new MemoryBudget(parts.options.memoryBudgetBytes);
+    this.transcoder = new Transcoder(this.formats, { ...workerSettingsDefault, ...parts.options.workers });
+    this.reads = new ReadService(this, this.formats, this.transcoder);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
@@ -246,6 +255,7 @@ export class Broker implements CatalogObserver {
       return broker;
     } catch (err) {
       if (broker) await broker.logs.closeAll().catch(() => undefined);
+      await broker?.transcoder.close();
       await store.close().catch(() => undefined);
       throw err;
     }
@@ -574,7 +584,11 @@ export class Broker implements CatalogObserver {
     } catch (err) {
       failure ??= err;
     }
-    await this.store.close();
+    try {
+      await this.store.close();
+    } finally {
+      await this.transcoder.close();
+    }
     if (failure) throw isQuartetError(failure) ? failure : new QuartetError('storage_error', `closing the broker: ${(failure as Error).message}`, failure);
   }
 

@@ -12,12 +12,14 @@
 // - a log replaced by a purge (or deleted) under a read: the read ends with what it has;
 // - buffer leases (pooled buffers given back once the reply is written) and file slices.
 //
-// Long polls wait on append-waiters.ts; transcoding is in transcode.ts.
+// Long polls wait on append-waiters.ts; transcoding is in transcode.ts, large batches on worker
+// threads (offload.ts).
 
 import type { Broker } from './broker.js';
 import type { Topic, TopicRef } from './catalog.js';
 import { isQuartetError } from '../base/errors.js';
-import { servedAsStored, recordsOf, wholeBatchAs } from './transcode.js';
+import { servedAsStored } from './transcode.js';
+import { Transcoder } from './offload.js';
 import { hiddenFromCommitted } from './txn-index.js';
 import { BufferLease, leaseReleasedAfter } from '../base/buffer-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
@@ -148,11 +150,12 @@ export class ReadService {
   constructor(
     private readonly broker: Broker,
     readonly formats: FormatRegistry,
+    private readonly transcoder: Transcoder = new Transcoder(formats),
   ) {}
 
   /** A reader of the partition's log as it is now; throws unknown_topic / unknown_partition. */
   open(topic: Topic, partition: number): PartitionReader {
-    return new PartitionReader(this.broker, this.formats, topic, partition, this.broker.partition(topic, partition));
+    return new PartitionReader(this.broker, this.formats, this.transcoder, topic, partition, this.broker.partition(topic, partition));
   }
 
   /** open() once a purge under way (which replaces the topic's logs) has finished. */
@@ -168,6 +171,7 @@ export class PartitionReader {
   constructor(
     private readonly broker: Broker,
     private readonly formats: FormatRegistry,
+    private readonly transcoder: Transcoder,
     readonly topic: Topic,
     readonly partition: number,
     private readonly log: PartitionLog,
@@ -280,7 +284,7 @@ export class PartitionReader {
           const b = batches[i]!;
           if (b.file !== undefined && b.format !== format) batches[i] = await this.log.wholePayload(b, options.lease);
         }
-        chunks = this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1));
+        chunks = await this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1));
       } catch (error) {
         failure = { error };
       }
@@ -292,11 +296,13 @@ export class PartitionReader {
   }
 
   /** The batches as `format`, stopping before the batch that would pass `limit` (the first always goes in). */
-  private joinBatches(batches: StoredBatch[], format: BatchFormat, limit: number, fromOffset: number, budget: number): ReadChunk[] | null {
+  private async joinBatches(batches: StoredBatch[], format: BatchFormat, limit: number, fromOffset: number, budget: number): Promise<ReadChunk[] | null> {
     const parts: ReadChunk[] = [];
     let total = 0;
     for (const batch of batches) {
-      const bytes = wholeBatchAs(this.formats, format, batch, fromOffset, budget);
+      // One at a time: a fetch holds one worker at most, and stops transcoding at its limit.
+      const transcoded = this.transcoder.wholeBatchAs(format, batch, fromOffset, budget);
+      const bytes = transcoded instanceof Promise ? await transcoded : transcoded;
       if (bytes === null) continue;
       if (parts.length > 0 && total + bytes.length > limit) break;
       if (parts.length === 0 && bytes.length > limit) break;
@@ -398,7 +404,8 @@ export class PartitionReader {
         const wanted = want - records;
         // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
         if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted)) b = await this.log.wholePayload(b, lease);
-        const piece = recordsOf(this.formats, format, b, next, end, wanted);
+        const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
+        const piece = transcoded instanceof Promise ? await transcoded : transcoded;
         next = b.lastOffset + 1;
         // The batch's offsets past its last record are empty (compaction): passed over, unless
         // the read stopped inside the batch at recordsMax.

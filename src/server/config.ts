@@ -8,6 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { maintenanceIntervalMsDefault } from '../core/broker.js';
+import { workerSettingsDefault, type WorkerSettings } from '../core/offload.js';
+import { availableParallelism } from 'node:os';
 import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
 import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
@@ -85,6 +87,8 @@ export interface QuartetConfig {
   maintenanceIntervalMs: number;
   /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
   memoryBudgetBytes: number;
+  /** Worker threads for work too long for the event loop (core/offload.ts). */
+  workers: WorkerSettings;
   /** Hard limit on a graceful stop; past it the process exits with code 1. */
   shutdownTimeoutMs: number;
   /** How long listeners wait for in-flight requests before destroying connections. */
@@ -253,6 +257,11 @@ const CONNECTIONS_MAX = 1_000_000;
 const PARTITIONS_MAX = 100_000;
 
 /** Protocol listeners bind every interface by default: clients authenticate, and a broker is for remote clients. */
+/** Two worker threads, leaving a core to the event loop: none on a one-core machine. */
+function workerThreadsDefault(): number {
+  return Math.max(0, Math.min(2, availableParallelism() - 1));
+}
+
 const defaultPorts: Record<ListenerName, number> = { kafka: 9092, iggy: 8090, cursus: 9000, felix: 5000, http: 9080 };
 export const DEFAULT_LISTEN_HOST = '0.0.0.0';
 export const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -638,6 +647,34 @@ export const settings: readonly Setting[] = [
     set: (c, v) => void (c.memoryBudgetBytes = v),
   }),
   define({
+    key: 'workers.threads',
+    flag: 'worker-threads',
+    env: 'QUARTET_WORKER_THREADS',
+    kind: intKind(0, 64),
+    default: workerThreadsDefault(),
+    defaultText: 'min(2, cores - 1)',
+    doc: 'Worker threads that transcode large batches between protocols off the event loop; 0 does everything on the main thread.',
+    set: (c, v) => void (c.workers.threads = v),
+  }),
+  define({
+    key: 'workers.offloadBytesMin',
+    flag: 'worker-offload-bytes-min',
+    env: 'QUARTET_WORKER_OFFLOAD_BYTES_MIN',
+    kind: intKind(0, 1 << 30),
+    default: workerSettingsDefault.offloadBytesMin,
+    doc: 'Batches to transcode of at least this many bytes go to a worker thread; smaller ones are transcoded inline.',
+    set: (c, v) => void (c.workers.offloadBytesMin = v),
+  }),
+  define({
+    key: 'workers.queueMax',
+    flag: 'worker-queue-max',
+    env: 'QUARTET_WORKER_QUEUE_MAX',
+    kind: intKind(0, 1_000_000),
+    default: workerSettingsDefault.queueMax,
+    doc: 'Tasks waiting for a worker thread at most; past that, the work runs inline.',
+    set: (c, v) => void (c.workers.queueMax = v),
+  }),
+  define({
     key: 'drainTimeoutMs',
     flag: 'drain-timeout-ms',
     env: 'QUARTET_DRAIN_TIMEOUT_MS',
@@ -712,6 +749,7 @@ function skeleton(): QuartetConfig {
     defaultPartitions: 1,
     maintenanceIntervalMs: 0,
     memoryBudgetBytes: 0,
+    workers: { ...workerSettingsDefault },
     shutdownTimeoutMs: 0,
     drainTimeoutMs: 0,
     configFile: null,

@@ -35,7 +35,10 @@ export type { ListenAddress, ProtocolListener } from '../protocols/transport.js'
  * every protocol can read batches any protocol wrote.
  */
 export function builtinFormats(): FormatRegistry {
-  return createFormatRegistry().register(kafkaBatchFormatCodec).register(iggyFormatCodec);
+  // With where a worker thread loads them from, so that transcoding can run off the main thread.
+  return createFormatRegistry()
+    .register(kafkaBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/kafka/codec/kafka-format.js'), exportName: 'kafkaBatchFormatCodec' })
+    .register(iggyFormatCodec, { moduleUrl: import.meta.resolve('../protocols/iggy/codec/iggy-format.js'), exportName: 'iggyFormatCodec' });
 }
 
 export const protocolNames = ['kafka', 'iggy', 'cursus', 'felix'] as const;

@@ -184,6 +184,7 @@ class Server implements QuartetServer {
       // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
       transactions: kafkaBrokerTransactionOptions,
       formats: builtinFormats(),
+      workers: config.workers,
     });
   }
 
