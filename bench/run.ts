@@ -6,6 +6,7 @@ import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
 import { runSlowConsumersBench } from './slow-consumers.js';
+import { runStallsBench } from './stalls.js';
 import { nativeStatus } from '../src/base/native.js';
 
 const benches: Record<string, () => Promise<void>> = {
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   kafka: runKafkaBench,
   iggy: runIggyBench,
   'slow-consumers': runSlowConsumersBench,
+  stalls: runStallsBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -6,11 +6,11 @@
 // batches already in the reader's format, formats whose codec was registered without a module
 // URL (FormatRegistry.source), and any batch while the pool's queue is full.
 
-import { asBuffer, ownedCopy, WorkerPool } from '../base/worker-pool.js';
+import { asBuffer, WorkerPool } from '../base/worker-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
 import type { BatchFormat, FileSlice, StoredBatch } from '../log/types.js';
 import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
-import type { RecordsJob, TranscodeJob, WholeBatchJob } from './transcode-task.js';
+import { readSlice, type RecordsJob, type TaskReply, type TranscodeJob, type WholeBatchJob } from './transcode-task.js';
 
 /** The broker's worker settings (BrokerOptions.workers). */
 export interface WorkerSettings {
@@ -26,8 +26,18 @@ export const workerSettingsDefault: WorkerSettings = { threads: 0, offloadBytesM
 
 const taskModule = import.meta.resolve('./transcode-task.js');
 
+/** Buffers a batch is copied into for a worker come from this size up, in powers of two. */
+const spareBytesMin = 64 * 1024;
+/** Spare buffers kept (about one per connection transcoding at once). */
+const sparesMax = 64;
+
 export class Transcoder {
   private readonly pool: WorkerPool | null;
+  /**
+   * Buffers that carried batches to a worker and came back: copying into fresh memory costs
+   * several ms per MB where its pages fault in slowly (the main thread's time), into these ~0.1.
+   */
+  private readonly spares: ArrayBuffer[] = [];
 
   constructor(
     private readonly formats: FormatRegistry,
@@ -41,10 +51,11 @@ export class Transcoder {
     const job = this.job(format, batch);
     if (job !== null) {
       const whole: WholeBatchJob = { ...job, fromOffset, budgetBytes };
-      const run = this.pool!.tryRun<Uint8Array | null>(taskModule, 'wholeBatchTask', [whole], [job.batch.payload.buffer as ArrayBuffer]);
-      if (run !== null) return run.then((out) => (out === null ? null : asBuffer(out)));
+      const run = this.pool!.tryRun<TaskReply<Uint8Array | null>>(taskModule, 'wholeBatchTask', [whole], handedOver(job));
+      if (run !== null) return run.then((out) => (this.keep(out.spare), out.value === null ? null : asBuffer(out.value)));
+      this.keep(job.batch.payload);
     }
-    return wholeBatchAs(this.formats, format, batch, fromOffset, budgetBytes);
+    return wholeBatchAs(this.formats, format, inlined(format, batch), fromOffset, budgetBytes);
   }
 
   /** recordsOf, on a worker for a large batch of another format. */
@@ -52,10 +63,20 @@ export class Transcoder {
     const job = this.job(format, batch);
     if (job !== null) {
       const records: RecordsJob = { ...job, from, toExclusive, countMax };
-      const run = this.pool!.tryRun<ServedRecords | null>(taskModule, 'recordsTask', [records], [job.batch.payload.buffer as ArrayBuffer]);
-      if (run !== null) return run.then((out) => (out === null ? null : { ...out, chunks: out.chunks.map((c) => asBuffer(c as Uint8Array)) }));
+      const run = this.pool!.tryRun<TaskReply<ServedRecords | null>>(taskModule, 'recordsTask', [records], handedOver(job));
+      if (run !== null) return run.then((out) => (this.keep(out.spare), out.value === null ? null : { ...out.value, chunks: out.value.chunks.map((c) => asBuffer(c as Uint8Array)) }));
+      this.keep(job.batch.payload);
     }
-    return recordsOf(this.formats, format, batch, from, toExclusive, countMax);
+    return recordsOf(this.formats, format, inlined(format, batch), from, toExclusive, countMax);
+  }
+
+  /**
+   * Whether a batch of another format than `format` goes to a worker: then a file-sliced one is
+   * handed over as its file range, unread (the caller keeps its lease until the task ends).
+   */
+  offloads(format: BatchFormat, batch: StoredBatch): boolean {
+    if (this.pool === null || batch.format === format || (batch.file?.length ?? batch.payload.length) < this.settings.offloadBytesMin) return false;
+    return this.formats.source(batch.format) !== undefined && this.formats.source(format) !== undefined;
   }
 
   /** Ends the workers; tasks still running fail. */
@@ -63,16 +84,46 @@ export class Transcoder {
     return this.pool?.close() ?? Promise.resolve();
   }
 
+  /** `bytes` copied into a spare buffer (a view of its first bytes), or a new one. */
+  private copy(bytes: Buffer): Buffer {
+    let size = spareBytesMin;
+    while (size < bytes.length) size *= 2;
+    const i = this.spares.findIndex((ab) => ab.byteLength === size);
+    const into = i >= 0 ? Buffer.from(this.spares.splice(i, 1)[0]!) : Buffer.allocUnsafeSlow(size);
+    into.set(bytes);
+    return into.subarray(0, bytes.length);
+  }
+
+  private keep(spare: Uint8Array | null): void {
+    if (spare === null || this.spares.length >= sparesMax) return;
+    const ab = spare.buffer;
+    if (ab instanceof ArrayBuffer && ab.byteLength >= spareBytesMin && spare.byteOffset === 0) this.spares.push(ab);
+  }
+
   /** The job for a worker, with a copy of the batch's bytes to hand over; null when it stays inline. */
   private job(format: BatchFormat, batch: StoredBatch): TranscodeJob | null {
-    if (this.pool === null || batch.format === format || batch.file !== undefined || batch.payload.length < this.settings.offloadBytesMin) return null;
-    const from = this.formats.source(batch.format);
-    const to = this.formats.source(format);
-    if (from === undefined || to === undefined) return null;
-    // The payload is a view of a buffer shared with other batches (a pooled read): copied.
-    const { flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence } = batch;
-    const copy = { format: batch.format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, payload: ownedCopy(batch.payload) };
-    return { sources: from === to ? [from] : [from, to], format, batch: copy };
+    if (!this.offloads(format, batch)) return null;
+    const from = this.formats.source(batch.format)!;
+    const to = this.formats.source(format)!;
+    const { flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, file } = batch;
+    const fields = { format: batch.format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence };
+    // A file slice goes as its range, which the worker reads. A payload is a view of a buffer
+    // shared with other batches (a pooled read): copied, at a cost of a few ms per MB where
+    // fresh memory faults in slowly; reads that can hand over file slices avoid it.
+    const handed = file !== undefined ? { ...fields, payload: Buffer.alloc(0), file: { fd: file.fd, position: file.position, length: file.length } } : { ...fields, payload: this.copy(batch.payload) };
+    return { sources: from === to ? [from] : [from, to], format, batch: handed };
   }
 }
 
+/** The batch with its whole payload, for the inline path: a file slice handed to offloads() and then not taken by a full queue is read here. */
+function inlined(format: BatchFormat, batch: StoredBatch): StoredBatch {
+  if (batch.file === undefined || batch.format === format) return batch;
+  const { file, ...rest } = batch;
+  return { ...rest, payload: readSlice(file) };
+}
+
+/** What a job hands over to the worker: the whole buffer its payload is a view of. */
+function handedOver(job: TranscodeJob): ArrayBuffer[] {
+  const ab = job.batch.payload.buffer;
+  return ab instanceof ArrayBuffer && ab.byteLength > 0 ? [ab] : [];
+}

@@ -282,7 +282,8 @@ export class PartitionReader {
         // Large batches of another format are read from their slice, to be transcoded.
         for (let i = 0; i < batches.length; i++) {
           const b = batches[i]!;
-          if (b.file !== undefined && b.format !== format) batches[i] = await this.log.wholePayload(b, options.lease);
+          // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
+          if (b.file !== undefined && b.format !== format && !this.transcoder.offloads(format, b)) batches[i] = await this.log.wholePayload(b, options.lease);
         }
         chunks = await this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1));
       } catch (error) {
@@ -403,7 +404,8 @@ export class PartitionReader {
         }
         const wanted = want - records;
         // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-        if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted)) b = await this.log.wholePayload(b, lease);
+        // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
+        if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted) && !this.transcoder.offloads(format, b)) b = await this.log.wholePayload(b, lease);
         const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
         const piece = transcoded instanceof Promise ? await transcoded : transcoded;
         next = b.lastOffset + 1;

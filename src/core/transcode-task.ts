@@ -3,13 +3,18 @@
 // worker from the codecs' module URLs (FormatRegistry.source), with the batch's bytes handed over.
 // Everything here crosses threads by structured clone: the job is data, never a function.
 
+import { readSync } from 'node:fs';
 import { asBuffer } from '../base/worker-pool.js';
 import { createFormatRegistry, type CodecSource, type FormatRegistry } from '../log/formats.js';
-import type { BatchFormat, BatchFormatCodec, StoredBatch } from '../log/types.js';
+import type { BatchFormat, BatchFormatCodec, FileSlice, StoredBatch } from '../log/types.js';
 import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
 
-/** A stored batch without a file slice, its payload in an ArrayBuffer of its own. */
-export type TranscodeBatch = Omit<StoredBatch, 'file'>;
+/**
+ * A stored batch: its payload in an ArrayBuffer of its own, or, for a file-sliced batch, its
+ * file range (`file`), which the worker reads itself (the fd is the process's, kept open by the
+ * read's lease until the task ends), so that the main thread neither reads nor copies it.
+ */
+export type TranscodeBatch = StoredBatch;
 
 /** What both tasks get: the codecs they need (the batch's and the reader's) and the batch. */
 export interface TranscodeJob {
@@ -29,18 +34,29 @@ export interface RecordsJob extends TranscodeJob {
   countMax: number;
 }
 
+/** A task's answer, with the buffer the batch came in, handed back for the next task (Transcoder's spares). */
+export interface TaskReply<T> {
+  value: T;
+  spare: Uint8Array | null;
+}
+
 /** wholeBatchAs on a worker. */
-export async function wholeBatchTask(job: WholeBatchJob): Promise<Buffer | null> {
+export async function wholeBatchTask(job: WholeBatchJob): Promise<TaskReply<Buffer | null>> {
   const formats = await registryOf(job.sources);
   const out = wholeBatchAs(formats, job.format, received(job.batch), job.fromOffset, job.budgetBytes);
-  return out === null ? null : owned(out as Buffer);
+  return { value: out === null ? null : owned(out as Buffer), spare: spareOf(job.batch) };
 }
 
 /** recordsOf on a worker (a batch of another format: its chunks are new bytes). */
-export async function recordsTask(job: RecordsJob): Promise<ServedRecords | null> {
+export async function recordsTask(job: RecordsJob): Promise<TaskReply<ServedRecords | null>> {
   const formats = await registryOf(job.sources);
   const out = recordsOf(formats, job.format, received(job.batch), job.from, job.toExclusive, job.countMax);
-  return out === null ? null : { ...out, chunks: out.chunks.map((c) => owned(c as Buffer)) };
+  return { value: out === null ? null : { ...out, chunks: out.chunks.map((c) => owned(c as Buffer)) }, spare: spareOf(job.batch) };
+}
+
+/** The whole buffer the batch's payload came in (never part of an answer: those are copied by owned()). */
+function spareOf(batch: TranscodeBatch): Uint8Array | null {
+  return batch.file === undefined && batch.payload.buffer.byteLength > 0 ? new Uint8Array(batch.payload.buffer) : null;
 }
 
 const registries = new Map<string, Promise<FormatRegistry>>();
@@ -66,7 +82,21 @@ function registryOf(sources: CodecSource[]): Promise<FormatRegistry> {
 }
 
 function received(batch: TranscodeBatch): StoredBatch {
-  return { ...batch, payload: asBuffer(batch.payload) };
+  const { file, ...rest } = batch;
+  if (file === undefined) return { ...rest, payload: asBuffer(batch.payload) };
+  return { ...rest, payload: readSlice(file) };
+}
+
+/** The bytes of a file slice, read on this (worker) thread. */
+export function readSlice(file: FileSlice): Buffer {
+  const payload = Buffer.allocUnsafeSlow(file.length);
+  let done = 0;
+  while (done < file.length) {
+    const n = readSync(file.fd, payload, done, file.length - done, file.position + done);
+    if (n === 0) throw new Error(`a file slice of ${file.length} bytes read back ${done}`);
+    done += n;
+  }
+  return payload;
 }
 
 /** The bytes in an ArrayBuffer of their own, to be transferred back rather than copied (a view of the batch would be). */

@@ -1,0 +1,210 @@
+// Event-loop stalls from transcoding: Kafka Fetches of a topic written through Iggy, with a small
+// request on another connection timed meanwhile, once with the broker's worker threads off
+// (everything on the event loop) and once on (docs/configuration.md `workers.threads`).
+//
+// Setup: a broker in a child process (`node bin/quartet.js serve` on dist/, Kafka and Iggy
+// listeners on 127.0.0.1:0) per case; through the Iggy SDK, `batches` batches of 1,000 messages x
+// 1,000 B into stream `default`, topic `stalls` (Kafka topic `stalls`). Then 1, 8 and 20
+// connections each send `rounds` Fetches (v12, from offset 0, 16 MiB per partition and request)
+// one after the other, while one more connection sends ApiVersions back to back: the figure is
+// the slowest and the median ApiVersions answer while the fetches run, and how long the fetches
+// took. Every loop is bounded in count and in time (`secondsMax`).
+//
+// `measureStalls` is also what test/core/offload-stalls.test.ts runs against an in-process server.
+//
+// Environment: QUARTET_BENCH_QUICK=1 (fewer batches and rounds), QUARTET_BENCH_STALLS_FETCHES
+// (connection counts, default 1,8,20), QUARTET_BENCH_CPU_PROF=<dir> (the brokers under --cpu-prof).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { IggyClient } from '../src/clients/iggy/index.js';
+import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
+import { Framer } from '../src/protocols/kafka/codec/framer.js';
+import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
+import { benchDir, fmt, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+
+const repoRoot = new URL('..', import.meta.url).pathname;
+const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
+
+export const stallsTopic = 'stalls';
+const messageBytes = 1000;
+const messagesPerBatch = 1000;
+
+/** Writes `batches` batches of 1,000 messages x 1,000 B through Iggy into default/stalls (one partition). */
+export async function writeIggyTopic(iggyAddr: string, password: string, batches: number): Promise<void> {
+  const client = new IggyClient({ addr: iggyAddr, credentials: { username: 'root', password }, pingIntervalMs: 0, reconnect: false, requestTimeoutMs: 60_000 });
+  await client.connect();
+  try {
+    await client.createTopic({ streamId: 'default', name: stallsTopic, partitionsCount: 1 });
+    const messages = Array.from({ length: messagesPerBatch }, (_, i) => Buffer.alloc(messageBytes, 0x61 + (i % 26)));
+    for (let b = 0; b < batches; b++) await client.sendMessages({ streamId: 'default', topicId: stallsTopic, partitioning: { partitionId: 0 }, messages });
+  } finally {
+    await client.close();
+  }
+}
+
+/** A raw Kafka connection that sends one request at a time and counts whole response frames. */
+class RawKafka {
+  private readonly framer = new Framer({ frameBytesMax: 1 << 28 });
+  private waiting: ((frame: Buffer) => void) | null = null;
+  private failed: Error | null = null;
+  private correlationId = 0;
+
+  private constructor(private readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      for (const frame of this.framer.push(chunk).frames) {
+        const w = this.waiting;
+        this.waiting = null;
+        w?.(frame);
+      }
+    });
+    socket.on('error', (err) => (this.failed = err));
+  }
+
+  static open(port: number): Promise<RawKafka> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, noDelay: true }, () => resolve(new RawKafka(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** Sends the request and resolves with its response frame's size. */
+  ask(frame: Buffer[]): Promise<number> {
+    if (this.failed !== null) return Promise.reject(this.failed);
+    return new Promise((resolve) => {
+      this.waiting = (f) => resolve(f.length);
+      for (const c of frame) this.socket.write(c);
+    });
+  }
+
+  apiVersions(): Promise<number> {
+    return this.ask(encodeRequest(ApiKey.ApiVersions, 3, ++this.correlationId, 'stalls-probe', { clientSoftwareName: 'stalls', clientSoftwareVersion: '1' }));
+  }
+
+  fetch(topic: string, bytesMax: number): Promise<number> {
+    const partitions = [{ partition: 0, fetchOffset: 0, partitionMaxBytes: bytesMax, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }];
+    return this.ask(
+      encodeRequest(ApiKey.Fetch, 12, ++this.correlationId, 'stalls-fetch', {
+        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: bytesMax, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic, partitions }], forgottenTopicsData: [], rackId: '',
+      }),
+    );
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+export interface StallsOptions {
+  kafkaPort: number;
+  /** Connections fetching at once, each `rounds` Fetches one after the other. */
+  fetches: number;
+  rounds: number;
+  fetchBytesMax: number;
+  /** Bound on the whole measurement; fetches not sent by then are not sent. */
+  secondsMax: number;
+}
+
+export interface StallsResult {
+  /** The slowest and the median ApiVersions answer while the fetches ran (ms). */
+  probeMaxMs: number;
+  probeMedianMs: number;
+  probes: number;
+  /** From the first Fetch sent to the last answered (ms). */
+  fetchesMs: number;
+  fetchesDone: number;
+  /** Bytes of the largest Fetch response (the fetches read something). */
+  fetchBytes: number;
+}
+
+/** Runs `fetches` connections of Fetches while timing ApiVersions on another connection. */
+export async function measureStalls(options: StallsOptions): Promise<StallsResult> {
+  const probe = await RawKafka.open(options.kafkaPort);
+  const fetchers = await Promise.all(Array.from({ length: options.fetches }, () => RawKafka.open(options.kafkaPort)));
+  try {
+    // Warm: one of each before the clock starts.
+    await probe.apiVersions();
+    const deadline = performance.now() + options.secondsMax * 1000;
+    let fetchesDone = 0;
+    let fetchBytes = 0;
+    let running = true;
+    const start = performance.now();
+    const fetching = Promise.all(
+      fetchers.map(async (c) => {
+        for (let r = 0; r < options.rounds && performance.now() < deadline; r++) {
+          fetchBytes = Math.max(fetchBytes, await c.fetch(stallsTopic, options.fetchBytesMax));
+          fetchesDone++;
+        }
+      }),
+    ).finally(() => (running = false));
+    const latencies: number[] = [];
+    while (running && performance.now() < deadline) {
+      const t0 = performance.now();
+      await probe.apiVersions();
+      latencies.push(performance.now() - t0);
+    }
+    await fetching;
+    const fetchesMs = performance.now() - start;
+    latencies.sort((a, b) => a - b);
+    return { probeMaxMs: latencies.at(-1) ?? 0, probeMedianMs: latencies[Math.floor(latencies.length / 2)] ?? 0, probes: latencies.length, fetchesMs, fetchesDone, fetchBytes };
+  } finally {
+    probe.close();
+    for (const c of fetchers) c.close();
+  }
+}
+
+const password = 'bench-root-password';
+
+async function startBroker(workerThreads: number): Promise<{ child: ChildProcess; kafkaPort: number; iggyAddr: string; dir: string }> {
+  const dir = benchDir('stalls-');
+  const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
+  const args = [
+    '--max-semi-space-size=32', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), 'bin/quartet.js', 'serve', '--data-dir', dir,
+    '--kafka-addr', '127.0.0.1:0', '--iggy-addr', '127.0.0.1:0', '--http-enabled=false', '--cursus-enabled=false', '--felix-enabled=false',
+    '--worker-threads', String(workerThreads), '--log-level', 'info',
+  ];
+  const child = spawn(process.execPath, args, { env: { ...process.env, QUARTET_ROOT_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
+  try {
+    // The listeners start in the order kafka, iggy.
+    const m = await waitForOutput(child, 'broker', /"listener":"kafka","address":"127\.0\.0\.1:(\d+)"[\s\S]*"listener":"iggy","address":"(127\.0\.0\.1:\d+)"/);
+    return { child, kafkaPort: Number(m[1]), iggyAddr: m[2]!, dir };
+  } catch (err) {
+    await stopChild(child);
+    removeDir(dir);
+    throw err;
+  }
+}
+
+/** The pool the server starts by default (docs/configuration.md `workers.threads`), at least one. */
+const workerThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
+
+export async function runStallsBench(): Promise<void> {
+  const batches = quick ? 8 : 32;
+  const rows: Row[] = [];
+  const counts = (process.env['QUARTET_BENCH_STALLS_FETCHES'] ?? '1,8,20').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  for (const fetches of counts) {
+    const results: StallsResult[] = [];
+    for (const threads of [0, workerThreads]) {
+      const broker = await startBroker(threads);
+      try {
+        await writeIggyTopic(broker.iggyAddr, password, batches);
+        results.push(await measureStalls({ kafkaPort: broker.kafkaPort, fetches, rounds: quick ? 1 : 2, fetchBytesMax: 16 << 20, secondsMax: 120 }));
+      } finally {
+        await stopChild(broker.child);
+        removeDir(broker.dir);
+      }
+    }
+    const [off, on] = results as [StallsResult, StallsResult];
+    rows.push({
+      case: `${fetches} fetch connection(s): slowest ApiVersions (median), fetches' time`,
+      value: `${fmt(on.probeMaxMs)} ms (${fmt(on.probeMedianMs, 2)}), ${fmt(on.fetchesMs, 0)} ms`,
+      baseline: `${fmt(off.probeMaxMs)} ms (${fmt(off.probeMedianMs, 2)}), ${fmt(off.fetchesMs, 0)} ms`,
+      ratio: fmt(off.probeMaxMs / on.probeMaxMs),
+      target: 'slowest < 50 ms',
+    });
+  }
+  printTable(`Event-loop stalls: Kafka Fetch of an Iggy-written topic (${batches} batches of 1,000 x 1 KB, 16 MiB fetches), worker threads ${workerThreads} (baseline: 0)`, rows);
+}
