@@ -148,8 +148,9 @@ export class Segment {
    * failed roll would otherwise look, at the next open, like an active segment starting below
    * data the old segment goes on to receive. Recovery removes such a file if it survives anyway.
    * `syncDir` false leaves the directory fsync that makes the names durable to the caller
-   * (FileLog.rollActive under 'interval' does it in the background: on ext4 in ordered mode, a
-   * directory fsync commits the journal, which first writes out every file's dirty data).
+   * (WritePath.rollActive, file-log-writes.ts, under 'interval' does it in the background: on ext4
+   * in ordered mode, a directory fsync commits the journal, which first writes out every file's
+   * dirty data).
    */
   static async create(fsys: LogFileSystem, dir: string, baseOffset: number, indexIntervalBytes: number, suffix = '', preallocateBytes = 0, syncDir = true): Promise<Segment> {
     const paths = segmentPaths(dir, baseOffset, suffix);
@@ -554,9 +555,9 @@ export class Segment {
   }
 
   /**
-   * The rest of a seal, which may run while the next segment takes appends (FileLog.rollActive
-   * under 'interval'): give back unused reserved blocks, then write out the indexes and sync all
-   * three files.
+   * The rest of a seal, which may run while the next segment takes appends (WritePath.rollActive,
+   * file-log-writes.ts, under 'interval'): give back unused reserved blocks, then write out the
+   * indexes and sync all three files.
    */
   async finishSeal(): Promise<void> {
     // Blocks reserved past the end (preallocation, reserveAhead) and never written go back: an
