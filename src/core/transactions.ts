@@ -35,19 +35,51 @@
 // Markers are written through an injected MarkerWriter (the Broker supplies one that encodes the
 // marker in the transaction's protocol format and appends it). The coordinator epoch written into
 // markers is a counter bumped at every open.
+//
+// This file holds the coordinator's operations and lifecycle; its parts share a TxnContext:
+//   txn-records.ts   the states and transitions, the entries and their records (TxnRecordWriter)
+//   txn-turns.ts     one operation at a time per transactional id
+//   txn-markers.ts   completion: markers, staged offsets, retries, lost markers rewritten
+//   txn-timeouts.ts  transaction timeouts (abort with a fenced epoch) and transactional-id expiry
 
-import { mapLimit } from './serial.js';
 import assert from 'node:assert/strict';
 import type { TopicRef } from './catalog.js';
 import type { Clock } from '../base/clock.js';
-import { QuartetError, isQuartetError } from '../base/errors.js';
+import { QuartetError } from '../base/errors.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import type { MetadataStore } from './metadata-store.js';
 import { groupIdBytesMax, offsetMetadataBytesMax, scopeBytesMax, type OffsetCommit, type OffsetStore } from './offsets.js';
-import { producerEpochMax, type ProducerStateManager } from './producer-state.js';
-import { systemScheduler, type Scheduler, type TimerHandle } from './scheduler.js';
+import type { ProducerStateManager } from './producer-state.js';
+import { systemScheduler, type Scheduler } from './scheduler.js';
 import { TxnIndex, markerKindByFormat, visibleCommitted, type AbortedTxn, type MarkerKindFn, type OpenTxn } from './txn-index.js';
-import type { PartitionLog, ReadOptions, StoredBatch } from '../log/index.js';
+import { TxnMarkers } from './txn-markers.js';
+import {
+  cloneGroups,
+  concurrent,
+  entryFromRecord,
+  forgetPartitions,
+  heldPartitions,
+  isPrepare,
+  isValidExpected,
+  newEntry,
+  partKey,
+  storedWithout,
+  TxnRecordWriter,
+  TxnState,
+  txnKey,
+  type MarkerWriter,
+  type TxnContext,
+  type TxnEntry,
+  type TxnFields,
+  type TxnPartition,
+  type TxnPartitions,
+} from './txn-records.js';
+import { TxnTimeouts } from './txn-timeouts.js';
+import { TxnTurns } from './txn-turns.js';
+import type { ReadOptions, StoredBatch } from '../log/index.js';
+
+export { TxnState, type MarkerRequest, type MarkerWriter, type TxnPartition, type TxnPartitionHandle, type TxnPartitions } from './txn-records.js';
+export { markerWritesInFlightMax } from './txn-markers.js';
 
 // Named limits.
 /** Kafka's transaction.max.timeout.ms default: 15 minutes. */
@@ -59,74 +91,9 @@ export const transactionalIdBytesMax = 1024;
 export const partitionsPerTransactionMax = 10_000;
 export const groupsPerTransactionMax = 100;
 export const pendingOffsetsPerTransactionMax = 100_000;
-/** Marker appends of one transaction in flight at once. */
-export const markerWritesInFlightMax = 32;
 export const markerRetryBackoffMsDefault = 1_000;
 
 const coordinatorEpochCounter = 'txn_coordinator_epoch';
-
-export const TxnState = {
-  Empty: 'Empty',
-  Ongoing: 'Ongoing',
-  PrepareCommit: 'PrepareCommit',
-  PrepareAbort: 'PrepareAbort',
-  CompleteCommit: 'CompleteCommit',
-  CompleteAbort: 'CompleteAbort',
-  Dead: 'Dead',
-} as const;
-export type TxnState = (typeof TxnState)[keyof typeof TxnState];
-
-/** The states each state may be entered from (Kafka's TransactionState.validPreviousStates). */
-const validPrevious: Readonly<Record<TxnState, readonly TxnState[]>> = {
-  Empty: ['Empty', 'CompleteCommit', 'CompleteAbort'],
-  Ongoing: ['Ongoing', 'Empty', 'CompleteCommit', 'CompleteAbort'],
-  PrepareCommit: ['Ongoing'],
-  PrepareAbort: ['Ongoing'],
-  CompleteCommit: ['PrepareCommit'],
-  CompleteAbort: ['PrepareAbort'],
-  Dead: ['Empty', 'CompleteCommit', 'CompleteAbort'],
-};
-
-const allStates = new Set<string>(Object.values(TxnState));
-
-/** A partition of a transaction, by the topic's internal id. */
-export interface TxnPartition {
-  topicInternalId: number;
-  partition: number;
-}
-
-/** What a MarkerWriter is asked to append. */
-export interface MarkerRequest extends TxnPartition {
-  scope: string;
-  transactionalId: string;
-  producerId: number;
-  producerEpoch: number;
-  commit: boolean;
-  coordinatorEpoch: number;
-}
-
-/**
- * Appends one marker (a control batch) and resolves with its offset once it is durable (flushed
- * to disk): the coordinator persists Complete* as soon as every marker resolved.
- */
-export type MarkerWriter = (marker: MarkerRequest) => Promise<number>;
-
-/** A partition as the coordinator needs it. */
-export interface TxnPartitionHandle extends TxnPartition {
-  /** `<topic internal id>:<partition>` (producer-state.ts partitionKey). */
-  key: string;
-  log: PartitionLog;
-}
-
-/** How the coordinator reaches partitions (the Broker implements it). */
-export interface TxnPartitions {
-  /** Throws unknown_namespace / unknown_topic / unknown_partition. */
-  resolve(topic: TopicRef, partition: number): TxnPartitionHandle;
-  /** Every open partition (recovery, checkpoints, retention). */
-  list(): TxnPartitionHandle[];
-  /** Settles once a purge of the topic under way has replaced its logs; undefined: none is. */
-  purgeInProgress?(topicInternalId: number): Promise<void> | undefined;
-}
 
 export interface TransactionCoordinatorOptions {
   store: MetadataStore;
@@ -188,99 +155,54 @@ export interface TxnDescription {
   groups: string[];
 }
 
-/** The persisted form of a transactional id (TransactionRecord.state). */
-interface PersistedTxn {
-  producerId: number;
-  producerEpoch: number;
-  lastProducerId: number;
-  lastProducerEpoch: number;
-  timeoutMs: number;
-  state: TxnState;
-  startedAt: number;
-  partitions: Array<[number, number]>;
-  groups: Array<[string, OffsetCommit[]]>;
-}
-
-interface TxnFields {
-  producerId: number;
-  producerEpoch: number;
-  /** The id/epoch before the last client-initiated bump (-1: none): lets a retried InitProducerId through. */
-  lastProducerId: number;
-  lastProducerEpoch: number;
-  timeoutMs: number;
-  state: TxnState;
-  startedAt: number;
-  updatedAt: number;
-  /** partitionKey → partition. */
-  partitions: Map<string, TxnPartition>;
-  /** groupId → partitionKey → pending offset. */
-  groups: Map<string, Map<string, OffsetCommit>>;
-}
-
-interface TxnEntry extends TxnFields {
-  readonly scope: string;
-  readonly transactionalId: string;
-  timeoutTimer: TimerHandle | null;
-  retryTimer: TimerHandle | null;
-  /** Partitions whose marker for the current Prepare* is written (memory only). */
-  markersWritten: Set<string>;
-  /** The record the store holds (null: none, or deleted), as of the last write that succeeded. */
-  stored: StoredTxn | null;
-  /** The record of the last write issued, which may not have run yet or may have failed. */
-  issued: StoredTxn | null;
-  /** The entry's record writes, in the order issued (chainWrite). */
-  writes: Promise<void>;
-  /** Record writes issued so far (memory only): numbers them for `drops`. */
-  writesIssued: number;
-  /**
-   * Partitions dropped (dropPartitions) after write number `afterWrite` was issued: a transition
-   * whose write was issued by then must not bring them back into memory when it completes.
-   */
-  drops: Array<{ afterWrite: number; keys: ReadonlySet<string> }>;
-}
-
-interface StoredTxn {
-  state: PersistedTxn;
-  updatedAt: number;
-}
-
 export class TransactionCoordinator {
   readonly index: TxnIndex;
   readonly transactionTimeoutMsMax: number;
   readonly transactionalIdExpirationMs: number;
   readonly transactionalIdsMax: number;
   private readonly entries = new Map<string, TxnEntry>();
-  /** Per transactional id: the tail of its operation chain and how many are pending. */
-  private readonly queues = new Map<string, { tail: Promise<void>; pending: number }>();
-  /** Work queued or running, so close() and tests can wait for it. */
-  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly turns = new TxnTurns();
   private readonly store: MetadataStore;
   private readonly producers: ProducerStateManager;
-  private readonly offsets: OffsetStore;
   private readonly partitions: TxnPartitions;
-  private readonly writeMarker: MarkerWriter;
   private readonly clock: Clock;
-  private readonly scheduler: Scheduler;
   private readonly logger: Logger;
-  private readonly markerRetryBackoffMs: number;
-  private coordinatorEpochValue = 0;
-  private closed = false;
+  private readonly records: TxnRecordWriter;
+  private readonly ctx: TxnContext;
+  private readonly markers: TxnMarkers;
+  private readonly timeouts: TxnTimeouts;
 
   private constructor(options: TransactionCoordinatorOptions) {
     this.store = options.store;
     this.producers = options.producers;
-    this.offsets = options.offsets;
     this.partitions = options.partitions;
-    this.writeMarker = options.writeMarker;
     this.clock = options.clock;
-    this.scheduler = options.scheduler ?? systemScheduler;
     this.logger = options.logger ?? silentLogger;
     this.transactionTimeoutMsMax = options.transactionTimeoutMsMax ?? transactionTimeoutMsMaxDefault;
     this.transactionalIdExpirationMs = options.transactionalIdExpirationMs ?? transactionalIdExpirationMsDefault;
     this.transactionalIdsMax = options.transactionalIdsMax ?? transactionalIdsMaxDefault;
-    this.markerRetryBackoffMs = options.markerRetryBackoffMs ?? markerRetryBackoffMsDefault;
     this.index = new TxnIndex(options.markerKind ?? markerKindByFormat(), this.logger);
     assert.ok(this.transactionTimeoutMsMax >= 1, 'transactionTimeoutMsMax must be >= 1');
+    this.records = new TxnRecordWriter(this.store, this.clock);
+    this.ctx = {
+      entries: this.entries,
+      store: this.store,
+      producers: this.producers,
+      offsets: options.offsets,
+      partitions: this.partitions,
+      writeMarker: options.writeMarker,
+      index: this.index,
+      clock: this.clock,
+      scheduler: options.scheduler ?? systemScheduler,
+      logger: this.logger,
+      markerRetryBackoffMs: options.markerRetryBackoffMs ?? markerRetryBackoffMsDefault,
+      records: this.records,
+      turns: this.turns,
+      coordinatorEpoch: 0,
+      closed: false,
+    };
+    this.markers = new TxnMarkers(this.ctx);
+    this.timeouts = new TxnTimeouts(this.ctx, this.markers);
   }
 
   /**
@@ -289,9 +211,9 @@ export class TransactionCoordinator {
    */
   static async open(options: TransactionCoordinatorOptions): Promise<TransactionCoordinator> {
     const coordinator = new TransactionCoordinator(options);
-    coordinator.coordinatorEpochValue = await options.store.nextId(coordinatorEpochCounter, 0);
+    coordinator.ctx.coordinatorEpoch = await options.store.nextId(coordinatorEpochCounter, 0);
     for (const record of await options.store.listTransactions()) {
-      const entry = coordinator.entryFromRecord(record.scope, record.transactionalId, record.state, record.updatedAt);
+      const entry = entryFromRecord(record.scope, record.transactionalId, record.state, record.updatedAt, coordinator.transactionTimeoutMsMax);
       if (!entry) {
         coordinator.logger.warn('ignoring an unreadable transaction record', { scope: record.scope, transactionalId: record.transactionalId });
         continue;
@@ -315,85 +237,18 @@ export class TransactionCoordinator {
     for (const entry of this.entries.values()) {
       if (isPrepare(entry.state)) {
         this.logger.info('completing a prepared transaction', { scope: entry.scope, transactionalId: entry.transactionalId, state: entry.state });
-        work.push(this.exclusive(entry, () => this.complete(entry)));
+        work.push(this.turns.exclusive(entry, () => this.markers.complete(entry)));
       } else if (entry.state === TxnState.Ongoing) {
-        this.armTimeout(entry);
+        this.timeouts.armTimeout(entry);
       }
     }
     await Promise.all(work);
-    await this.repairHangingTransactions();
-  }
-
-  /**
-   * A transaction open in a partition log whose producer has no live transaction here holds the
-   * LSO back forever (Kafka's "hanging transaction"). When the producer's transactional id is
-   * Complete* at the epoch of the open transaction's first batch, the coordinator finished it and
-   * its marker here was lost, so the recorded outcome is written again.
-   *
-   * Since markers are flushed before Complete* is recorded (MarkerWriter), a power loss can no
-   * longer cause this: Complete* durable implies every marker durable, and a transaction whose
-   * Complete* was lost is still Prepare* and finished by start(). What remains is a log written
-   * before that (when Complete* could reach SQLite while the markers sat in the page cache) and a
-   * transactional batch that raced in after its marker. The outcome written is the coordinator's
-   * last one for that epoch: the open transaction's own when it is the last one at that epoch (the
-   * usual case: a lost marker loses the partition's whole tail after it, including later
-   * transactions' batches there), a best guess if a later transaction of the same epoch completed
-   * without touching this partition. Anything else is reported, not repaired: an operator must
-   * abort it.
-   */
-  private async repairHangingTransactions(): Promise<void> {
-    const live = new Set<number>();
-    const completed = new Map<number, TxnEntry>();
-    for (const e of this.entries.values()) {
-      if (e.state === TxnState.Ongoing || isPrepare(e.state)) live.add(e.producerId);
-      else if (e.state === TxnState.CompleteCommit || e.state === TxnState.CompleteAbort) completed.set(e.producerId, e);
-    }
-    for (const p of this.partitions.list()) {
-      for (const open of this.index.openTransactions(p.key)) {
-        if (live.has(open.producerId)) continue;
-        const entry = completed.get(open.producerId);
-        if (entry && (await this.rewriteLostMarker(entry, p, open))) continue;
-        this.logger.warn('hanging transaction: open in the log, unknown to the coordinator', { partition: p.key, ...open });
-      }
-    }
-  }
-
-  /** Writes the Complete* entry's marker into `p` if `open` began at the entry's epoch. */
-  private async rewriteLostMarker(entry: TxnEntry, p: TxnPartitionHandle, open: OpenTxn): Promise<boolean> {
-    let first: StoredBatch | undefined;
-    try {
-      first = (await p.log.read(open.firstOffset, { maxBytes: 1 }))[0];
-    } catch {
-      return false; // gone with retention: nothing to tell the epoch by
-    }
-    if (!first || first.baseOffset !== open.firstOffset || first.producerId !== entry.producerId || first.producerEpoch !== entry.producerEpoch) return false;
-    return this.exclusive(entry, async () => {
-      const commit = entry.state === TxnState.CompleteCommit;
-      if ((!commit && entry.state !== TxnState.CompleteAbort) || first.producerEpoch !== entry.producerEpoch) return false;
-      this.logger.warn('rewriting the lost marker of a completed transaction', { scope: entry.scope, transactionalId: entry.transactionalId, partition: p.key, ...open, commit });
-      try {
-        const offset = await this.writeMarker({
-          topicInternalId: p.topicInternalId,
-          partition: p.partition,
-          scope: entry.scope,
-          transactionalId: entry.transactionalId,
-          producerId: entry.producerId,
-          producerEpoch: entry.producerEpoch,
-          commit,
-          coordinatorEpoch: this.coordinatorEpochValue,
-        });
-        this.index.observeMarker(p.key, entry.producerId, offset, commit ? 'commit' : 'abort');
-        return true;
-      } catch (err) {
-        this.logger.warn('could not rewrite a lost marker', { transactionalId: entry.transactionalId, partition: p.key, error: err });
-        return false;
-      }
-    });
+    await this.markers.repairHangingTransactions();
   }
 
   /** The epoch written into markers; grows at every open. */
   get coordinatorEpoch(): number {
-    return this.coordinatorEpochValue;
+    return this.ctx.coordinatorEpoch;
   }
 
   // --- the client-facing operations ------------------------------------------------------------
@@ -413,7 +268,7 @@ export class TransactionCoordinator {
       return Promise.reject(err);
     }
     const key = txnKey(request.scope, request.transactionalId);
-    return this.exclusiveKey(key, () => this.init(key, request.scope, request.transactionalId!, request));
+    return this.turns.exclusiveKey(key, () => this.init(key, request.scope, request.transactionalId!, request));
   }
 
   /** Kafka AddPartitionsToTxn: the partitions this transaction will write (markers go to each). */
@@ -434,7 +289,7 @@ export class TransactionCoordinator {
       // transaction's later requests behind this one. The purge never waits for a turn.
       const purges = new Set(resolved.map((p) => this.partitions.purgeInProgress?.(p.topicInternalId)).filter((w) => w !== undefined));
       if (purges.size > 0) await Promise.all(purges);
-      await this.settlePrepared(entry);
+      await this.markers.settlePrepared(entry);
       const fresh = resolved.filter((p) => !entry.partitions.has(partKey(p)));
       if (entry.state === TxnState.Ongoing && fresh.length === 0) return;
       if (entry.partitions.size + fresh.length > partitionsPerTransactionMax) {
@@ -455,7 +310,7 @@ export class TransactionCoordinator {
       return Promise.reject(err);
     }
     return this.withEntry(id, async (entry) => {
-      await this.settlePrepared(entry);
+      await this.markers.settlePrepared(entry);
       if (entry.state === TxnState.Ongoing && entry.groups.has(groupId)) return;
       if (!entry.groups.has(groupId) && entry.groups.size >= groupsPerTransactionMax) {
         throw new QuartetError('resource_exhausted', `a transaction may commit offsets of at most ${groupsPerTransactionMax} groups`);
@@ -490,7 +345,7 @@ export class TransactionCoordinator {
       let total = 0;
       for (const g of groups.values()) total += g.size;
       if (total > pendingOffsetsPerTransactionMax) throw new QuartetError('resource_exhausted', `a transaction may stage at most ${pendingOffsetsPerTransactionMax} offsets`);
-      await this.transition(entry, { state: TxnState.Ongoing, groups });
+      await this.records.transition(entry, { state: TxnState.Ongoing, groups });
     });
   }
 
@@ -506,14 +361,14 @@ export class TransactionCoordinator {
       const done = commit ? TxnState.CompleteCommit : TxnState.CompleteAbort;
       switch (entry.state) {
         case TxnState.Ongoing:
-          this.cancelTimeout(entry);
-          await this.transition(entry, { state: prepare });
-          await this.complete(entry);
+          this.timeouts.cancelTimeout(entry);
+          await this.records.transition(entry, { state: prepare });
+          await this.markers.complete(entry);
           return { state: entry.state };
         case done:
           return { state: done };
         case prepare:
-          if (!(await this.complete(entry))) throw concurrent(entry);
+          if (!(await this.markers.complete(entry))) throw concurrent(entry);
           return { state: entry.state };
         default:
           throw new QuartetError('invalid_txn_state', `cannot ${commit ? 'commit' : 'abort'} transaction '${entry.transactionalId}' in state ${entry.state}`);
@@ -627,22 +482,7 @@ export class TransactionCoordinator {
   async maintain(now: number = this.clock.now()): Promise<number> {
     for (const p of this.partitions.list()) this.index.truncateBefore(p.key, p.log.stats().logStartOffset);
     await this.checkpoint();
-    let expired = 0;
-    for (const entry of [...this.entries.values()]) {
-      if (!isIdle(entry.state) || now - entry.updatedAt < this.transactionalIdExpirationMs) continue;
-      await this.exclusive(entry, async () => {
-        if (!isIdle(entry.state) || now - entry.updatedAt < this.transactionalIdExpirationMs) return;
-        assertTransition(entry.state, TxnState.Dead);
-        await this.chainWrite(entry, async () => {
-          await this.store.deleteTransaction(entry.scope, entry.transactionalId);
-          entry.stored = null;
-        });
-        entry.state = TxnState.Dead;
-        this.entries.delete(txnKey(entry.scope, entry.transactionalId));
-        expired++;
-      });
-    }
-    return expired;
+    return this.timeouts.expireIdle(now, this.transactionalIdExpirationMs);
   }
 
   /**
@@ -682,7 +522,7 @@ export class TransactionCoordinator {
       // restart would write their markers into the new logs and commit their staged offsets past
       // the new ends).
       rewrites.push(
-        this.chainWrite(entry, async () => {
+        this.records.chainWrite(entry, async () => {
           const without = entry.stored === null ? null : storedWithout(entry.stored, gone);
           if (without === null) return;
           await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...without });
@@ -702,16 +542,16 @@ export class TransactionCoordinator {
   }
 
   /** Resolves when no operation is queued or running (tests; close). */
-  async settled(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  settled(): Promise<void> {
+    return this.turns.settled();
   }
 
   /** Stops the timers, waits for running work and writes the index checkpoint. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.ctx.closed) return;
+    this.ctx.closed = true;
     for (const entry of this.entries.values()) {
-      this.cancelTimeout(entry);
+      this.timeouts.cancelTimeout(entry);
       entry.retryTimer?.cancel();
       entry.retryTimer = null;
     }
@@ -727,7 +567,7 @@ export class TransactionCoordinator {
       if (this.entries.size >= this.transactionalIdsMax) throw new QuartetError('resource_exhausted', `at most ${this.transactionalIdsMax} transactional ids`);
       const { producerId, epoch } = await this.producers.initProducer();
       entry = newEntry(scope, transactionalId, producerId, epoch, request.transactionTimeoutMs, this.clock.now());
-      await this.persist(entry);
+      await this.records.persist(entry);
       this.entries.set(key, entry);
       return { producerId, epoch };
     }
@@ -735,14 +575,14 @@ export class TransactionCoordinator {
     if (expected && !isValidExpected(entry, expected)) {
       throw new QuartetError('producer_fenced', `producer ${expected.producerId} epoch ${expected.epoch} is not the current producer of '${transactionalId}'`);
     }
-    await this.settlePrepared(entry);
+    await this.markers.settlePrepared(entry);
     if (entry.state === TxnState.Ongoing) {
       // Fence the current producer: abort its transaction with a bumped epoch and hand that epoch out.
       const before = entry.producerEpoch;
-      await this.abortWithFence(entry, 'reinitialized');
+      await this.timeouts.abortWithFence(entry, 'reinitialized');
       if (isPrepare(entry.state)) throw concurrent(entry);
       if (entry.producerEpoch > before) {
-        await this.transition(entry, { state: TxnState.Empty, timeoutMs: request.transactionTimeoutMs, lastProducerId: -1, lastProducerEpoch: -1 });
+        await this.records.transition(entry, { state: TxnState.Empty, timeoutMs: request.transactionTimeoutMs, lastProducerId: -1, lastProducerEpoch: -1 });
         return { producerId: entry.producerId, epoch: entry.producerEpoch };
       }
       // The epoch was exhausted and could not be bumped: fall through to a new producer id.
@@ -755,7 +595,7 @@ export class TransactionCoordinator {
     // The bump is persisted before the producer state fences the old epoch: if the write fails,
     // nothing changed and the client's retry of InitProducerId goes through.
     const next = await this.producers.proposeInit({ producerId: entry.producerId, epoch: entry.producerEpoch });
-    await this.transition(entry, {
+    await this.records.transition(entry, {
       state: TxnState.Empty,
       producerId: next.producerId,
       producerEpoch: next.epoch,
@@ -772,7 +612,7 @@ export class TransactionCoordinator {
   /** Runs `work` on the entry after checking the caller's producer id and epoch. */
   private withEntry<T>(id: TxnIdentity, work: (entry: TxnEntry) => Promise<T>): Promise<T> {
     const key = txnKey(id.scope, id.transactionalId);
-    return this.exclusiveKey(key, async () => {
+    return this.turns.exclusiveKey(key, async () => {
       const entry = this.entries.get(key);
       if (!entry || entry.state === TxnState.Dead) throw new QuartetError('transactional_id_not_found', `transactional id '${id.transactionalId}' is not known`);
       if (entry.producerId !== id.producerId) {
@@ -790,202 +630,17 @@ export class TransactionCoordinator {
   private async beginOrContinue(entry: TxnEntry, changes: Partial<TxnFields>): Promise<void> {
     assert.ok(!isPrepare(entry.state) && entry.state !== TxnState.Dead, `beginOrContinue() in state ${entry.state}`);
     if (entry.state === TxnState.Ongoing) {
-      await this.transition(entry, { ...changes, state: TxnState.Ongoing });
+      await this.records.transition(entry, { ...changes, state: TxnState.Ongoing });
       return;
     }
     // A new transaction: what the previous one held is gone with its completion.
     const fresh: Partial<TxnFields> = { partitions: new Map(), groups: new Map(), ...changes, state: TxnState.Ongoing, startedAt: this.clock.now() };
-    await this.transition(entry, fresh);
-    this.armTimeout(entry);
-  }
-
-  /** A Prepare* left by a failed marker write is finished first; concurrent_transactions if it still fails. */
-  private async settlePrepared(entry: TxnEntry): Promise<void> {
-    if (isPrepare(entry.state) && !(await this.complete(entry))) throw concurrent(entry);
-  }
-
-  /**
-   * Writes the markers of a Prepare* transaction, commits its offsets (commit only) and moves it
-   * to Complete*. Returns false (and schedules a retry) when a marker or the offsets fail.
-   */
-  private async complete(entry: TxnEntry): Promise<boolean> {
-    assert.ok(isPrepare(entry.state), `complete() in state ${entry.state}`);
-    const commit = entry.state === TxnState.PrepareCommit;
-    try {
-      await this.writeMarkers(entry, commit);
-      if (commit) {
-        for (const [groupId, pending] of entry.groups) {
-          if (pending.size > 0) await this.offsets.commit(entry.scope, groupId, [...pending.values()]);
-        }
-      }
-      await this.transition(entry, {
-        state: commit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
-        partitions: new Map(),
-        groups: new Map(),
-        startedAt: -1,
-      });
-    } catch (err) {
-      this.logger.warn('could not complete a transaction; retrying', { scope: entry.scope, transactionalId: entry.transactionalId, state: entry.state, error: err });
-      this.scheduleRetry(entry);
-      return false;
-    }
-    entry.markersWritten.clear();
-    entry.retryTimer?.cancel();
-    entry.retryTimer = null;
-    return true;
-  }
-
-  private async writeMarkers(entry: TxnEntry, commit: boolean): Promise<void> {
-    const todo = [...entry.partitions].filter(([k]) => !entry.markersWritten.has(k));
-    await mapLimit(todo, markerWritesInFlightMax, async ([k, p]) => {
-      // Dropped since the list was made (deleted or purged: dropPartitions): no marker.
-      if (!entry.partitions.has(k)) return;
-      let offset: number;
-      try {
-        offset = await this.writeMarker({
-          ...p,
-          scope: entry.scope,
-          transactionalId: entry.transactionalId,
-          producerId: entry.producerId,
-          producerEpoch: entry.producerEpoch,
-          commit,
-          coordinatorEpoch: this.coordinatorEpochValue,
-        });
-      } catch (err) {
-        // A partition deleted since it joined the transaction needs no marker.
-        if (isQuartetError(err) && (err.code === 'unknown_topic' || err.code === 'unknown_partition')) {
-          entry.markersWritten.add(k);
-          return;
-        }
-        throw err;
-      }
-      entry.markersWritten.add(k);
-      this.index.observeMarker(k, entry.producerId, offset, commit ? 'commit' : 'abort');
-    });
-  }
-
-  /** Aborts the Ongoing transaction after bumping the epoch, so its producer is fenced. */
-  private async abortWithFence(entry: TxnEntry, reason: string): Promise<void> {
-    assert.equal(entry.state, TxnState.Ongoing);
-    this.cancelTimeout(entry);
-    let epoch = entry.producerEpoch;
-    if (epoch < producerEpochMax) {
-      // Applied to the producer state only once PrepareAbort (with the new epoch) is durable: a
-      // failed write must not leave the producer fenced by an epoch the record does not have, or
-      // the markers (written with the record's epoch) would be refused forever.
-      const bumped = await this.producers.proposeInit({ producerId: entry.producerId, epoch });
-      assert.equal(bumped.producerId, entry.producerId, 'an epoch bump below the maximum keeps the producer id');
-      epoch = bumped.epoch;
-    }
-    this.logger.info('aborting a transaction', { scope: entry.scope, transactionalId: entry.transactionalId, reason, producerId: entry.producerId, epoch });
-    await this.transition(entry, { state: TxnState.PrepareAbort, producerEpoch: epoch, lastProducerId: -1, lastProducerEpoch: -1 });
-    this.producers.raiseEpoch(entry.producerId, epoch);
-    await this.complete(entry);
-  }
-
-  /** Validates, persists, then applies the changes: memory never runs ahead of the store. */
-  private async transition(entry: TxnEntry, changes: Partial<TxnFields>): Promise<void> {
-    const to = changes.state ?? entry.state;
-    assertTransition(entry.state, to);
-    const next: TxnFields = { ...fieldsOf(entry), ...changes, updatedAt: this.clock.now() };
-    const written = this.putRecord(entry, { state: toPersisted(next), updatedAt: next.updatedAt });
-    const write = entry.writesIssued;
-    try {
-      await written;
-    } finally {
-      // Partitions a purge or deletion dropped while this write was on its way: not brought back
-      // (the purge rewrote the stored record without them, after this write).
-      for (const d of entry.drops) if (d.afterWrite >= write) forgetFrom(next, d.keys);
-      entry.drops = entry.drops.filter((d) => d.afterWrite > write);
-    }
-    Object.assign(entry, next);
-  }
-
-  private persist(entry: TxnEntry): Promise<void> {
-    return this.putRecord(entry, { state: toPersisted(entry), updatedAt: entry.updatedAt });
-  }
-
-  /** Every write of a transaction record goes through here (chainWrite). */
-  private putRecord(entry: TxnEntry, record: StoredTxn): Promise<void> {
-    entry.issued = record;
-    entry.writesIssued++;
-    return this.chainWrite(entry, async () => {
-      await this.store.putTransaction({ scope: entry.scope, transactionalId: entry.transactionalId, ...record });
-      entry.stored = record;
-    });
-  }
-
-  /**
-   * Runs a write of the entry's record once the ones issued before it have settled, so the store
-   * receives them in the order issued and `entry.stored` follows what it holds.
-   */
-  private chainWrite(entry: TxnEntry, write: () => Promise<void>): Promise<void> {
-    const run = entry.writes.then(write);
-    entry.writes = run.catch(() => undefined);
-    return run;
-  }
-
-  // --- internals: timers -----------------------------------------------------------------------
-
-  private armTimeout(entry: TxnEntry): void {
-    this.cancelTimeout(entry);
-    if (this.closed) return;
-    const { producerId, producerEpoch, startedAt } = entry;
-    const delay = startedAt + entry.timeoutMs - this.clock.now();
-    entry.timeoutTimer = this.scheduler.schedule(delay, () => {
-      entry.timeoutTimer = null;
-      this.exclusive(entry, async () => {
-        if (entry.state !== TxnState.Ongoing || entry.producerId !== producerId || entry.producerEpoch !== producerEpoch || entry.startedAt !== startedAt) return;
-        await this.abortWithFence(entry, 'timed out');
-      }).catch((err: unknown) => this.logger.warn('could not abort a timed-out transaction', { transactionalId: entry.transactionalId, error: err }));
-    });
-  }
-
-  private cancelTimeout(entry: TxnEntry): void {
-    entry.timeoutTimer?.cancel();
-    entry.timeoutTimer = null;
-  }
-
-  private scheduleRetry(entry: TxnEntry): void {
-    if (entry.retryTimer || this.closed) return;
-    entry.retryTimer = this.scheduler.schedule(this.markerRetryBackoffMs, () => {
-      entry.retryTimer = null;
-      this.exclusive(entry, async () => {
-        if (isPrepare(entry.state)) await this.complete(entry);
-      }).catch((err: unknown) => this.logger.warn('transaction retry failed', { transactionalId: entry.transactionalId, error: err }));
-    });
-  }
-
-  // --- internals: serialization and recovery ---------------------------------------------------
-
-  private exclusive<T>(entry: TxnEntry, work: () => Promise<T>): Promise<T> {
-    return this.exclusiveKey(txnKey(entry.scope, entry.transactionalId), work);
-  }
-
-  /**
-   * Runs `work` after every earlier operation on the same transactional id has settled. Queues
-   * exist only while work is pending, so unknown ids leave nothing behind.
-   */
-  private exclusiveKey<T>(key: string, work: () => Promise<T>): Promise<T> {
-    let queue = this.queues.get(key);
-    if (!queue) {
-      queue = { tail: Promise.resolve(), pending: 0 };
-      this.queues.set(key, queue);
-    }
-    const q = queue;
-    q.pending++;
-    const run = q.tail.then(work);
-    const settled = run.then(noop, noop).then(() => {
-      if (--q.pending === 0 && this.queues.get(key) === q) this.queues.delete(key);
-    });
-    q.tail = settled;
-    this.inflight.add(settled);
-    void settled.then(() => this.inflight.delete(settled));
-    return run;
+    await this.records.transition(entry, fresh);
+    this.timeouts.armTimeout(entry);
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new QuartetError('shutting_down', 'the transaction coordinator is closed');
+    if (this.ctx.closed) throw new QuartetError('shutting_down', 'the transaction coordinator is closed');
   }
 
   /**
@@ -1001,146 +656,9 @@ export class TransactionCoordinator {
       this.logger.warn('could not restore a producer epoch', { producerId: entry.producerId, epoch: entry.producerEpoch, error: err });
     }
   }
-
-  private entryFromRecord(scope: string, transactionalId: string, raw: unknown, updatedAt: number): TxnEntry | null {
-    const p = raw as Partial<PersistedTxn> | null;
-    if (!p || typeof p.producerId !== 'number' || typeof p.producerEpoch !== 'number' || typeof p.state !== 'string' || !allStates.has(p.state)) return null;
-    const entry = newEntry(scope, transactionalId, p.producerId, p.producerEpoch, p.timeoutMs ?? this.transactionTimeoutMsMax, updatedAt);
-    entry.lastProducerId = p.lastProducerId ?? -1;
-    entry.lastProducerEpoch = p.lastProducerEpoch ?? -1;
-    entry.state = p.state;
-    entry.startedAt = p.startedAt ?? -1;
-    for (const [topicInternalId, partition] of p.partitions ?? []) entry.partitions.set(partKey({ topicInternalId, partition }), { topicInternalId, partition });
-    for (const [groupId, commits] of p.groups ?? []) entry.groups.set(groupId, new Map(commits.map((c) => [partKey(c), c])));
-    entry.stored = { state: toPersisted(entry), updatedAt };
-    entry.issued = entry.stored;
-    return entry;
-  }
 }
 
-// --- helpers -----------------------------------------------------------------------------------
-
-function txnKey(scope: string, transactionalId: string): string {
-  return `${scope}\u0000${transactionalId}`;
-}
-
-function partKey(p: { topicInternalId: number; partition: number }): string {
-  return `${p.topicInternalId}:${p.partition}`;
-}
-
-/** Removes the partitions from the transaction and from its staged offsets; whether any was there. */
-function forgetPartitions(entry: TxnEntry, gone: ReadonlySet<string>): boolean {
-  for (const k of gone) entry.markersWritten.delete(k);
-  return forgetFrom(entry, gone);
-}
-
-function forgetFrom(fields: Pick<TxnFields, 'partitions' | 'groups'>, gone: ReadonlySet<string>): boolean {
-  let changed = false;
-  for (const k of gone) {
-    changed = fields.partitions.delete(k) || changed;
-    for (const pending of fields.groups.values()) changed = pending.delete(k) || changed;
-  }
-  return changed;
-}
-
-function isPrepare(state: TxnState): boolean {
-  return state === TxnState.PrepareCommit || state === TxnState.PrepareAbort;
-}
-
-function isIdle(state: TxnState): boolean {
-  return state === TxnState.Empty || state === TxnState.CompleteCommit || state === TxnState.CompleteAbort;
-}
-
-/** Programmer error: callers check the state and answer invalid_txn_state before transitioning. */
-function assertTransition(from: TxnState, to: TxnState): void {
-  assert.ok(validPrevious[to].includes(from), `invalid transaction state transition ${from} -> ${to}`);
-}
-
-function concurrent(entry: TxnEntry): QuartetError {
-  return new QuartetError('concurrent_transactions', `transaction '${entry.transactionalId}' is ${entry.state}; its markers are being retried`);
-}
-
-/** Kafka's isValidProducerId for InitProducerId with an expected id/epoch (KIP-360). */
-function isValidExpected(entry: TxnEntry, expected: { producerId: number; epoch: number }): boolean {
-  return expected.producerId === entry.producerId || (expected.producerId === entry.lastProducerId && expected.epoch >= producerEpochMax);
-}
-
-function newEntry(scope: string, transactionalId: string, producerId: number, epoch: number, timeoutMs: number, now: number): TxnEntry {
-  return {
-    scope,
-    transactionalId,
-    producerId,
-    producerEpoch: epoch,
-    lastProducerId: -1,
-    lastProducerEpoch: -1,
-    timeoutMs,
-    state: TxnState.Empty,
-    startedAt: -1,
-    updatedAt: now,
-    partitions: new Map(),
-    groups: new Map(),
-    timeoutTimer: null,
-    retryTimer: null,
-    markersWritten: new Set(),
-    stored: null,
-    issued: null,
-    writes: Promise.resolve(),
-    writesIssued: 0,
-    drops: [],
-  };
-}
-
-function fieldsOf(entry: TxnEntry): TxnFields {
-  const { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups } = entry;
-  return { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups };
-}
-
-function toPersisted(f: TxnFields): PersistedTxn {
-  return {
-    producerId: f.producerId,
-    producerEpoch: f.producerEpoch,
-    lastProducerId: f.lastProducerId,
-    lastProducerEpoch: f.lastProducerEpoch,
-    timeoutMs: f.timeoutMs,
-    state: f.state,
-    startedAt: f.startedAt,
-    partitions: [...f.partitions.values()].map((p) => [p.topicInternalId, p.partition]),
-    groups: [...f.groups].map(([groupId, pending]) => [groupId, [...pending.values()]]),
-  };
-}
-
-/** Which of the partitions the entry holds (or stages offsets for) in memory or in the last record issued. */
-function heldPartitions(entry: TxnEntry, gone: ReadonlySet<string>): Set<string> {
-  const held = new Set<string>();
-  for (const k of gone) {
-    if (entry.partitions.has(k) || [...entry.groups.values()].some((pending) => pending.has(k))) held.add(k);
-  }
-  const issued = entry.issued?.state;
-  for (const [topicInternalId, partition] of issued?.partitions ?? []) {
-    const k = partKey({ topicInternalId, partition });
-    if (gone.has(k)) held.add(k);
-  }
-  for (const [, commits] of issued?.groups ?? []) {
-    for (const c of commits) if (gone.has(partKey(c))) held.add(partKey(c));
-  }
-  return held;
-}
-
-/** The record without the partitions and the offsets staged for them, or null: none of them is in it. */
-function storedWithout(stored: StoredTxn, gone: ReadonlySet<string>): StoredTxn | null {
-  const partitions = stored.state.partitions.filter(([topicInternalId, partition]) => !gone.has(partKey({ topicInternalId, partition })));
-  let dropped = partitions.length !== stored.state.partitions.length;
-  const groups = stored.state.groups.map(([groupId, commits]): [string, OffsetCommit[]] => {
-    const kept = commits.filter((c) => !gone.has(partKey(c)));
-    dropped ||= kept.length !== commits.length;
-    return [groupId, kept];
-  });
-  return dropped ? { state: { ...stored.state, partitions, groups }, updatedAt: stored.updatedAt } : null;
-}
-
-function cloneGroups(groups: ReadonlyMap<string, ReadonlyMap<string, OffsetCommit>>): Map<string, Map<string, OffsetCommit>> {
-  return new Map([...groups].map(([g, pending]) => [g, new Map(pending)]));
-}
+// --- request checks -----------------------------------------------------------------------------
 
 function assertScope(scope: string): void {
   if (typeof scope !== 'string' || scope.length === 0 || Buffer.byteLength(scope) > scopeBytesMax) throw new QuartetError('invalid_request', `invalid scope '${scope}'`);
@@ -1162,5 +680,3 @@ function assertOffsetCommit(c: OffsetCommit): void {
   if (!Number.isSafeInteger(c.offset) || c.offset < 0) throw new QuartetError('invalid_request', `invalid committed offset ${c.offset}`);
   if (Buffer.byteLength(c.metadata ?? '', 'utf8') > offsetMetadataBytesMax) throw new QuartetError('invalid_request', `offset metadata is longer than ${offsetMetadataBytesMax} bytes`);
 }
-
-function noop(): void {}
