@@ -33,13 +33,8 @@
 import assert from 'node:assert/strict';
 import { QuartetError } from '../../../base/errors.js';
 import { BatchFormat, fileSliceHeadBytes, type AppendRequest, type AppendStamp, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
-import {
-  HeaderKind,
-  decodeUtf8,
-  readTlvBlock,
-  decodeHeaderValue,
-  type HeaderValue,
-} from './primitives.js';
+import { decodeUtf8 } from './primitives.js';
+import { HeaderKind, readTlvBlock, decodeHeaderValue, type HeaderValue } from './values.js';
 import {
   batchHeaderBytes,
   batchMessageCountOffset,

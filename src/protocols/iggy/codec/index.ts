@@ -15,6 +15,7 @@
 export * from './header.js';
 export * from './framer.js';
 export * from './primitives.js';
+export * from './values.js';
 export * from './errors.js';
 export * from './message-batch.js';
 export * from './iggy-format.js';

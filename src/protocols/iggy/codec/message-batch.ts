@@ -37,17 +37,8 @@
 // byte-identical, so `base_offset + offset_delta` of the first frame is the first polled offset.
 
 import { xxh3, xxh3Frames } from '../../../base/native.js';
-import {
-  Writer,
-  decodeHeaderValue,
-  encodeHeaderValue,
-  headerKindCode,
-  readTlvBlock,
-  readU128,
-  writeTlvField,
-  writeU128,
-  type HeaderValue,
-} from './primitives.js';
+import { Writer, readU128, writeU128 } from './primitives.js';
+import { decodeHeaderValue, encodeHeaderValue, headerKindCode, readTlvBlock, writeTlvField, type HeaderValue } from './values.js';
 
 export const batchHeaderBytes = 256;
 export const frameHeaderBytes = 48;

@@ -5,7 +5,8 @@
 //   success   := count u32 = 0 | typed payload           (empty payload => body is 00000000)
 //   rejection := count u32 = 1 | index u32 = 0 | code u32 (12 bytes, no payload)
 
-import { Reader, Writer, readIdentifier, writeIdentifier, type Identifier } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readIdentifier, writeIdentifier, type Identifier } from '../values.js';
 
 export type Empty = Record<string, never>;
 export const empty: Empty = {};

@@ -16,7 +16,8 @@
 //   Create := R: ConsumerGroupResponse with members_count 0
 //   Sync   := [generation u64][partitions_count u32][partition_id u32 × n] (empty on failure)
 
-import { Reader, Writer, checkCount, readName, writeName } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { checkCount, readName, writeName } from '../values.js';
 import { readTopicRef, readUntilEnd, writeAll, writeTopicRef, type TopicRef } from './common.js';
 
 export interface CreateConsumerGroupRequest extends TopicRef {

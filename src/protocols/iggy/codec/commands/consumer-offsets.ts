@@ -9,18 +9,8 @@
 //                or an empty body when nothing is stored
 // Ack levels: 0 NoAck (leader-local), 1 Quorum.
 
-import {
-  Reader,
-  Writer,
-  readConsumer,
-  readIdentifier,
-  readOptionalPartition,
-  writeConsumer,
-  writeIdentifier,
-  writeOptionalPartition,
-  type Consumer,
-  type Identifier,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readConsumer, readIdentifier, readOptionalPartition, writeConsumer, writeIdentifier, writeOptionalPartition, type Consumer, type Identifier } from '../values.js';
 
 export const AckLevel = { noAck: 0, quorum: 1 } as const;
 

@@ -21,7 +21,8 @@ import {
 } from '../header.js';
 import type { FileSlice } from '../../../../base/batch.js';
 import { IggyErrorCode } from '../errors.js';
-import { Reader, Writer, type Decoded } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { type Decoded } from '../values.js';
 import {
   readEmpty,
   readGroupRef,

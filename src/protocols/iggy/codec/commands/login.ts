@@ -15,17 +15,8 @@
 // on the version prefix once and then tries the password shape before the token shape
 // (`decodeLoginRegisterBody`); each shape may leave trailing bytes (the server ignores them).
 
-import {
-  Reader,
-  Writer,
-  readClientVersionInfo,
-  readName,
-  readShortString,
-  writeClientVersionInfo,
-  writeName,
-  writeShortString,
-  type ClientVersionInfo,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readClientVersionInfo, readName, readShortString, writeClientVersionInfo, writeName, writeShortString, type ClientVersionInfo } from '../values.js';
 
 /** Context strings above this are refused (bounds the claimed u32 length). */
 export const loginContextBytesMax = 64 * 1024;

@@ -17,25 +17,8 @@
 //   FlushUnsavedBuffer   := [stream_id Identifier][topic_id Identifier][partition_id u32][fsync u8]
 
 import type { FileSlice } from '../../../../base/batch.js';
-import {
-  Reader,
-  Writer,
-  checkCount,
-  readConsumer,
-  readIdentifier,
-  readOptionalPartition,
-  readPartitioning,
-  readPollingStrategy,
-  writeConsumer,
-  writeIdentifier,
-  writeOptionalPartition,
-  writePartitioning,
-  writePollingStrategy,
-  type Consumer,
-  type Identifier,
-  type Partitioning,
-  type PollingStrategy,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { checkCount, readConsumer, readIdentifier, readOptionalPartition, readPartitioning, readPollingStrategy, writeConsumer, writeIdentifier, writeOptionalPartition, writePartitioning, writePollingStrategy, type Consumer, type Identifier, type Partitioning, type PollingStrategy } from '../values.js';
 import {
   batchHeaderBytes,
   parseBatch,

@@ -3,7 +3,8 @@
 //
 //   request := [stream_id Identifier][topic_id Identifier][partitions_count u32]
 
-import { Reader, Writer, readIdentifier, writeIdentifier, type Identifier } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readIdentifier, writeIdentifier, type Identifier } from '../values.js';
 
 /** MAX_PARTITIONS_PER_REQUEST (server notes §8). */
 export const partitionsPerRequestMax = 1000;

@@ -2,7 +2,8 @@
 //
 //   request := [stream_id Identifier][topic_id Identifier][partition_id u32][segments_count u32]
 
-import { Reader, Writer, readIdentifier, writeIdentifier, type Identifier } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readIdentifier, writeIdentifier, type Identifier } from '../values.js';
 
 export interface DeleteSegmentsRequest {
   streamId: Identifier;

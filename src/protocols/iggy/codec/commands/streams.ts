@@ -14,21 +14,8 @@
 //   GetStreams := StreamResponse*                                (no count prefix)
 //   CreateStream := R: StreamResponse with 0 topics
 
-import {
-  Reader,
-  Writer,
-  checkCount,
-  readIdentifier,
-  readName,
-  readOptionsToEnd,
-  readPrefixedOptions,
-  writeIdentifier,
-  writeName,
-  writeOptions,
-  writePrefixedOptions,
-  type Identifier,
-  type OptionEntry,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { checkCount, readIdentifier, readName, readOptionsToEnd, readPrefixedOptions, writeIdentifier, writeName, writeOptions, writePrefixedOptions, type Identifier, type OptionEntry } from '../values.js';
 import { readUntilEnd, writeAll } from './common.js';
 import { readTopicInfo, topicHeaderFixedBytes, writeTopicInfo, type TopicInfo } from './topics.js';
 

@@ -2,7 +2,8 @@
 // DescribeOptions (13), GetMe (20), GetClient (21), GetClients (22). All NonReplicated; replies
 // are not result-framed. Layouts: server notes §7, core/binary_protocol/src/responses/system/*.
 
-import { Reader, Writer, checkCount, readLongString, writeLongString } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { checkCount, readLongString, writeLongString } from '../values.js';
 import { readUntilEnd, writeAll } from './common.js';
 
 // ---------------------------------------------------------------------------------------------

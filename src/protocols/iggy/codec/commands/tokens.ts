@@ -6,7 +6,8 @@
 //   Delete request := [name Name]                                   reply R: empty
 //   List reply     := {[name Name][expiry_at u64 µs, 0 = never]}*  (no count prefix)
 
-import { Reader, Writer, readName, readShortString, writeName, writeShortString } from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { readName, readShortString, writeName, writeShortString } from '../values.js';
 import { readUntilEnd, writeAll } from './common.js';
 
 export interface CreatePersonalAccessTokenRequest {

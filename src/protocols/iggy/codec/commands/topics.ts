@@ -20,21 +20,8 @@
 //   CreateTopic:= R: GetTopic layout (size_bytes, messages_count, segments_count,
 //                 current_offset all 0)
 
-import {
-  Reader,
-  Writer,
-  checkCount,
-  readIdentifier,
-  readName,
-  readOptionsToEnd,
-  readPrefixedOptions,
-  writeIdentifier,
-  writeName,
-  writeOptions,
-  writePrefixedOptions,
-  type Identifier,
-  type OptionEntry,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { checkCount, readIdentifier, readName, readOptionsToEnd, readPrefixedOptions, writeIdentifier, writeName, writeOptions, writePrefixedOptions, type Identifier, type OptionEntry } from '../values.js';
 
 export const CompressionAlgorithm = { none: 1, gzip: 2 } as const;
 export const partitionResponseBytes = 40;

@@ -3,25 +3,8 @@
 // Replicated replies are result-framed (the registry adds the 00000000 prefix).
 // Layouts: specs/iggy-binary-protocol-0.11.md "Users", server notes §7 "Users and permissions".
 
-import {
-  Reader,
-  Writer,
-  encodePermissions,
-  readIdentifier,
-  readName,
-  readOptionsToEnd,
-  readPermissions,
-  readPrefixedOptions,
-  readShortString,
-  writeIdentifier,
-  writeName,
-  writeOptions,
-  writePrefixedOptions,
-  writeShortString,
-  type Identifier,
-  type OptionEntry,
-  type Permissions,
-} from '../primitives.js';
+import { Reader, Writer } from '../primitives.js';
+import { encodePermissions, readIdentifier, readName, readOptionsToEnd, readPermissions, readPrefixedOptions, readShortString, writeIdentifier, writeName, writeOptions, writePrefixedOptions, writeShortString, type Identifier, type OptionEntry, type Permissions } from '../values.js';
 import { readUntilEnd, writeAll } from './common.js';
 
 export const UserStatus = { active: 1, inactive: 2 } as const;
