@@ -27,7 +27,8 @@
 // wait and retry; other errors end the iteration by throwing.
 
 import { IggyErrorCode, resyncPartitionId } from '../../protocols/iggy/codec/index.js';
-import type { ConsumerInput, Id, IggyClient, PollStrategyInput } from './client.js';
+import type { IggyClient } from './client.js';
+import type { ConsumerInput, Id, PollStrategyInput } from './inputs.js';
 import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
 import type { IggyMessage } from './messages.js';
 

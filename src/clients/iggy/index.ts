@@ -1,29 +1,7 @@
 // The Iggy 0.11 SDK: client, producer, consumer, errors. See docs/sdk-iggy.md.
 
-export {
-  IggyClient,
-  mintClientId,
-  sdkName,
-  sdkVersion,
-  splitAddr,
-  toConsumer,
-  toIdentifier,
-  toPartitioning,
-  toPollingStrategy,
-  topicOptionsBlock,
-  type ConsumerInput,
-  type Id,
-  type IggyClientOptions,
-  type IggyClientState,
-  type IggyCredentials,
-  type LoginResult,
-  type PartitioningInput,
-  type PollStrategyInput,
-  type ReconnectOptions,
-  type RequestOptions,
-  type SendResult,
-  type TopicOptions,
-} from './client.js';
+export { IggyClient, mintClientId, sdkName, sdkVersion, type IggyClientOptions, type IggyClientState, type LoginResult, type ReconnectOptions, type RequestOptions, type SendResult } from './client.js';
+export { splitAddr, toConsumer, toIdentifier, toPartitioning, toPollingStrategy, topicOptionsBlock, type ConsumerInput, type Id, type IggyCredentials, type PartitioningInput, type PollStrategyInput, type TopicOptions } from './inputs.js';
 export { IggyProducer, type IggyProducerOptions, type ProducerSendOptions, type SendReceipt } from './producer.js';
 export { IggyConsumer, type IggyConsumerOptions } from './consumer.js';
 export { partitionForKey, RoundRobin } from './partitioning.js';

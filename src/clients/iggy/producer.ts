@@ -13,7 +13,8 @@
 // - Buffered bytes are bounded (bufferedBytesMax): send() waits for room instead of growing.
 
 import { IggyErrorCode } from '../../protocols/iggy/codec/index.js';
-import type { Id, IggyClient } from './client.js';
+import type { IggyClient } from './client.js';
+import type { Id } from './inputs.js';
 import { IggyClosedError, IggyError, isIggyClientError } from './errors.js';
 import { prepareMessage, type PreparedMessage, type SendMessage } from './messages.js';
 import { RoundRobin, partitionForKey } from './partitioning.js';
