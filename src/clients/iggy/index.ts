@@ -1,7 +1,21 @@
 // The Iggy 0.11 SDK: client, producer, consumer, errors. See docs/sdk-iggy.md.
 
-export { IggyClient, mintClientId, sdkName, sdkVersion, type IggyClientOptions, type IggyClientState, type LoginResult, type ReconnectOptions, type RequestOptions, type SendResult } from './client.js';
-export { splitAddr, toConsumer, toIdentifier, toPartitioning, toPollingStrategy, topicOptionsBlock, type ConsumerInput, type Id, type IggyCredentials, type PartitioningInput, type PollStrategyInput, type TopicOptions } from './inputs.js';
+export { IggyClient, mintClientId, sdkName, sdkVersion } from './client.js';
+export type { IggyClientOptions, IggyClientState, LoginResult, ReconnectOptions, RequestOptions, SendResult } from './options.js';
+export {
+  splitAddr,
+  toConsumer,
+  toIdentifier,
+  toPartitioning,
+  toPollingStrategy,
+  topicOptionsBlock,
+  type ConsumerInput,
+  type Id,
+  type IggyCredentials,
+  type PartitioningInput,
+  type PollStrategyInput,
+  type TopicOptions,
+} from './inputs.js';
 export { IggyProducer, type IggyProducerOptions, type ProducerSendOptions, type SendReceipt } from './producer.js';
 export { IggyConsumer, type IggyConsumerOptions } from './consumer.js';
 export { partitionForKey, RoundRobin } from './partitioning.js';
