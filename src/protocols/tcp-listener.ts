@@ -41,6 +41,7 @@ import {
   defaultAuthTimeoutMs,
   defaultHandshakeTimeoutMs,
   defaultUnauthenticatedConnectionsMax,
+  type CloseReason,
   type ConnectionContext,
   type ConnectionFactory,
   type ConnectionHandle,
@@ -419,16 +420,7 @@ export class TcpListener implements ProtocolListener {
       conn.closingIdle = true;
       conn.logger.debug('connection closed: idle', { idleTimeoutMs: this.idleTimeoutMs });
       this.metrics.idleClosed();
-      try {
-        conn.handle?.close('idle');
-      } catch (err) {
-        conn.logger.error('connection close handler threw', { error: err });
-      }
-      void conn.whenIdle().then(() => {
-        if (raw.destroyed) return;
-        conn.socket.once('finish', () => raw.destroy());
-        conn.socket.end();
-      });
+      void this.windDown(conn, 'idle');
     }
   }
 
@@ -454,12 +446,17 @@ export class TcpListener implements ProtocolListener {
     await closed;
   }
 
-  private async drainOne(conn: Connection): Promise<void> {
+  private drainOne(conn: Connection): Promise<void> {
+    return this.windDown(conn, 'shutdown');
+  }
+
+  /** Tells the connection to close, ends its socket once no request is in flight; resolves when it is gone. */
+  private async windDown(conn: Connection, reason: CloseReason): Promise<void> {
     const socket = conn.socket;
     if (socket.destroyed) return;
     const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     try {
-      conn.handle?.close('shutdown');
+      conn.handle?.close(reason);
     } catch (err) {
       conn.logger.error('connection close handler threw', { error: err });
     }
