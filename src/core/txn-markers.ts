@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { isQuartetError } from '../base/errors.js';
 import { mapLimit } from './serial.js';
 import type { OpenTxn } from './txn-index.js';
-import { concurrent, isPrepare, TxnState, type TxnContext, type TxnEntry, type TxnPartitionHandle } from './txn-records.js';
+import { concurrent, isPrepare, TxnState, type MarkerRequest, type TxnContext, type TxnEntry, type TxnPartitionHandle } from './txn-records.js';
 import type { StoredBatch } from '../log/index.js';
 
 /** Marker appends of one transaction in flight at once. */
@@ -64,16 +64,7 @@ export class TxnMarkers {
       if ((!commit && entry.state !== TxnState.CompleteAbort) || first.producerEpoch !== entry.producerEpoch) return false;
       this.ctx.logger.warn('rewriting the lost marker of a completed transaction', { scope: entry.scope, transactionalId: entry.transactionalId, partition: p.key, ...open, commit });
       try {
-        const offset = await this.ctx.writeMarker({
-          topicInternalId: p.topicInternalId,
-          partition: p.partition,
-          scope: entry.scope,
-          transactionalId: entry.transactionalId,
-          producerId: entry.producerId,
-          producerEpoch: entry.producerEpoch,
-          commit,
-          coordinatorEpoch: this.ctx.coordinatorEpoch,
-        });
+        const offset = await this.ctx.writeMarker(this.markerRequest(entry, p, commit));
         this.ctx.index.observeMarker(p.key, entry.producerId, offset, commit ? 'commit' : 'abort');
         return true;
       } catch (err) {
@@ -119,6 +110,20 @@ export class TxnMarkers {
     return true;
   }
 
+  /** The marker of `entry`'s outcome for one of its partitions. */
+  private markerRequest(entry: TxnEntry, p: { topicInternalId: number; partition: number }, commit: boolean): MarkerRequest {
+    return {
+      topicInternalId: p.topicInternalId,
+      partition: p.partition,
+      scope: entry.scope,
+      transactionalId: entry.transactionalId,
+      producerId: entry.producerId,
+      producerEpoch: entry.producerEpoch,
+      commit,
+      coordinatorEpoch: this.ctx.coordinatorEpoch,
+    };
+  }
+
   private async writeMarkers(entry: TxnEntry, commit: boolean): Promise<void> {
     const todo = [...entry.partitions].filter(([k]) => !entry.markersWritten.has(k));
     await mapLimit(todo, markerWritesInFlightMax, async ([k, p]) => {
@@ -126,15 +131,7 @@ export class TxnMarkers {
       if (!entry.partitions.has(k)) return;
       let offset: number;
       try {
-        offset = await this.ctx.writeMarker({
-          ...p,
-          scope: entry.scope,
-          transactionalId: entry.transactionalId,
-          producerId: entry.producerId,
-          producerEpoch: entry.producerEpoch,
-          commit,
-          coordinatorEpoch: this.ctx.coordinatorEpoch,
-        });
+        offset = await this.ctx.writeMarker(this.markerRequest(entry, p, commit));
       } catch (err) {
         // A partition deleted since it joined the transaction needs no marker.
         if (isQuartetError(err) && (err.code === 'unknown_topic' || err.code === 'unknown_partition')) {
