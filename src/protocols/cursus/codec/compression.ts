@@ -14,7 +14,8 @@
 
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
-import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
+import { compressSync as snappyCompress } from 'snappy';
+import { lz4FrameOutputBound, snappyDecode, type CompressionResult } from '../../../base/compression.js';
 
 export const Compression = { none: 0, gzip: 1, snappy: 2, lz4: 3 } as const;
 export type Compression = (typeof Compression)[keyof typeof Compression];
@@ -27,7 +28,7 @@ export function compressionName(id: number): string {
   return ['none', 'gzip', 'snappy', 'lz4'][id] ?? `unknown(${id})`;
 }
 
-export type CompressionResult = { ok: true; value: Buffer } | { ok: false; reason: string };
+export type { CompressionResult } from '../../../base/compression.js';
 
 /** Compresses a frame payload; an empty payload stays empty. */
 export function compressPayload(id: Compression, data: Buffer): Buffer {
@@ -67,8 +68,8 @@ export function decompressPayload(id: Compression, data: Buffer, decodedLength: 
       }
       case Compression.lz4: {
         // A compressed block counts as its frame's block maximum, so the bound is the frame limit.
-        const bound = lz4FramesBound(data, lz4InflateBytesMax);
-        if (bound !== null) return { ok: false, reason: `lz4: ${bound}` };
+        const bound = lz4FrameOutputBound(data, lz4InflateBytesMax);
+        if (typeof bound === 'string') return { ok: false, reason: `lz4: ${bound}` };
         out = decompressFrameSync(data);
         break;
       }
@@ -82,86 +83,3 @@ export function decompressPayload(id: Compression, data: Buffer, decodedLength: 
 
 /** What LZ4 frames may be allowed to inflate to before the exact length is checked (docs §2). */
 const lz4InflateBytesMax = 64 * 1024 * 1024;
-
-const xerialMagic = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
-const xerialHeaderBytes = 16;
-
-/** The uvarint length preamble of a raw snappy block, or a reason. */
-function snappyLength(block: Buffer): number | string {
-  let n = 0;
-  for (let i = 0, shift = 0; i < 5; i++, shift += 7) {
-    if (i >= block.length) return 'truncated length preamble';
-    const b = block[i]!;
-    n += (b & 0x7f) * 2 ** shift;
-    if ((b & 0x80) === 0) return n;
-  }
-  return 'length preamble over 5 bytes';
-}
-
-function snappyDecode(data: Buffer, decodedLength: number): CompressionResult {
-  if (data.length < xerialHeaderBytes || !data.subarray(0, 8).equals(xerialMagic)) {
-    const n = snappyLength(data);
-    if (typeof n === 'string') return { ok: false, reason: `snappy: ${n}` };
-    if (n !== decodedLength) return { ok: false, reason: `snappy block declares ${n} bytes, header says ${decodedLength}` };
-    return { ok: true, value: snappyUncompress(data, { asBuffer: true }) as Buffer };
-  }
-  // xerial: 16-byte header, then blocks of (i32 length, raw snappy block).
-  const out = Buffer.allocUnsafe(decodedLength);
-  let filled = 0;
-  let off = xerialHeaderBytes;
-  while (off < data.length) {
-    if (data.length - off < 4) return { ok: false, reason: 'xerial snappy: truncated block length' };
-    const len = data.readUInt32BE(off);
-    off += 4;
-    if (len > data.length - off) return { ok: false, reason: 'xerial snappy: truncated block' };
-    const block = data.subarray(off, off + len);
-    off += len;
-    const n = snappyLength(block);
-    if (typeof n === 'string') return { ok: false, reason: `xerial snappy: ${n}` };
-    if (n > decodedLength - filled) return { ok: false, reason: `xerial snappy output over ${decodedLength} bytes` };
-    (snappyUncompress(block, { asBuffer: true }) as Buffer).copy(out, filled);
-    filled += n;
-  }
-  return { ok: true, value: out.subarray(0, filled) };
-}
-
-/** LZ4 frame block maximum sizes by their BD code. */
-const lz4BlockMax: Record<number, number> = { 4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024 };
-
-/**
- * Null when a sequence of LZ4 frames can hold at most `maxBytes`, judged from the frame
- * descriptors and block headers alone (an uncompressed block holds its size, a compressed one at
- * most the frame's block maximum); otherwise why not. Skippable frames hold nothing.
- */
-export function lz4FramesBound(data: Buffer, maxBytes: number): string | null {
-  let off = 0;
-  let total = 0;
-  while (off < data.length) {
-    if (data.length - off < 4) return 'truncated frame';
-    const magic = data.readUInt32LE(off);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (data.length - off < 8) return 'truncated skippable frame';
-      off += 8 + data.readUInt32LE(off + 4);
-      continue;
-    }
-    if (magic !== 0x184d2204) return `not an LZ4 frame (magic ${magic.toString(16)})`;
-    if (data.length - off < 7) return 'truncated frame descriptor';
-    const flags = data[off + 4]!;
-    const blockMax = lz4BlockMax[(data[off + 5]! >> 4) & 7];
-    if (blockMax === undefined) return 'bad block maximum size';
-    const blockChecksum = (flags >> 4) & 1;
-    off += 7 + ((flags >> 3) & 1 ? 8 : 0) + (flags & 1 ? 4 : 0);
-    for (;;) {
-      if (data.length - off < 4) return 'truncated block';
-      const word = data.readUInt32LE(off);
-      off += 4;
-      if (word === 0) break;
-      const size = word & 0x7fffffff;
-      total += word >>> 31 ? size : blockMax;
-      off += size + (blockChecksum ? 4 : 0);
-      if (total > maxBytes) return `frames may hold more than ${maxBytes} bytes`;
-    }
-    if ((flags >> 2) & 1) off += 4;
-  }
-  return off > data.length ? 'truncated frame' : null;
-}

@@ -5,8 +5,8 @@ import {
   CompressionCodec,
   compress,
   decompress,
-  xerialMagic,
 } from '../../../../src/protocols/kafka/codec/compression.js';
+import { xerialMagic } from '../../../../src/base/compression.js';
 
 const text = Buffer.from('hello kafka, hello kafka, hello kafka');
 const hex = (s: string) => Buffer.from(s, 'hex');
