@@ -4,9 +4,10 @@
 //   client-side  client-side.ts: the members send their protocols and metadata, the engine
 //                elects a leader, bumps the generation and hands the leader's assignment to
 //                every member (Kafka's classic JoinGroup/SyncGroup/Heartbeat/LeaveGroup).
-//   server-side  server-side.ts: the engine assigns the partitions of one topic to the members
-//                itself (balanced, sticky, with a cooperative hand-off), a new generation per
-//                change (Iggy consumer groups today; Cursus groups next).
+//   server-side  server-side.ts: the engine assigns a group's partitions to the members itself
+//                (balanced, sticky, with a cooperative hand-off), a new generation per change:
+//                one topic's partitions (Iggy consumer groups), or a flat list of several
+//                topics' partitions kept by the adapter (Cursus groups).
 //   queue        queue.ts: per-record claims with visibility timeouts, ack/nack and dead letters
 //                (Felix queue groups; Kafka share groups, KIP-932, later). Interface only.
 //

@@ -1,6 +1,9 @@
-// Groups with server-side assignment: the engine assigns the partitions of one topic to the
-// group's members itself (Iggy consumer groups today, Cursus groups next). A protocol keeps its
-// own registry of groups (ids, names, persistence) and hands each group's state to this engine.
+// Groups with server-side assignment: the engine assigns a group's partitions to its members
+// itself (Iggy consumer groups, Cursus groups). A protocol keeps its own registry of groups (ids,
+// names, persistence) and hands each group's state to this engine. Partitions are numbered
+// 0..n-1: one topic's partitions, or a flat list of several topics' partitions that the adapter
+// keeps (Cursus groups of several topics); when that list changes, `renumber` carries the owners
+// over to the new numbering.
 //
 // Every membership or partition-count change bumps the generation and reassigns with the
 // pluggable assignor (assignors.ts; balanced and sticky by default), with a cooperative hand-off,
@@ -167,6 +170,34 @@ export class ServerSideGroups<K extends MemberKey> {
     for (const p of [...group.revocations.keys()]) this.completeRevocation(group, p);
   }
 
+  /**
+   * The partitions were renumbered (an adapter's flat list of several topics' partitions changed):
+   * partition `old` is now `newIndexOf(old)`, or gone when undefined. Owners, hand-offs and the
+   * served and committed positions follow their partitions, then the group rebalances over
+   * `partitions`, so a partition stays with its member as far as the assignor allows.
+   */
+  renumber(group: ServerSideGroup<K>, partitions: number, newIndexOf: (old: number) => number | undefined): void {
+    const taken = new Set<number>();
+    const moved = (p: number): number | undefined => {
+      const n = newIndexOf(p);
+      if (n === undefined) return undefined;
+      if (!Number.isInteger(n) || n < 0 || n >= partitions) throw new Error(`partition ${p} renumbered to ${n}, outside 0..${partitions - 1}`);
+      return n;
+    };
+    for (const m of group.members.values()) {
+      m.partitions = m.partitions.map(moved).filter((p): p is number => p !== undefined);
+      for (const p of m.partitions) {
+        if (taken.has(p)) throw new Error(`two partitions renumbered to ${p}`);
+        taken.add(p);
+      }
+      m.pollable = [];
+    }
+    remapKeys(group.revocations, moved);
+    remapKeys(group.served, moved);
+    remapKeys(group.committed, moved);
+    this.rebalance(group, partitions);
+  }
+
   /** Completes the group's revocations pending for `rebalancingTimeoutMs` or longer. */
   expireRevocations(group: ServerSideGroup<K>): void {
     const deadline = this.options.clock.now() - this.options.rebalancingTimeoutMs;
@@ -261,6 +292,16 @@ export class ServerSideGroups<K extends MemberKey> {
   private drop(group: ServerSideGroup<K>, member: ServerSideMember<K>): void {
     group.members.delete(member.memberId);
     if (member.session !== null) this.sessions?.cancel(member.session);
+  }
+}
+
+/** Moves each entry of `map` to its partition's new number, dropping those that are gone. */
+function remapKeys<V>(map: Map<number, V>, moved: (p: number) => number | undefined): void {
+  const entries = [...map];
+  map.clear();
+  for (const [p, v] of entries) {
+    const n = moved(p);
+    if (n !== undefined) map.set(n, v);
   }
 }
 

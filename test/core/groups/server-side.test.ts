@@ -178,6 +178,41 @@ describe('ServerSideGroups', () => {
     );
   });
 
+  it('renumbers: owners follow their partitions when a flat list of several topics changes', () => {
+    // Flat list [a:0, a:1, b:0, b:1]; then topic `a` grows one partition: [a:0, a:1, a:2, b:0, b:1].
+    const { engine, group } = setup();
+    engine.join(group, 'x', 4);
+    engine.join(group, 'y', 4);
+    assert.deepEqual(owners(group), { x: [0, 1], y: [2, 3] });
+    const gen = group.generation;
+    engine.renumber(group, 5, (old) => (old < 2 ? old : old + 1));
+    assert.equal(group.generation, gen + 1n, 'a new generation');
+    assert.deepEqual(owners(group), { x: [0, 1, 2], y: [3, 4] }, 'b:0 and b:1 (now 3 and 4) stay with y; the new a:2 goes to a member');
+    assertCoversOnce(group, 5);
+    // Topic `a` goes: [b:0, b:1].
+    engine.renumber(group, 2, (old) => (old >= 3 ? old - 3 : undefined));
+    assert.deepEqual(owners(group), { x: [1], y: [0] }, 'y keeps b:0 and gives up its highest, b:1, to x, which lost all of `a`');
+    assertCoversOnce(group, 2);
+  });
+
+  it('renumbers hand-offs and positions with their partitions, and refuses a numbering that is not one', () => {
+    const { engine, group } = setup();
+    engine.join(group, 'a', 2);
+    engine.served(group, 1, 9);
+    engine.join(group, 'b', 2);
+    assert.equal(group.revocations.has(1), true, 'partition 1 is pending, a has records in flight');
+    // A new first partition: old 0 → 1, old 1 → 2.
+    engine.renumber(group, 3, (old) => old + 1);
+    assert.deepEqual([...group.revocations.keys()], [2], 'the hand-off moved with its partition');
+    assert.deepEqual([...group.served], [[2, 9]]);
+    assert.equal(engine.owns(group, 'a', 2), true, 'a still owns it until it commits');
+    engine.committed(group, 2, 9);
+    assert.equal(engine.owns(group, 'b', 2), true, 'drained: handed over under its new number');
+    assertCoversOnce(group, 3);
+    assert.throws(() => engine.renumber(group, 3, () => 0), /two partitions renumbered to 0/);
+    assert.throws(() => engine.renumber(group, 3, () => 3), /outside/);
+  });
+
   it('takes its assignment from a pluggable assignor', () => {
     // Everything to the latest member: not what the default would do.
     const latest: ServerSideAssignor = (members, _current, partitions) => Array.from({ length: partitions }, () => members[members.length - 1]!);
