@@ -122,6 +122,11 @@ export interface CreateTopicRequest {
 
 /** What a front-end hears about topics changed by any protocol (Broker.onTopicChanges). */
 export interface TopicChangeListener {
+  /**
+   * A topic was created (by any protocol): told once it is in the catalog, before the creation
+   * returns. A failing listener fails nothing (it is logged).
+   */
+  topicCreated?(topic: Topic): Promise<void> | void;
   /** Told once the topic has left the catalog (in a namespace deletion, with the namespace). */
   topicDeleted?(topic: Topic): Promise<void> | void;
   namespaceDeleted?(namespace: Namespace): Promise<void> | void;
@@ -324,12 +329,15 @@ export class Broker implements CatalogObserver {
 
   // --- catalog changes (the catalog calls back into the CatalogObserver methods below) --------
 
-  createTopic(namespace: NamespaceRef, name: string, request: CreateTopicRequest = {}): Promise<Topic> {
-    return this.catalog.createTopic(namespace, name, {
+  /** Creates the topic and its logs; the listeners hear of it before this returns. */
+  async createTopic(namespace: NamespaceRef, name: string, request: CreateTopicRequest = {}): Promise<Topic> {
+    const topic = await this.catalog.createTopic(namespace, name, {
       partitions: request.partitions ?? this.defaultPartitions,
       ...(request.config ? { config: request.config } : {}),
       ...(request.id !== undefined ? { id: request.id } : {}),
     });
+    await this.tellListeners((l) => l.topicCreated?.(topic));
+    return topic;
   }
 
   /** Deletes the topic, its logs (directory included), committed offsets and producer state. */
@@ -384,10 +392,11 @@ export class Broker implements CatalogObserver {
   }
 
   /**
-   * Told when a topic (any protocol's deletion, or its namespace's) or a namespace is gone, inside
-   * the catalog mutation (before its id can be handed out again), so a front-end can drop what it
-   * keeps about it; and when a topic's partition count changed, asked inside the catalog mutation
-   * for config to store with the new count, and told after it. Returns the unsubscribe function.
+   * Told when a topic was created (once it is visible); when a topic (any protocol's deletion, or
+   * its namespace's) or a namespace is gone, inside the catalog mutation (before its id can be
+   * handed out again), so a front-end can drop what it keeps about it; and when a topic's
+   * partition count changed, asked inside the catalog mutation for config to store with the new
+   * count, and told after it. Returns the unsubscribe function.
    */
   onTopicChanges(listener: TopicChangeListener): () => void {
     this.topicListeners.add(listener);

@@ -547,3 +547,21 @@ test('deletion listeners hear of each topic and then the namespace before its id
   assert.deepEqual(heard, ['topic t, namespaces ', 'namespace a, namespaces ']);
   assert.equal(broker.catalog.getNamespace('a'), null);
 });
+
+test('creation listeners hear of a topic once it is in the catalog, before the creation returns; a failing one fails nothing', async (t) => {
+  const broker = await Broker.open(options(tempDir(t), new ManualClock()));
+  const heard: string[] = [];
+  broker.onTopicChanges({
+    topicCreated: async (topic) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      heard.push(`${topic.namespace}/${topic.name} visible=${broker.catalog.getTopic({ topic: topic.name, namespace: topic.namespace }) !== null}`);
+      throw new Error('listener failed');
+    },
+  });
+  const created = await broker.createTopic('default', 'fresh', { partitions: 2 });
+  assert.deepEqual(heard, ['default/fresh visible=true']);
+  assert.equal(created.partitions, 2);
+  await assert.rejects(broker.createTopic('default', 'fresh', { partitions: 1 }), (err: unknown) => isQuartetError(err) && err.code === 'topic_exists');
+  assert.deepEqual(heard, ['default/fresh visible=true'], 'a refused creation is not heard');
+  await broker.close();
+});
