@@ -12,6 +12,7 @@ import { cursusError, renderError, type CursusError } from './codec/errors.js';
 import type { CommandPayload } from './codec/crq2.js';
 import type { CursusBatch } from './codec/batch.js';
 import type { Fields } from './codec/lines.js';
+import type { CursusGroups } from './groups.js';
 
 /** A request that fails with a registry code; the connection answers it with status ERROR. */
 export class CursusFailure extends Error {
@@ -89,6 +90,8 @@ export interface CursusServices {
   readonly broker: Broker;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Consumer groups and their committed offsets (groups.ts). */
+  readonly groups: CursusGroups;
 }
 
 /** The per-request context: the services and the connection's authenticated principal. */
