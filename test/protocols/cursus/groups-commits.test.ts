@@ -4,10 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { kafkaOffsetScope } from '../../../src/protocols/kafka/handlers/offset-commit.js';
-import { offsetCommitHandler } from '../../../src/protocols/kafka/handlers/offset-commit.js';
+import { kafkaOffsetScope, offsetCommitHandler } from '../../../src/protocols/kafka/handlers/offset-commit.js';
 import { offsetFetchHandler } from '../../../src/protocols/kafka/handlers/offset-fetch.js';
+import { formatLine } from '../../../src/protocols/cursus/codec/lines.js';
 import { cursusOffsetScope } from '../../../src/protocols/cursus/groups.js';
+import { CursusFailure } from '../../../src/protocols/cursus/handler.js';
 import { dataHarness } from '../kafka/handlers/data-harness.js';
 import { groupsHarness, type GroupsHarness } from './groups-harness.js';
 
@@ -93,6 +94,28 @@ describe('Cursus offsets', () => {
     assert.deepEqual([await fetched(h, 0), await fetched(h, 1)], ['100', '200'], 'no refused batch changed any offset');
     assert.deepEqual(await h.ok('BATCH_COMMIT', batch('P1:200,P0:150')), { batched: '2' }, 'an unchanged entry counts');
     assert.deepEqual([await fetched(h, 0), await fetched(h, 1)], ['150', '200']);
+  });
+
+  it('validateOwnership (SEND_OFFSETS_TO_TXN) fences as a commit does, without committing', async (t) => {
+    const h = await groupsHarness(t, { topics: { t: 4, u: 1 } });
+    await twoMembers(h);
+    const refusal = (...args: Parameters<typeof h.groups.validateOwnership>): string => {
+      try {
+        h.groups.validateOwnership(...args);
+        return 'owned';
+      } catch (err) {
+        assert.ok(err instanceof CursusFailure);
+        return formatLine(err.error.code, err.error.fields);
+      }
+    };
+    assert.equal(refusal('g', 'a-0001', 2, 't', [0, 1]), 'owned');
+    assert.equal(refusal('g', 'a-0001', 2, 't', [1, 2]), 'NOT_OWNER partition=2 member=a-0001 group=g generation=2');
+    assert.equal(refusal('g', 'a-0001', 1, 't', [0]), 'GEN_MISMATCH current=2 requested=1 group=g member=a-0001');
+    assert.equal(refusal('g', 'x-0001', 2, 't', [0]), 'member_not_found member=x-0001 group=g');
+    assert.equal(refusal('g', 'a-0001', 2, 'u', [0]), 'topic_not_assigned_to_group expected=t actual=u');
+    assert.equal(refusal('nope', 'a-0001', 2, 't', [0]), 'group_not_found group=nope');
+    assert.equal(refusal('g', 'a-0001', 2, 't', [4]), 'PARTITION_NOT_FOUND partition=4');
+    assert.equal(await fetched(h, 0), '0');
   });
 
   it('FETCH_OFFSET needs a topic and partition that exist, not a registered group', async (t) => {
