@@ -172,6 +172,7 @@ export class CursusGroups {
     if (group === undefined) {
       if (topicName === undefined) throw groupNotFound(name);
       group = await this.registry.run(async () => this.groups.get(name) ?? this.createForTopic(name, topicName));
+      if (this.groups.get(name) !== group) throw groupNotFound(name);
     }
     if (topicName !== undefined) requireSelected(group, topicName);
     let memberId = member;
@@ -233,11 +234,13 @@ export class CursusGroups {
     return topic !== null && this.visible(topic.name) ? topic : null;
   }
 
-  /** A Cursus topic by name and one of its partitions, or topic_not_found / PARTITION_NOT_FOUND. */
-  requirePartition(topicName: string, partition: number): Topic {
+  /** A Cursus topic by name with every one of `partitions`, or topic_not_found / PARTITION_NOT_FOUND. */
+  requirePartitions(topicName: string, partitions: Iterable<number>): Topic {
     const topic = this.topic(topicName);
     if (topic === null) throw topicNotFound(topicName);
-    if (partition >= topic.partitions) throw CursusFailure.of('PARTITION_NOT_FOUND', [['partition', String(partition)]], `topic '${topicName}' has ${topic.partitions} partitions`);
+    for (const p of partitions) {
+      if (p >= topic.partitions) throw CursusFailure.of('PARTITION_NOT_FOUND', [['partition', String(p)]], `topic '${topicName}' has ${topic.partitions} partitions`);
+    }
     return topic;
   }
 
@@ -481,10 +484,7 @@ export class CursusGroups {
   /** The topic as the group covers it now, with every one of `partitions` in it. */
   private subscribedTopic(group: CursusGroup, topicName: string, partitions: readonly number[]): Topic {
     requireSelected(group, topicName);
-    const topic = this.topic(topicName);
-    if (topic === null) throw topicNotFound(topicName);
-    for (const p of partitions) this.requirePartition(topicName, p);
-    return topic;
+    return this.requirePartitions(topicName, partitions);
   }
 
   private topics(): Topic[] {

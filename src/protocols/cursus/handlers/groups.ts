@@ -161,7 +161,7 @@ const fetchOffset: CursusCommandHandler = {
     const topicName = requiredText(req, 'topic');
     const partition = requiredInt(req, 'partition', 0, partitionMax);
     const name = groupField(req);
-    const topic = groups(ctx).requirePartition(topicName, partition);
+    const topic = groups(ctx).requirePartitions(topicName, [partition]);
     // Spec: "If no offset has been committed, the broker returns OK offset=0 (earliest)."
     return text([['offset', String((await groups(ctx).committedOffset(name, topic, partition)) ?? 0)]]);
   },
