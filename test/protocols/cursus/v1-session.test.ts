@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { decodeBatch, decodeCommandPayload, encodeBatch, encodeCommandPayload, encodeStreamClose, type CursusRecord } from '../../../src/protocols/cursus/codec/index.js';
 import { CursusFailure, type CursusReply, type CursusRequest } from '../../../src/protocols/cursus/handler.js';
 import { V1Framer, V1Session, type V1Output } from '../../../src/protocols/cursus/v1/index.js';
@@ -372,5 +373,28 @@ describe('V1Session: STREAM and READ_STREAM', () => {
     const other = session(() => ({ kind: 'stream', run: (sink) => sink.fail(CursusFailure.of('NOT_LEADER', [['leader', 'h:9000']]).error) }));
     await feed(other.s, frame('READ_STREAM topic=orders key=a-1'));
     assert.deepEqual(other.peer.lines(), ['{"status":"ERROR","error":"NOT_LEADER LEADER_IS h:9000"}']);
+  });
+});
+
+describe('V1Session: hostile input', () => {
+  const words = ['PUBLISH', 'CONSUME', 'STREAM', 'JOIN_GROUP', 'NEGOTIATE', 'LIST', 'topic=', 'message=', 'partition=-1', 'offset=x', 'member=', 'group=-', 'generation=9', 'features=*', 'version=1', ' ', '\t', '=', '\u00a0', '\x00', '"'];
+  const line = fc.array(fc.constantFrom(...words), { maxLength: 12 }).map((ws) => text(ws.join('')));
+  const mutatedBatch = fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 120 })).map(([at, byte, cut]) => {
+    const b = Buffer.from(vector('batch_consume').subarray(4));
+    b[at % b.length] = byte;
+    return b.subarray(0, b.length - (cut % b.length));
+  });
+  const body = fc.oneof(line, mutatedBatch, fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a)), line.map((l) => envelope(l.toString('latin1'))));
+
+  it('answers any body with v1 frames and never throws', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(body, { minLength: 1, maxLength: 8 }), async (bodies) => {
+        const { s, peer } = session(() => ({ kind: 'text', fields: [['n', '1']] }));
+        for (const b of bodies) await s.handle(b);
+        for (const reply of peer.lines()) assert.match(reply, /^(OK|ERROR: )/, reply);
+        if (!peer.ended) assert.equal(peer.lines().length, bodies.length, 'one reply per request on a connection that stays open');
+      }),
+      { numRuns: 300 },
+    );
   });
 });
