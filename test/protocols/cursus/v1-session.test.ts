@@ -271,6 +271,13 @@ describe('V1Session: mappings', () => {
     assert.deepEqual(peer.written, []);
   });
 
+  it('writes a close reply\'s OK line and then ends the connection', async () => {
+    const { s, peer } = session(() => ({ kind: 'close', fields: [] }));
+    await feed(s, Buffer.concat([frame('DESCRIBE topic=t'), frame('LIST')]));
+    assert.deepEqual(peer.lines(), ['OK']);
+    assert.equal(peer.ended, true);
+  });
+
   it('continues a socket\'s CONSUMEs from where the last one stopped, ignoring offset=', async () => {
     const { s, requests } = session((req) => (req.command === 'CONSUME' ? consumeReply() : { kind: 'none' }));
     await feed(s, Buffer.concat([frame('CONSUME topic=orders partition=0 offset=0 member=m'), frame('CONSUME topic=orders partition=0 offset=0 member=m'), frame('CONSUME topic=orders partition=1 offset=0 member=m')]));
