@@ -13,6 +13,9 @@ import type { CommandPayload } from './codec/crq2.js';
 import type { CursusBatch } from './codec/batch.js';
 import type { Fields } from './codec/lines.js';
 import type { CursusGroups } from './groups.js';
+import type { CursusAccess } from './access.js';
+import type { CursusNode } from './node.js';
+import type { CursusTopics } from './topics.js';
 
 /** A request that fails with a registry code; the connection answers it with status ERROR. */
 export class CursusFailure extends Error {
@@ -92,6 +95,12 @@ export interface CursusServices {
   readonly clock: Clock;
   /** Consumer groups and their committed offsets (groups.ts). */
   readonly groups: CursusGroups;
+  /** The topic table: definitions (view), CREATE/DELETE/TRUNCATE, delete guards. */
+  readonly topics: CursusTopics;
+  /** Authentication and the requireAuth switch (authorizeTopic reads it). */
+  readonly access: CursusAccess;
+  /** This broker's id and advertised address. */
+  readonly node: CursusNode;
 }
 
 /** The per-request context: the services and the connection's authenticated principal. */
