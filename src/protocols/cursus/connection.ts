@@ -1,0 +1,362 @@
+// One Cursus Wire v2 connection (docs/protocols/cursus-wire-v2.md §1-§4) on the shared request
+// pipeline (../pipeline.ts), replies in request order ('ordered'), each carrying its request's ID
+// and command: socket → CursusFramer → negotiation or request → frontend.dispatch → reply frames.
+//
+// - The first frame must be a negotiation request; anything else closes the connection. A
+//   negotiation that fails is answered (status ERROR) and the connection closes. Until it is done
+//   frames may carry at most `preNegotiationPayloadBytesMax`.
+// - A header the framer refuses (§2.7: magic, version, kind, flags, lengths, request ID 0, a kind
+//   or NEGOTIATE out of place), a client frame of a broker kind, a second negotiation, or a
+//   compression id other than the negotiated one: what was read before is answered, then the
+//   connection closes without a reply.
+// - CRC mismatch, undecompressable payload, a payload that is not CRQ2 (CBV2 only on PUBLISH),
+//   positional strings, an unknown or internal command: ERROR, and the connection goes on.
+// - Inline `principal`/`auth_token` on any request, and AUTH's `principal`/`token`, authenticate
+//   the connection before dispatch (access.ts); later requests run as that principal.
+// - Replies are compressed with the negotiated algorithm. `none` writes nothing; `close` (EXIT)
+//   answers OK, then closes. A handler error that is not a CursusFailure is answered with the
+//   mapped core error (core-errors.ts) or `internal_error`, logged, and the connection goes on.
+// - STREAM replies (kind 5 frames through a CursusStreamSink) hold the connection's request slot
+//   until the stream ends: a stream command starts only once every earlier reply is written, and
+//   nothing after it starts until its last frame (END). A client stops a stream by closing the
+//   connection (or half-closing it): the sink's `closed` signal then aborts, as on a listener
+//   shutdown or idle close, and the stream ends with its last frame. A refused stream is one
+//   kind-5 ERROR frame with END.
+
+import { createHash } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { RequestPipeline, type Slot } from '../pipeline.js';
+import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
+import { optionalText, requiredText } from './args.js';
+import {
+  CursusFramer,
+  FrameKind,
+  Status,
+  commandSpec,
+  cursusError,
+  decodeBatch,
+  decodeCommandPayload,
+  decodeNegotiationRequest,
+  encodeErrorPayload,
+  encodeFrame,
+  encodeJsonEnvelope,
+  encodeNegotiationResponse,
+  encodeOkLine,
+  isBatchPayload,
+  negotiate,
+  negotiateCommand,
+  openFrame,
+  type CommandSpec,
+  type Compression,
+  type CursusError,
+  type Frame,
+  type FrameHeader,
+} from './codec/index.js';
+import { cursusFailureOfCoreError } from './core-errors.js';
+import type { CursusFrontend } from './frontend.js';
+import { CursusFailure, type CursusReply, type CursusRequest, type CursusStreamSink } from './handler.js';
+
+/** The largest payload a frame may carry before negotiation is done (a negotiation request has 22 bytes at most). */
+export const preNegotiationPayloadBytesMax = 64 * 1024;
+
+export class CursusConnection implements ConnectionHandle {
+  private readonly framer: CursusFramer;
+  private readonly pipeline: RequestPipeline<Frame>;
+  /** Null until negotiated: the compression every later frame carries. */
+  private compression: Compression | null = null;
+  /** The authenticated user (null: anonymous) and what proved it (a digest of the token, not the token). */
+  private userId: number | null = null;
+  private credentials: { principal: string; digest: string } | null = null;
+  /** Aborted when the connection goes or winds down: running streams end. */
+  private readonly streamsStop = new AbortController();
+
+  constructor(
+    private readonly frontend: CursusFrontend,
+    private readonly socket: Socket,
+    private readonly context: ConnectionContext,
+  ) {
+    this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined });
+    const settings = frontend.settings;
+    this.pipeline = new RequestPipeline<Frame>(
+      socket,
+      {
+        start: (frame) => this.process(frame),
+        release: (frame) => this.framer.release(frame),
+        mayStart: (frame) => this.mayStart(frame),
+        closed: () => {
+          this.streamsStop.abort();
+          this.framer.dispose();
+        },
+      },
+      {
+        logger: context.logger,
+        inFlightMax: () => settings.inFlightRequestsMax,
+        readAheadMax: () => (this.compression === null ? 1 : settings.inFlightRequestsMax),
+        order: 'ordered',
+        fileSlices: false,
+      },
+    );
+    if (context.readInto) context.readInto((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.once('end', () => this.onInputEnded());
+  }
+
+  // --- ConnectionHandle ------------------------------------------------------------------------
+
+  close(reason: CloseReason): void {
+    if (this.pipeline.stopping) return;
+    this.context.logger.debug('closing cursus connection', { reason });
+    this.streamsStop.abort();
+    this.pipeline.close();
+  }
+
+  whenIdle(): Promise<void> {
+    return this.pipeline.whenIdle();
+  }
+
+  // --- input -----------------------------------------------------------------------------------
+
+  private onData(chunk: Buffer): void {
+    if (!this.pipeline.accepting) return;
+    try {
+      const frames: Frame[] = [];
+      let bad: string | null = null;
+      for (const result of this.framer.push(chunk)) {
+        if (!result.ok) {
+          bad = result.reason;
+          break;
+        }
+        frames.push(result.frame);
+      }
+      this.pipeline.push(frames);
+      if (bad !== null) {
+        this.context.logger.debug('cursus framing error; closing', { reason: bad });
+        this.pipeline.finishInput(() => this.end());
+      }
+    } catch (error) {
+      this.context.logger.error('cursus connection failed; closing', { error });
+      this.pipeline.destroy();
+    }
+  }
+
+  /** The peer's FIN: running streams stop, what it sent is answered, then the connection ends. */
+  private onInputEnded(): void {
+    if (!this.pipeline.accepting) return;
+    this.streamsStop.abort();
+    this.pipeline.finishInput(() => this.end());
+  }
+
+  private end(): void {
+    this.pipeline.endWith();
+  }
+
+  /** A stream command waits until every earlier reply is written: its frames go straight to the socket. */
+  private mayStart(frame: Frame): boolean {
+    if (this.compression === null || commandSpec(frame.header.command)?.reply !== 'stream') return true;
+    return this.pipeline.inFlight === 0;
+  }
+
+  // --- requests --------------------------------------------------------------------------------
+
+  private process(frame: Frame): Promise<void> {
+    if (this.compression === null) {
+      this.negotiate(frame);
+      return Promise.resolve();
+    }
+    const h = frame.header;
+    const spec = commandSpec(h.command);
+    const streamed = spec?.reply === 'stream';
+    const slot = this.pipeline.open(this.context.beginRequest(spec?.name ?? 'unknown'), { barrier: streamed });
+    const problem = h.kind !== FrameKind.request ? `a frame of kind ${h.kind} after negotiation` : h.compression !== this.compression ? `compression ${h.compression}, negotiated ${this.compression}` : null;
+    if (problem !== null) {
+      this.context.logger.debug('cursus frame refused; closing', { reason: problem });
+      this.pipeline.reply(slot, [], { outcome: 'error', closeAfter: true });
+      return Promise.resolve();
+    }
+    return this.handle(frame, spec, slot, streamed);
+  }
+
+  private async handle(frame: Frame, spec: CommandSpec | undefined, slot: Slot, streamed: boolean): Promise<void> {
+    const h = frame.header;
+    let reply: CursusReply;
+    try {
+      reply = await this.answer(frame, spec);
+    } catch (error) {
+      this.replyError(slot, h, streamed, this.failureOf(error, spec?.name ?? String(h.command)).error);
+      return;
+    }
+    try {
+      await this.send(slot, h, reply);
+    } catch (error) {
+      // An encoding failure (a reply over 64 MiB): a bug of the handler, answered as internal.
+      this.replyError(slot, h, streamed, this.failureOf(error, spec?.name ?? String(h.command)).error);
+    }
+  }
+
+  /** Decodes, authenticates and dispatches one request; throws what is answered as ERROR. */
+  private async answer(frame: Frame, spec: CommandSpec | undefined): Promise<CursusReply> {
+    const h = frame.header;
+    if (spec === undefined) throw CursusFailure.of('unknown_command', [['command', String(h.command)]]);
+    if (spec.internal === true) throw CursusFailure.of('internal_command_unauthorized', [['command', spec.name]], 'broker-internal commands are not served on the client listener');
+    const opened = openFrame(h, frame.payload);
+    if (!opened.ok) throw CursusFailure.of(opened.code, [], opened.reason);
+    const request = decodeRequest(spec, h.requestId, opened.value);
+    await this.authenticate(request);
+    const ctx = { services: this.frontend.services, principal: this.frontend.services.access.principalOf(this.userId), peer: this.context.remote };
+    return this.frontend.dispatch(ctx, h.command, request);
+  }
+
+  /**
+   * AUTH's principal/token, or a request's inline principal/auth_token: checked (unless they are
+   * the ones this connection already proved) and made the connection's principal.
+   */
+  private async authenticate(req: CursusRequest): Promise<void> {
+    let principal: string | undefined;
+    let token: string | undefined;
+    if (req.command === 'AUTH') {
+      principal = requiredText(req, 'principal');
+      token = requiredText(req, 'token');
+    } else {
+      principal = optionalText(req, 'principal');
+      token = optionalText(req, 'auth_token');
+      if (principal === undefined && token === undefined) return;
+      if (principal === undefined || principal === '') throw CursusFailure.of('missing_principal', [['command', req.command]]);
+      if (token === undefined || token === '') throw CursusFailure.of('missing_auth_token', [['command', req.command]]);
+    }
+    const digest = createHash('sha256').update(token).digest('base64');
+    if (this.credentials !== null && this.credentials.principal === principal && this.credentials.digest === digest && this.userId !== null) return;
+    const user = await this.frontend.services.access.authenticate(principal, token, this.context.remote);
+    this.userId = user.id;
+    this.credentials = { principal, digest };
+    if (this.frontend.settings.requireAuth) this.context.authenticated();
+  }
+
+  private failureOf(error: unknown, command: string): CursusFailure {
+    if (error instanceof CursusFailure) return error;
+    const mapped = cursusFailureOfCoreError(error);
+    if (mapped !== null) {
+      this.context.logger.debug('cursus request failed', { command, error });
+      return mapped;
+    }
+    this.context.logger.error('cursus request failed', { command, error });
+    return CursusFailure.of('internal_error', [['command', command]], 'the broker could not complete the request');
+  }
+
+  // --- replies ---------------------------------------------------------------------------------
+
+  private frame(h: FrameHeader, kind: FrameKind, status: Status, payload: readonly Buffer[], end = false): Buffer[] {
+    return encodeFrame({ kind, command: h.command, requestId: h.requestId, status, compression: this.compression!, end }, payload);
+  }
+
+  private replyError(slot: Slot, h: FrameHeader, streamed: boolean, error: CursusError): void {
+    const kind = streamed ? FrameKind.stream : FrameKind.response;
+    this.pipeline.reply(slot, this.frame(h, kind, Status.error, [encodeErrorPayload(error)], streamed), { outcome: 'error' });
+  }
+
+  private async send(slot: Slot, h: FrameHeader, reply: CursusReply): Promise<void> {
+    switch (reply.kind) {
+      case 'text':
+        this.pipeline.reply(slot, this.frame(h, FrameKind.response, Status.ok, [encodeOkLine(reply.fields)]));
+        return;
+      case 'json':
+        this.pipeline.reply(slot, this.frame(h, FrameKind.response, Status.ok, [encodeJsonEnvelope(reply.value)]));
+        return;
+      case 'batch':
+        this.pipeline.reply(slot, this.frame(h, FrameKind.response, Status.ok, reply.chunks));
+        return;
+      case 'none':
+        this.pipeline.reply(slot, []);
+        return;
+      case 'close':
+        this.streamsStop.abort();
+        this.pipeline.reply(slot, this.frame(h, FrameKind.response, Status.ok, [encodeOkLine(reply.fields)]), { closeAfter: true });
+        return;
+      case 'stream':
+        await this.stream(slot, h, reply.run);
+        return;
+    }
+  }
+
+  /** Runs a stream reply: its frames go to the socket as the handler sends them; the slot ends with the stream. */
+  private async stream(slot: Slot, h: FrameHeader, run: (sink: CursusStreamSink) => Promise<void>): Promise<void> {
+    let ended = false;
+    const finish = (status: Status, payload: readonly Buffer[], end: boolean): Promise<void> => {
+      if (ended) return Promise.reject(new Error('the stream has already sent its last frame'));
+      ended = end;
+      return this.write(this.frame(h, FrameKind.stream, status, payload, end));
+    };
+    const sink: CursusStreamSink = {
+      send: (payload, end = false) => finish(Status.ok, payload, end),
+      fail: (error) => finish(Status.error, [encodeErrorPayload(error)], true),
+      closed: this.streamsStop.signal,
+    };
+    let outcome: 'ok' | 'error' = 'ok';
+    try {
+      await run(sink);
+    } catch (error) {
+      outcome = 'error';
+      if (!ended) await finish(Status.error, [encodeErrorPayload(this.failureOf(error, commandSpec(h.command)?.name ?? 'STREAM').error)], true);
+    }
+    if (!ended) {
+      outcome = 'error';
+      this.context.logger.error('a cursus stream ended without its last frame', { command: h.command });
+      await finish(Status.error, [encodeErrorPayload(cursusError('internal_error', [['command', commandSpec(h.command)?.name ?? 'STREAM']], 'the stream ended without its last frame'))], true);
+    }
+    this.pipeline.reply(slot, [], { outcome });
+  }
+
+  /** Writes a stream frame now (nothing else is in flight); resolves once the socket took it, or is gone. */
+  private write(chunks: readonly Buffer[]): Promise<void> {
+    if (this.socket.destroyed || this.socket.writableEnded) return Promise.resolve();
+    return new Promise((resolve) => {
+      const last = chunks.length - 1;
+      for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
+      this.socket.write(chunks[last]!, () => resolve());
+    });
+  }
+
+  // --- negotiation -------------------------------------------------------------------------------
+
+  /** The first frame: a negotiation request, answered with the choice or an error (then closed). */
+  private negotiate(frame: Frame): void {
+    const h = frame.header;
+    const slot = this.pipeline.open(this.context.beginRequest('NEGOTIATE'), { barrier: true });
+    if (h.kind !== FrameKind.negotiationRequest) {
+      this.context.logger.debug('cursus connection did not begin with a negotiation; closing', { kind: h.kind });
+      this.pipeline.reply(slot, [], { outcome: 'error', closeAfter: true });
+      return;
+    }
+    const opened = openFrame(h, frame.payload);
+    if (!opened.ok) return this.refuseNegotiation(slot, cursusError(opened.code, [], opened.reason));
+    const request = decodeNegotiationRequest(opened.value);
+    if (!request.ok) return this.refuseNegotiation(slot, cursusError('invalid_negotiation', [['reason', request.reason]]));
+    const outcome = negotiate(request.value);
+    if (!outcome.ok) return this.refuseNegotiation(slot, cursusError(outcome.code, outcome.fields));
+    this.compression = outcome.value.compression;
+    this.framer.limits = {};
+    // Without required authentication the protocol asks for no proof: the listener's deadline lifts.
+    if (!this.frontend.settings.requireAuth) this.context.authenticated();
+    const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n }, [encodeNegotiationResponse(outcome.value)]);
+    this.pipeline.reply(slot, response);
+  }
+
+  private refuseNegotiation(slot: Slot, error: CursusError): void {
+    this.context.logger.debug('cursus negotiation refused', { code: error.code });
+    const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n, status: Status.error }, [encodeErrorPayload(error)]);
+    this.pipeline.reply(slot, response, { outcome: 'error', closeAfter: true });
+  }
+}
+
+/** The request's payload: CRQ2 without positional strings, or a CBV2 batch on PUBLISH. */
+function decodeRequest(spec: CommandSpec, requestId: bigint, payload: Buffer): CursusRequest {
+  if (isBatchPayload(payload)) {
+    if (spec.name !== 'PUBLISH') throw CursusFailure.of('invalid_command_payload', [['reason', 'batch_outside_publish']], `a CBV2 batch is only accepted on PUBLISH, not ${spec.name}`);
+    const batch = decodeBatch(payload);
+    if (!batch.ok) throw CursusFailure.of('batch_decode_failed', [['reason', batch.reason]]);
+    return { command: spec.name, requestId, payload: null, batch: { value: batch.value, bytes: payload } };
+  }
+  const decoded = decodeCommandPayload(payload);
+  if (!decoded.ok) throw CursusFailure.of('invalid_command_payload', [['reason', decoded.reason]]);
+  if (decoded.value.positional.length > 0) throw CursusFailure.of('invalid_command_payload', [['reason', 'positional arguments are not part of this protocol revision']]);
+  return { command: spec.name, requestId, payload: decoded.value, batch: null };
+}

@@ -1,0 +1,106 @@
+// The Cursus front-end shared by every connection of a listener: the services handlers use
+// (handler.ts CursusServices), built once from the broker, and the dispatch table, merged from the
+// handler tables of each area (handlers/<area>.ts). Dispatch checks, in order: a handler for the
+// command (unknown_command), the permissions (access.ts authorizeCommand), the required CRQ2
+// fields of the command's spec (codec/commands.ts: `missing_<key> command=<COMMAND>`), then runs
+// the handler. A table naming a command twice, or one the codec does not know, is a programmer
+// error caught at construction.
+
+import { systemClock, type Clock } from '../../base/clock.js';
+import type { Logger } from '../../base/logger.js';
+import type { Broker } from '../../core/broker.js';
+import type { ListenAddress } from '../transport.js';
+import { CursusAccess, authorizeCommand } from './access.js';
+import { CommandId, commandSpec } from './codec/commands.js';
+import { CursusFailure, type CursusCommandHandler, type CursusContext, type CursusReply, type CursusRequest, type CursusServices } from './handler.js';
+import { authHandlers } from './handlers/auth.js';
+import { clusterHandlers } from './handlers/cluster.js';
+import { topicHandlers } from './handlers/topics.js';
+import { CursusNode } from './node.js';
+import { CursusTopics } from './topics.js';
+
+export interface CursusSettings {
+  /** Protected commands need an authenticated principal and its permissions (access.ts). */
+  requireAuth: boolean;
+  /** Requests one connection may have read and not yet answered; beyond it reading pauses. */
+  inFlightRequestsMax: number;
+}
+
+export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64 });
+
+/** Every area's handlers; an area adds its table here (one line). */
+export const builtinHandlerTables: ReadonlyArray<readonly CursusCommandHandler[]> = [topicHandlers, clusterHandlers, authHandlers];
+
+/** One dispatch table by command ID from handler tables. */
+export function buildDispatchTable(tables: ReadonlyArray<readonly CursusCommandHandler[]>): ReadonlyMap<number, CursusCommandHandler> {
+  const byId = new Map<number, CursusCommandHandler>();
+  for (const handler of tables.flat()) {
+    const id = CommandId[handler.command];
+    if (id === undefined) throw new Error(`Cursus handler for unknown command ${handler.command}`);
+    if (byId.has(id)) throw new Error(`two Cursus handlers for ${handler.command}`);
+    if (commandSpec(id)?.internal === true) throw new Error(`${handler.command} is broker-internal: no client handler`);
+    byId.set(id, handler);
+  }
+  return byId;
+}
+
+export interface CursusFrontendOptions {
+  broker: Broker;
+  logger: Logger;
+  clock?: Clock;
+  settings?: Partial<CursusSettings>;
+  /** The address clients are given (METADATA, FIND_COORDINATOR); null: the bound one. */
+  advertisedAddr?: ListenAddress | null;
+  /** The handler tables (default: builtinHandlerTables); tests add their own. */
+  handlers?: ReadonlyArray<readonly CursusCommandHandler[]>;
+}
+
+export class CursusFrontend {
+  readonly settings: CursusSettings;
+  readonly services: CursusServices;
+  readonly handlers: ReadonlyMap<number, CursusCommandHandler>;
+  readonly logger: Logger;
+
+  constructor(options: CursusFrontendOptions) {
+    this.settings = { ...cursusSettingsDefault, ...options.settings };
+    this.logger = options.logger;
+    const { broker } = options;
+    this.services = {
+      broker,
+      logger: options.logger,
+      clock: options.clock ?? systemClock,
+      topics: new CursusTopics({ broker }),
+      access: new CursusAccess({ broker, requireAuth: this.settings.requireAuth }),
+      node: new CursusNode(broker.replication.nodeId, options.advertisedAddr ?? null),
+    };
+    this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
+  }
+
+  /** Loads what the services keep (the topic table); before the listener binds. */
+  async start(): Promise<void> {
+    await this.services.topics.start();
+  }
+
+  /** After the connections drained. */
+  close(): void {
+    this.services.topics.close();
+  }
+
+  setBoundAddress(address: ListenAddress): void {
+    this.services.node.setBoundAddress(address);
+  }
+
+  /** Runs a decoded request: handler, permissions, required fields, handler (module comment). */
+  dispatch(ctx: CursusContext, commandId: number, request: CursusRequest): Promise<CursusReply> | CursusReply {
+    const handler = this.handlers.get(commandId);
+    if (handler === undefined) throw CursusFailure.of('unknown_command', [['command', String(commandId)]], `${request.command} is not served by this broker`);
+    authorizeCommand(ctx, this.services.access, request.command, handler.permissions);
+    const payload = request.payload;
+    if (payload !== null) {
+      for (const key of commandSpec(commandId)?.required ?? []) {
+        if (!payload.fields.has(key)) throw CursusFailure.of(`missing_${key}`, [['command', request.command]]);
+      }
+    }
+    return handler.handle(ctx, request);
+  }
+}
