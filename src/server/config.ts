@@ -65,6 +65,11 @@ export interface IggyFrontendConfig {
   pollMessagesMax: number;
 }
 
+/** Cursus front-end settings (src/protocols/cursus/frontend.ts CursusSettings; docs/cursus.md). */
+export interface CursusFrontendConfig {
+  requireAuth: boolean;
+}
+
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */
 export type TopicDefaults = TopicConfig;
 
@@ -81,6 +86,8 @@ export interface QuartetConfig {
   kafka?: KafkaFrontendConfig;
   /** Iggy front-end limits; absent means the front-end's defaults. */
   iggy?: IggyFrontendConfig;
+  /** Cursus front-end settings; absent means the front-end's defaults. */
+  cursus?: CursusFrontendConfig;
   maintenanceIntervalMs: number;
   /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
   memoryBudgetBytes: number;

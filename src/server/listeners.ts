@@ -20,6 +20,8 @@ import type { KafkaSettings } from '../protocols/kafka/handlers/types.js';
 import { watchIggyGrants } from '../protocols/iggy/grants.js';
 import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js';
 import { createIggyListener } from '../protocols/iggy/listener.js';
+import { createCursusListener } from '../protocols/cursus/listener.js';
+import { watchCursusTopics } from '../protocols/cursus/topic-table.js';
 import type { ListenerContext as TransportListenerContext, ProtocolListener } from '../protocols/transport.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
 
@@ -78,6 +80,8 @@ export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, 
   ['kafka', (context) => createKafkaListener(context, kafkaSettingsFrom(context.config))],
   // Validated limits from the configuration (src/server/config.ts `iggy` section), else defaults.
   ['iggy', (context) => createIggyListener(context, context.config.iggy)],
+  // Validated settings from the configuration (src/server/config.ts `cursus` section), else defaults.
+  ['cursus', (context) => createCursusListener(context, context.config.cursus)],
 ]);
 
 /**
@@ -85,9 +89,10 @@ export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, 
  * listener is open: run on every broker the server opens, before any listener starts. Iggy grants
  * name streams and topics by ids that are handed out again, so they go with what they name, even
  * when a Kafka client deletes it while the Iggy listener is off; an Iggy max_topic_size is spread
- * again over a partition count a Kafka client changes then, and goes with its topic.
+ * again over a partition count a Kafka client changes then, and goes with its topic. A Cursus
+ * topic definition goes with its topic too, so a topic made again starts at revision 1.
  */
-export const builtinBrokerWatchers: ReadonlyArray<(broker: Broker) => Promise<void>> = [watchIggyTopicOptions, watchIggyGrants];
+export const builtinBrokerWatchers: ReadonlyArray<(broker: Broker) => Promise<void>> = [watchIggyTopicOptions, watchIggyGrants, watchCursusTopics];
 
 /** The listeners this build can open: HTTP always, plus every registered protocol. */
 export function availableListeners(registry: ListenerRegistry = builtinListenerFactories): ReadonlySet<ListenerName> {

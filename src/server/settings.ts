@@ -12,7 +12,7 @@ import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
 import { protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
 import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
-import type { HostPort, ProtocolListenerConfig, KafkaFrontendConfig, IggyFrontendConfig, QuartetConfig } from './config.js';
+import type { HostPort, ProtocolListenerConfig, KafkaFrontendConfig, IggyFrontendConfig, CursusFrontendConfig, QuartetConfig } from './config.js';
 
 // ---------------------------------------------------------------------------------------------
 // Kinds: how a raw value (a JSON value from the file, a string from env or flags) becomes typed.
@@ -174,6 +174,8 @@ function workerThreadsDefault(): number {
 export const defaultPorts: Record<ListenerName, number> = { kafka: 9092, iggy: 8090, cursus: 9000, felix: 5000, http: 9080 };
 export const DEFAULT_LISTEN_HOST = '0.0.0.0';
 export const DEFAULT_MAX_CONNECTIONS = 4096;
+/** Per-protocol connection limits where the protocol names one (Cursus: max_client_connections 1000). */
+export const defaultMaxConnections: Readonly<Partial<Record<ProtocolName, number>>> = { cursus: 1000 };
 
 const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
 
@@ -189,6 +191,11 @@ const IGGY_POLL_BYTES_MAX_DEFAULT = 128 * 1024 * 1024;
 function iggySection(c: QuartetConfig): IggyFrontendConfig {
   c.iggy ??= { frameBytesMax: IGGY_FRAME_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, heartbeatIntervalMs: 30_000, pollBytesMax: IGGY_POLL_BYTES_MAX_DEFAULT, pollMessagesMax: 100_000 };
   return c.iggy;
+}
+
+function cursusSection(c: QuartetConfig): CursusFrontendConfig {
+  c.cursus ??= { requireAuth: false };
+  return c.cursus;
 }
 
 function protocolSettings(name: ProtocolName): Setting[] {
@@ -221,7 +228,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
       flag: `${name}-max-connections`,
       env: `QUARTET_${upper}_MAX_CONNECTIONS`,
       kind: intKind(1, CONNECTIONS_MAX),
-      default: DEFAULT_MAX_CONNECTIONS,
+      default: defaultMaxConnections[name] ?? DEFAULT_MAX_CONNECTIONS,
       doc: `Open ${label} connections allowed at once; extra connections are closed at once and logged.`,
       set: (c, v) => void (get(c).maxConnections = v),
     }),
@@ -293,6 +300,29 @@ function protocolSettings(name: ProtocolName): Setting[] {
         defaultText: 'derived',
         doc: 'host:port of this node in the Iggy cluster metadata (GetClusterMetadata), which Iggy SDKs keep as the address to reconnect to. By default the bound host and port; with a wildcard host, the address each client connected to (else 127.0.0.1). Set it when clients reach the broker through an address it does not see (NAT, a proxy, a DNS name).',
         set: (c, v) => void (c.listeners.iggy.advertisedAddr = v),
+      }),
+    );
+  }
+  if (name === 'cursus') {
+    rows.push(
+      define({
+        key: 'listeners.cursus.advertisedAddr',
+        flag: 'cursus-advertised-addr',
+        env: 'QUARTET_CURSUS_ADVERTISED_ADDR',
+        kind: optional(addrKind),
+        default: null,
+        defaultText: 'derived',
+        doc: 'host:port that Cursus clients are given as the leader and coordinator address (METADATA, DESCRIBE, FIND_COORDINATOR, LIST_CLUSTER). By default the bound host and port, with 127.0.0.1 in place of a wildcard host; set it whenever clients connect from other machines.',
+        set: (c, v) => void (c.listeners.cursus.advertisedAddr = v),
+      }),
+      define({
+        key: 'cursus.requireAuth',
+        flag: 'cursus-require-auth',
+        env: 'QUARTET_CURSUS_REQUIRE_AUTH',
+        kind: boolKind,
+        default: false,
+        doc: 'Require authentication (AUTH, or inline principal/auth_token: a user name and its password or personal access token) for every Cursus command that needs a permission, and check the permissions and topic policies; off, every request may do everything (as Cursus with enable_sasl=false).',
+        set: (c, v) => void (cursusSection(c).requireAuth = v),
       }),
     );
   }
