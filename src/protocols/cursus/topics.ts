@@ -12,12 +12,12 @@
 import type { Broker } from '../../core/broker.js';
 import { defaultNamespaceName, type Topic } from '../../core/catalog.js';
 import { SerialQueue } from '../../core/serial.js';
-import { builtinTopicDefaults } from '../../core/topic-config.js';
-import type { CleanupPolicy } from '../../log/types.js';
+import { builtinTopicDefaults, type TopicConfigValues } from '../../core/topic-config.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
 import { cursusTopicTableOf, defaultStoredTopic, type CursusAuthPolicy, type CursusPartitioner, type CursusTopicTable, type StoredCursusTopic } from './topic-table.js';
 
 export type CursusCleanupPolicy = CursusTopicView['cleanupPolicy'];
+type CleanupPolicy = TopicConfigValues['cleanup.policy'];
 
 /** A topic's whole Cursus definition: the view handlers share, with the replication factor. */
 export interface CursusTopicDefinition extends CursusTopicView {
