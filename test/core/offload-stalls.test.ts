@@ -24,7 +24,7 @@ const probeMaxMsMax = 2_000;
 test('a request on another connection is answered while 20 transcoding fetches run on the worker pool', { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-stalls-'));
   const { config } = loadConfig({
-    flags: { 'data-dir': join(dir, 'data'), 'http-enabled': false, 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'worker-threads': '1' },
+    flags: { 'data-dir': join(dir, 'data'), 'http-enabled': false, 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'worker-threads': '1', 'cursus-enabled': false },
     env: { QUARTET_ROOT_PASSWORD: 'root-password' },
     cwd: dir,
   });

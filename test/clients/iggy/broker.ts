@@ -28,6 +28,7 @@ export async function startIggyBroker(): Promise<IggyBroker> {
     'iggy-addr': '127.0.0.1:0',
     'iggy-enabled': true,
     'kafka-enabled': false,
+    'cursus-enabled': false,
   };
   const env = { QUARTET_ROOT_USERNAME: rootUsername, QUARTET_ROOT_PASSWORD: rootPassword };
   const { config } = loadConfig({ flags, env, cwd: dir });
