@@ -54,6 +54,26 @@ describe('defaults', () => {
     assert.equal(config.listeners.kafka.enabled, false);
     assert.equal(config.listeners.felix.enabled, false);
   });
+
+  test('this build opens Cursus on 9000 beside Kafka and Iggy, without required authentication', () => {
+    const { config } = loadConfig({ env: {}, cwd: dir });
+    for (const name of ['kafka', 'iggy', 'cursus'] as const) assert.equal(config.listeners[name].enabled, true, name);
+    assert.deepEqual(config.listeners.cursus.addr, { host: '0.0.0.0', port: 9000 });
+    assert.equal(config.listeners.cursus.maxConnections, 1000);
+    assert.equal(config.listeners.cursus.idleTimeoutMs, 60_000);
+    assert.equal(config.listeners.cursus.advertisedAddr, null);
+    assert.deepEqual(config.cursus, { requireAuth: false });
+  });
+
+  test('cursus.requireAuth and the Cursus advertised address from a flag, the environment or the file', () => {
+    assert.equal(load({ flags: { 'cursus-require-auth': true } }).config.cursus?.requireAuth, true);
+    assert.equal(load({ env: { QUARTET_CURSUS_REQUIRE_AUTH: 'true' } }).config.cursus?.requireAuth, true);
+    const file = writeConfig('cursus.json', { cursus: { requireAuth: true }, listeners: { cursus: { advertisedAddr: 'broker.example:19000' } } });
+    const { config } = load({ flags: { config: file } });
+    assert.equal(config.cursus?.requireAuth, true);
+    assert.deepEqual(config.listeners.cursus.advertisedAddr, { host: 'broker.example', port: 19000 });
+    assert.ok(problemsOf(() => load({ env: { QUARTET_CURSUS_REQUIRE_AUTH: 'sometimes' } })).some((p) => p.includes('QUARTET_CURSUS_REQUIRE_AUTH')));
+  });
 });
 
 describe('precedence: defaults < file < env < flags', () => {

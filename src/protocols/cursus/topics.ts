@@ -6,8 +6,8 @@
 // the Cursus topic table (topic-table.ts). Topics made by Kafka or Iggy have the defaults
 // (revision 1). Changes are serialized; the revision grows by one per effective change made here.
 //
-// Deletion and truncation ask every registered guard first (registerDeleteGuard): the group and
-// transaction services refuse while a group has active members or a transaction is open.
+// Deletion and truncation ask every guard of `deleteGuards` first: the group and transaction
+// services add theirs, refusing while a group has active members or a transaction is open.
 
 import type { Broker } from '../../core/broker.js';
 import { defaultNamespaceName, type Topic } from '../../core/catalog.js';
@@ -86,7 +86,8 @@ export class CursusTopics {
   private readonly broker: Broker;
   private readonly table: CursusTopicTable;
   private readonly mutations = new SerialQueue();
-  private readonly guards = new Set<CursusTopicGuard>();
+  /** What DELETE and TRUNCATE ask first: the group and transaction services add theirs at start. */
+  readonly deleteGuards = new Set<CursusTopicGuard>();
 
   constructor(options: CursusTopicsOptions) {
     this.broker = options.broker;
@@ -132,10 +133,10 @@ export class CursusTopics {
     return view.minInSyncReplicas ?? this.minInSyncReplicasFallback;
   }
 
-  /** Adds a guard DELETE and TRUNCATE ask; returns its removal. */
+  /** Adds a guard to deleteGuards; returns its removal. */
   registerDeleteGuard(guard: CursusTopicGuard): () => void {
-    this.guards.add(guard);
-    return () => this.guards.delete(guard);
+    this.deleteGuards.add(guard);
+    return () => this.deleteGuards.delete(guard);
   }
 
   /**
@@ -292,7 +293,7 @@ export class CursusTopics {
   }
 
   private checkGuards(definition: CursusTopicDefinition, operation: 'delete' | 'truncate'): void {
-    for (const guard of this.guards) {
+    for (const guard of this.deleteGuards) {
       const reason = guard(definition, operation);
       if (reason !== null) throw CursusFailure.of('topic_delete_blocked', [['topic', definition.name], ['reason', reason]]);
     }
