@@ -44,6 +44,22 @@ export function buildDispatchTable(tables: ReadonlyArray<readonly CursusCommandH
   return byId;
 }
 
+/**
+ * The services every handler has, built from the broker: what the frontend starts with (an area
+ * adds its own service here), and what a handler test builds its context from.
+ */
+export function createCursusServices(options: { broker: Broker; logger: Logger; clock?: Clock; requireAuth?: boolean; advertisedAddr?: ListenAddress | null }): CursusServices {
+  const { broker } = options;
+  return {
+    broker,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+    topics: new CursusTopics({ broker }),
+    access: new CursusAccess({ broker, requireAuth: options.requireAuth ?? false }),
+    node: new CursusNode(broker.replication.nodeId, options.advertisedAddr ?? null),
+  };
+}
+
 export interface CursusFrontendOptions {
   broker: Broker;
   logger: Logger;
@@ -64,15 +80,7 @@ export class CursusFrontend {
   constructor(options: CursusFrontendOptions) {
     this.settings = { ...cursusSettingsDefault, ...options.settings };
     this.logger = options.logger;
-    const { broker } = options;
-    this.services = {
-      broker,
-      logger: options.logger,
-      clock: options.clock ?? systemClock,
-      topics: new CursusTopics({ broker }),
-      access: new CursusAccess({ broker, requireAuth: this.settings.requireAuth }),
-      node: new CursusNode(broker.replication.nodeId, options.advertisedAddr ?? null),
-    };
+    this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth });
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
   }
 
