@@ -16,9 +16,12 @@
 // - Replies are compressed with the negotiated algorithm. `none` writes nothing; `close` (EXIT)
 //   answers OK, then closes. A handler error that is not a CursusFailure is answered with the
 //   mapped core error (core-errors.ts) or `internal_error`, logged, and the connection goes on.
+// - One request's lifecycle at a time (docs §1): a request starts once every earlier one is
+//   answered, and so sees what they did (a PUBLISH after a CREATE finds the topic). Consecutive
+//   PUBLISH requests are the exception: they run together, their appends reaching the log in
+//   request order, and their replies still go out in order.
 // - STREAM replies (kind 5 frames through a CursusStreamSink) hold the connection's request slot
-//   until the stream ends: a stream command starts only once every earlier reply is written, and
-//   nothing after it starts until its last frame (END). A client stops a stream by closing the
+//   until the stream ends: nothing after a stream command starts until its last frame (END). A client stops a stream by closing the
 //   connection (or half-closing it): the sink's `closed` signal then aborts, as on a listener
 //   shutdown or idle close, and the stream ends with its last frame. A refused stream is one
 //   kind-5 ERROR frame with END.
@@ -55,6 +58,9 @@ import {
 import { cursusFailureOfCoreError } from './core-errors.js';
 import type { CursusFrontend } from './frontend.js';
 import { CursusFailure, type CursusReply, type CursusRequest, type CursusStreamSink } from './handler.js';
+
+/** Commands whose consecutive requests run together (module comment); every other one runs alone. */
+const pipelinedCommands: ReadonlySet<string> = new Set(['PUBLISH']);
 
 /** The largest payload a frame may carry before negotiation is done (a negotiation request has 22 bytes at most). */
 export const preNegotiationPayloadBytesMax = 64 * 1024;
@@ -150,9 +156,12 @@ export class CursusConnection implements ConnectionHandle {
     this.pipeline.endWith();
   }
 
-  /** A stream command waits until every earlier reply is written: its frames go straight to the socket. */
+  /**
+   * A request waits until every earlier one is answered (a stream's frames then go straight to the
+   * socket); a PUBLISH only waits for the requests that are not PUBLISH, through their barrier.
+   */
   private mayStart(frame: Frame): boolean {
-    if (this.compression === null || commandSpec(frame.header.command)?.reply !== 'stream') return true;
+    if (this.compression === null || isPipelined(frame.header)) return true;
     return this.pipeline.inFlight === 0;
   }
 
@@ -166,7 +175,7 @@ export class CursusConnection implements ConnectionHandle {
     const h = frame.header;
     const spec = commandSpec(h.command);
     const streamed = spec?.reply === 'stream';
-    const slot = this.pipeline.open(this.context.beginRequest(spec?.name ?? 'unknown'), { barrier: streamed });
+    const slot = this.pipeline.open(this.context.beginRequest(spec?.name ?? 'unknown'), { barrier: !isPipelined(h) });
     const problem = h.kind !== FrameKind.request ? `a frame of kind ${h.kind} after negotiation` : h.compression !== this.compression ? `compression ${h.compression}, negotiated ${this.compression}` : null;
     if (problem !== null) {
       this.context.logger.debug('cursus frame refused; closing', { reason: problem });
@@ -345,6 +354,10 @@ export class CursusConnection implements ConnectionHandle {
     const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n, status: Status.error }, [encodeErrorPayload(error)]);
     this.pipeline.reply(slot, response, { outcome: 'error', closeAfter: true });
   }
+}
+
+function isPipelined(h: FrameHeader): boolean {
+  return h.kind === FrameKind.request && pipelinedCommands.has(commandSpec(h.command)?.name ?? '');
 }
 
 /** The request's payload: CRQ2 without positional strings, or a CBV2 batch on PUBLISH. */

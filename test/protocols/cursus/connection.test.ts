@@ -86,6 +86,33 @@ describe('negotiation', () => {
     await assertClosedWithoutReply(c);
   });
 
+  it('closes a connection that does not negotiate within the listener deadline', async (t) => {
+    const h = await startCursus(t, { authTimeoutMs: 200 });
+    const silent = await h.raw();
+    await silent.closed();
+    const negotiated = await h.client();
+    okFields((await negotiated.request('LIST'))[0]!);
+    assert.equal(negotiated.isClosed, false);
+  });
+
+  it('reads frames however the bytes are split', async (t) => {
+    const h = await startCursus(t);
+    const c = await h.raw();
+    c.socket.setNoDelay(true);
+    const bytes = Buffer.concat([
+      ...encodeFrame({ kind: FrameKind.negotiationRequest, command: negotiateCommand, requestId: 0n }, [encodeNegotiationRequest({ minimumVersion: 2, maximumVersion: 2, compressions: [0] })]),
+      ...encodeFrame({ kind: FrameKind.request, command: CommandId.CREATE!, requestId: 11n }, encodeCommandPayload({ topic: 'split', partitions: '2' })),
+      ...encodeFrame({ kind: FrameKind.request, command: CommandId.LIST!, requestId: 12n }, encodeCommandPayload({})),
+    ]);
+    for (let i = 0; i < bytes.length; i += 7) {
+      c.send(bytes.subarray(i, i + 7));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await c.nextFrame((f) => f.header.kind === FrameKind.negotiationResponse);
+    assert.equal(okFields((await c.replies(11n))[0]!).get('partitions'), '2');
+    assert.equal(okFields((await c.replies(12n))[0]!).get('topics'), 'split');
+  });
+
   it('closes a connection that negotiates twice', async (t) => {
     const h = await startCursus(t);
     const c = await h.client();
@@ -253,6 +280,43 @@ describe('replies', () => {
     const order = [];
     for (let i = 0; i < 3; i++) order.push((await c.nextFrame()).header.requestId);
     assert.deepEqual(order, [first, second, third]);
+  });
+
+  it('runs a request after the earlier ones are answered, consecutive PUBLISH requests together', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    let bothStarted!: () => void;
+    const publishesStarted = new Promise<void>((resolve) => (bothStarted = resolve));
+    const publish: CursusCommandHandler = {
+      command: 'PUBLISH',
+      permissions: [],
+      async handle(_ctx, req) {
+        started.push(`PUBLISH ${req.requestId}`);
+        if (started.length === 2) bothStarted();
+        await gate;
+        return { kind: 'json', value: { status: 'OK' } };
+      },
+    };
+    const groups: CursusCommandHandler = {
+      command: 'LIST_GROUPS',
+      permissions: [],
+      handle(_ctx, req) {
+        started.push(`LIST_GROUPS ${req.requestId}`);
+        return { kind: 'text', fields: [['count', '0'], ['groups', '']] };
+      },
+    };
+    const h = await startCursus(t, { handlers: [[publish, groups]] });
+    const c = await h.client();
+    const fields = { topic: 'orders', producerId: 'p', message: 'm' };
+    const ids = [c.sendRequest('PUBLISH', fields), c.sendRequest('PUBLISH', fields), c.sendRequest('LIST_GROUPS'), c.sendRequest('PUBLISH', fields)];
+    await publishesStarted;
+    assert.deepEqual(started, [`PUBLISH ${ids[0]}`, `PUBLISH ${ids[1]}`], 'LIST_GROUPS waits for the publishes before it');
+    release();
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push((await c.nextFrame()).header.requestId);
+    assert.deepEqual(order, ids);
+    assert.deepEqual(started, [`PUBLISH ${ids[0]}`, `PUBLISH ${ids[1]}`, `LIST_GROUPS ${ids[2]}`, `PUBLISH ${ids[3]}`]);
   });
 
   it('writes nothing for a `none` reply and answers what follows', async (t) => {
