@@ -28,6 +28,7 @@ import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
 import { createFormatRegistry, type FormatRegistry } from '../log/formats.js';
 import { kafkaBatchFormatCodec } from '../protocols/kafka/codec/kafka-format.js';
 import { iggyFormatCodec } from '../protocols/iggy/codec/iggy-format.js';
+import { cursusBatchFormatCodec } from '../protocols/cursus/codec/cursus-format.js';
 
 export type { ListenAddress, ProtocolListener } from '../protocols/transport.js';
 
@@ -40,7 +41,8 @@ export function builtinFormats(): FormatRegistry {
   // With where a worker thread loads them from, so that transcoding can run off the main thread.
   return createFormatRegistry()
     .register(kafkaBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/kafka/codec/kafka-format.js'), exportName: 'kafkaBatchFormatCodec' })
-    .register(iggyFormatCodec, { moduleUrl: import.meta.resolve('../protocols/iggy/codec/iggy-format.js'), exportName: 'iggyFormatCodec' });
+    .register(iggyFormatCodec, { moduleUrl: import.meta.resolve('../protocols/iggy/codec/iggy-format.js'), exportName: 'iggyFormatCodec' })
+    .register(cursusBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/cursus/codec/cursus-format.js'), exportName: 'cursusBatchFormatCodec' });
 }
 
 export const protocolNames = ['kafka', 'iggy', 'cursus', 'felix'] as const;

@@ -315,3 +315,8 @@ export function stampBatch(p: Buffer, layout: BatchLayout, spans: ReadonlyArray<
 export function recordOffsetAt(p: Buffer, recordStart: number, topicLength: number): number {
   return Number(p.readBigUInt64BE(recordPartitionAt(recordStart, topicLength) + 4));
 }
+
+/** Writes a record's offset in place (the record starts at `recordStart`, after its length). */
+export function writeRecordOffsetAt(p: Buffer, recordStart: number, topicLength: number, offset: number): void {
+  p.writeBigUInt64BE(BigInt(offset), recordPartitionAt(recordStart, topicLength) + 4);
+}

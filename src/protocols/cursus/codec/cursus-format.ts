@@ -3,6 +3,10 @@
 // in place (stampBatch), so records are self-contained and a read cuts runs of them out of the
 // stored bytes under a new header (slice) without decoding them.
 //
+// Appending: cursusAppendRequest builds the log's AppendRequest for a CBV2 batch (the payload is
+// the batch bytes themselves) and the codec's stamp writes the partition and the offsets the log
+// assigns into them (stampBatch), so the core append path numbers CBV2 records as it does Kafka's.
+//
 // Mapping to a NeutralRecord: offset = the record's; timestamp = the record's, or the batch's
 // first timestamp (its append time) when it has none; key = the key field or null; value = the
 // payload; headers = none (CBV2 has no headers). Control records (transaction markers) map to
@@ -12,8 +16,20 @@
 // it serves.
 
 import { QuartetError } from '../../../base/errors.js';
-import { BatchFlags, BatchFormat, type AppendRequest, type BatchFormatCodec, type BatchSlice, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
-import { decodeBatch, encodeBatch, encodeBatchHeader, readBatchLayout, recordOffsetAt, recordSpans, type CursusRecord } from './batch.js';
+import { BatchFlags, BatchFormat, type AppendRequest, type AppendStamp, type BatchFormatCodec, type BatchSlice, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
+import {
+  decodeBatch,
+  encodeBatch,
+  encodeBatchHeader,
+  readBatchLayout,
+  recordOffsetAt,
+  recordSpans,
+  stampBatch,
+  writeRecordOffsetAt,
+  type BatchLayout,
+  type CursusRecord,
+} from './batch.js';
+import type { Decoded } from './frame.js';
 
 function parseStored(stored: StoredBatch): ReturnType<typeof decodeBatch> & { ok: true } {
   const b = decodeBatch(stored.payload);
@@ -127,8 +143,88 @@ export function retopicBatch(payload: Buffer, topic: string, partition: number):
   return encodeBatch({ ...b.value, topic, partition, records: b.value.records.map((r) => ({ ...r, topic, partition })) });
 }
 
+/**
+ * What stamping a CBV2 batch needs besides its bytes (AppendRequest.stampInput), made by
+ * cursusAppendRequest: where the batch's partition fields and records lie, and the partition.
+ */
+export class CursusStampInput {
+  constructor(
+    readonly layout: BatchLayout,
+    readonly spans: ReadonlyArray<[number, number]>,
+    readonly partition: number,
+  ) {}
+}
+
+/**
+ * BatchFormatCodec.stamp. A batch from cursusAppendRequest gets its partition (header and every
+ * record) and consecutive offsets from the assigned one. Any other CBV2 batch (written whole, as
+ * encode writes them) keeps its partition and the gaps between its records' offsets, moved so that
+ * its first record is at the assigned offset.
+ */
+function stampCursusBatch(request: AppendRequest, assigned: AppendStamp): void {
+  const p = request.payload;
+  const input = request.stampInput;
+  if (input instanceof CursusStampInput) {
+    stampBatch(p, input.layout, input.spans, input.partition, assigned.baseOffset);
+    return;
+  }
+  const layout = readBatchLayout(p, { emptyTopic: true });
+  const spans = layout.ok ? recordSpans(p, layout.value) : layout;
+  if (!layout.ok || !spans.ok) throw new QuartetError('corrupt_batch', `cursus batch to append: ${spans.ok ? '' : spans.reason}`);
+  const topicLength = layout.value.topicBytes.length;
+  const first = spans.value[0];
+  if (first === undefined) return;
+  const shift = assigned.baseOffset - recordOffsetAt(p, first[0], topicLength);
+  if (shift === 0) return;
+  for (const [start] of spans.value) writeRecordOffsetAt(p, start, topicLength, recordOffsetAt(p, start, topicLength) + shift);
+}
+
+export interface CursusAppendOptions {
+  /** Stamped into the batch header and every record. */
+  partition: number;
+  /** The broker's clock (ms): the batch's time until the log sets it to the append time. */
+  now: number;
+  /** The core producer the batch is appended as (idempotent or transactional); none when absent. */
+  producer?: { producerId: number; producerEpoch: number; baseSequence: number };
+  /** Envelope flags (BatchFlags): transactional, control. */
+  flags?: number;
+}
+
+/**
+ * The log AppendRequest for a CBV2 batch of at least one record (a PUBLISH, or one the broker
+ * built): format cursus, one offset per record, the append time as the batch's time (records keep
+ * their own timestamps; one without is read with the append time, docs §9.1). The payload is the
+ * batch bytes themselves (no copy; the records are not looked at); the codec's stamp writes the
+ * partition and the offsets in place.
+ */
+export function cursusAppendRequest(bytes: Buffer, options: CursusAppendOptions): Decoded<AppendRequest> {
+  const layout = readBatchLayout(bytes);
+  if (!layout.ok) return layout;
+  const spans = recordSpans(bytes, layout.value);
+  if (!spans.ok) return spans;
+  if (spans.value.length === 0) return { ok: false, reason: 'a batch to append needs at least one record' };
+  const producer = options.producer;
+  return {
+    ok: true,
+    value: {
+      format: BatchFormat.cursus,
+      recordCount: spans.value.length,
+      firstTimestamp: options.now,
+      maxTimestamp: options.now,
+      producerId: producer?.producerId ?? -1,
+      producerEpoch: producer?.producerEpoch ?? -1,
+      baseSequence: producer?.baseSequence ?? -1,
+      flags: options.flags ?? 0,
+      logAppendTime: true,
+      payload: bytes,
+      stampInput: new CursusStampInput(layout.value, spans.value, options.partition),
+    },
+  };
+}
+
 export const cursusBatchFormatCodec: BatchFormatCodec = {
   format: BatchFormat.cursus,
+  stamp: stampCursusBatch,
   decode,
   encode,
   messageCount,
