@@ -53,6 +53,13 @@ export interface AppendedOffsets {
   appendTime: number;
 }
 
+/** A producer's window on one partition (ProducerStateManager.window). */
+export interface ProducerWindow {
+  epoch: number;
+  /** Oldest first; sequences are int32 and wrap from sequenceMax to 0. */
+  batches: ReadonlyArray<{ firstSeq: number; lastSeq: number; baseOffset: number; lastOffset: number }>;
+}
+
 /**
  * A duplicate carries `written` while the original batch is still being written (its offset is
  * assigned, its write or fsync not yet done): the retry must be answered only when it resolves,
@@ -198,6 +205,18 @@ export class ProducerStateManager {
   }
 
   // --- the append path (no I/O) ---------------------------------------------------------------
+
+  /**
+   * The producer's state on a partition, for a protocol whose sequence rules go beyond Kafka's
+   * (Cursus: a duplicate is any sequence at or below the last one, not only a batch of the
+   * window): its epoch and the batches of its window, oldest first, offsets included (in flight
+   * or written). Null when none is held (never written, expired or evicted).
+   */
+  window(key: string, producerId: number): ProducerWindow | null {
+    const entry = this.entries.get(entryKey(key, producerId));
+    if (entry === undefined) return null;
+    return { epoch: entry.epoch, batches: entry.batches.map(({ firstSeq, lastSeq, baseOffset, lastOffset }) => ({ firstSeq, lastSeq, baseOffset, lastOffset })) };
+  }
 
   /** Decides whether a batch may be appended, is a retry of one already appended, or is refused. */
   check(key: string, batch: ProducerBatch): ProducerCheck {

@@ -69,6 +69,19 @@ test(`the window keeps the last ${producerWindowBatches} batches`, async () => {
   assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 1, recordCount: 1 }).kind, 'duplicate');
 });
 
+test('window: the epoch and the batches a producer has on a partition, for protocols with their own sequence rules', async () => {
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  assert.equal(manager.window(P0, producerId), null, 'none before the first batch');
+  const append = appender(manager, P0);
+  for (let s = 0; s <= producerWindowBatches; s++) append({ producerId, producerEpoch: 3, baseSequence: s * 2, recordCount: 2 });
+  const window = manager.window(P0, producerId)!;
+  assert.equal(window.epoch, 3);
+  assert.equal(window.batches.length, producerWindowBatches, 'only the batches the window keeps');
+  assert.deepEqual(window.batches.at(-1), { firstSeq: producerWindowBatches * 2, lastSeq: producerWindowBatches * 2 + 1, baseOffset: producerWindowBatches * 2, lastOffset: producerWindowBatches * 2 + 1 });
+  assert.equal(manager.window(P1, producerId), null, 'per partition');
+});
+
 test('epochs: re-init bumps the epoch, fences the old one, and must restart at sequence 0', async () => {
   const manager = await open();
   const first = await manager.initProducer();
