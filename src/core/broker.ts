@@ -1,5 +1,5 @@
 // The Broker: the one object every front-end and the server use. It owns the metadata store and
-// the stores over it (catalog, users, offsets, groups, producer state, transactions), the
+// the stores over it (catalog, users, offsets, groups, producer state and names, transactions), the
 // partition logs of every topic (partition-logs.ts), the append path (appends.ts), the read
 // service (reads.ts) and the maintenance timer, and applies every catalog change to them all.
 //
@@ -23,6 +23,7 @@ import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ProducerStateManager } from './producer-state.js';
+import { ProducerNames } from './producer-names.js';
 import { ReadService } from './reads.js';
 import { Transcoder, workerSettingsDefault, type WorkerSettings } from './offload.js';
 import type { Scheduler } from './scheduler.js';
@@ -147,6 +148,8 @@ export class Broker implements CatalogObserver {
   /** Per-topic options of a protocol that the core config does not hold (Iggy's). */
   readonly topicOptions: TopicOptionsStore;
   readonly producers: ProducerStateManager;
+  /** Producers a protocol names by strings (Cursus), mapped onto `producers` (producer-names.ts). */
+  readonly producerNames: ProducerNames;
   /** Set by open() once the logs are recovered. */
   readonly transactions!: TransactionCoordinator;
   readonly metrics: MetricsRegistry;
@@ -201,6 +204,7 @@ export class Broker implements CatalogObserver {
     this.catalog = parts.catalog;
     this.users = parts.users;
     this.producers = parts.producers;
+    this.producerNames = new ProducerNames(parts.store, parts.producers, this.clock, { idleExpiryMs: parts.producers.idleExpiryMs });
     this.offsets = new OffsetStore(parts.store, this.clock);
     this.groups = new GroupStore(parts.store, this.clock);
     this.topicOptions = new TopicOptionsStore(parts.store, this.clock);
@@ -555,10 +559,11 @@ export class Broker implements CatalogObserver {
       }
     }
     const expired = this.producers.expireIdle(now);
+    const namesExpired = await this.producerNames.expireIdle(now);
     await this.users.purgeExpiredTokens();
     await this.snapshotProducers();
     const transactionalIdsExpired = await this.transactions.maintain(now);
-    this.logger.debug('maintenance pass done', { segmentsDeleted, producersExpired: expired, transactionalIdsExpired });
+    this.logger.debug('maintenance pass done', { segmentsDeleted, producersExpired: expired, producerNamesExpired: namesExpired, transactionalIdsExpired });
   }
 
   /** Stops the timer, snapshots producer state, flushes and closes every log and the store. */

@@ -84,6 +84,19 @@ export const metadataMigrations: readonly Migration[] = [
       DELETE FROM groups WHERE scope = 'iggy' AND json_type(state, '$.nextGroupId') IS NOT NULL;
     `,
   },
+  {
+    // Producers a protocol names by strings (Cursus producerId) and the core producer each maps to
+    // (producer-names.ts).
+    version: 4,
+    name: 'producer names',
+    sql: `
+      CREATE TABLE producer_names (
+        scope TEXT NOT NULL, name TEXT NOT NULL, producer_id INTEGER NOT NULL,
+        producer_epoch INTEGER NOT NULL, epoch INTEGER NOT NULL, used_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, name)) STRICT;
+      CREATE INDEX producer_names_by_use ON producer_names (used_at);
+    `,
+  },
 ];
 
 export const metadataSchemaVersion = metadataMigrations[metadataMigrations.length - 1]!.version;

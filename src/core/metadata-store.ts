@@ -1,6 +1,6 @@
 // The metadata store: everything the broker must remember that is not a partition log (catalog,
 // committed offsets, group state and group id counters, per-topic protocol options,
-// producer-state snapshots, transaction state and the partitions' transaction-index checkpoints,
+// producer-state snapshots and producer names, transaction state and the partitions' transaction-index checkpoints,
 // users, tokens, id counters). The schema and its migrations: metadata-schema.ts.
 //
 // The interface is deliberately narrow and speaks only in plain records, so that a distributed
@@ -117,6 +117,18 @@ export interface ProducerSnapshotRecord {
   takenAt: number;
 }
 
+export interface ProducerNameRecord {
+  /** The protocol scope ('cursus'): names of different protocols never collide. */
+  scope: string;
+  name: string;
+  /** The core producer (producer-state.ts) the name maps to, and its epoch. */
+  producerId: number;
+  producerEpoch: number;
+  /** The protocol's own epoch that maps to producerEpoch. */
+  epoch: number;
+  usedAt: number;
+}
+
 export interface TransactionRecord {
   /** The protocol scope ('kafka', 'cursus'): transactional ids of different protocols never collide. */
   scope: string;
@@ -194,6 +206,12 @@ export interface MetadataStore {
   putProducerSnapshots(records: readonly ProducerSnapshotRecord[]): Promise<void>;
   listProducerSnapshots(): Promise<ProducerSnapshotRecord[]>;
   deleteProducerSnapshots(partitionKeys: readonly string[]): Promise<void>;
+
+  /** Producers named by strings (producer-names.ts): one row per (scope, name), replaced whole. */
+  getProducerName(scope: string, name: string): Promise<ProducerNameRecord | null>;
+  putProducerName(record: ProducerNameRecord): Promise<void>;
+  /** Deletes the names last used before `usedBefore`; returns how many went. */
+  deleteProducerNamesUsedBefore(usedBefore: number): Promise<number>;
 
   /** Replaces the transactional id's record. */
   putTransaction(record: TransactionRecord): Promise<void>;
@@ -481,6 +499,31 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => this.tx.deleteSnapshots(partitionKeys));
   }
 
+  // --- producer names -------------------------------------------------------------------------
+
+  getProducerName(scope: string, name: string): Promise<ProducerNameRecord | null> {
+    return this.run(() => {
+      const r = this.stmts.getProducerName.get(scope, name) as Row | undefined;
+      if (r === undefined) return null;
+      return {
+        scope: String(r.scope),
+        name: String(r.name),
+        producerId: Number(r.producer_id),
+        producerEpoch: Number(r.producer_epoch),
+        epoch: Number(r.epoch),
+        usedAt: Number(r.used_at),
+      };
+    });
+  }
+
+  putProducerName(r: ProducerNameRecord): Promise<void> {
+    return this.run(() => void this.stmts.putProducerName.run(r.scope, r.name, r.producerId, r.producerEpoch, r.epoch, r.usedAt));
+  }
+
+  deleteProducerNamesUsedBefore(usedBefore: number): Promise<number> {
+    return this.run(() => this.stmts.deleteProducerNamesUsedBefore.run(usedBefore).changes);
+  }
+
   // --- transactions ---------------------------------------------------------------------------
 
   putTransaction(record: TransactionRecord): Promise<void> {
@@ -609,6 +652,13 @@ function prepareStatements(db: Database.Database) {
     ),
     listSnapshots: db.prepare('SELECT * FROM producer_snapshots ORDER BY partition_key'),
     deleteSnapshot: db.prepare('DELETE FROM producer_snapshots WHERE partition_key = ?'),
+    getProducerName: db.prepare('SELECT * FROM producer_names WHERE scope = ? AND name = ?'),
+    putProducerName: db.prepare(
+      `INSERT INTO producer_names (scope, name, producer_id, producer_epoch, epoch, used_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (scope, name) DO UPDATE SET producer_id = excluded.producer_id, producer_epoch = excluded.producer_epoch,
+         epoch = excluded.epoch, used_at = excluded.used_at`,
+    ),
+    deleteProducerNamesUsedBefore: db.prepare('DELETE FROM producer_names WHERE used_at < ?'),
     putTransaction: db.prepare(
       `INSERT INTO transactions (scope, transactional_id, state, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (scope, transactional_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
