@@ -107,6 +107,12 @@ export interface RecordsRequest {
    * markers, which carry no records, are passed over under either.
    */
   isolation: Isolation;
+  /**
+   * read_uncommitted only: markers (control batches) are returned too, for a reader that gets the
+   * raw log (Cursus): a marker of the reader's format as any other batch of it; one of another
+   * format carries no records and is passed over.
+   */
+  markers?: boolean;
   /** A connection's "after the reply is written" hook: reads go into pooled buffers handed back then. */
   afterWrite?: (release: () => void) => void;
   /** With afterWrite: stored batches served as they are, of at least this many bytes, come back as file slices. */
@@ -378,7 +384,7 @@ export class PartitionReader {
         next = end;
         break;
       }
-      const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : hiddenFromUncommitted;
+      const hidden = request.isolation === 'read_committed' ? this.hiddenIn(stored, next) : request.markers === true ? hiddenFromNone : hiddenFromUncommitted;
       for (let b of stored) {
         if (b.lastOffset < next) continue;
         const size = b.file?.length ?? b.payload.length;
@@ -504,3 +510,6 @@ export class PartitionReader {
 
 /** What a read_uncommitted reader does not see either: markers, which carry no records. */
 const hiddenFromUncommitted = (batch: StoredBatch): boolean => (batch.flags & BatchFlags.control) !== 0;
+
+/** A reader of the raw log (RecordsRequest.markers) is shown every batch. */
+const hiddenFromNone = (): boolean => false;

@@ -168,6 +168,25 @@ test('read_committed: reads end at the last stable offset; aborted records are r
   assert.equal(await reader.newestStart({ below: 6, count: 3, isolation: 'read_uncommitted', scanBytesMax: 1 << 20 }), 2, 'read_uncommitted counts the aborted records (never the marker)');
 });
 
+test('readRecords with markers: a raw read_uncommitted reader gets the markers of its own format, not those of another', async (t) => {
+  const { broker, reads } = await open(t);
+  const topic = await broker.createTopic('default', 'raw', { partitions: 1 });
+  const id = await begin(broker, 'tx-raw');
+  await broker.transactions.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(id, 0, ['t']), { transaction: id });
+  await broker.transactions.endTxn(id, true); // a neutral-format marker at offset 1
+  await broker.append(topic, 0, { ...linesBatch(['marker-of-lines']), flags: BatchFlags.control });
+  await broker.append(topic, 0, linesBatch(['after']));
+  const reader = reads.open(topic, 0);
+  const raw = await reader.readRecords({ from: 0, end: 4, recordsMax: 10, bytesMax: 1 << 20, format: lines, isolation: 'read_uncommitted', markers: true });
+  assert.deepEqual(linesValues(raw.chunks), ['t', 'marker-of-lines', 'after']);
+  assert.deepEqual([raw.records, raw.next], [3, 4]);
+  const plain = await reader.readRecords({ from: 0, end: 4, recordsMax: 10, bytesMax: 1 << 20, format: lines, isolation: 'read_uncommitted' });
+  assert.deepEqual(linesValues(plain.chunks), ['t', 'after'], 'without it, no marker');
+  const committed = await reader.readRecords({ from: 0, end: 4, recordsMax: 10, bytesMax: 1 << 20, format: lines, isolation: 'read_committed', markers: true });
+  assert.deepEqual(linesValues(committed.chunks), ['t', 'after'], 'read_committed never shows markers');
+});
+
 test('readRecords: the record budget cuts a batch (slice in the same format, transcoding in another); the byte budget stops the read', async (t) => {
   const { broker, reads } = await open(t);
   const topic = await broker.createTopic('default', 'budget', { partitions: 1 });
