@@ -16,6 +16,7 @@ import type { CursusGroups } from './groups.js';
 import type { CursusAccess } from './access.js';
 import type { CursusNode } from './node.js';
 import type { CursusTopics } from './topics.js';
+import type { CursusDataPath } from './data-path.js';
 
 /** A request that fails with a registry code; the connection answers it with status ERROR. */
 export class CursusFailure extends Error {
@@ -101,6 +102,8 @@ export interface CursusServices {
   readonly access: CursusAccess;
   /** This broker's id and advertised address. */
   readonly node: CursusNode;
+  /** PUBLISH, CONSUME, STREAM, LIST_OFFSETS (data-path.ts). */
+  readonly data: CursusDataPath;
 }
 
 /** The per-request context: the services and the connection's authenticated principal. */

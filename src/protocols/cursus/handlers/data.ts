@@ -1,0 +1,10 @@
+// The data path's commands (docs/protocols/cursus-wire-v2.md §10): PUBLISH (publish.ts), CONSUME
+// and LIST_OFFSETS (consume.ts), STREAM (stream-push.ts), over CursusServices.data. Permissions
+// as spec §8 has them: CONSUME and STREAM need topic.read plus group.
+
+import type { CursusCommandHandler } from '../handler.js';
+import { publish } from '../publish.js';
+
+export const dataHandlers: readonly CursusCommandHandler[] = [
+  { command: 'PUBLISH', permissions: ['topic.write'], handle: publish },
+];
