@@ -14,6 +14,7 @@ import type { Logger } from '../../base/logger.js';
 import { isQuartetError } from '../../base/errors.js';
 import { CursusFailure, type CursusContext, type CursusTopicView } from './handler.js';
 import { CursusProducers } from './producers.js';
+import { CursusStreams } from './stream-push.js';
 
 export type TopicOperation = 'read' | 'write';
 
@@ -100,6 +101,7 @@ export class CursusDataPath {
   readonly producers: CursusProducers;
   /** Long-polling CONSUMEs. */
   readonly waiters: AppendWaiters;
+  readonly streams: CursusStreams;
   private readonly options: CursusDataOptions;
   /** The next partition of an unkeyed publish, per topic internal id. */
   private readonly roundRobin = new Map<number, number>();
@@ -113,6 +115,7 @@ export class CursusDataPath {
     this.settings = { ...cursusDataSettingsDefault, ...options.settings };
     this.producers = new CursusProducers(this.broker);
     this.waiters = new AppendWaiters(this.settings.consumeWaitersMax);
+    this.streams = new CursusStreams();
   }
 
   start(): Promise<void> {
@@ -122,6 +125,7 @@ export class CursusDataPath {
   /** Stops every STREAM (CLOSE reason `stopped`) and wakes every long poll. */
   async close(): Promise<void> {
     this.waiters.close();
+    await this.streams.stopAll();
   }
 
   /** The topic named `name` in namespace `default`, with its Cursus view; throws topic_not_found. */

@@ -5,9 +5,11 @@
 import { consume, listOffsets } from '../consume.js';
 import type { CursusCommandHandler } from '../handler.js';
 import { publish } from '../publish.js';
+import { openStream } from '../stream-push.js';
 
 export const dataHandlers: readonly CursusCommandHandler[] = [
   { command: 'PUBLISH', permissions: ['topic.write'], handle: publish },
   { command: 'CONSUME', permissions: ['topic.read', 'group'], handle: consume },
+  { command: 'STREAM', permissions: ['topic.read', 'group'], handle: openStream },
   { command: 'LIST_OFFSETS', permissions: ['topic.read'], handle: listOffsets },
 ];
