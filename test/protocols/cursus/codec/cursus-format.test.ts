@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import { BatchFormat, type AppendStamp } from '../../../../src/base/batch.js';
 import { ManualClock } from '../../../../src/base/clock.js';
 import { Broker } from '../../../../src/core/broker.js';
-import { cursusAppendRequest, cursusBatchFormatCodec, decodeBatch, encodeBatch, type CursusRecord } from '../../../../src/protocols/cursus/codec/index.js';
+import { cursusAppendRequest, cursusBatchFormatCodec, decodeBatch, encodeBatch, retopicBatch, type CursusRecord } from '../../../../src/protocols/cursus/codec/index.js';
+import { appendRequestFromBatch } from '../../../../src/protocols/kafka/codec/kafka-format.js';
+import { buildRecordBatch } from '../../../../src/protocols/kafka/codec/record-batch.js';
 import { builtinFormats } from '../../../../src/server/listeners.js';
 import { tempDir, testScryptCost } from '../../../core/helpers.js';
 
@@ -55,5 +57,28 @@ describe('cursusAppendRequest and the cursus stamp', () => {
     const b = decodeBatch(payload);
     assert.ok(b.ok);
     assert.deepEqual(b.value.records.map((r) => [r.partition, r.offset]), [[3, 40], [3, 42]]);
+  });
+
+  it('records of another format are transcoded into CBV2 on a worker thread too (the codec is registered with its module)', async (t) => {
+    const broker = await Broker.open({
+      dataDir: tempDir(t),
+      memory: true,
+      formats: builtinFormats(),
+      workers: { threads: 1, offloadBytesMin: 1 },
+      maintenanceIntervalMs: 0,
+      scryptCost: testScryptCost,
+      rootUser: { username: 'root', password: 'pw' },
+    });
+    t.after(() => broker.close());
+    const topic = await broker.createTopic('default', 'orders', { partitions: 1 });
+    const kafka = appendRequestFromBatch(buildRecordBatch([{ timestamp: 7, key: Buffer.from('k'), value: Buffer.from('from-kafka') }, { timestamp: 8, key: null, value: Buffer.from('second') }]));
+    assert.ok(kafka.ok);
+    await broker.append(topic, 0, kafka.request);
+    assert.ok(broker.transcoder.offloads(BatchFormat.cursus, (await broker.read(topic, 0, 0, { maxBytes: 1 << 20 }))[0]!), 'this batch goes to the worker');
+    const read = await broker.reads.open(topic, 0).readRecords({ from: 0, end: 2, recordsMax: 10, bytesMax: 1 << 20, format: BatchFormat.cursus, isolation: 'read_committed' });
+    assert.equal(read.chunks.length, 1);
+    const b = decodeBatch(Buffer.concat(retopicBatch(read.chunks[0] as Buffer, 'orders', 0)));
+    assert.ok(b.ok);
+    assert.deepEqual(b.value.records.map((r) => [r.offset, r.payload.toString(), r.key?.toString(), r.timestamp]), [[0, 'from-kafka', 'k', 7], [1, 'second', undefined, 8]]);
   });
 });
