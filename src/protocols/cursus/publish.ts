@@ -11,7 +11,8 @@
 // APPEND_STREAM); write authorization; the partition (explicit, else FNV-1a 64 of the key mod the
 // partition count under partitioner=hash_key, else round-robin); for -1/all, the in-sync replicas
 // against the effective min_in_sync_replicas (one node: -1/all is 1 when that is 1, else
-// not_enough_replicas); then the idempotent producer's sequence (producers.ts).
+// not_enough_replicas); the topic's largest batch (invalid_message_size); then the idempotent
+// producer's sequence (producers.ts).
 
 import type { AppendResult } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
@@ -161,7 +162,6 @@ function checkInSync(data: CursusDataPath, t: DataTopic, partition: number): voi
 
 async function append(data: CursusDataPath, topic: Topic, partition: number, p: Publish, admission: Admission | null): Promise<number> {
   if (admission?.kind === 'duplicate') return admission.lastOffset;
-  data.broker.checkBatchBytes(topic, p.bytes.length);
   const producer = admission?.producer;
   const request = cursusAppendRequest(p.bytes, { partition, now: data.clock.now(), ...(producer !== undefined ? { producer } : {}) });
   if (!request.ok) throw batchFailure(request.reason);
@@ -190,6 +190,7 @@ async function publishOne(ctx: CursusContext, p: Publish): Promise<number> {
   const partition = route(data, t, p);
   try {
     if (p.acks === '-1' || p.acks === 'all') checkInSync(data, t, partition);
+    data.broker.checkBatchBytes(t.topic, p.bytes.length);
     const admission = p.claim === null ? null : await data.producers.admit(t.topic, partition, p.claim);
     return await append(data, t.topic, partition, p, admission);
   } catch (err) {

@@ -79,6 +79,16 @@ describe('PUBLISH', () => {
     assert.equal((await failure(fallback, request('PUBLISH', { topic: 'plain', producerId: 'p', message: 'x', acks: 'all' }))).code, 'not_enough_replicas');
   });
 
+  it('a batch over the largest the topic takes is invalid_message_size, refused before the sequence is taken', async (t) => {
+    const fx = await dataFixture(t);
+    const topic = await fx.broker.createTopic('default', 'small', { partitions: 1, config: { 'max.message.bytes': 200 } });
+    const publish = (message: string) => request('PUBLISH', { topic: 'small', producerId: 'p', message, seqNum: '1', isIdempotent: 'true', acks: 'all' });
+    const e = await failure(fx, publish('x'.repeat(300)));
+    assert.deepEqual([e.code, e.class], ['invalid_message_size', 'validation']);
+    assert.equal(json(await handle(fx, publish('small'))).last_offset, 0, 'seqNum 1 is still the first');
+    assert.equal(fx.broker.partition(topic, 0).stats().nextOffset, 1);
+  });
+
   it('transaction metadata is refused on PUBLISH, in fields and in batch records', async (t) => {
     const fx = await dataFixture(t);
     const topic = await fx.broker.createTopic('default', 'orders', { partitions: 1 });
