@@ -132,13 +132,18 @@ function fromBatch(batch: { value: CursusBatch; bytes: Buffer }, dedupTopic: (na
   };
 }
 
-/** The partition a publish goes to: explicit, else by key (hash_key), else round-robin. */
+/**
+ * The partition a publish goes to: explicit, else by key (hash_key), else round-robin. A
+ * deduplicated publish with neither goes by its producer id instead of round-robin, so that its
+ * retries meet its sequence on the same partition.
+ */
 function route(data: CursusDataPath, t: DataTopic, p: Publish): number {
   if (p.partition !== null) {
     data.checkPartition(t.topic, p.partition);
     return p.partition;
   }
   if (t.view.partitioner === 'hash_key' && p.key !== null && p.key.length > 0) return fnv1a64Mod(p.key, t.topic.partitions);
+  if (p.claim !== null) return fnv1a64Mod(Buffer.from(p.claim.producerId, 'utf8'), t.topic.partitions);
   return data.nextRoundRobin(t.topic);
 }
 

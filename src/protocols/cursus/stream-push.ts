@@ -124,7 +124,12 @@ export class StreamPush {
     }
     if (sink.closed.aborted) return;
     close ??= { reason: this.stopped ?? 'stopped', offset: this.next };
-    await sink.send([encodeStreamClose(close)], true);
+    try {
+      await sink.send([encodeStreamClose(close)], true);
+    } catch (error) {
+      // The connection went away meanwhile: nobody is left to tell.
+      data.logger.debug('could not send a Cursus stream CLOSE', { stream: this.key, error });
+    }
   }
 
   /** Until the next push round: the interval, an append to the partition, a stop, or the connection gone. */

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../../src/base/clock.js';
 import type { Broker, Topic } from '../../../src/core/broker.js';
+import { fnv1a64Mod } from '../../../src/protocols/cursus/publish.js';
 import { batchRequest, dataFixture, dataPathOver, failure, fieldsOf, handle, json, openBroker, records, request } from './data-harness.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +65,16 @@ describe('idempotent producers', () => {
     const elsewhere = await failure(fx, request('PUBLISH', { topic: 'orders', producerId: 'p-1', message: 'x', seqNum: '1', epoch: '7', isIdempotent: 'true', acks: 'all', partition: '1' }));
     assert.equal(elsewhere.code, 'stale_producer_epoch', 'the fenced session is fenced on every partition');
     assert.equal(end(fx.broker, topic), 3);
+  });
+
+  it('without a partition or a key, a deduplicated publish and its retries go to the partition of its producer id', async (t) => {
+    const fx = await dataFixture(t, { views: new Map([['orders', { partitioner: 'round_robin' }]]) });
+    const topic = await fx.broker.createTopic('default', 'orders', { partitions: 4 });
+    const send = (seqNum: number) => handle(fx, request('PUBLISH', { topic: 'orders', producerId: 'roamer', message: `m${seqNum}`, seqNum: String(seqNum), isIdempotent: 'true', acks: 'all' }));
+    for (const s of [1, 1, 2, 2, 1]) await send(s);
+    const ends = Array.from({ length: 4 }, (_, p) => fx.broker.partition(topic, p).stats().nextOffset);
+    assert.deepEqual(ends.filter((n) => n > 0), [2], 'two records, on one partition, retries dropped');
+    assert.equal(ends.indexOf(2), fnv1a64Mod(Buffer.from('roamer'), 4));
   });
 
   it('idempotent publishing needs acks=all or -1, refused before any sequence is taken', async (t) => {
