@@ -18,6 +18,7 @@ import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
 import { GroupStore } from './groups/store.js';
 import { TopicOptionsStore } from './topic-options.js';
+import { EventSnapshotStore } from './event-streams.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry } from './metrics.js';
@@ -147,6 +148,8 @@ export class Broker implements CatalogObserver {
   readonly groups: GroupStore;
   /** Per-topic options of a protocol that the core config does not hold (Iggy's). */
   readonly topicOptions: TopicOptionsStore;
+  /** Snapshots of event-sourced aggregates (event-streams.ts); a deleted or purged topic loses them. */
+  readonly eventSnapshots: EventSnapshotStore;
   readonly producers: ProducerStateManager;
   /** Producers a protocol names by strings (Cursus), mapped onto `producers` (producer-names.ts). */
   readonly producerNames: ProducerNames;
@@ -208,6 +211,7 @@ export class Broker implements CatalogObserver {
     this.offsets = new OffsetStore(parts.store, this.clock);
     this.groups = new GroupStore(parts.store, this.clock);
     this.topicOptions = new TopicOptionsStore(parts.store, this.clock);
+    this.eventSnapshots = new EventSnapshotStore(parts.store, this.clock);
     this.topicDefaults = Object.freeze({ ...parts.topicDefaults });
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
@@ -436,6 +440,7 @@ export class Broker implements CatalogObserver {
     try {
       const handles = await this.logs.deleteTopic(topic);
       await this.offsets.deleteTopic(topic.internalId);
+      await this.eventSnapshots.dropTopic(topic.internalId);
       await this.producers.dropPartitions(handles.map((h) => h.key));
       await this.transactions.dropPartitions(handles.map((h) => h.key));
       this.logs.dropMetrics(handles);
@@ -508,6 +513,7 @@ export class Broker implements CatalogObserver {
       await this.offsets.deleteTopic(topic.internalId);
       for (let p = 0; p < reset.partitions; p++) await reset.replace(p);
       await this.offsets.deleteTopic(topic.internalId);
+      await this.eventSnapshots.dropTopic(topic.internalId);
     } finally {
       // Transactions first: they let go of the partitions at once, before a completion resuming
       // meanwhile could commit an offset staged for them.

@@ -97,6 +97,17 @@ export const metadataMigrations: readonly Migration[] = [
       CREATE INDEX producer_names_by_use ON producer_names (used_at);
     `,
   },
+  {
+    // Snapshots of event-sourced aggregates (event-streams.ts): one per (topic, partition, key).
+    version: 5,
+    name: 'event snapshots',
+    sql: `
+      CREATE TABLE event_snapshots (
+        topic_internal_id INTEGER NOT NULL, partition INTEGER NOT NULL, stream_key BLOB NOT NULL,
+        version INTEGER NOT NULL, payload BLOB NOT NULL, updated_at INTEGER NOT NULL,
+        PRIMARY KEY (topic_internal_id, partition, stream_key)) STRICT;
+    `,
+  },
 ];
 
 export const metadataSchemaVersion = metadataMigrations[metadataMigrations.length - 1]!.version;

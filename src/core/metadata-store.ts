@@ -151,6 +151,16 @@ export interface TxnCheckpointRecord {
 // ---------------------------------------------------------------------------------------------
 // The interface
 
+/** The snapshot of one event-sourced aggregate (event-streams.ts). */
+export interface EventSnapshotRecord {
+  topicInternalId: number;
+  partition: number;
+  key: Buffer;
+  version: number;
+  payload: Buffer;
+  updatedAt: number;
+}
+
 export interface MetadataStore {
   /** Returns the counter's next value and advances it (first value: `start`, default 0). */
   nextId(counter: string, start?: number): Promise<number>;
@@ -222,6 +232,12 @@ export interface MetadataStore {
   putTxnCheckpoints(records: readonly TxnCheckpointRecord[]): Promise<void>;
   listTxnCheckpoints(): Promise<TxnCheckpointRecord[]>;
   deleteTxnCheckpoints(partitionKeys: readonly string[]): Promise<void>;
+
+  // Event-sourcing snapshots, one per (topic, partition, aggregate key).
+  putEventSnapshot(record: EventSnapshotRecord): Promise<void>;
+  getEventSnapshot(topicInternalId: number, partition: number, key: Buffer): Promise<EventSnapshotRecord | null>;
+  /** Every snapshot of the topic (a deleted or emptied topic); returns how many were removed. */
+  deleteTopicEventSnapshots(topicInternalId: number): Promise<number>;
 
   close(): Promise<void>;
 }
@@ -478,6 +494,31 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => this.stmts.deleteGroupIdCounter.run(scope, topicInternalId).changes > 0);
   }
 
+  // --- event-sourcing snapshots ---------------------------------------------------------------
+
+  putEventSnapshot(record: EventSnapshotRecord): Promise<void> {
+    return this.run(() => void this.stmts.putEventSnapshot.run(record.topicInternalId, record.partition, record.key, record.version, record.payload, record.updatedAt));
+  }
+
+  getEventSnapshot(topicInternalId: number, partition: number, key: Buffer): Promise<EventSnapshotRecord | null> {
+    return this.run(() => {
+      const r = this.stmts.getEventSnapshot.get(topicInternalId, partition, key) as Row | undefined;
+      if (!r) return null;
+      return {
+        topicInternalId: Number(r.topic_internal_id),
+        partition: Number(r.partition),
+        key: Buffer.from(r.stream_key as Uint8Array),
+        version: Number(r.version),
+        payload: Buffer.from(r.payload as Uint8Array),
+        updatedAt: Number(r.updated_at),
+      };
+    });
+  }
+
+  deleteTopicEventSnapshots(topicInternalId: number): Promise<number> {
+    return this.run(() => this.stmts.deleteTopicEventSnapshots.run(topicInternalId).changes);
+  }
+
   // --- producer snapshots ---------------------------------------------------------------------
 
   putProducerSnapshots(records: readonly ProducerSnapshotRecord[]): Promise<void> {
@@ -645,6 +686,13 @@ function prepareStatements(db: Database.Database) {
     ),
     listGroupIdCounters: db.prepare('SELECT * FROM group_id_counters WHERE scope = ? ORDER BY topic_internal_id'),
     deleteGroupIdCounter: db.prepare('DELETE FROM group_id_counters WHERE scope = ? AND topic_internal_id = ?'),
+    putEventSnapshot: db.prepare(
+      `INSERT INTO event_snapshots (topic_internal_id, partition, stream_key, version, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (topic_internal_id, partition, stream_key) DO UPDATE SET version = excluded.version, payload = excluded.payload,
+         updated_at = excluded.updated_at`,
+    ),
+    getEventSnapshot: db.prepare('SELECT * FROM event_snapshots WHERE topic_internal_id = ? AND partition = ? AND stream_key = ?'),
+    deleteTopicEventSnapshots: db.prepare('DELETE FROM event_snapshots WHERE topic_internal_id = ?'),
     putSnapshot: db.prepare(
       `INSERT INTO producer_snapshots (partition_key, next_offset, entries, taken_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (partition_key) DO UPDATE SET next_offset = excluded.next_offset, entries = excluded.entries,
