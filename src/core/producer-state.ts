@@ -204,6 +204,16 @@ export class ProducerStateManager {
     return Number.isSafeInteger(producerId) && producerId >= 0 && producerId < this.nextProducerId;
   }
 
+  /**
+   * The epoch and last sequence the producer's window holds for the partition (`partitionKey`),
+   * or null when it holds none (never appended there, or expired).
+   */
+  lastSequence(key: string, producerId: number): { epoch: number; sequence: number } | null {
+    const entry = this.entries.get(entryKey(key, producerId));
+    const last = entry?.batches[entry.batches.length - 1];
+    return entry && last ? { epoch: entry.epoch, sequence: last.lastSeq } : null;
+  }
+
   // --- the append path (no I/O) ---------------------------------------------------------------
 
   /**

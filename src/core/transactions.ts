@@ -63,6 +63,7 @@ import {
   isValidExpected,
   newEntry,
   partKey,
+  stagedOffsetCount,
   storedWithout,
   TxnRecordWriter,
   TxnState,
@@ -71,6 +72,7 @@ import {
   type TxnContext,
   type TxnEntry,
   type TxnFields,
+  type TxnOutcome,
   type TxnPartition,
   type TxnPartitions,
 } from './txn-records.js';
@@ -78,7 +80,7 @@ import { TxnTimeouts } from './txn-timeouts.js';
 import { TxnTurns } from './txn-turns.js';
 import type { ReadOptions, StoredBatch } from '../log/index.js';
 
-export { TxnState, type MarkerRequest, type MarkerWriter, type TxnPartition, type TxnPartitionHandle, type TxnPartitions } from './txn-records.js';
+export { TxnState, type MarkerRequest, type MarkerWriter, type TxnOutcome, type TxnPartition, type TxnPartitionHandle, type TxnPartitions } from './txn-records.js';
 export { markerWritesInFlightMax } from './txn-markers.js';
 
 // Named limits.
@@ -153,6 +155,19 @@ export interface TxnDescription {
   updatedAt: number;
   partitions: TxnPartition[];
   groups: string[];
+  /** Offsets staged in the open transaction, over all its groups. */
+  stagedOffsets: number;
+  /** What the last completed transaction held; null before the first completes. */
+  outcome: TxnOutcome | null;
+}
+
+/** Options of the operations that put something into a transaction. */
+export interface TxnJoinOptions {
+  /**
+   * Refuse (invalid_txn_state) unless a transaction is open: for protocols that open one
+   * explicitly (Cursus BEGIN_TXN) instead of implicitly with the first partition (Kafka).
+   */
+  ongoingOnly?: boolean;
 }
 
 export class TransactionCoordinator {
@@ -272,7 +287,7 @@ export class TransactionCoordinator {
   }
 
   /** Kafka AddPartitionsToTxn: the partitions this transaction will write (markers go to each). */
-  addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>): Promise<void> {
+  addPartitions(id: TxnIdentity, partitions: ReadonlyArray<{ topic: TopicRef; partition: number }>, options: TxnJoinOptions = {}): Promise<void> {
     let resolved: TxnPartition[];
     try {
       this.assertOpen();
@@ -290,6 +305,7 @@ export class TransactionCoordinator {
       const purges = new Set(resolved.map((p) => this.partitions.purgeInProgress?.(p.topicInternalId)).filter((w) => w !== undefined));
       if (purges.size > 0) await Promise.all(purges);
       await this.markers.settlePrepared(entry);
+      if (options.ongoingOnly === true) assertOngoing(entry);
       const fresh = resolved.filter((p) => !entry.partitions.has(partKey(p)));
       if (entry.state === TxnState.Ongoing && fresh.length === 0) return;
       if (entry.partitions.size + fresh.length > partitionsPerTransactionMax) {
@@ -302,7 +318,7 @@ export class TransactionCoordinator {
   }
 
   /** Kafka AddOffsetsToTxn: the group whose offsets (TxnOffsetCommit) this transaction commits. */
-  addOffsets(id: TxnIdentity, groupId: string): Promise<void> {
+  addOffsets(id: TxnIdentity, groupId: string, options: TxnJoinOptions = {}): Promise<void> {
     try {
       this.assertOpen();
       assertGroupId(groupId);
@@ -311,6 +327,7 @@ export class TransactionCoordinator {
     }
     return this.withEntry(id, async (entry) => {
       await this.markers.settlePrepared(entry);
+      if (options.ongoingOnly === true) assertOngoing(entry);
       if (entry.state === TxnState.Ongoing && entry.groups.has(groupId)) return;
       if (!entry.groups.has(groupId) && entry.groups.size >= groupsPerTransactionMax) {
         throw new QuartetError('resource_exhausted', `a transaction may commit offsets of at most ${groupsPerTransactionMax} groups`);
@@ -318,6 +335,29 @@ export class TransactionCoordinator {
       const groups = cloneGroups(entry.groups);
       if (!groups.has(groupId)) groups.set(groupId, new Map());
       await this.beginOrContinue(entry, { groups });
+    });
+  }
+
+  /**
+   * Cursus BEGIN_TXN: opens a transaction with nothing in it yet (Empty or Complete* to Ongoing,
+   * its timeout armed); an open one is left as it is, so a retry succeeds. With `oncePerEpoch`,
+   * an epoch whose transaction already completed may not open another (invalid_txn_state): the
+   * producer initializes again for a new epoch (Cursus: "One initialized epoch may begin one
+   * transaction").
+   */
+  beginTransaction(id: TxnIdentity, options: { oncePerEpoch?: boolean } = {}): Promise<void> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.withEntry(id, async (entry) => {
+      await this.markers.settlePrepared(entry);
+      if (entry.state === TxnState.Ongoing) return;
+      if (options.oncePerEpoch === true && (entry.state === TxnState.CompleteCommit || entry.state === TxnState.CompleteAbort)) {
+        throw new QuartetError('invalid_txn_state', `epoch ${entry.producerEpoch} of '${entry.transactionalId}' already completed a transaction (${entry.state})`);
+      }
+      await this.beginOrContinue(entry, {});
     });
   }
 
@@ -423,6 +463,8 @@ export class TransactionCoordinator {
       updatedAt: entry.updatedAt,
       partitions: [...entry.partitions.values()].map((p) => ({ ...p })),
       groups: [...entry.groups.keys()],
+      stagedOffsets: stagedOffsetCount(entry.groups),
+      outcome: entry.outcome === null ? null : { partitions: entry.outcome.partitions.map((p) => ({ ...p })), offsets: entry.outcome.offsets },
     };
   }
 
@@ -659,6 +701,10 @@ export class TransactionCoordinator {
 }
 
 // --- request checks -----------------------------------------------------------------------------
+
+function assertOngoing(entry: TxnEntry): void {
+  if (entry.state !== TxnState.Ongoing) throw new QuartetError('invalid_txn_state', `no transaction of '${entry.transactionalId}' is open (state ${entry.state})`);
+}
 
 function assertScope(scope: string): void {
   if (typeof scope !== 'string' || scope.length === 0 || Buffer.byteLength(scope) > scopeBytesMax) throw new QuartetError('invalid_request', `invalid scope '${scope}'`);

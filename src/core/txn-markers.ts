@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { isQuartetError } from '../base/errors.js';
 import { mapLimit } from './serial.js';
 import type { OpenTxn } from './txn-index.js';
-import { concurrent, isPrepare, TxnState, type MarkerRequest, type TxnContext, type TxnEntry, type TxnPartitionHandle } from './txn-records.js';
+import { concurrent, isPrepare, stagedOffsetCount, TxnState, type MarkerRequest, type TxnContext, type TxnEntry, type TxnPartitionHandle } from './txn-records.js';
 import type { StoredBatch } from '../log/index.js';
 
 /** Marker appends of one transaction in flight at once. */
@@ -98,6 +98,7 @@ export class TxnMarkers {
         partitions: new Map(),
         groups: new Map(),
         startedAt: -1,
+        outcome: { partitions: [...entry.partitions.values()].map((p) => ({ ...p })), offsets: stagedOffsetCount(entry.groups) },
       });
     } catch (err) {
       this.ctx.logger.warn('could not complete a transaction; retrying', { scope: entry.scope, transactionalId: entry.transactionalId, state: entry.state, error: err });

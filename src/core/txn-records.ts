@@ -92,6 +92,20 @@ export interface PersistedTxn {
   startedAt: number;
   partitions: Array<[number, number]>;
   groups: Array<[string, OffsetCommit[]]>;
+  /** Absent in records written before it existed. */
+  outcome?: PersistedOutcome | null;
+}
+
+/** What the last completed transaction held: [topicInternalId, partition] pairs and its staged offset count. */
+export interface PersistedOutcome {
+  partitions: Array<[number, number]>;
+  offsets: number;
+}
+
+/** What the last completed transaction of a transactional id held (kept until the next completes). */
+export interface TxnOutcome {
+  partitions: TxnPartition[];
+  offsets: number;
 }
 
 export interface TxnFields {
@@ -108,6 +122,8 @@ export interface TxnFields {
   partitions: Map<string, TxnPartition>;
   /** groupId → partitionKey → pending offset. */
   groups: Map<string, Map<string, OffsetCommit>>;
+  /** The last completed transaction's partitions and offsets (null: none completed yet). */
+  outcome: TxnOutcome | null;
 }
 
 export interface TxnEntry extends TxnFields {
@@ -269,6 +285,7 @@ export function newEntry(scope: string, transactionalId: string, producerId: num
     updatedAt: now,
     partitions: new Map(),
     groups: new Map(),
+    outcome: null,
     timeoutTimer: null,
     retryTimer: null,
     markersWritten: new Set(),
@@ -281,8 +298,8 @@ export function newEntry(scope: string, transactionalId: string, producerId: num
 }
 
 export function fieldsOf(entry: TxnEntry): TxnFields {
-  const { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups } = entry;
-  return { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups };
+  const { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups, outcome } = entry;
+  return { producerId, producerEpoch, lastProducerId, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt, partitions, groups, outcome };
 }
 
 export function toPersisted(f: TxnFields): PersistedTxn {
@@ -296,7 +313,15 @@ export function toPersisted(f: TxnFields): PersistedTxn {
     startedAt: f.startedAt,
     partitions: [...f.partitions.values()].map((p) => [p.topicInternalId, p.partition]),
     groups: [...f.groups].map(([groupId, pending]) => [groupId, [...pending.values()]]),
+    outcome: f.outcome === null ? null : { partitions: f.outcome.partitions.map((p) => [p.topicInternalId, p.partition]), offsets: f.outcome.offsets },
   };
+}
+
+/** The number of offsets staged over all the groups. */
+export function stagedOffsetCount(groups: ReadonlyMap<string, ReadonlyMap<string, OffsetCommit>>): number {
+  let n = 0;
+  for (const pending of groups.values()) n += pending.size;
+  return n;
 }
 
 /** Which of the partitions the entry holds (or stages offsets for) in memory or in the last record issued. */
@@ -343,6 +368,8 @@ export function entryFromRecord(scope: string, transactionalId: string, raw: unk
   entry.startedAt = p.startedAt ?? -1;
   for (const [topicInternalId, partition] of p.partitions ?? []) entry.partitions.set(partKey({ topicInternalId, partition }), { topicInternalId, partition });
   for (const [groupId, commits] of p.groups ?? []) entry.groups.set(groupId, new Map(commits.map((c) => [partKey(c), c])));
+  const o = p.outcome;
+  if (o) entry.outcome = { partitions: o.partitions.map(([topicInternalId, partition]) => ({ topicInternalId, partition })), offsets: o.offsets };
   entry.stored = { state: toPersisted(entry), updatedAt };
   entry.issued = entry.stored;
   return entry;
