@@ -233,7 +233,7 @@ export class AppendPath {
       const encoders = this.parts.markerEncoders;
       const encode = Object.hasOwn(encoders, marker.scope) ? encoders[marker.scope]! : encodeNeutralMarker;
       const { producerId, producerEpoch, commit, coordinatorEpoch } = marker;
-      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.parts.clock.now() });
+      request = encode({ producerId, producerEpoch, commit, coordinatorEpoch, timestamp: this.parts.clock.now(), topic: topic.name, partition: marker.partition });
       // The log the append below goes to (no purge is under way: it takes it at once).
       log = this.logs.handle(topic, marker.partition).log;
     } catch (err) {

@@ -468,6 +468,12 @@ export class TransactionCoordinator {
     };
   }
 
+  /** The offsets the transactional id's open transaction has staged for the group ([] when none). */
+  stagedOffsetsOf(scope: string, transactionalId: string, groupId: string): OffsetCommit[] {
+    const pending = this.entries.get(txnKey(scope, transactionalId))?.groups.get(groupId);
+    return pending === undefined ? [] : [...pending.values()].map((c) => ({ ...c }));
+  }
+
   /** Every transactional id of the scope (Kafka ListTransactions). */
   list(scope: string): TxnDescription[] {
     return [...this.entries.values()].filter((e) => e.scope === scope).map((e) => this.describe(e.scope, e.transactionalId)!);

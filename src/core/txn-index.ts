@@ -46,6 +46,9 @@ export interface MarkerFields {
   coordinatorEpoch: number;
   /** Broker time (ms). */
   timestamp: number;
+  /** Where the marker goes (formats whose batches name their topic and partition: Cursus CBV2); the append path always sets them. */
+  topic?: string;
+  partition?: number;
 }
 
 /** Builds the control batch (flags control|transactional) for a marker in one protocol's format. */

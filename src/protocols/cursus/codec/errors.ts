@@ -120,6 +120,8 @@ export const cursusErrorRegistry: Readonly<Record<string, { class: ErrorClassNam
     'aggregate_proof_sequence_gap',
     'aggregate_proof_identity_conflict',
     'out_of_order_sequence',
+    'transaction_already_committed',
+    'transaction_aborted',
   ]);
   add('authorization', false, [
     'authentication_required',
