@@ -17,6 +17,8 @@ import type { CursusAccess } from './access.js';
 import type { CursusNode } from './node.js';
 import type { CursusTopics } from './topics.js';
 import type { CursusDataPath } from './data-path.js';
+import type { CursusTransactions } from './transactions.js';
+import type { CursusEventStore } from './event-store.js';
 
 /** A request that fails with a registry code; the connection answers it with status ERROR. */
 export class CursusFailure extends Error {
@@ -104,6 +106,8 @@ export interface CursusServices {
   readonly node: CursusNode;
   /** PUBLISH, CONSUME, STREAM, LIST_OFFSETS (data-path.ts). */
   readonly data: CursusDataPath;
+  readonly transactions: CursusTransactions;
+  readonly events: CursusEventStore;
 }
 
 /** The per-request context: the services and the connection's authenticated principal. */
