@@ -12,7 +12,7 @@
 //  - Only topics whose Cursus definition has event_sourcing=true accept them
 //    (event_sourcing_not_enabled otherwise); the definition comes from the topic table.
 
-import type { Broker, Topic } from '../../core/broker.js';
+import type { Broker, PartitionLog, Topic } from '../../core/broker.js';
 import type { Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { EventStreams, type EventRecordsFn, type EventSnapshot, type StreamEvent } from '../../core/event-streams.js';
@@ -20,6 +20,7 @@ import { BatchFlags, BatchFormat, type AppendRequest, type StoredBatch } from '.
 import { decodeBatch, encodeBatch, type CursusRecord } from './codec/batch.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
 import { defaultTopicView, hashKeyPartition, requireCursusTopic } from './transactions.js';
+import { AggregateProofs } from './event-store-proofs.js';
 
 // Named limits.
 /** READ_STREAM: the events of one reply at most (their payloads), under the 64 MiB frame limit. */
@@ -78,6 +79,8 @@ export interface StreamRead extends StreamPlace {
 
 export class CursusEventStore {
   readonly streams: EventStreams;
+  /** AGGREGATE_REPLAY_PROOF and AGGREGATE_EVENT_RANGE_READ. */
+  readonly proofs: AggregateProofs;
   private readonly broker: Broker;
   private readonly clock: Clock;
   private readonly topicView: (name: string) => CursusTopicView | undefined;
@@ -90,6 +93,7 @@ export class CursusEventStore {
       return t === null ? undefined : defaultTopicView(t);
     });
     this.streams = new EventStreams({ broker: options.broker, readers: { [BatchFormat.cursus]: cursusEventRecords }, logger: options.logger });
+    this.proofs = new AggregateProofs(this);
   }
 
   /** Nothing to load: each partition's index is built from its log on first use. */
@@ -147,6 +151,11 @@ export class CursusEventStore {
   async readSnapshot(topicName: string, key: Buffer): Promise<EventSnapshot | null> {
     const place = this.place(topicName, key);
     return this.streams.snapshot(place.topic, place.partition, key);
+  }
+
+  /** The partition log a stream lives in. */
+  partitionLog(place: StreamPlace): PartitionLog {
+    return this.broker.partition(place.topic, place.partition);
   }
 
   /**

@@ -11,6 +11,7 @@ import { encodeBatch } from '../codec/batch.js';
 import type { CursusError } from '../codec/errors.js';
 import { formatLine } from '../codec/lines.js';
 import { CursusFailure, type CursusCommandHandler, type CursusRequest } from '../handler.js';
+import { rangeReadRecordsMax } from '../event-store-proofs.js';
 
 const u32Max = 0xffffffff;
 const versionMax = Number.MAX_SAFE_INTEGER;
@@ -111,6 +112,38 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
       const s = await ctx.services.events.readSnapshot(requiredText(req, 'topic'), requiredBytes(req, 'key'));
       const json = s === null ? 'null' : JSON.stringify({ version: s.version, payload: s.payload.toString('utf8') });
       return { kind: 'text', fields: [['snapshot', json]] };
+    },
+  },
+  {
+    command: 'AGGREGATE_REPLAY_PROOF',
+    permissions: ['topic.read'],
+    async handle(ctx, req) {
+      const { proof } = await ctx.services.events.proofs.prove({
+        topic: requiredText(req, 'topic'),
+        matchId: requiredText(req, 'match_id'),
+        partition: optionalInt(req, 'partition', 0, 0x7fffffff),
+        expectedLastSequence: optionalInt(req, 'expected_last_sequence', 1, versionMax),
+      });
+      return { kind: 'text', fields: [['proof', JSON.stringify(proof)]] };
+    },
+  },
+  {
+    command: 'AGGREGATE_EVENT_RANGE_READ',
+    permissions: ['topic.read'],
+    async handle(ctx, req) {
+      const fromSequence = requiredInt(req, 'from_sequence', 1, versionMax);
+      const toSequence = requiredInt(req, 'to_sequence', 1, versionMax);
+      if (toSequence < fromSequence) throw CursusFailure.of('invalid_to_sequence', [['command', req.command]], 'to_sequence is below from_sequence');
+      const r = await ctx.services.events.proofs.rangeRead({
+        topic: requiredText(req, 'topic'),
+        matchId: requiredText(req, 'match_id'),
+        partition: undefined,
+        expectedLastSequence: undefined,
+        fromSequence,
+        toSequence,
+        maxRecords: requiredInt(req, 'max_records', 1, rangeReadRecordsMax),
+      });
+      return { kind: 'json', value: { status: 'OK', proof: r.proof, events: r.events } };
     },
   },
 ];
