@@ -108,6 +108,12 @@ export interface BrokerTransactionOptions {
   markerEncoders?: Readonly<Record<string, MarkerEncoder>>;
   /** Marker decoders by batch format (Kafka: reads the control record's type); neutral is built in. */
   markerKinds?: Readonly<Partial<Record<BatchFormat, MarkerKindFn>>>;
+  /**
+   * How a marker looks in each batch format, for readers of whole batches in that format
+   * (ReadService.readBatches): a marker another protocol wrote is served to them as one of their
+   * own (a Kafka client must see the ABORT marker of a producer it is skipping).
+   */
+  markerFormats?: Readonly<Partial<Record<BatchFormat, MarkerEncoder>>>;
   transactionTimeoutMsMax?: number;
   transactionalIdExpirationMs?: number;
   markerRetryBackoffMs?: number;
@@ -185,6 +191,8 @@ export class Broker implements CatalogObserver {
   private readonly logs: PartitionLogs;
   private readonly appends: AppendPath;
   private readonly topicListeners = new Set<TopicChangeListener>();
+  /** The marker type of a stored control batch of any format (BrokerTransactionOptions.markerKinds). */
+  private readonly markerKind: MarkerKindFn;
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private maintenanceRun: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
@@ -216,6 +224,7 @@ export class Broker implements CatalogObserver {
     this.defaultPartitions = parts.defaultPartitions;
     this.replication = parts.options.replication ?? new SingleNodeReplication(parts.options.nodeId);
     this.formats = parts.options.formats ?? createFormatRegistry();
+    this.markerKind = markerKindByFormat(parts.options.transactions?.markerKinds);
     this.memoryBudget = new MemoryBudget(parts.options.memoryBudgetBytes);
     this.transcoder = new Transcoder(this.formats, { ...workerSettingsDefault, ...parts.options.workers });
     this.reads = new ReadService(this, this.formats, this.transcoder);
@@ -428,6 +437,23 @@ export class Broker implements CatalogObserver {
   /** Refuses (record_too_large) a batch of `bytes` over the topic's largest batch, before any of it is appended. */
   checkBatchBytes(topic: Topic, bytes: number): void {
     checkBatchBytes(bytes, this.logConfigFor(topic));
+  }
+
+  /**
+   * A stored transaction marker as a batch of `format` at the same offset, for a reader of whole
+   * batches in that format; null when the batch is no marker or the format has no marker encoder
+   * (BrokerTransactionOptions.markerFormats). Readers never look at the coordinator epoch, which
+   * is written as 0.
+   */
+  markerAs(format: BatchFormat, batch: StoredBatch, topicName: string, partition: number): Buffer | null {
+    const encode = this.options.transactions?.markerFormats?.[format];
+    if (encode === undefined || batch.format === format) return null;
+    const kind = this.markerKind(batch);
+    if (kind === null) return null;
+    const timestamp = batch.maxTimestamp;
+    const request = encode({ producerId: batch.producerId, producerEpoch: batch.producerEpoch, commit: kind === 'commit', coordinatorEpoch: 0, timestamp, topic: topicName, partition });
+    this.formats.get(format)?.stamp?.(request, { baseOffset: batch.baseOffset, appendTime: timestamp, appendMicros: timestamp * 1000 });
+    return request.payload;
   }
 
   /** @internal CatalogObserver */

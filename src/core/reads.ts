@@ -307,8 +307,10 @@ export class PartitionReader {
     const parts: ReadChunk[] = [];
     let total = 0;
     for (const batch of batches) {
+      // A marker of another format goes out as one of the reader's (its client filters with it).
+      const marker = (batch.flags & BatchFlags.control) !== 0 && batch.format !== format ? this.broker.markerAs(format, batch, this.topic.name, this.partition) : null;
       // One at a time: a fetch holds one worker at most, and stops transcoding at its limit.
-      const transcoded = this.transcoder.wholeBatchAs(format, batch, fromOffset, budget);
+      const transcoded = marker ?? this.transcoder.wholeBatchAs(format, batch, fromOffset, budget);
       const bytes = transcoded instanceof Promise ? await transcoded : transcoded;
       if (bytes === null) continue;
       if (parts.length > 0 && total + bytes.length > limit) break;

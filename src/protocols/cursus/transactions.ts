@@ -101,6 +101,7 @@ export const cursusMarkerKind: MarkerKindFn = (batch) => {
 export const cursusBrokerTransactionOptions: BrokerTransactionOptions = Object.freeze({
   markerEncoders: Object.freeze({ [cursusTransactionScope]: encodeCursusMarker }),
   markerKinds: Object.freeze({ [BatchFormat.cursus]: cursusMarkerKind }),
+  markerFormats: Object.freeze({ [BatchFormat.cursus]: encodeCursusMarker }),
 });
 
 // --- routing (shared with the event store) ------------------------------------------------------

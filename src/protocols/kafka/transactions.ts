@@ -69,6 +69,7 @@ export const kafkaMarkerKind: MarkerKindFn = (batch) => {
 export const kafkaBrokerTransactionOptions: BrokerTransactionOptions = Object.freeze({
   markerEncoders: Object.freeze({ [kafkaTransactionScope]: encodeKafkaMarker }),
   markerKinds: Object.freeze({ [BatchFormat.kafka]: kafkaMarkerKind }),
+  markerFormats: Object.freeze({ [BatchFormat.kafka]: encodeKafkaMarker }),
 });
 
 /**

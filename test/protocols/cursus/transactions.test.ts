@@ -120,40 +120,60 @@ test('TXN_PUBLISH: seqNum above 0, a retry appends nothing, a gap is refused; no
 test('a Kafka read_committed read of the same partition sees the committed Cursus records and not the aborted ones', async (t) => {
   const f = await openFixture(t);
   const topic = await f.broker.createTopic('default', 'shared', { partitions: 1 });
-  for (const [id, outcome] of [['tx-commit', 'commit'], ['tx-abort', 'abort']] as const) {
-    const s = session(id, await init(f, id));
+  const run = async (s: Record<string, string>, prefix: string, outcome: 'commit' | 'abort') => {
     await f.ok('BEGIN_TXN', s);
-    await f.ok('TXN_PUBLISH', { ...s, topic: 'shared', partition: '0', seqNum: '1', message: `${outcome}-1` });
-    await f.ok('TXN_PUBLISH', { ...s, topic: 'shared', partition: '0', seqNum: '2', message: `${outcome}-2` });
+    await f.ok('TXN_PUBLISH', { ...s, topic: 'shared', partition: '0', seqNum: '1', message: `${prefix}-1` });
+    await f.ok('TXN_PUBLISH', { ...s, topic: 'shared', partition: '0', seqNum: '2', message: `${prefix}-2` });
     await f.ok('END_TXN', { ...s, result: outcome });
-  }
+  };
+  await run(session('tx-a', await init(f, 'tx-a')), 'a', 'commit');
+  await run(session('tx-b', await init(f, 'tx-b')), 'b', 'abort');
+  // The same producer id again, in its next epoch: a Kafka client stops skipping it at the ABORT marker.
+  await run(session('tx-b', await init(f, 'tx-b')), 'c', 'commit');
   const open = session('tx-open', await init(f, 'tx-open'));
   await f.ok('BEGIN_TXN', open);
   await f.ok('TXN_PUBLISH', { ...open, topic: 'shared', partition: '0', seqNum: '1', message: 'pending' });
 
   const reader = f.broker.reads.open(topic, 0);
   const read = await reader.readBatches({ offset: 0, isolation: 'read_committed', format: BatchFormat.kafka, bytesMax: 1 << 20, firstBatchWhole: true });
-  assert.equal(read.position.lastStableOffset, 6, 'two transactions of two records and a marker each; the open one bounds the LSO');
-  const abortedProducer = Number(f.broker.transactions.describe(cursusTransactionScope, 'tx-abort')!.producerId);
-  assert.deepEqual(read.abortedTransactions?.map((a) => [a.producerId, a.firstOffset]), [[abortedProducer, 3]]);
-  // What a Kafka client does with that answer: drop the aborted producer's records from its first offset.
+  assert.equal(read.position.lastStableOffset, 9, 'three transactions of two records and a marker each; the open one bounds the LSO');
+  const producerB = Number(f.broker.transactions.describe(cursusTransactionScope, 'tx-b')!.producerId);
+  assert.deepEqual(read.abortedTransactions?.map((a) => [a.producerId, a.firstOffset]), [[producerB, 3]]);
+  // What a Kafka consumer does (Java's Fetcher, librdkafka): a producer is skipped from the first
+  // offset of its aborted transaction until its ABORT control batch; control batches carry no records.
+  const pending = [...read.abortedTransactions!];
+  const skipping = new Set<number>();
   const visible: string[] = [];
+  const controls: Array<[number, number, string]> = [];
   for (const chunk of read.chunks ?? []) {
     const batch = chunk as Buffer;
     const v = validateRecordBatch(batch);
     assert.ok(v.ok, 'a valid Kafka RecordBatch');
-    assert.ok(v.header.isTransactional, 'transcoded with its transactional flag');
-    const aborted = read.abortedTransactions!.some((a) => a.producerId === Number(v.header.producerId) && v.header.baseOffset >= a.firstOffset);
-    const records = batchRecords(batch, v.header);
+    const h = v.header;
+    const producer = Number(h.producerId);
+    for (const a of pending.filter((x) => x.firstOffset <= Number(h.baseOffset))) {
+      skipping.add(a.producerId);
+      pending.splice(pending.indexOf(a), 1);
+    }
+    const records = batchRecords(batch, h);
     assert.ok(records.ok);
-    if (!aborted) for (const r of records.value) visible.push(r.value!.toString());
+    if (h.isControl) {
+      const type = records.value[0]!.key!.readInt16BE(2) === 0 ? 'ABORT' : 'COMMIT';
+      controls.push([Number(h.baseOffset), producer, type]);
+      if (type === 'ABORT') skipping.delete(producer);
+      continue;
+    }
+    assert.ok(h.isTransactional, 'transcoded with its transactional flag');
+    if (!skipping.has(producer)) for (const r of records.value) visible.push(r.value!.toString());
   }
-  assert.deepEqual(visible, ['commit-1', 'commit-2']);
+  assert.deepEqual(visible, ['a-1', 'a-2', 'c-1', 'c-2']);
+  const producerA = Number(f.broker.transactions.describe(cursusTransactionScope, 'tx-a')!.producerId);
+  assert.deepEqual(controls, [[2, producerA, 'COMMIT'], [5, producerB, 'ABORT'], [8, producerB, 'COMMIT']], 'the Cursus markers, served as Kafka control batches at their offsets');
   // A reader that does not filter itself (read_committed through the core) gets the same.
   const records = await reader.readRecords({ from: 0, end: read.position.lastStableOffset, recordsMax: 10, bytesMax: 1 << 20, format: BatchFormat.kafka, isolation: 'read_committed' });
-  assert.equal(records.records, 2);
+  assert.equal(records.records, 4);
   const uncommitted = await reader.readRecords({ from: 0, end: reader.position().highWatermark, recordsMax: 10, bytesMax: 1 << 20, format: BatchFormat.cursus, isolation: 'read_uncommitted' });
-  assert.equal(uncommitted.records, 5, 'every data record, markers left out');
+  assert.equal(uncommitted.records, 7, 'every data record, markers left out');
 });
 
 test('SEND_OFFSETS_TO_TXN stages group offsets that commit with the transaction and go with an abort', async (t) => {

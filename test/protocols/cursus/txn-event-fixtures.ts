@@ -67,6 +67,7 @@ export async function openFixture(t: { after(fn: () => Promise<void> | void): vo
     transactions: {
       markerEncoders: { ...kafkaBrokerTransactionOptions.markerEncoders, ...cursusBrokerTransactionOptions.markerEncoders },
       markerKinds: { ...kafkaBrokerTransactionOptions.markerKinds, ...cursusBrokerTransactionOptions.markerKinds },
+      markerFormats: { ...kafkaBrokerTransactionOptions.markerFormats, ...cursusBrokerTransactionOptions.markerFormats },
     },
   });
   const flags = options.flags ?? new Map<string, Partial<CursusTopicView>>();
