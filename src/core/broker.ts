@@ -114,6 +114,11 @@ export interface BrokerTransactionOptions {
    * own (a Kafka client must see the ABORT marker of a producer it is skipping).
    */
   markerFormats?: Readonly<Partial<Record<BatchFormat, MarkerEncoder>>>;
+  /**
+   * The OffsetStore scope a transaction scope's offsets commit under, when it is not the scope
+   * itself (Cursus groups keep their offsets with Kafka's: { cursus: 'kafka' }).
+   */
+  offsetScopes?: Readonly<Record<string, string>>;
   transactionTimeoutMsMax?: number;
   transactionalIdExpirationMs?: number;
   markerRetryBackoffMs?: number;
@@ -665,6 +670,7 @@ export class Broker implements CatalogObserver {
       partitions: this.txnPartitions(),
       writeMarker: (marker) => this.appends.writeMarker(marker),
       markerKind: markerKindByFormat(txn.markerKinds),
+      ...(txn.offsetScopes !== undefined ? { offsetScopes: txn.offsetScopes } : {}),
       clock: this.clock,
       logger: this.logger.child({ component: 'transactions' }),
       ...(this.options.scheduler ? { scheduler: this.options.scheduler } : {}),

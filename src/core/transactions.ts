@@ -105,6 +105,8 @@ export interface TransactionCoordinatorOptions {
   writeMarker: MarkerWriter;
   /** Default: the neutral format's marker only (markerKindByFormat()). */
   markerKind?: MarkerKindFn;
+  /** The OffsetStore scope of a transaction scope's offsets when not the scope itself (BrokerTransactionOptions.offsetScopes). */
+  offsetScopes?: Readonly<Record<string, string>>;
   clock: Clock;
   scheduler?: Scheduler;
   logger?: Logger;
@@ -116,7 +118,7 @@ export interface TransactionCoordinatorOptions {
 
 /** Who is asking: the transactional id and the producer id/epoch InitProducerId gave it. */
 export interface TxnIdentity {
-  /** The protocol scope ('kafka', 'cursus'); also the OffsetStore scope of its offsets. */
+  /** The protocol scope ('kafka', 'cursus'); its offsets commit under offsetScopeOf(scope). */
   scope: string;
   transactionalId: string;
   producerId: number;
@@ -204,6 +206,7 @@ export class TransactionCoordinator {
       store: this.store,
       producers: this.producers,
       offsets: options.offsets,
+      offsetScopeOf: (scope) => options.offsetScopes?.[scope] ?? scope,
       partitions: this.partitions,
       writeMarker: options.writeMarker,
       index: this.index,
@@ -362,8 +365,8 @@ export class TransactionCoordinator {
   }
 
   /**
-   * Kafka TxnOffsetCommit: offsets staged in the transaction, committed to the OffsetStore (scope =
-   * the transaction's scope) only when it commits. The group must have been added (addOffsets).
+   * Kafka TxnOffsetCommit: offsets staged in the transaction, committed to the OffsetStore (under
+   * offsetScopeOf the transaction's scope) only when it commits. The group must have been added (addOffsets).
    * Member and generation checks are the group coordinator's (the front-end's) job.
    */
   txnOffsetCommit(id: TxnIdentity, groupId: string, commits: readonly OffsetCommit[]): Promise<void> {
@@ -433,15 +436,15 @@ export class TransactionCoordinator {
   }
 
   /**
-   * Whether an unfinished transaction of `scope` (Ongoing, PrepareCommit, PrepareAbort) has staged
-   * an offset for the group's partition that is not committed yet. Kafka OffsetFetch with
+   * Whether an unfinished transaction whose offsets commit under `offsetScope` (Ongoing,
+   * PrepareCommit, PrepareAbort) has staged an offset for the group's partition that is not committed yet. Kafka OffsetFetch with
    * require_stable answers UNSTABLE_OFFSET_COMMIT for such a partition. Linear in the number of
    * transactional ids held (bounded by transactionalIdsMax).
    */
-  hasPendingOffset(scope: string, groupId: string, topicInternalId: number, partition: number): boolean {
+  hasPendingOffset(offsetScope: string, groupId: string, topicInternalId: number, partition: number): boolean {
     const key = partKey({ topicInternalId, partition });
     for (const entry of this.entries.values()) {
-      if (entry.scope !== scope) continue;
+      if (this.ctx.offsetScopeOf(entry.scope) !== offsetScope) continue;
       if (entry.state !== TxnState.Ongoing && entry.state !== TxnState.PrepareCommit && entry.state !== TxnState.PrepareAbort) continue;
       if (entry.groups.get(groupId)?.has(key) === true) return true;
     }

@@ -90,7 +90,7 @@ export class TxnMarkers {
       await this.writeMarkers(entry, commit);
       if (commit) {
         for (const [groupId, pending] of entry.groups) {
-          if (pending.size > 0) await this.ctx.offsets.commit(entry.scope, groupId, [...pending.values()]);
+          if (pending.size > 0) await this.ctx.offsets.commit(this.ctx.offsetScopeOf(entry.scope), groupId, [...pending.values()]);
         }
       }
       await this.ctx.records.transition(entry, {

@@ -162,6 +162,8 @@ export interface TxnContext {
   readonly store: MetadataStore;
   readonly producers: ProducerStateManager;
   readonly offsets: OffsetStore;
+  /** The OffsetStore scope a transaction scope's offsets commit under. */
+  offsetScopeOf(scope: string): string;
   readonly partitions: TxnPartitions;
   readonly writeMarker: MarkerWriter;
   readonly index: TxnIndex;

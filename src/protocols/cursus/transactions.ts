@@ -2,8 +2,8 @@
 // commands of the spec's "Transaction Coordinator" section over the core's transactions, and how
 // a Cursus marker looks in the log.
 //
-// Mapping to the core (scope 'cursus', which is also the OffsetStore scope of the offsets a
-// transaction commits, so it must be the Cursus groups' offset scope):
+// Mapping to the core (scope 'cursus'; the offsets a transaction commits go under the Cursus
+// groups' offset scope, cursusOffsetScope, through BrokerTransactionOptions.offsetScopes):
 //   INIT_PRODUCER_ID     initProducerId; the wire producerId is the core's numeric id in decimal
 //   BEGIN_TXN            beginTransaction, one transaction per epoch (oncePerEpoch)
 //   TXN_PUBLISH          addPartitions, then one CBV2 record appended as a transactional,
@@ -29,6 +29,8 @@ import { TxnState, type TxnDescription, type TxnIdentity } from '../../core/tran
 import { BatchFlags, BatchFormat, type AppendRequest } from '../../base/batch.js';
 import { decodeBatch, encodeBatch, type CursusRecord } from './codec/batch.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
+import { cursusOffsetScope } from './groups.js';
+import { defaultTopicView, fnv1a64Mod, requireCoreTopic } from './routing.js';
 
 /** The core scope of Cursus transactional ids, and the offset scope their offsets commit under. */
 export const cursusTransactionScope = 'cursus';
@@ -102,53 +104,10 @@ export const cursusBrokerTransactionOptions: BrokerTransactionOptions = Object.f
   markerEncoders: Object.freeze({ [cursusTransactionScope]: encodeCursusMarker }),
   markerKinds: Object.freeze({ [BatchFormat.cursus]: cursusMarkerKind }),
   markerFormats: Object.freeze({ [BatchFormat.cursus]: encodeCursusMarker }),
+  offsetScopes: Object.freeze({ [cursusTransactionScope]: cursusOffsetScope }),
 });
 
 // --- routing (shared with the event store) ------------------------------------------------------
-
-const fnvOffsetBasis = 0xcbf29ce484222325n;
-const fnvPrime = 0x100000001b3n;
-const mask64 = (1n << 64n) - 1n;
-
-/** FNV-1a, 64 bits (spec §8, "Partition Keys"). */
-export function fnv1a64(bytes: Buffer): bigint {
-  let h = fnvOffsetBasis;
-  for (const b of bytes) h = ((h ^ BigInt(b)) * fnvPrime) & mask64;
-  return h;
-}
-
-/** The partition of a key under partitioner=hash_key: FNV-1a 64 modulo the partition count. */
-export function hashKeyPartition(key: Buffer, partitions: number): number {
-  return Number(fnv1a64(key) % BigInt(partitions));
-}
-
-/** A topic view with the defaults of a topic Cursus did not create (no topic table given). */
-export function defaultTopicView(topic: Topic): CursusTopicView {
-  return {
-    name: topic.name,
-    partitions: topic.partitions,
-    revision: 1,
-    lifecycleEpoch: 0,
-    idempotent: false,
-    eventSourcing: false,
-    aggregateReplay: false,
-    partitioner: 'hash_key',
-    authPolicy: 'open',
-    readAcl: [],
-    writeAcl: [],
-    cleanupPolicy: 'delete',
-    retentionHours: 0,
-    retentionBytes: 0,
-    minInSyncReplicas: null,
-  };
-}
-
-/** The core topic of a Cursus topic name (the default namespace), or topic_not_found. */
-export function requireCursusTopic(broker: Broker, name: string): Topic {
-  const topic = broker.catalog.getTopic({ topic: name });
-  if (topic === null) throw CursusFailure.of('topic_not_found', [['topic', name]]);
-  return topic;
-}
 
 // --- the service -------------------------------------------------------------------------------
 
@@ -256,7 +215,7 @@ export class CursusTransactions {
   /** Appends one transactional record; returns the partition it went to. */
   async publish(p: TxnPublish): Promise<number> {
     const id = this.identity(p, 'stale');
-    const topic = requireCursusTopic(this.broker, p.topic);
+    const topic = requireCoreTopic(this.broker, p.topic);
     const partition = this.partitionFor(topic, p.partition, p.key);
     // The core takes any first sequence of a producer in a partition (Kafka does); Cursus starts
     // every (producerId, epoch) at seqNum 1 ("starting above 1 is rejected as a gap").
@@ -277,7 +236,7 @@ export class CursusTransactions {
   /** Stages the offsets in the open transaction; returns how many the transaction holds for the group now. */
   async sendOffsets(s: TxnSendOffsets): Promise<number> {
     const id = this.identity(s, 'fenced');
-    const topic = requireCursusTopic(this.broker, s.topic);
+    const topic = requireCoreTopic(this.broker, s.topic);
     for (const o of s.offsets) if (o.partition >= topic.partitions) throw CursusFailure.of('partition_not_found', [['partition', String(o.partition)]]);
     const denied = await this.validateOwnership(s.group, s.member, s.generation, s.topic, s.offsets.map((o) => o.partition));
     if (denied !== null) throw denied;
@@ -376,7 +335,7 @@ export class CursusTransactions {
   private async checkMonotonic(s: TxnSendOffsets, topic: Topic): Promise<void> {
     const staged = new Map(this.broker.transactions.stagedOffsetsOf(cursusTransactionScope, s.transactionalId, s.group).filter((c) => c.topicInternalId === topic.internalId).map((c) => [c.partition, c.offset]));
     for (const o of s.offsets) {
-      const committed = (await this.broker.offsets.fetch(cursusTransactionScope, s.group, topic.internalId, o.partition))?.offset ?? 0;
+      const committed = (await this.broker.offsets.fetch(cursusOffsetScope, s.group, topic.internalId, o.partition))?.offset ?? 0;
       const floor = Math.max(committed, staged.get(o.partition) ?? 0);
       if (o.offset < floor) throw CursusFailure.of('offset_regression', [['reason', `partition ${o.partition}: offset ${o.offset} is below ${floor}`]]);
     }
@@ -388,7 +347,7 @@ export class CursusTransactions {
       return requested;
     }
     const view = this.topicView(topic.name);
-    if (key !== undefined && key.length > 0 && view?.partitioner !== 'round_robin') return hashKeyPartition(key, topic.partitions);
+    if (key !== undefined && key.length > 0 && view?.partitioner !== 'round_robin') return fnv1a64Mod(key, topic.partitions);
     const next = this.roundRobin.get(topic.name) ?? 0;
     this.roundRobin.set(topic.name, next + 1);
     return next % topic.partitions;

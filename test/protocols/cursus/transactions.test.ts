@@ -9,7 +9,9 @@ import { BatchFlags, BatchFormat, type StoredBatch } from '../../../src/log/inde
 import { batchRecords, validateRecordBatch } from '../../../src/protocols/kafka/codec/record-batch.js';
 import { decodeBatch } from '../../../src/protocols/cursus/codec/batch.js';
 import { CursusFailure } from '../../../src/protocols/cursus/handler.js';
-import { cursusTransactionScope, hashKeyPartition } from '../../../src/protocols/cursus/transactions.js';
+import { cursusTransactionScope } from '../../../src/protocols/cursus/transactions.js';
+import { cursusOffsetScope } from '../../../src/protocols/cursus/groups.js';
+import { fnv1a64Mod } from '../../../src/protocols/cursus/routing.js';
 import { tempDir } from '../../core/helpers.js';
 import { openFixture, type Fixture } from './txn-event-fixtures.js';
 
@@ -38,7 +40,7 @@ test('a transaction from INIT_PRODUCER_ID to END_TXN, with the spec replies and 
   assert.deepEqual([...pub], [['transactional_id', 'tx-1'], ['appended', 'true'], ['topic', 'orders'], ['partition', '1'], ['state', 'open']]);
   await f.ok('TXN_PUBLISH', { ...s, topic: 'orders', partition: '1', seqNum: '2', message: 'second order' });
   // Sequences count per partition: the keyed record continues partition 1's if its key routes there.
-  const keyedPartition = hashKeyPartition(Buffer.from('customer-7'), 2);
+  const keyedPartition = fnv1a64Mod(Buffer.from('customer-7'), 2);
   const keyed = await f.ok('TXN_PUBLISH', { ...s, topic: 'orders', key: 'customer-7', seqNum: keyedPartition === 1 ? '3' : '1', message: 'keyed' });
   assert.equal(Number(keyed.get('partition')), keyedPartition, 'routed by FNV-1a of the key');
   const status = await f.ok('TXN_STATUS', { transactional_id: 'tx-1' });
@@ -183,7 +185,7 @@ test('SEND_OFFSETS_TO_TXN stages group offsets that commit with the transaction 
       partitions.some((p) => denied.has(`${group}/${topic}/${p}`)) ? CursusFailure.of('NOT_OWNER', [['partition', String(partitions[0])], ['member', member], ['group', group], ['generation', String(generation)]]) : null,
   });
   const topic = await f.broker.createTopic('default', 'in', { partitions: 3 });
-  const fetch = async (group: string, partition: number) => (await f.broker.offsets.fetch(cursusTransactionScope, group, topic.internalId, partition))?.offset ?? null;
+  const fetch = async (group: string, partition: number) => (await f.broker.offsets.fetch(cursusOffsetScope, group, topic.internalId, partition))?.offset ?? null;
   const send = (s: Record<string, string>, offsets: string, group = 'g') => ({ ...s, topic: 'in', group, member: 'm-1', generation: '3', offsets });
 
   const s1 = session('tx-o', await init(f, 'tx-o'));
