@@ -15,6 +15,7 @@ import { isQuartetError } from '../../base/errors.js';
 import { CursusFailure, type CursusContext, type CursusTopicView } from './handler.js';
 import { CursusProducers } from './producers.js';
 import { CursusStreams } from './stream-push.js';
+import { defaultTopicView, topicNotFound } from './routing.js';
 
 export type TopicOperation = 'read' | 'write';
 
@@ -61,31 +62,6 @@ export interface CursusDataOptions {
 export interface DataTopic {
   readonly view: CursusTopicView;
   readonly topic: Topic;
-}
-
-/** The Cursus view of a topic nobody gave Cursus settings for (created by Kafka or Iggy): Cursus's defaults. */
-export function defaultTopicView(topic: Topic): CursusTopicView {
-  return {
-    name: topic.name,
-    partitions: topic.partitions,
-    revision: 1,
-    lifecycleEpoch: 0,
-    idempotent: false,
-    eventSourcing: false,
-    aggregateReplay: false,
-    partitioner: 'hash_key',
-    authPolicy: 'open',
-    readAcl: [],
-    writeAcl: [],
-    cleanupPolicy: 'delete',
-    retentionHours: 0,
-    retentionBytes: 0,
-    minInSyncReplicas: null,
-  };
-}
-
-export function topicNotFound(name: string): CursusFailure {
-  return CursusFailure.of('topic_not_found', [['topic', name]]);
 }
 
 export function partitionNotFound(partition: number): CursusFailure {

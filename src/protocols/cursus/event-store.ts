@@ -19,7 +19,7 @@ import { EventStreams, type EventRecordsFn, type EventSnapshot, type StreamEvent
 import { BatchFlags, BatchFormat, type AppendRequest, type StoredBatch } from '../../base/batch.js';
 import { decodeBatch, encodeBatch, type CursusRecord } from './codec/batch.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
-import { defaultTopicView, hashKeyPartition, requireCursusTopic } from './transactions.js';
+import { defaultTopicView, fnv1a64Mod, requireCoreTopic } from './routing.js';
 import { AggregateProofs } from './event-store-proofs.js';
 
 // Named limits.
@@ -105,11 +105,11 @@ export class CursusEventStore {
 
   /** The topic (which must have event_sourcing=true) and the partition of the key. */
   place(topicName: string, key: Buffer): StreamPlace {
-    const topic = requireCursusTopic(this.broker, topicName);
+    const topic = requireCoreTopic(this.broker, topicName);
     const view = this.topicView(topicName);
     if (view === undefined || !view.eventSourcing) throw CursusFailure.of('event_sourcing_not_enabled', [['topic', topicName]]);
     if (key.length === 0 || key.length > aggregateKeyBytesMax) throw CursusFailure.of('invalid_key', [['reason', `an aggregate key is 1-${aggregateKeyBytesMax} bytes`]]);
-    return { topic, view, partition: hashKeyPartition(key, topic.partitions) };
+    return { topic, view, partition: fnv1a64Mod(key, topic.partitions) };
   }
 
   async append(e: AppendEvent): Promise<{ version: number; offset: number; partition: number }> {

@@ -22,6 +22,7 @@ import { groupIdBytesMax, type OffsetCommit } from '../../core/offsets.js';
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { SerialQueue } from '../../core/serial.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
+import { topicNotFound } from './routing.js';
 import {
   cursusTopics,
   expand,
@@ -551,10 +552,6 @@ export function groupNotFound(name: string): CursusFailure {
 
 function memberNotFound(memberId: string, group: string): CursusFailure {
   return CursusFailure.of('member_not_found', [['member', memberId], ['group', group]]);
-}
-
-export function topicNotFound(name: string): CursusFailure {
-  return CursusFailure.of('topic_not_found', [['topic', name]]);
 }
 
 function parseRegistration(state: unknown): StoredRegistration | null {

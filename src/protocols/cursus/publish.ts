@@ -22,6 +22,7 @@ import { acksValues, cursusAppendRequest, encodeBatch, type Acks, type CursusBat
 import { dataFailure, type CursusDataPath, type DataTopic } from './data-path.js';
 import { CursusFailure, type CursusContext, type CursusReply, type CursusRequest } from './handler.js';
 import { outOfOrder, staleEpoch, type Admission, type ProducerClaim } from './producers.js';
+import { fnv1a64Mod } from './routing.js';
 
 /** CRQ2 keys that carry transaction metadata, which only the broker writes (spec: "broker-internal on PUBLISH"). */
 const transactionKeys = ['transactional_id', 'transaction_state', 'transaction_marker', 'control_batch_type', 'control_batch_version', 'control_batch_coordinator_epoch', 'control_key', 'control_value'];
@@ -42,21 +43,6 @@ interface Publish {
   readonly ack: { producerId: string; epoch: number; seqStart: number; seqEnd: number };
   /** The CBV2 batch to append. */
   readonly bytes: Buffer;
-}
-
-/** FNV-1a 64 (spec §8) of `key`, modulo `n`, in 32-bit halves (exact, no BigInt per byte). */
-export function fnv1a64Mod(key: Buffer, n: number): number {
-  // Offset basis 0xcbf29ce484222325; prime 0x100000001b3 = 2^40 + 0x1b3.
-  let hi = 0xcbf29ce4;
-  let lo = 0x84222325;
-  for (let i = 0; i < key.length; i++) {
-    lo = (lo ^ key[i]!) >>> 0;
-    const low = lo * 0x1b3;
-    const carry = Math.floor(low / 0x1_0000_0000);
-    hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) >>> 0;
-    lo = low >>> 0;
-  }
-  return Number(((BigInt(hi) << 32n) | BigInt(lo)) % BigInt(n));
 }
 
 function forbidden(): CursusFailure {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { hashKeyPartition } from '../../../src/protocols/cursus/transactions.js';
+import { fnv1a64Mod } from '../../../src/protocols/cursus/routing.js';
 import { openFixture, type Fixture } from './txn-event-fixtures.js';
 
 async function replayTopic(f: Fixture, name: string, partitions = 2): Promise<void> {
@@ -34,7 +34,7 @@ test('AGGREGATE_REPLAY_PROOF proves sequences 1..last with their bounds, ids and
   await replayTopic(f, 'arena');
   for (let v = 1; v <= 3; v++) await f.ok('APPEND_STREAM', event('arena', 'match-7', v, `id-${v}`));
   await f.ok('APPEND_STREAM', event('arena', 'match-8', 1, 'other'));
-  const partition = hashKeyPartition(Buffer.from('match-7'), 2);
+  const partition = fnv1a64Mod(Buffer.from('match-7'), 2);
   const hwm = f.broker.partition({ topic: 'arena' }, partition).stats().highWatermark;
   const ok = await f.ok('AGGREGATE_REPLAY_PROOF', { topic: 'arena', match_id: 'match-7', expected_last_sequence: '3' });
   const proof = JSON.parse(ok.get('proof')!) as Record<string, unknown>;

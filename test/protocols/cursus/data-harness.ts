@@ -2,13 +2,15 @@
 // for restarts) built with the server's batch formats, the CursusDataPath over it with a manual
 // clock and scheduler, requests built as the connection decodes them, and a stream sink that
 // records frames.
+import { testServices } from './services.js';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../../src/base/clock.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { Broker } from '../../../src/core/broker.js';
 import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { decodeBatch, decodeCommandPayload, decodeErrorPayload, encodeBatch, encodeCommandPayload, type CursusBatch, type CursusError, type CursusRecord } from '../../../src/protocols/cursus/codec/index.js';
-import { CursusDataPath, defaultTopicView, type CursusDataOptions } from '../../../src/protocols/cursus/data-path.js';
+import { CursusDataPath, type CursusDataOptions } from '../../../src/protocols/cursus/data-path.js';
+import { defaultTopicView } from '../../../src/protocols/cursus/routing.js';
 import { dataHandlers } from '../../../src/protocols/cursus/handlers/data.js';
 import { CursusFailure, type CursusContext, type CursusReply, type CursusRequest, type CursusStreamSink, type CursusTopicView } from '../../../src/protocols/cursus/handler.js';
 import { builtinFormats } from '../../../src/server/listeners.js';
@@ -58,7 +60,7 @@ export function dataPathOver(t: After, broker: Broker, clock: ManualClock, optio
   };
   const data = new CursusDataPath({ broker, logger: silentLogger, clock, scheduler, topicView, ...rest });
   t.after(() => data.close());
-  const ctx: CursusContext = { services: { broker, logger: silentLogger, clock, data }, principal: { name: null, permissions: new Set(['*']) }, peer: 'test' };
+  const ctx: CursusContext = { services: testServices({ broker, logger: silentLogger, clock, data }), principal: { name: null, permissions: new Set(['*']) }, peer: 'test' };
   return { scheduler, data, ctx };
 }
 

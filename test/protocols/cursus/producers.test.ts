@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../../src/base/clock.js';
 import type { Broker, Topic } from '../../../src/core/broker.js';
-import { fnv1a64Mod } from '../../../src/protocols/cursus/publish.js';
+import { fnv1a64Mod } from '../../../src/protocols/cursus/routing.js';
 import { batchRequest, dataFixture, dataPathOver, failure, fieldsOf, handle, json, openBroker, records, request } from './data-harness.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { BatchFormat } from '../../../src/base/batch.js';
 import type { Broker, Topic } from '../../../src/core/broker.js';
 import { decodeBatch, type CursusRecord } from '../../../src/protocols/cursus/codec/index.js';
-import { fnv1a64Mod } from '../../../src/protocols/cursus/publish.js';
+import { fnv1a64Mod } from '../../../src/protocols/cursus/routing.js';
 import { batchRequest, dataFixture, failure, fieldsOf, handle, json, records, request } from './data-harness.js';
 
 /** Every CBV2 record stored in the partition, in offset order. */
