@@ -12,7 +12,7 @@
 // An enabled protocol without a factory here is reported as "not available yet" and skipped, and
 // its `enabled` setting defaults to false (src/server/config.ts), so `quartet serve` works with
 // whatever front-ends this build has.
-import type { Broker } from '../core/broker.js';
+import type { Broker, BrokerTransactionOptions } from '../core/broker.js';
 import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import { createKafkaListener } from '../protocols/kafka/listener.js';
@@ -29,6 +29,8 @@ import { createFormatRegistry, type FormatRegistry } from '../log/formats.js';
 import { kafkaBatchFormatCodec } from '../protocols/kafka/codec/kafka-format.js';
 import { iggyFormatCodec } from '../protocols/iggy/codec/iggy-format.js';
 import { cursusBatchFormatCodec } from '../protocols/cursus/codec/cursus-format.js';
+import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
+import { cursusBrokerTransactionOptions } from '../protocols/cursus/transactions.js';
 
 export type { ListenAddress, ProtocolListener } from '../protocols/transport.js';
 
@@ -43,6 +45,18 @@ export function builtinFormats(): FormatRegistry {
     .register(kafkaBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/kafka/codec/kafka-format.js'), exportName: 'kafkaBatchFormatCodec' })
     .register(iggyFormatCodec, { moduleUrl: import.meta.resolve('../protocols/iggy/codec/iggy-format.js'), exportName: 'iggyFormatCodec' })
     .register(cursusBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/cursus/codec/cursus-format.js'), exportName: 'cursusBatchFormatCodec' });
+}
+
+/**
+ * What every front-end brings to the transaction coordinator, merged: each protocol's marker
+ * encoder (by transaction scope), marker reader and marker form (by batch format), and where its
+ * transactional offsets commit. The server builds its broker with it, whichever listeners are on.
+ */
+export function builtinTransactionOptions(): BrokerTransactionOptions {
+  const parts = [kafkaBrokerTransactionOptions, cursusBrokerTransactionOptions];
+  const merged = <K extends 'markerEncoders' | 'markerKinds' | 'markerFormats' | 'offsetScopes'>(key: K): NonNullable<BrokerTransactionOptions[K]> =>
+    Object.assign({}, ...parts.map((p) => p[key] ?? {})) as NonNullable<BrokerTransactionOptions[K]>;
+  return { markerEncoders: merged('markerEncoders'), markerKinds: merged('markerKinds'), markerFormats: merged('markerFormats'), offsetScopes: merged('offsetScopes') };
 }
 
 export const protocolNames = ['kafka', 'iggy', 'cursus', 'felix'] as const;

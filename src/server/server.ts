@@ -14,10 +14,9 @@ import type { Logger } from '../base/logger.js';
 import { LogTail, createLogger } from '../base/logger.js';
 import { MetricsRegistry } from '../core/metrics.js';
 import { nativeStatus } from '../base/native.js';
-import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
-import { builtinBrokerWatchers, builtinFormats, builtinListenerFactories, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
+import { builtinBrokerWatchers, builtinFormats, builtinListenerFactories, builtinTransactionOptions, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { quartetVersion } from '../base/version.js';
 
@@ -181,8 +180,8 @@ class Server implements QuartetServer {
       maintenanceIntervalMs: config.maintenanceIntervalMs,
       memoryBudgetBytes: config.memoryBudgetBytes,
       authThrottle: config.auth,
-      // Transaction markers in Kafka logs are Kafka control batches (encoder and reader by format).
-      transactions: kafkaBrokerTransactionOptions,
+      // Transaction markers in each protocol's logs are its own control records (encoder and reader by format).
+      transactions: builtinTransactionOptions(),
       formats: builtinFormats(),
       workers: config.workers,
     });

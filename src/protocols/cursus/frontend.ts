@@ -10,26 +10,45 @@ import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import type { Broker } from '../../core/broker.js';
 import type { ListenAddress } from '../transport.js';
-import { CursusAccess, authorizeCommand } from './access.js';
+import type { Scheduler } from '../../core/scheduler.js';
+import { CursusAccess, authorizeCommand, authorizeTopic } from './access.js';
 import { CommandId, commandSpec } from './codec/commands.js';
 import { CursusFailure, type CursusCommandHandler, type CursusContext, type CursusReply, type CursusRequest, type CursusServices } from './handler.js';
+import { CursusDataPath, type CursusDataSettings } from './data-path.js';
+import { CursusEventStore } from './event-store.js';
+import { CursusGroups } from './groups.js';
 import { authHandlers } from './handlers/auth.js';
 import { clusterHandlers } from './handlers/cluster.js';
+import { dataHandlers } from './handlers/data.js';
+import { eventHandlers } from './handlers/events.js';
+import { groupHandlers } from './handlers/groups.js';
 import { topicHandlers } from './handlers/topics.js';
+import { transactionHandlers } from './handlers/transactions.js';
 import { CursusNode } from './node.js';
 import { CursusTopics } from './topics.js';
+import { CursusTransactions } from './transactions.js';
 
 export interface CursusSettings {
   /** Protected commands need an authenticated principal and its permissions (access.ts). */
   requireAuth: boolean;
   /** Requests one connection may have read and not yet answered; beyond it reading pauses. */
   inFlightRequestsMax: number;
+  /** A group member without a heartbeat for this long is removed and its group rebalances. */
+  sessionTimeoutMs: number;
 }
 
-export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64 });
+export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64, sessionTimeoutMs: 30_000 });
 
 /** Every area's handlers; an area adds its table here (one line). */
-export const builtinHandlerTables: ReadonlyArray<readonly CursusCommandHandler[]> = [topicHandlers, clusterHandlers, authHandlers];
+export const builtinHandlerTables: ReadonlyArray<readonly CursusCommandHandler[]> = [
+  topicHandlers,
+  clusterHandlers,
+  authHandlers,
+  dataHandlers,
+  groupHandlers,
+  transactionHandlers,
+  eventHandlers,
+];
 
 /** One dispatch table by command ID from handler tables. */
 export function buildDispatchTable(tables: ReadonlyArray<readonly CursusCommandHandler[]>): ReadonlyMap<number, CursusCommandHandler> {
@@ -48,22 +67,74 @@ export function buildDispatchTable(tables: ReadonlyArray<readonly CursusCommandH
  * The services every handler has, built from the broker: what the frontend starts with (an area
  * adds its own service here), and what a handler test builds its context from.
  */
-export function createCursusServices(options: { broker: Broker; logger: Logger; clock?: Clock; requireAuth?: boolean; advertisedAddr?: ListenAddress | null }): CursusServices {
-  const { broker } = options;
+export function createCursusServices(options: CursusServicesOptions): CursusServices {
+  const { broker, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const timers = options.scheduler !== undefined ? { scheduler: options.scheduler } : {};
+  const topics = new CursusTopics({ broker });
+  const topicView = (name: string) => topics.view(name);
+  const groups = new CursusGroups({ broker, logger, clock, ...timers, topicView, ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}) });
+  topics.registerDeleteGuard((topic) => (groups.hasActiveMembers(topic.name) ? `a consumer group of ${topic.name} has active members` : null));
+  topics.registerDeleteGuard((topic) => {
+    for (let p = 0; p < topic.partitions; p++) {
+      if (broker.transactions.openTransactions({ topic: topic.name }, p).length > 0) return `an open transaction writes to ${topic.name}`;
+    }
+    return null;
+  });
+  const data = new CursusDataPath({
+    broker,
+    logger,
+    clock,
+    ...timers,
+    topicView,
+    authorize: authorizeTopic,
+    committedOffset: (group, topic, partition) => groups.committedOffset(group, topic, partition),
+    settings: { ...options.data, minInSyncReplicas: topics.minInSyncReplicasFallback },
+  });
+  const transactions = new CursusTransactions({
+    broker,
+    logger,
+    clock,
+    topicView,
+    validateOwnership: (group, member, generation, topic, partitions) => {
+      groups.validateOwnership(group, member, generation, topic, partitions);
+      return null;
+    },
+  });
+  const events = new CursusEventStore({ broker, logger, clock, topicView });
   return {
     broker,
-    logger: options.logger,
-    clock: options.clock ?? systemClock,
-    topics: new CursusTopics({ broker }),
+    logger,
+    clock,
+    topics,
     access: new CursusAccess({ broker, requireAuth: options.requireAuth ?? false }),
     node: new CursusNode(broker.replication.nodeId, options.advertisedAddr ?? null),
+    groups,
+    data,
+    transactions,
+    events,
   };
+}
+
+export interface CursusServicesOptions {
+  broker: Broker;
+  logger: Logger;
+  clock?: Clock;
+  /** Session, stream and long-poll timers (tests pass a ManualScheduler); default: real timers. */
+  scheduler?: Scheduler;
+  requireAuth?: boolean;
+  sessionTimeoutMs?: number;
+  data?: Partial<CursusDataSettings>;
+  advertisedAddr?: ListenAddress | null;
 }
 
 export interface CursusFrontendOptions {
   broker: Broker;
   logger: Logger;
   clock?: Clock;
+  scheduler?: Scheduler;
+  /** Data path limits (CONSUME sizes and waits, STREAM timing). */
+  data?: Partial<CursusDataSettings>;
   settings?: Partial<CursusSettings>;
   /** The address clients are given (METADATA, FIND_COORDINATOR); null: the bound one. */
   advertisedAddr?: ListenAddress | null;
@@ -80,18 +151,26 @@ export class CursusFrontend {
   constructor(options: CursusFrontendOptions) {
     this.settings = { ...cursusSettingsDefault, ...options.settings };
     this.logger = options.logger;
-    this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth });
+    this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth, sessionTimeoutMs: this.settings.sessionTimeoutMs });
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
   }
 
-  /** Loads what the services keep (the topic table); before the listener binds. */
+  /** Loads what the services keep (topic table, group registrations, event indexes); before the listener binds. */
   async start(): Promise<void> {
-    await this.services.topics.start();
+    const s = this.services;
+    await s.topics.start();
+    await s.groups.start();
+    await s.data.start();
+    await s.events.start();
   }
 
   /** After the connections drained. */
-  close(): void {
-    this.services.topics.close();
+  async close(): Promise<void> {
+    const s = this.services;
+    s.events.close();
+    await s.data.close();
+    await s.groups.close();
+    s.topics.close();
   }
 
   setBoundAddress(address: ListenAddress): void {

@@ -30,7 +30,7 @@ export function createCursusListener(context: ListenerContext, settings?: Partia
     },
     async stop(drainTimeoutMs: number): Promise<void> {
       await tcp.stop(drainTimeoutMs);
-      frontend.close();
+      await frontend.close();
     },
   };
   return Object.assign(listener, { frontend });

@@ -3,6 +3,7 @@
 // encodes the request as CRQ2 bytes and decodes them as the connection would, runs the handler,
 // and returns the reply; `ok` / `refused` turn it into fields or the error's readable form.
 
+import { testServices } from './services.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { decodeCommandPayload, encodeCommandPayload } from '../../../src/protocols/cursus/codec/crq2.js';
 import { formatLine } from '../../../src/protocols/cursus/codec/lines.js';
 import { CursusGroups, type CursusGroupsOptions } from '../../../src/protocols/cursus/groups.js';
-import { CursusFailure, type CursusContext, type CursusReply, type CursusServices } from '../../../src/protocols/cursus/handler.js';
+import { CursusFailure, type CursusContext, type CursusReply } from '../../../src/protocols/cursus/handler.js';
 import { groupHandlers } from '../../../src/protocols/cursus/handlers/groups.js';
 import { testScryptCost } from '../../core/helpers.js';
 
@@ -72,7 +73,7 @@ export async function groupsHarness(t: { after(fn: () => Promise<void> | void): 
   });
   Object.assign(h, { clock, scheduler });
   const context = (): CursusContext => {
-    const services: CursusServices = { broker: h.broker, logger: silentLogger, clock, groups: h.groups };
+    const services = testServices({ broker: h.broker, logger: silentLogger, clock, groups: h.groups });
     return { services, principal: { name: null, permissions: new Set(['*']) }, peer: '127.0.0.1:50000' };
   };
   let requestId = 0n;

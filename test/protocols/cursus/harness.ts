@@ -13,7 +13,7 @@ import { CursusFrontend, builtinHandlerTables, type CursusSettings } from '../..
 import type { CursusCommandHandler } from '../../../src/protocols/cursus/handler.js';
 import { cursusSocketOptions } from '../../../src/protocols/cursus/listener.js';
 import { TcpListener } from '../../../src/protocols/tcp-listener.js';
-import { builtinFormats } from '../../../src/server/listeners.js';
+import { builtinFormats, builtinTransactionOptions } from '../../../src/server/listeners.js';
 import { CursusWireClient } from './wire-client.js';
 
 export const testScryptCost = { N: 1024, r: 8, p: 1 };
@@ -39,7 +39,7 @@ export interface CursusHarnessOptions {
   dataDir?: string;
   keepDataDir?: boolean;
   settings?: Partial<CursusSettings>;
-  /** Handler tables added to the built-in ones. */
+  /** Handler tables added to the built-in ones, replacing those for the same commands. */
   handlers?: ReadonlyArray<readonly CursusCommandHandler[]>;
   broker?: Partial<BrokerOptions>;
   authTimeoutMs?: number;
@@ -48,10 +48,17 @@ export interface CursusHarnessOptions {
   logger?: Logger;
 }
 
+/** The built-in handler tables with a test's own handlers in place of the built-in ones for the same commands. */
+function withTestHandlers(tables: ReadonlyArray<readonly CursusCommandHandler[]>): Array<readonly CursusCommandHandler[]> {
+  const replaced = new Set(tables.flat().map((h) => h.command));
+  return [...builtinHandlerTables.map((table) => table.filter((h) => !replaced.has(h.command))), ...tables];
+}
+
 export async function startCursus(t: After, options: CursusHarnessOptions = {}): Promise<CursusHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'quartet-cursus-'));
   const broker = await Broker.open({
     formats: builtinFormats(),
+    transactions: builtinTransactionOptions(),
     dataDir,
     maintenanceIntervalMs: 0,
     scryptCost: testScryptCost,
@@ -62,7 +69,7 @@ export async function startCursus(t: After, options: CursusHarnessOptions = {}):
     broker,
     logger: options.logger ?? silentLogger,
     ...(options.settings ? { settings: options.settings } : {}),
-    handlers: [...builtinHandlerTables, ...(options.handlers ?? [])],
+    handlers: withTestHandlers(options.handlers ?? []),
   });
   await frontend.start();
   const listener = new TcpListener({

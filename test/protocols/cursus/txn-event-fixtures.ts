@@ -3,18 +3,20 @@
 // markers, the Cursus services built over it, and a request builder that goes through the CRQ2
 // codec as the connection would.
 
+import { testServices } from './services.js';
 import { Broker } from '../../../src/core/broker.js';
 import { ManualClock } from '../../../src/base/clock.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { createFormatRegistry } from '../../../src/log/formats.js';
 import { kafkaBatchFormatCodec } from '../../../src/protocols/kafka/codec/kafka-format.js';
-import { kafkaBrokerTransactionOptions } from '../../../src/protocols/kafka/transactions.js';
+import { builtinTransactionOptions } from '../../../src/server/listeners.js';
 import { cursusBatchFormatCodec } from '../../../src/protocols/cursus/codec/cursus-format.js';
 import { decodeCommandPayload, encodeCommandPayload } from '../../../src/protocols/cursus/codec/crq2.js';
 import { decodeOkLine } from '../../../src/protocols/cursus/codec/lines.js';
 import { CursusFailure, type CursusCommandHandler, type CursusContext, type CursusReply, type CursusRequest, type CursusServices, type CursusTopicView } from '../../../src/protocols/cursus/handler.js';
-import { CursusTransactions, cursusBrokerTransactionOptions, defaultTopicView, type OwnershipValidator } from '../../../src/protocols/cursus/transactions.js';
+import { CursusTransactions, type OwnershipValidator } from '../../../src/protocols/cursus/transactions.js';
+import { defaultTopicView } from '../../../src/protocols/cursus/routing.js';
 import { CursusEventStore } from '../../../src/protocols/cursus/event-store.js';
 import { transactionHandlers } from '../../../src/protocols/cursus/handlers/transactions.js';
 import { eventHandlers } from '../../../src/protocols/cursus/handlers/events.js';
@@ -64,11 +66,7 @@ export async function openFixture(t: { after(fn: () => Promise<void> | void): vo
     maintenanceIntervalMs: 0,
     scryptCost: testScryptCost,
     formats: createFormatRegistry().register(kafkaBatchFormatCodec).register(cursusBatchFormatCodec),
-    transactions: {
-      markerEncoders: { ...kafkaBrokerTransactionOptions.markerEncoders, ...cursusBrokerTransactionOptions.markerEncoders },
-      markerKinds: { ...kafkaBrokerTransactionOptions.markerKinds, ...cursusBrokerTransactionOptions.markerKinds },
-      markerFormats: { ...kafkaBrokerTransactionOptions.markerFormats, ...cursusBrokerTransactionOptions.markerFormats },
-    },
+    transactions: builtinTransactionOptions(),
   });
   const flags = options.flags ?? new Map<string, Partial<CursusTopicView>>();
   const topicView = (name: string): CursusTopicView | undefined => {
@@ -79,7 +77,7 @@ export async function openFixture(t: { after(fn: () => Promise<void> | void): vo
   const transactions = new CursusTransactions({ ...base, topicView, ...(options.validateOwnership ? { validateOwnership: options.validateOwnership } : {}) });
   const events = new CursusEventStore({ ...base, topicView });
   await events.start();
-  const services: CursusServices = { ...base, transactions, events };
+  const services = testServices({ ...base, transactions, events });
   const ctx: CursusContext = { services, principal: { name: null, permissions: new Set(['*']) }, peer: 'test' };
   let closed = false;
   const close = async (): Promise<void> => {
