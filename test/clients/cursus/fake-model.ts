@@ -137,6 +137,11 @@ export class FakeModel {
     }
   }
 
+  /** Makes a topic directly (as CREATE would). */
+  addTopic(name: string, partitions: number, options: { eventSourcing?: boolean; idempotent?: boolean } = {}): void {
+    this.create(new Map([['topic', name], ['partitions', String(partitions)], ['event_sourcing', String(options.eventSourcing === true)], ['idempotent', String(options.idempotent === true)]]));
+  }
+
   /** Moves a partition's log start (records before it are gone): CONSUME below it is out of range. */
   retainFrom(topic: string, partition: number, offset: number): void {
     this.topics.get(topic)!.logStart[partition] = offset;
