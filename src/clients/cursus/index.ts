@@ -16,6 +16,7 @@ export type {
 export { crq2Fields, routeOf, type DedicatedConnection, type FieldValue, type RequestOptions } from './client-core.js';
 export { compressionId, defaultCompressions } from './options.js';
 export type { CompressionName, CursusClientOptions, CursusClientState, CursusCredentials, ReconnectOptions } from './options.js';
+export { CursusProducer, type CursusProducerOptions, type ProducerReceipt, type ProducerRecord } from './producer.js';
 export { CursusStream, streamEvent, type StreamEvent, type StreamOptions } from './stream.js';
 export { choosePartition, fnv1a64, partitionForKey, RoundRobin } from './partitioning.js';
 export type {
