@@ -17,6 +17,7 @@ export { crq2Fields, routeOf, type DedicatedConnection, type FieldValue, type Re
 export { compressionId, defaultCompressions } from './options.js';
 export type { CompressionName, CursusClientOptions, CursusClientState, CursusCredentials, ReconnectOptions } from './options.js';
 export { CursusProducer, type CursusProducerOptions, type ProducerReceipt, type ProducerRecord } from './producer.js';
+export { CursusConsumer, type BatchHandler, type ConsumedBatch, type CursusConsumerOptions } from './consumer.js';
 export { CursusStream, streamEvent, type StreamEvent, type StreamOptions } from './stream.js';
 export { choosePartition, fnv1a64, partitionForKey, RoundRobin } from './partitioning.js';
 export type {

@@ -65,6 +65,17 @@ export class FakeModel {
         return this.create(f);
       case 'LIST':
         return ok([['count', String(this.topics.size)], ['topics', [...this.topics.keys()].join(',')]]);
+      case 'LIST_OFFSETS': {
+        const t = this.topic(f.get('topic'));
+        if (!('logs' in t)) return t;
+        const only = f.has('partition') ? [Number(f.get('partition'))] : [...t.logs.keys()];
+        const entries = only.map((p) => {
+          const earliest = t.logStart[p]!;
+          const latest = earliest + t.logs[p]!.length;
+          return `P${p}:earliest=${earliest}:latest=${latest}:leo=${latest}:hwm=${latest}`;
+        });
+        return ok([['topic', t.name], ['partitions', String(t.partitions)], ['offsets', entries.join(',')]]);
+      }
       case 'HELP':
         return ok([['commands', 'CREATE,DELETE,LIST,PUBLISH,CONSUME,STREAM,HELP,EXIT']]);
       case 'DELETE':
@@ -144,7 +155,20 @@ export class FakeModel {
 
   /** Moves a partition's log start (records before it are gone): CONSUME below it is out of range. */
   retainFrom(topic: string, partition: number, offset: number): void {
-    this.topics.get(topic)!.logStart[partition] = offset;
+    const t = this.topics.get(topic)!;
+    t.logs[partition]!.splice(0, offset - t.logStart[partition]!);
+    t.logStart[partition] = offset;
+  }
+
+  /** Appends records to a partition as a producer would (returns their offsets). */
+  put(topic: string, partition: number, values: string[], extra: Partial<CursusRecord> = {}): number[] {
+    const t = this.topics.get(topic)!;
+    return values.map((v) => this.appendRecord(t, partition, { payload: Buffer.from(v), ...extra }));
+  }
+
+  /** A group's committed next offset for a partition (undefined when none). */
+  committed(group: string, partition: number): number | undefined {
+    return this.groups.get(group)?.offsets.get(partition);
   }
 
   /** Records of a partition (offsets assigned). */
@@ -268,7 +292,9 @@ export class FakeModel {
       g = { topic: f.get('topic') ?? '', generation: 0, members: new Map(), offsets: new Map() };
       this.groups.set(name, g);
     }
-    const member = `${f.get('member')}-${this.memberSuffix++}`;
+    // A member that joins with its full ID again resumes its membership in a new generation.
+    const asked = f.get('member')!;
+    const member = g.members.has(asked) ? asked : `${asked}-${this.memberSuffix++}`;
     g.members.set(member, []);
     this.rebalance(g);
     return ok([['generation', String(g.generation)], ['member', member], ['assignments', `[${g.members.get(member)!.join(',')}]`]]);
