@@ -18,6 +18,8 @@ export { compressionId, defaultCompressions } from './options.js';
 export type { CompressionName, CursusClientOptions, CursusClientState, CursusCredentials, ReconnectOptions } from './options.js';
 export { CursusProducer, type CursusProducerOptions, type ProducerReceipt, type ProducerRecord } from './producer.js';
 export { CursusConsumer, type BatchHandler, type ConsumedBatch, type CursusConsumerOptions } from './consumer.js';
+export { CursusTransactionalProducer, type TransactionalProducerOptions, type TransactionState } from './transactions.js';
+export { CursusEventStore, storedEvent, type AppendResult, type EventStoreOptions, type NewEvent, type ReadResult, type StoredEvent } from './event-store.js';
 export { CursusStream, streamEvent, type StreamEvent, type StreamOptions } from './stream.js';
 export { choosePartition, fnv1a64, partitionForKey, RoundRobin } from './partitioning.js';
 export type {
