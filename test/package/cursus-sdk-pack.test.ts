@@ -1,0 +1,282 @@
+// The Cursus SDK package (packages/cursus, @quartet/cursus) as a user gets it, apart from the broker:
+//
+// - from the sources: the SDK's entry and everything it imports stay in src/base,
+//   src/protocols/cursus/codec and src/clients/cursus, and the npm packages they import are
+//   exactly the package's dependencies (the same ranges as the root's);
+// - packed: `npm pack` (whose prepare script builds the package) holds the compiled JavaScript and
+//   declarations of exactly those sources, no more; installed into a fresh project, the tree has
+//   none of the broker's own dependencies (better-sqlite3, zstd) and no quartet; plain Node (no
+//   tsx) imports it, partitions a key as the sources do, negotiates lz4 with a minimal peer and
+//   reads its lz4-compressed reply (so the compression addons load), sends its negotiation frame to
+//   a socket that closes and gets CursusConnectionError, and TypeScript checks a user's file
+//   against the declarations.
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { partitionForKey } from '../../src/clients/cursus/partitioning.js';
+import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const packageDir = join(repoRoot, 'packages/cursus');
+const sdkEntry = 'src/clients/cursus/index.ts';
+/** The folders of src/ the SDK may be built from: base, its protocol's codec, itself. */
+const allowedSources = /^src\/(base|protocols\/cursus\/codec|clients\/cursus)\//;
+
+interface PackageJson {
+  name: string;
+  version: string;
+  type?: string;
+  engines?: { node?: string };
+  main?: string;
+  types?: string;
+  exports?: Record<string, unknown>;
+  files?: string[];
+  workspaces?: string[];
+  dependencies?: Record<string, string>;
+}
+
+const readJson = (path: string): PackageJson => JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
+const rootPkg = readJson(join(repoRoot, 'package.json'));
+const sdkPkg = readJson(join(packageDir, 'package.json'));
+
+/** Upper bounds per child process (the 2-vCPU machine, loaded by the rest of the suite). */
+const packMsMax = 90_000;
+const installMsMax = 120_000;
+
+function packageName(spec: string): string | null {
+  if (spec.startsWith('node:')) return null;
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/** The SDK entry's sources ('src/...') and the npm packages they import, following every import (type-only too). */
+function sdkClosure(): { sources: string[]; packages: string[] } {
+  const sources = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (sources.has(file)) return;
+    sources.add(file);
+    // Comment lines out: the codec's prose says `from "exactly right"`.
+    const text = readFileSync(join(repoRoot, file), 'utf8').replace(/^\s*\/\/.*$/gm, '');
+    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
+      const spec = m[1]!;
+      if (spec.startsWith('.')) {
+        visit(relative(repoRoot, join(repoRoot, dirname(file), spec)).split('\\').join('/').replace(/\.js$/, '.ts'));
+      } else {
+        const name = packageName(spec);
+        if (name !== null) packages.add(name);
+      }
+    }
+  };
+  visit(sdkEntry);
+  return { sources: [...sources].sort(), packages: [...packages].sort() };
+}
+
+describe('the Cursus SDK package (packages/cursus)', () => {
+  it('is built from base, the Cursus codec and the SDK only, and depends on what they import', () => {
+    const { sources, packages } = sdkClosure();
+    assert.deepEqual(
+      sources.filter((f) => !allowedSources.test(f)),
+      [],
+      `the SDK (${sdkEntry}) imports sources outside src/base, src/protocols/cursus/codec and src/clients/cursus: @quartet/cursus would carry them`,
+    );
+    assert.ok(sources.includes('src/protocols/cursus/codec/index.ts') && sources.includes('src/clients/cursus/consumer.ts'), sources.join('\n'));
+    assert.deepEqual(Object.keys(sdkPkg.dependencies ?? {}).sort(), packages, 'packages/cursus/package.json dependencies must be exactly the npm packages the SDK imports');
+    for (const [name, range] of Object.entries(sdkPkg.dependencies ?? {})) {
+      assert.equal(range, rootPkg.dependencies?.[name], `${name}: the SDK package and the root ask for the same range`);
+    }
+    assert.ok(!packages.includes('better-sqlite3'));
+  });
+
+  it('is an ESM package for Node 20 with typed exports, versioned with Quartet, and the root exports quartet/cursus', () => {
+    assert.equal(sdkPkg.name, '@quartet/cursus');
+    assert.equal(sdkPkg.version, rootPkg.version);
+    assert.equal(sdkPkg.type, 'module');
+    assert.equal(sdkPkg.engines?.node, rootPkg.engines?.node);
+    assert.deepEqual(sdkPkg.exports, {
+      '.': { types: './dist/clients/cursus/index.d.ts', default: './dist/clients/cursus/index.js' },
+      './package.json': './package.json',
+    });
+    assert.equal(sdkPkg.main, './dist/clients/cursus/index.js');
+    assert.equal(sdkPkg.types, './dist/clients/cursus/index.d.ts');
+    assert.deepEqual(sdkPkg.files, ['dist/']);
+    assert.ok(rootPkg.workspaces?.includes('packages/cursus'), 'the root lists packages/cursus among its workspaces');
+    assert.deepEqual(rootPkg.exports?.['./cursus'], { types: './dist/clients/cursus/index.d.ts', default: './dist/clients/cursus/index.js' });
+  });
+
+  const work = mkdtempSync(join(tmpdir(), 'quartet-cursus-pack-'));
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('packs, installs without the broker, imports with plain Node and type-checks', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
+    const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], packageDir, packMsMax), 'npm pack (packages/cursus)');
+    const { filename, files } = packInfo(packed.stdout);
+    const expected = sdkClosure().sources.flatMap((f) => {
+      const out = f.replace(/^src\//, 'dist/').replace(/\.ts$/, '');
+      return [`${out}.js`, `${out}.d.ts`];
+    });
+    assert.deepEqual(
+      [...files].filter((f) => f.startsWith('dist/')).sort(),
+      expected.sort(),
+      'the tarball holds the compiled SDK sources, no more and no less',
+    );
+    assert.deepEqual([...files].filter((f) => !f.startsWith('dist/')).sort(), ['README.md', 'package.json']);
+    t.diagnostic(`npm pack (with the build): ${packed.ms} ms, ${files.size} files`);
+
+    const app = join(work, 'app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'quartet-cursus-pack-check', version: '1.0.0', private: true, type: 'module' }));
+    const installed = ok(await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, filename)], app, installMsMax), 'npm install');
+    t.diagnostic(`npm install of the tarball: ${installed.ms} ms`);
+
+    const tree = readJson(join(app, 'node_modules/.package-lock.json')) as unknown as { packages: Record<string, unknown> };
+    const names = new Set(Object.keys(tree.packages).map((p) => p.replace(/^.*node_modules\//, '')));
+    const brokerOnly = ['quartet', ...Object.keys(rootPkg.dependencies ?? {}).filter((d) => !(d in (sdkPkg.dependencies ?? {})))];
+    assert.ok(brokerOnly.includes('better-sqlite3'));
+    assert.deepEqual(brokerOnly.filter((n) => names.has(n)), [], `installed: ${[...names].join(', ')}`);
+    assert.ok(names.has('@quartet/cursus') && names.has('lz4-napi') && names.has('snappy'), [...names].join(', '));
+    const installedDist = join(app, 'node_modules/@quartet/cursus/dist');
+    assert.deepEqual(readdirSync(installedDist).sort(), ['base', 'clients', 'protocols']);
+    assert.deepEqual(readdirSync(join(installedDist, 'protocols')), ['cursus']);
+    assert.deepEqual(readdirSync(join(installedDist, 'protocols/cursus')), ['codec']);
+
+    // Plain node: a partition choice, a real exchange with lz4 both ways against a minimal peer
+    // written here from the pinned layout (CRC32C and LZ4 from the SDK's own dependencies), the
+    // negotiation frame sent to a server that hangs up, then a refused connection.
+    writeFileSync(
+      join(app, 'check.mjs'),
+      `import net from 'node:net';
+import { crc32c } from '@node-rs/crc32';
+import { compressFrameSync } from 'lz4-napi';
+import * as cursus from '@quartet/cursus';
+const kinds = Object.fromEntries(['CursusClient', 'CursusProducer', 'CursusConsumer', 'CursusTransactionalProducer', 'CursusEventStore', 'CursusError', 'CursusConnectionError', 'isCursusClientError', 'partitionForKey'].map((n) => [n, typeof cursus[n]]));
+function frame(kind, flags, command, requestId, payload, decoded) {
+  const h = Buffer.alloc(32);
+  h.write('CRS2', 0, 'latin1');
+  h.writeUInt16BE(2, 4); h[6] = kind; h[7] = flags; h.writeUInt16BE(command, 8); h.writeUInt16BE(0, 10);
+  h.writeBigUInt64BE(requestId, 12); h.writeUInt32BE(payload.length, 20); h.writeUInt32BE(decoded, 24);
+  h.writeUInt32BE(payload.length === 0 ? 0 : crc32c(payload) >>> 0, 28);
+  return Buffer.concat([h, payload]);
+}
+const peer = net.createServer((s) => {
+  let stage = 0;
+  let buf = Buffer.alloc(0);
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 32 && buf.length >= 32 + buf.readUInt32BE(20)) {
+      const f = buf.subarray(0, 32 + buf.readUInt32BE(20));
+      buf = buf.subarray(f.length);
+      if (stage++ === 0) { s.write(frame(2, 0, 33, 0n, Buffer.from([0, 2, 3]), 3)); continue; }
+      const reply = Buffer.from('OK count=1 topics=packed');
+      s.write(frame(4, 3, f.readUInt16BE(8), f.readBigUInt64BE(12), compressFrameSync(reply), reply.length));
+    }
+  });
+});
+await new Promise((resolve) => peer.listen(0, '127.0.0.1', resolve));
+const live = new cursus.CursusClient({ addr: '127.0.0.1:' + peer.address().port, reconnect: false });
+const connected = await live.connect();
+const topics = await live.listTopics();
+await live.close();
+await new Promise((resolve) => peer.close(resolve));
+const received = [];
+const server = net.createServer((socket) => socket.on('data', (d) => { received.push(d); socket.destroy(); }));
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const addr = '127.0.0.1:' + server.address().port;
+const failure = async (client) => {
+  try {
+    await client.connect();
+    return 'connected';
+  } catch (err) {
+    return { name: err.name, kind: err.kind, branded: cursus.isCursusClientError(err), message: err.message };
+  } finally {
+    await client.close().catch(() => {});
+  }
+};
+const options = { addr, reconnect: false, connectTimeoutMs: 5000, requestTimeoutMs: 5000 };
+const closed = await failure(new cursus.CursusClient(options));
+await new Promise((resolve) => server.close(resolve));
+const refused = await failure(new cursus.CursusClient(options));
+const f = Buffer.concat(received);
+let broker;
+try {
+  await import('quartet');
+  broker = 'importable';
+} catch (err) {
+  broker = err.code;
+}
+console.log(JSON.stringify({
+  resolved: import.meta.resolve('@quartet/cursus'),
+  kinds,
+  partition: cursus.partitionForKey('order-42', 12),
+  connected,
+  topics,
+  closed,
+  refused,
+  frame: { magic: f.toString('latin1', 0, 4), kind: f[6], command: f.readUInt16BE(8), payload: f.subarray(32).toString('hex') },
+  broker,
+}));
+`,
+    );
+    const checked = ok(await run(process.execPath, ['check.mjs'], app, commandMsMax), 'node check.mjs');
+    const result = JSON.parse(checked.stdout) as Record<string, unknown>;
+    assert.match(String(result['resolved']), /\/node_modules\/@quartet\/cursus\/dist\/clients\/cursus\/index\.js$/);
+    assert.deepEqual(result['kinds'], {
+      CursusClient: 'function',
+      CursusProducer: 'function',
+      CursusConsumer: 'function',
+      CursusTransactionalProducer: 'function',
+      CursusEventStore: 'function',
+      CursusError: 'function',
+      CursusConnectionError: 'function',
+      isCursusClientError: 'function',
+      partitionForKey: 'function',
+    });
+    assert.equal(result['partition'], partitionForKey('order-42', 12));
+    assert.deepEqual(result['connected'], { address: (result['connected'] as { address: string }).address, compression: 'lz4' });
+    assert.deepEqual(result['topics'], ['packed']);
+    // NEGOTIATE (kind 1, command 33): versions 2..2, four compressions lz4, snappy, gzip, none.
+    assert.deepEqual(result['frame'], { magic: 'CRS2', kind: 1, command: 33, payload: '0002000200040302' + '0100' });
+    const closed = result['closed'] as { name: string; kind: string; branded: boolean; message: string };
+    assert.deepEqual({ ...closed, message: undefined }, { name: 'CursusConnectionError', kind: 'connection', branded: true, message: undefined });
+    const refused = result['refused'] as { name: string; kind: string; branded: boolean; message: string };
+    assert.deepEqual({ ...refused, message: undefined }, { name: 'CursusConnectionError', kind: 'connection', branded: true, message: undefined });
+    assert.match(refused.message, /ECONNREFUSED/);
+    assert.equal(result['broker'], 'ERR_MODULE_NOT_FOUND');
+
+    // The declarations, as a TypeScript project sees them. The lines marked as expected errors
+    // fail the check if the types were loose (any).
+    writeFileSync(
+      join(app, 'consumer.ts'),
+      `import { CursusClient, CursusConsumer, CursusError, CursusProducer, isRetryable, partitionForKey, type AckResponse, type ConsumedBatch, type CursusClientOptions } from '@quartet/cursus';
+const options: CursusClientOptions = { addr: '127.0.0.1:9000', compression: ['lz4', 'none'], credentials: { principal: 'alice', token: 't' } };
+export const client: CursusClient = new CursusClient(options);
+export const producer: typeof CursusProducer = CursusProducer;
+export const consumer: typeof CursusConsumer = CursusConsumer;
+export const partition: number = partitionForKey('key', 3);
+export const batches: ConsumedBatch[] = [];
+export const ack: AckResponse | null = null;
+export function code(err: unknown): string | undefined {
+  if (err instanceof CursusError) return err.code + err.class;
+  return isRetryable(err) ? 'retry' : undefined;
+}
+// @ts-expect-error partitionForKey returns a number
+export const wrong: string = partitionForKey('key', 3);
+// @ts-expect-error compression names are none, gzip, snappy or lz4
+export const bad = new CursusClient({ compression: ['zstd'] });
+`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], strict: true, skipLibCheck: false, noEmit: true, types: ['node'], typeRoots: [join(repoRoot, 'node_modules/@types')] },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
+    const typed = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], app, commandMsMax);
+    assert.equal(typed.code, 0, `tsc on a consumer of @quartet/cursus:\n${typed.stdout}${typed.stderr}`);
+  });
+});
