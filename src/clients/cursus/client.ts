@@ -506,6 +506,31 @@ export class CursusClient extends ClientCore {
     return snapshotOf('READ_SNAPSHOT snapshot', (await this.callText('READ_SNAPSHOT', { topic, key }, options)).json('snapshot'));
   }
 
+  /**
+   * AGGREGATE_REPLAY_PROOF: the broker's proof (JSON, as it gives it) that the committed retained
+   * log of `matchId` holds exactly sequences 1..last.
+   */
+  async aggregateReplayProof(topic: string, matchId: string, opts: { partition?: number; expectedLastSequence?: number } = {}, options?: RequestOptions): Promise<unknown> {
+    const f = await this.callText('AGGREGATE_REPLAY_PROOF', { topic, match_id: matchId, partition: opts.partition, expected_last_sequence: opts.expectedLastSequence }, options);
+    return f.json('proof');
+  }
+
+  /** AGGREGATE_EVENT_RANGE_READ: the proof and the raw event envelopes of a sequence range (JSON). */
+  async aggregateEventRangeRead(
+    topic: string,
+    matchId: string,
+    range: { fromSequence: number; toSequence: number; maxRecords: number },
+    options?: RequestOptions,
+  ): Promise<{ proof: unknown; events: unknown[] }> {
+    const v = await this.callJson(
+      'AGGREGATE_EVENT_RANGE_READ',
+      { topic, match_id: matchId, from_sequence: range.fromSequence, to_sequence: range.toSequence, max_records: range.maxRecords },
+      options,
+    );
+    if (v['status'] !== 'OK' || !Array.isArray(v['events'])) throw new CursusProtocolError('AGGREGATE_EVENT_RANGE_READ reply: not {"status":"OK",...,"events":[...]}');
+    return { proof: v['proof'], events: v['events'] as unknown[] };
+  }
+
   /** A command this class does not wrap, answered with an OK line: its fields. */
   async command(name: string, values: Readonly<Record<string, FieldValue>>, options?: RequestOptions): Promise<Array<[string, string]>> {
     if (CommandId[name] === undefined) throw new RangeError(`unknown Cursus command ${name}`);

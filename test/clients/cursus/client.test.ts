@@ -3,8 +3,10 @@
 // algorithm both ways, typed errors, timeouts, AUTH, acks=0, clean close and bad frames.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import {
@@ -261,6 +263,29 @@ describe('compression', () => {
   });
 });
 
+describe('other commands', () => {
+  test('the aggregate replay proof and range read send their fields and return the broker\'s JSON', async () => {
+    const c = client();
+    fake.handler = (req) => {
+      if (req.command === 'AGGREGATE_REPLAY_PROOF') return { ok: [['proof', '{"first":1,"last":3,"proof_hwm":9}']] };
+      if (req.command === 'AGGREGATE_EVENT_RANGE_READ') return { json: { status: 'OK', proof: { last: 3 }, events: [{ sequence: 2 }, { sequence: 3 }] } };
+      return undefined;
+    };
+    assert.deepEqual(await c.aggregateReplayProof('matches', 'm-1', { expectedLastSequence: 3 }), { first: 1, last: 3, proof_hwm: 9 });
+    assert.deepEqual(await c.aggregateEventRangeRead('matches', 'm-1', { fromSequence: 2, toSequence: 3, maxRecords: 10 }), { proof: { last: 3 }, events: [{ sequence: 2 }, { sequence: 3 }] });
+    assert.deepEqual(Object.fromEntries(fake.requests[0]!.fields), { expected_last_sequence: '3', match_id: 'm-1', topic: 'matches' });
+    assert.deepEqual(Object.fromEntries(fake.requests[1]!.fields), { from_sequence: '2', match_id: 'm-1', max_records: '10', to_sequence: '3', topic: 'matches' });
+  });
+
+  test('command() sends any command and returns its OK fields in order', async () => {
+    const c = client();
+    fake.handler = () => ({ ok: [['topic', 't'], ['partition', '0'], ['leader', '1'], ['changed', 'false']] });
+    assert.deepEqual(await c.command('ELECT_LEADER', { topic: 't', partition: 0, broker: '1' }), [['topic', 't'], ['partition', '0'], ['leader', '1'], ['changed', 'false']]);
+    assert.equal(fake.requests[0]!.command, 'ELECT_LEADER');
+    await assert.rejects(c.command('NOPE', {}), RangeError);
+  });
+});
+
 describe('errors', () => {
   test('an ERROR reply is a CursusError with code, class, retryable and fields from the binary payload', async () => {
     const c = client();
@@ -374,5 +399,38 @@ describe('acks=0 and close', () => {
     assert.deepEqual(fake.commands(), ['LIST', 'EXIT']);
     await assert.rejects(c.listTopics(), CursusClosedError);
     assert.equal(c.state, 'closed');
+  });
+});
+
+describe('TLS', () => {
+  /** A self-signed certificate for localhost (null without openssl). */
+  function selfSigned(): { key: Buffer; cert: Buffer } | null {
+    const dir = mkdtempSync(path.join(tmpdir(), 'quartet-cursus-tls-'));
+    try {
+      const keyFile = path.join(dir, 'key.pem');
+      const certFile = path.join(dir, 'cert.pem');
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+      return { key: readFileSync(keyFile), cert: readFileSync(certFile) };
+    } catch {
+      return null;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const pair = selfSigned();
+
+  test('negotiates and answers over TLS; an unknown certificate is refused', { skip: pair === null ? 'openssl is not available' : false }, async () => {
+    const secure = await FakeCursusBroker.start({ tls: pair! });
+    try {
+      const trusted = new CursusClient({ addr: secure.addr, tls: { ca: pair!.cert }, reconnect: false });
+      assert.equal((await trusted.connect()).compression, 'lz4');
+      assert.deepEqual(await trusted.listTopics(), []);
+      await trusted.close();
+      const untrusted = new CursusClient({ addr: secure.addr, tls: true, reconnect: false });
+      await assert.rejects(untrusted.listTopics(), (e: unknown) => e instanceof CursusConnectionError && /certificate/i.test(e.message));
+      await untrusted.close();
+    } finally {
+      await secure.close();
+    }
   });
 });

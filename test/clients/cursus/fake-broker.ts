@@ -6,6 +6,7 @@
 // frames (scripted, with waits between them), nothing, raw frames, or close the connection.
 
 import net from 'node:net';
+import tls from 'node:tls';
 import {
   Compression,
   CommandId,
@@ -79,6 +80,8 @@ export interface FakeOptions {
   supported?: Compression[];
   /** Refuse every negotiation with this error. */
   refuseNegotiation?: { code: string; fields?: Fields };
+  /** Serve TLS (1.2 at least) with this key and certificate. */
+  tls?: { key: Buffer; cert: Buffer };
 }
 
 export class FakeCursusBroker {
@@ -93,7 +96,10 @@ export class FakeCursusBroker {
   private readonly server: net.Server;
 
   private constructor(readonly options: FakeOptions) {
-    this.server = net.createServer((socket) => this.accept(socket));
+    this.server =
+      options.tls !== undefined
+        ? tls.createServer({ ...options.tls, minVersion: 'TLSv1.2' }, (socket) => this.accept(socket))
+        : net.createServer((socket) => this.accept(socket));
   }
 
   static async start(options: FakeOptions = {}): Promise<FakeCursusBroker> {
