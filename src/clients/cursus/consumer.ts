@@ -155,6 +155,7 @@ export class CursusConsumer extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     this.interrupt();
+    this.stopStreams();
     if (this.running !== null) await this.running.catch(() => {});
     else await this.shutdown();
   }

@@ -59,7 +59,8 @@ export type FakeReply =
   | { json: object }
   | { batch: Omit<CursusBatch, 'recordCount'> }
   | { error: string; fields?: Fields; message?: string }
-  | { stream: StreamStep[] }
+  /** Stream frames in order; an async iterable may wait between them (the model's STREAM). */
+  | { stream: StreamStep[] | AsyncIterable<StreamStep> }
   | { none: true }
   /** Whole frames, written as given. */
   | { raw: Buffer[] }
@@ -234,7 +235,7 @@ export class FakeCursusBroker {
       return;
     }
     if ('stream' in reply) {
-      for (const step of reply.stream) {
+      for await (const step of reply.stream) {
         if ('wait' in step) {
           await step.wait;
           if (socket.destroyed) return;

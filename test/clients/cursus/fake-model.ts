@@ -7,7 +7,7 @@
 
 import type { CursusRecord, Fields } from '../../../src/protocols/cursus/codec/index.js';
 import type { FakeReply, FakeRequest, StreamStep } from './fake-broker.js';
-import { encodeBatch, encodeJsonEnvelope, Status } from '../../../src/protocols/cursus/codec/index.js';
+import { cursusError, encodeBatch, encodeErrorPayload, encodeJsonEnvelope, Status } from '../../../src/protocols/cursus/codec/index.js';
 
 interface Topic {
   name: string;
@@ -18,6 +18,8 @@ interface Topic {
   logs: CursusRecord[][];
   /** First retained offset per partition (a test moves it to make OFFSET_OUT_OF_RANGE). */
   logStart: number[];
+  /** The policy fields CREATE was given. */
+  policy: Map<string, string>;
 }
 
 interface Group {
@@ -65,6 +67,31 @@ export class FakeModel {
         return this.create(f);
       case 'LIST':
         return ok([['count', String(this.topics.size)], ['topics', [...this.topics.keys()].join(',')]]);
+      case 'METADATA':
+      case 'DESCRIBE': {
+        const t = this.topic(f.get('topic'));
+        if (!('logs' in t)) return t;
+        return req.command === 'METADATA' ? this.metadata(t) : this.describe(t);
+      }
+      case 'GROUP_STATUS': {
+        const g = this.groups.get(f.get('group')!);
+        if (g === undefined) return err('group_not_found', [['group', f.get('group')!]]);
+        const at = '2026-01-01T00:00:00Z';
+        return {
+          json: {
+            group_name: f.get('group'),
+            topic_name: g.topic,
+            state: 'Stable',
+            generation: g.generation,
+            member_count: g.members.size,
+            partition_count: this.topics.get(g.topic)?.partitions ?? 0,
+            members: [...g.members].map(([id, parts]) => ({ member_id: id, last_heartbeat: at, assignments: parts })),
+            last_rebalance: at,
+          },
+        };
+      }
+      case 'STREAM':
+        return { stream: this.stream(req) };
       case 'LIST_OFFSETS': {
         const t = this.topic(f.get('topic'));
         if (!('logs' in t)) return t;
@@ -181,7 +208,8 @@ export class FakeModel {
     let t = this.topics.get(name);
     if (t === undefined) {
       const partitions = Number(f.get('partitions') ?? '4');
-      t = { name, partitions, eventSourcing: f.get('event_sourcing') === 'true', idempotent: f.get('idempotent') === 'true', revision: 1, logs: [], logStart: [] };
+      const policy = new Map([...f].filter(([k]) => ['cleanup_policy', 'partitioner', 'auth_policy', 'read_acl', 'write_acl', 'retention_hours', 'retention_bytes', 'replication_factor'].includes(k)));
+      t = { name, partitions, eventSourcing: f.get('event_sourcing') === 'true', idempotent: f.get('idempotent') === 'true', revision: 1, logs: [], logStart: [], policy };
       for (let p = 0; p < partitions; p++) {
         t.logs.push([]);
         t.logStart.push(0);
@@ -191,21 +219,66 @@ export class FakeModel {
     return ok([
       ['topic', name],
       ['partitions', String(t.partitions)],
-      ['cleanup_policy', f.get('cleanup_policy') ?? 'delete'],
-      ['partitioner', f.get('partitioner') ?? 'hash_key'],
-      ['auth_policy', f.get('auth_policy') ?? 'open'],
-      ['read_acl', f.get('read_acl') ?? ''],
-      ['write_acl', f.get('write_acl') ?? ''],
-      ['retention_hours', f.get('retention_hours') ?? '0'],
-      ['retention_bytes', f.get('retention_bytes') ?? '0'],
+      ...this.policyFields(t).slice(0, 7),
       ['revision', String(t.revision)],
-      ['replication_factor', f.get('replication_factor') ?? '1'],
+      ['replication_factor', t.policy.get('replication_factor') ?? '1'],
       ['idempotent', String(t.idempotent)],
       ['event_sourcing', String(t.eventSourcing)],
       ['lifecycle_epoch', '1'],
       ['min_in_sync_replicas', f.get('min_in_sync_replicas') ?? 'default'],
       ['effective_min_in_sync_replicas', '1'],
     ]);
+  }
+
+  /** cleanup_policy, partitioner, auth_policy, read_acl, write_acl, retention_hours, retention_bytes. */
+  private policyFields(t: Topic): Fields {
+    return [
+      ['cleanup_policy', t.policy.get('cleanup_policy') ?? 'delete'],
+      ['partitioner', t.policy.get('partitioner') ?? 'hash_key'],
+      ['auth_policy', t.policy.get('auth_policy') ?? 'open'],
+      ['read_acl', t.policy.get('read_acl') ?? ''],
+      ['write_acl', t.policy.get('write_acl') ?? ''],
+      ['retention_hours', t.policy.get('retention_hours') ?? '0'],
+      ['retention_bytes', t.policy.get('retention_bytes') ?? '0'],
+    ];
+  }
+
+  private metadata(t: Topic): FakeReply {
+    const p = this.policyFields(t);
+    return ok([
+      ['topic', t.name],
+      ['partitions', String(t.partitions)],
+      ['leaders', t.logs.map(() => '127.0.0.1:9000').join(',')],
+      ['epochs', t.logs.map(() => '0').join(',')],
+      ['revision', String(t.revision)],
+      ['replication_factor', t.policy.get('replication_factor') ?? '1'],
+      ['idempotent', String(t.idempotent)],
+      ['event_sourcing', String(t.eventSourcing)],
+      ...p.slice(0, 5),
+      ...p.slice(5),
+      ['lifecycle_epoch', '1'],
+    ]);
+  }
+
+  private describe(t: Topic): FakeReply {
+    const p = new Map(this.policyFields(t));
+    return {
+      json: {
+        status: 'OK',
+        topic: t.name,
+        definition: {
+          name: t.name,
+          revision: t.revision,
+          partitions: t.partitions,
+          replication_factor: Number(t.policy.get('replication_factor') ?? '1'),
+          idempotent: t.idempotent,
+          event_sourcing: t.eventSourcing,
+          policy: { cleanup_policy: p.get('cleanup_policy'), partitioner: p.get('partitioner'), auth_policy: p.get('auth_policy') },
+        },
+        // Standalone: no leader address, and Go's nil slices for replicas and ISR.
+        partitions: t.logs.map((log, id) => ({ id, leader: '', replicas: null, isr: null, leo: t.logStart[id]! + log.length, hwm: t.logStart[id]! + log.length })),
+      },
+    };
   }
 
   private delete(f: Map<string, string>): FakeReply {
@@ -271,18 +344,52 @@ export class FakeModel {
     const latest = earliest + t.logs[partition]!.length;
     if (start < earliest || start > latest) return err('OFFSET_OUT_OF_RANGE', [['requested', String(start)], ['earliest', String(earliest)], ['latest', String(latest)]]);
     const waitMs = Number(f.get('wait_ms') ?? '0');
-    if (start === latest && waitMs > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs);
-        this.published.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+    if (start === latest && waitMs > 0) await this.nextPublish(waitMs);
     const max = Number(f.get('batch') ?? '8192');
     const records = t.logs[partition]!.slice(start - earliest, start - earliest + max);
     return { batch: { idempotent: false, topic: t.name, partition, acks: '1', batchStart: 0, batchEnd: 0, records } };
+  }
+
+  /**
+   * STREAM: the records from the group's committed offset as batches, a keepalive when nothing
+   * came within 50 ms, until the connection closes.
+   */
+  private async *stream(req: FakeRequest): AsyncGenerator<StreamStep> {
+    const f = req.fields;
+    const t = this.topic(f.get('topic'));
+    if (!('logs' in t)) {
+      yield { payload: encodeErrorPayload(cursusError(f.get('topic') === undefined ? 'missing_topic' : 'topic_not_found', [['topic', f.get('topic') ?? '']])), status: Status.error, end: true };
+      return;
+    }
+    const partition = Number(f.get('partition'));
+    let next = this.groups.get(f.get('group') ?? 'default-group')?.offsets.get(partition) ?? 0;
+    while (!req.conn.socket.destroyed) {
+      const start = t.logStart[partition]!;
+      const records = t.logs[partition]!.slice(Math.max(0, next - start));
+      if (records.length > 0) {
+        next = records[records.length - 1]!.offset + 1;
+        yield { payload: Buffer.concat(encodeBatch({ idempotent: false, topic: t.name, partition, acks: '1', batchStart: 0, batchEnd: 0, records })) };
+        continue;
+      }
+      const published = await this.nextPublish(50);
+      if (!published) yield { payload: Buffer.alloc(0) };
+    }
+  }
+
+  /** Resolves true when a record is appended within `ms`, false otherwise. */
+  private nextPublish(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const woken = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const i = this.published.indexOf(woken);
+        if (i >= 0) this.published.splice(i, 1);
+        resolve(false);
+      }, ms);
+      this.published.push(woken);
+    });
   }
 
   private join(f: Map<string, string>): FakeReply {
