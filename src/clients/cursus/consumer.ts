@@ -109,6 +109,10 @@ export class CursusConsumer extends EventEmitter {
   private lastRoundEmpty = false;
   /** A join is under way: heartbeats of the old membership say nothing new. */
   private joining = false;
+  /** The membership must be (re)established before consuming: at start, and after a failed join. */
+  private pendingJoin = true;
+  /** The member ID the broker gave at the last successful JOIN_GROUP. */
+  private lastMemberId: string | null = null;
 
   constructor(
     readonly client: CursusClient,
@@ -163,7 +167,7 @@ export class CursusConsumer extends EventEmitter {
   private async loop(handler: BatchHandler): Promise<void> {
     while (!this.closed) {
       try {
-        if (this.membership === null || this.rebalance !== null) await this.join();
+        if (this.pendingJoin || this.rebalance !== null) await this.join();
         if (this.closed) break;
         if (this.mode === 'consume') await this.consumeRound(handler);
         else await this.streamAll(handler);
@@ -203,20 +207,29 @@ export class CursusConsumer extends EventEmitter {
   private async rejoin(): Promise<void> {
     const stale = this.rebalance;
     this.rebalance = null;
+    this.pendingJoin = true;
     this.stopStreams();
     // Rejoin as the same member unless the broker no longer knows it.
-    const member = this.membership !== null && stale?.code !== 'member_not_found' ? this.membership.memberId : this.requestedMember;
+    const member = this.lastMemberId !== null && stale?.code !== 'member_not_found' ? this.lastMemberId : this.requestedMember;
     const via = this.channel();
     const joined = await this.client.joinGroup({ group: this.group, member, topic: this.topic }, { via });
+    this.lastMemberId = joined.memberId;
     const partitions = await this.client.syncGroup({ group: this.group, member: joined.memberId, generation: joined.generation, topic: this.topic }, { via });
+    const positions = new Map<number, number>();
+    const committed = new Map<number, number>();
+    for (const partition of partitions) {
+      const offset = await this.client.fetchOffset({ topic: this.topic, partition, group: this.group }, { via });
+      positions.set(partition, offset === 0 && this.autoOffsetReset === 'latest' ? await this.latest(partition) : offset);
+      committed.set(partition, offset);
+    }
+    // Only a complete join replaces the membership: a failure above leaves pendingJoin set.
     this.membership = { memberId: joined.memberId, generation: joined.generation, partitions };
     this.positions.clear();
     this.committed.clear();
-    for (const partition of partitions) {
-      const offset = await this.client.fetchOffset({ topic: this.topic, partition, group: this.group }, { via });
-      this.positions.set(partition, offset === 0 && this.autoOffsetReset === 'latest' ? await this.latest(partition) : offset);
-      this.committed.set(partition, offset);
-    }
+    for (const [p, o] of positions) this.positions.set(p, o);
+    for (const [p, o] of committed) this.committed.set(p, o);
+    this.pendingJoin = false;
+    this.lastRoundEmpty = false;
     this.startHeartbeats();
     this.emit('assigned', { ...this.membership, partitions: [...partitions] });
   }
@@ -248,7 +261,7 @@ export class CursusConsumer extends EventEmitter {
 
   private async heartbeat(): Promise<void> {
     const m = this.membership;
-    if (m === null || this.heartbeatInFlight || this.closed || this.joining || this.rebalance !== null) return;
+    if (m === null || this.heartbeatInFlight || this.closed || this.joining || this.pendingJoin || this.rebalance !== null) return;
     this.heartbeatInFlight = true;
     this.beat ??= this.client.dedicated();
     try {

@@ -236,6 +236,24 @@ describe('rebalances', () => {
   });
 });
 
+describe('failures while joining', () => {
+  test('a join cut short (the connection drops at SYNC_GROUP) is done again as the member the broker named', async () => {
+    fake.model.addTopic('t', 1);
+    fake.model.put('t', 0, ['a']);
+    let dropped = false;
+    fake.handler = (req) => {
+      if (req.command !== 'SYNC_GROUP' || dropped) return undefined;
+      dropped = true;
+      return { close: true };
+    };
+    const seen = await consumeUntil(consumer(), (s) => total(s) === 1);
+    const joins = fake.of('JOIN_GROUP').map((r) => r.fields.get('member'));
+    assert.deepEqual(joins, ['worker', seen[0]!.memberId]);
+    assert.equal(fake.of('SYNC_GROUP').length, 2);
+    assert.deepEqual(seen.map(offsetsOf), ['P0:0']);
+  });
+});
+
 describe('auto_offset_reset', () => {
   function outOfRange(): void {
     fake.model.addTopic('t', 1);
