@@ -19,6 +19,7 @@ import {
   decodeJsonEnvelope,
   decodeOkLine,
   encodeCommandPayload,
+  payloadBytesMax,
   type Compression,
 } from '../../protocols/cursus/codec/index.js';
 import { Channel, type ChannelHooks, type ChannelOptions } from './channel.js';
@@ -26,13 +27,24 @@ import type { CursusConnection, Expect, ReplyFrame } from './connection.js';
 import { CursusClosedError, CursusConnectionError, CursusError, CursusProtocolError, redirectOf, type CursusClientError } from './errors.js';
 import { compressionId, defaultCompressions, type CursusClientOptions, type CursusClientState, type CursusCredentials } from './options.js';
 import { OkFields } from './replies.js';
-import { payloadBytesMax } from '../../protocols/cursus/codec/index.js';
 
 export interface RequestOptions {
   /** Overrides the client's requestTimeoutMs for this request. */
   timeoutMs?: number;
   /** Send on this dedicated connection (client.dedicated()) instead of the pool. */
   via?: DedicatedConnection;
+}
+
+/** What the request path takes besides RequestOptions. */
+interface SendOptions extends RequestOptions {
+  /** Added to the timeout (a CONSUME's long-poll). */
+  extraTimeoutMs?: number;
+  /** No overall timeout (a STREAM): only the idle one. */
+  endless?: boolean;
+  /** Longest wait for the next frame of a stream. */
+  idleTimeoutMs?: number | null;
+  /** The connection a stream runs on, and how to stop it. */
+  started?: (conn: CursusConnection, stop: () => void) => void;
 }
 
 /** A connection of its own, outside the pool (client.dedicated()). */
@@ -207,10 +219,7 @@ export class ClientCore extends EventEmitter {
   /** A CRQ2 command whose reply is an OK line. */
   async callText(command: string, values: Readonly<Record<string, FieldValue>>, options?: RequestOptions): Promise<OkFields> {
     const fields = crq2Fields(values);
-    const payload = await this.execute(command, fields, encodeCommandPayload(fields), 'response', () => responseCollector(command), options);
-    const line = decodeOkLine(payload);
-    if (!line.ok) throw new CursusProtocolError(`${command} reply: ${line.reason}`);
-    return new OkFields(command, line.value);
+    return okOf(command, await this.execute(command, fields, encodeCommandPayload(fields), 'response', () => responseCollector(command), options));
   }
 
   /** A CRQ2 command whose reply is a JSON envelope. */
@@ -226,7 +235,7 @@ export class ClientCore extends EventEmitter {
     routeFields: Readonly<Record<string, string | Buffer>>,
     payload: readonly Buffer[],
     expect: 'response' | 'none',
-    options?: RequestOptions & { extraTimeoutMs?: number },
+    options?: SendOptions,
   ): Promise<Buffer | null> {
     if (expect === 'none') {
       await this.execute(command, routeFields, payload, 'none', () => ({ onFrame: () => {}, result: () => null }), options);
@@ -244,7 +253,7 @@ export class ClientCore extends EventEmitter {
     command: string,
     values: Readonly<Record<string, FieldValue>>,
     onFrame: (frame: ReplyFrame) => void,
-    options: RequestOptions & { endless?: boolean; idleTimeoutMs?: number | null; started?: (conn: CursusConnection, stop: () => void) => void },
+    options: SendOptions,
   ): Promise<void> {
     const fields = crq2Fields(values);
     await this.execute(
@@ -264,7 +273,7 @@ export class ClientCore extends EventEmitter {
           },
         };
       },
-      { ...options, timeoutNone: options.endless === true },
+      options,
     );
   }
 
@@ -275,7 +284,7 @@ export class ClientCore extends EventEmitter {
     payload: readonly Buffer[],
     expect: Expect,
     collect: () => Collector<T>,
-    options: (RequestOptions & { extraTimeoutMs?: number; timeoutNone?: boolean; idleTimeoutMs?: number | null; started?: (conn: CursusConnection, stop: () => void) => void }) | undefined,
+    options: SendOptions | undefined,
   ): Promise<T> {
     const id = CommandId[command];
     if (id === undefined) throw new RangeError(`unknown Cursus command ${command}`);
@@ -285,7 +294,7 @@ export class ClientCore extends EventEmitter {
       if (this.closed) throw new CursusClosedError();
       const channel = via ?? this.pooled(route!);
       const collector = collect();
-      const timeoutMs = options?.timeoutNone === true ? null : (options?.timeoutMs ?? this.requestTimeoutMs) + (options?.extraTimeoutMs ?? 0);
+      const timeoutMs = options?.endless === true ? null : (options?.timeoutMs ?? this.requestTimeoutMs) + (options?.extraTimeoutMs ?? 0);
       const job = {
         name: command,
         command: id,
@@ -320,6 +329,7 @@ export class ClientCore extends EventEmitter {
 
   /** A pooled channel for the route's address: an idle one, a new one, or the least loaded. */
   private pooled(route: string): Channel {
+    if (this.closed) throw new CursusClosedError();
     const addr = this.routes.get(route) ?? { host: this.host, port: this.port };
     const key = `${addr.host}:${addr.port}`;
     let list = this.pools.get(key);

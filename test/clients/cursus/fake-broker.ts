@@ -1,9 +1,10 @@
-// A scripted Cursus Wire v2 peer for the SDK's tests: a net.Server on 127.0.0.1:0 that speaks
-// frames with the codec (src/protocols/cursus/codec). It negotiates (with the compressions it is
-// told to support, or refuses), decodes every request (CRC, decompression, CRQ2 or CBV2), records
-// it with its raw bytes, and answers with a test's `handler` or else with the small in-memory
-// broker of ./fake-model.ts. A handler can answer an OK line, JSON, a batch, an error, stream
-// frames (scripted, with waits between them), nothing, raw frames, or close the connection.
+// A scripted Cursus Wire v2 peer for the SDK's tests: a server on 127.0.0.1:0 (TCP, or TLS when
+// given a key and certificate) that speaks frames with the codec (src/protocols/cursus/codec). It
+// negotiates (with the compressions it is told to support, or refuses), decodes every request
+// (CRC, decompression, CRQ2 or CBV2), records it with its raw bytes, and answers with a test's
+// `handler` or else with the small in-memory broker of ./fake-model.ts. A handler can answer an OK
+// line, JSON, a batch, an error, stream frames (scripted, with waits between them), nothing, raw
+// frames, or close the connection.
 
 import net from 'node:net';
 import tls from 'node:tls';
