@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { Duplex, Readable, Writable } from 'node:stream';
-import { QUICClient, QUICServer, events, type QUICConnection, type QUICStream } from '@matrixai/quic';
+import { QUICClient, QUICServer, errors, events, type QUICConnection, type QUICStream } from '@matrixai/quic';
 import MatrixLogger, { Handler, LogLevel } from '@matrixai/logger';
 import type { Logger } from '../../base/logger.js';
 import { selfSignedLocalhost, type CertificatePair } from './self-signed.js';
@@ -108,6 +108,25 @@ function coalesce(chunks: readonly Buffer[]): Buffer[] {
   return out;
 }
 
+/**
+ * Whether a QUIC stream ended with `err` because its whole connection went away (the peer closed
+ * it, it was closed here, it timed out) rather than by the peer resetting that one stream. The
+ * library ends every open stream with the connection's error (ErrorQUICConnectionPeer, say) when
+ * the connection stops, and with no reason at all in some paths. Such a node stream is destroyed
+ * without an 'error' event ('close' alone: finished() reports a premature close), so a stream with
+ * no error listener cannot take the process down when a client disconnects. A peer's RESET_STREAM
+ * or STOP_SENDING still errors its stream.
+ */
+export function isConnectionGone(err: unknown): boolean {
+  return !(err instanceof Error) || err instanceof errors.ErrorQUICConnection;
+}
+
+/** Ends `node` for an error from its QUIC stream: quietly when the connection went away. */
+function failStream(node: Readable, err: unknown): void {
+  if (isConnectionGone(err)) node.destroy();
+  else node.destroy(err as Error);
+}
+
 /** Reads a QUIC stream's readable side into a node stream, pausing when it is full. */
 function readInto(node: Readable, stream: QUICStream): () => void {
   const reader = stream.readable.getReader();
@@ -119,8 +138,7 @@ function readInto(node: Readable, stream: QUICStream): () => void {
         if (node.push(asBuffer(value))) step();
         else reading = false;
       },
-      // The connection going away rejects with no reason: the stream just closes.
-      (err: unknown) => node.destroy(err instanceof Error ? err : undefined),
+      (err: unknown) => failStream(node, err),
     );
   };
   node.once('close', () => void reader.cancel().catch(() => {}));
@@ -131,10 +149,17 @@ function readInto(node: Readable, stream: QUICStream): () => void {
   };
 }
 
+type WriteCallback = (err?: Error | null) => void;
+
 /** The write half of a QUIC stream for a node stream: writev, final (FIN), destroy. */
-function writeTo(stream: QUICStream): { writev(chunks: Buffer[], cb: (err?: Error | null) => void): void; final(cb: (err?: Error | null) => void): void; abort(err: Error | null): void } {
+function writeTo(stream: QUICStream, node: () => Writable): { writev(chunks: Buffer[], cb: WriteCallback): void; final(cb: WriteCallback): void; abort(err: Error | null): void } {
   const writer = stream.writable.getWriter();
-  const fail = (cb: (err?: Error | null) => void) => (err: unknown) => cb(err instanceof Error ? err : new Error(String(err)));
+  // Destroyed first, the node stream hands the error to the pending write's callback and its
+  // `errored`, but emits no 'error' event.
+  const fail = (cb: WriteCallback) => (err: unknown) => {
+    if (isConnectionGone(err)) node().destroy();
+    cb(err instanceof Error ? err : new Error('the QUIC connection closed'));
+  };
   return {
     writev(chunks, cb) {
       const pieces = coalesce(chunks);
@@ -154,8 +179,8 @@ function writeTo(stream: QUICStream): { writev(chunks: Buffer[], cb: (err?: Erro
 /** A bidirectional QUIC stream as a Duplex (half-closable: ending one side leaves the other). */
 export function quicDuplex(stream: QUICStream, highWaterMark = 1 << 20): Duplex {
   let pull: () => void = () => {};
-  const w = writeTo(stream);
-  const d = new Duplex({
+  const w = writeTo(stream, () => d);
+  const d: Duplex = new Duplex({
     allowHalfOpen: true,
     readableHighWaterMark: highWaterMark,
     writableHighWaterMark: highWaterMark,
@@ -181,8 +206,8 @@ export function quicReadable(stream: QUICStream, highWaterMark = 1 << 20): Reada
 
 /** An outgoing unidirectional QUIC stream as a Writable; end() sends FIN. */
 export function quicWritable(stream: QUICStream, highWaterMark = 1 << 20): Writable {
-  const w = writeTo(stream);
-  return new Writable({
+  const w = writeTo(stream, () => out);
+  const out: Writable = new Writable({
     highWaterMark,
     writev: (chunks, cb) => w.writev(chunks.map((c) => c.chunk as Buffer), cb),
     final: (cb) => w.final(cb),
@@ -191,6 +216,7 @@ export function quicWritable(stream: QUICStream, highWaterMark = 1 << 20): Writa
       cb(err);
     },
   });
+  return out;
 }
 
 /** Routes a connection's peer-opened streams to 'bidi' and 'uni' listeners. */

@@ -1,13 +1,14 @@
 // Felix over real QUIC on 127.0.0.1 (UDP port 0): TLS 1.3 with ALPN felix/1 and a self-signed
 // localhost certificate made at start; a client-opened bidirectional stream carrying an auth frame
 // each way; a broker-opened unidirectional stream carrying event_stream_hello and a shared event
-// batch; a client offering another ALPN refused; and one rough throughput figure (64 KiB writes
-// over one stream for 2 s), printed as a test diagnostic.
+// batch; a client offering another ALPN refused; a client disconnecting while the broker writes
+// an event stream (the stream closes without an error, and the server then stops cleanly); and one
+// rough throughput figure (64 KiB writes over one stream for 2 s), printed as a test diagnostic.
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { X509Certificate } from 'node:crypto';
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../src/base/logger.js';
 import {
@@ -53,6 +54,12 @@ function readFrames(stream: Readable, count: number): Promise<FelixFrame[]> {
     const onEnd = (): void => finish(out.length >= count ? undefined : new Error(`stream ended after ${out.length} of ${count} frames`));
     stream.on('data', onData).on('end', onEnd).on('error', finish);
   });
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)));
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
 
 function writeChunks(stream: NodeJS.WritableStream, chunks: readonly Buffer[]): void {
@@ -130,6 +137,48 @@ describe('felix over QUIC', () => {
 
   it('refuses a client that offers another ALPN', async () => {
     await assert.rejects(connectFelixQuic({ host: '127.0.0.1', port: server.port, ca: server.certificate, alpn: ['other/1'], connectTimeoutMs: 3_000, logger }));
+  });
+
+  it('closes a broker-opened stream without an error when the client disconnects mid-write, and stops cleanly', async () => {
+    // The library ends the streams of a connection the peer closed with ErrorQUICConnectionPeer;
+    // as an 'error' event on a stream with no error listener, that was an uncaught exception.
+    const errorsSeen: Error[] = [];
+    let written = 0;
+    let resolveClosed: (events: Writable) => void = () => {};
+    const closed = new Promise<Writable>((resolve) => (resolveClosed = resolve));
+    const own = await startFelixQuicServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      onConnection(connection) {
+        const events = connection.openUni();
+        events.on('error', (err: Error) => errorsSeen.push(err));
+        events.on('close', () => resolveClosed(events));
+        const chunk = Buffer.alloc(64 << 10, 0x33);
+        const pump = (): void => {
+          while (!events.destroyed && written < 256 << 20) {
+            written += chunk.length;
+            if (!events.write(chunk)) return;
+          }
+        };
+        events.on('drain', pump);
+        pump();
+      },
+    });
+    try {
+      const client = await connectFelixQuic({ host: '127.0.0.1', port: own.port, ca: own.certificate, logger });
+      const [uni] = (await once(client, 'uni')) as [Readable];
+      uni.on('error', () => {});
+      await once(uni, 'data');
+      await client.close();
+      const events = await withDeadline(closed, 10_000, 'the broker-opened stream did not close');
+      assert.ok(events.destroyed);
+      assert.deepEqual(errorsSeen, [], "closed without an 'error' event");
+      assert.ok(written < 256 << 20, 'the writer was still writing when the client left');
+    } finally {
+      await own.close();
+    }
+    assert.deepEqual(errorsSeen, [], 'stopping the server raised nothing either');
   });
 
   it('carries 64 KiB writes over one stream for 2 s (a rough throughput figure)', async (t) => {
