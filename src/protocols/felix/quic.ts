@@ -15,6 +15,7 @@
 
 import { EventEmitter } from 'node:events';
 import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { Socket as UdpSocket } from 'node:dgram';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { QUICClient, QUICServer, errors, events, type QUICConnection, type QUICStream } from '@matrixai/quic';
 import MatrixLogger, { Handler, LogLevel } from '@matrixai/logger';
@@ -35,8 +36,13 @@ export interface QuicLimits {
   idleTimeoutMs: number;
   /** Largest chunk read from a stream at a time, bytes. */
   readChunkBytes: number;
-  /** Largest UDP payload sent, bytes (at most the path MTU less headers; 1350 is safe on the Internet). */
-  udpPayloadBytesMax: number;
+  /**
+   * Largest UDP payload sent, bytes (at most the path MTU less headers; 1350 is safe on the
+   * Internet). Unset: 1350, or `loopbackUdpPayloadBytes` when the host is a loopback address.
+   */
+  udpPayloadBytesMax?: number;
+  /** SO_RCVBUF and SO_SNDBUF of the UDP socket, bytes (0: the OS default; Linux caps it at net.core.rmem_max / wmem_max). */
+  socketBufferBytes: number;
 }
 
 export const defaultQuicLimits: QuicLimits = {
@@ -45,10 +51,29 @@ export const defaultQuicLimits: QuicLimits = {
   streamsMax: 1024,
   idleTimeoutMs: 30_000,
   readChunkBytes: 64 << 10,
-  udpPayloadBytesMax: 1350,
+  socketBufferBytes: 4 << 20,
 };
 
-function quicConfig(limits: QuicLimits): Record<string, unknown> {
+/** The Internet-safe UDP payload. */
+export const internetUdpPayloadBytes = 1350;
+
+/**
+ * The UDP payload on a loopback path (MTU 65,536, no fragmentation). The library's cost is per
+ * packet, not per byte (docs/benchmarks.md "QUIC transport": ~0.3-0.6 MB per CPU-second with
+ * 1350-byte packets, 3.7-7.8 with 65,000 on one stream), so a same-host client moves 5-20x more.
+ */
+export const loopbackUdpPayloadBytes = 65_000;
+
+/** Whether `host` names the loopback interface (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || /^::ffff:127\./i.test(host);
+}
+
+function udpPayloadFor(limits: QuicLimits, host: string): number {
+  return limits.udpPayloadBytesMax ?? (isLoopbackHost(host) ? loopbackUdpPayloadBytes : internetUdpPayloadBytes);
+}
+
+function quicConfig(limits: QuicLimits, host: string): Record<string, unknown> {
   return {
     applicationProtos: [felixAlpn],
     initialMaxData: limits.connectionWindowBytes,
@@ -61,9 +86,40 @@ function quicConfig(limits: QuicLimits): Record<string, unknown> {
     initialMaxStreamsUni: limits.streamsMax,
     maxIdleTimeout: limits.idleTimeoutMs,
     readableChunkSize: limits.readChunkBytes,
-    maxSendUdpPayloadSize: limits.udpPayloadBytesMax,
+    maxSendUdpPayloadSize: udpPayloadFor(limits, host),
     maxRecvUdpPayloadSize: 65_527,
   };
+}
+
+/**
+ * Sizes the kernel buffers of the UDP socket the library opened. The default receive buffer (208 KiB
+ * on Linux) holds three 65,000-byte datagrams, and each one the kernel drops is a packet quiche
+ * takes for lost (its congestion window shrinks). The library keeps the socket in protected
+ * fields (QUICServer and QUICClient `socket`: a QUICSocket, whose `socket` is the dgram socket, in
+ * @matrixai/quic 2.0.9); if that shape changes, the OS default stays and a warning says so.
+ */
+function sizeSocketBuffers(owner: QUICServer | QUICClient, bytes: number, logger: Logger): UdpBuffers | undefined {
+  const udp = (owner as unknown as { socket?: { socket?: unknown } }).socket?.socket;
+  if (!(udp instanceof UdpSocket)) {
+    if (bytes > 0) logger.warn('quic: the UDP socket is out of reach; its buffers keep the OS default', {});
+    return undefined;
+  }
+  try {
+    if (bytes > 0) {
+      udp.setRecvBufferSize(bytes);
+      udp.setSendBufferSize(bytes);
+    }
+    return { receiveBytes: udp.getRecvBufferSize(), sendBytes: udp.getSendBufferSize() };
+  } catch (err) {
+    logger.warn('quic: could not size the UDP socket buffers', { bytes, error: String(err) });
+    return undefined;
+  }
+}
+
+/** A UDP socket's kernel buffers as the kernel reports them (Linux doubles what was asked, up to its caps). */
+export interface UdpBuffers {
+  receiveBytes: number;
+  sendBytes: number;
 }
 
 /** The library's log lines, at warn and above, into ours. */
@@ -276,6 +332,8 @@ export interface FelixQuicServer {
   readonly port: number;
   /** The certificate in use (PEM): the configured one or the generated one. */
   readonly certificate: string;
+  /** The UDP socket's kernel buffers (undefined: out of reach). */
+  readonly udpBuffers: UdpBuffers | undefined;
   close(): Promise<void>;
 }
 
@@ -307,7 +365,7 @@ export async function startFelixQuicServer(options: FelixQuicServerOptions): Pro
   const tokenKey = randomFillSync(Buffer.alloc(32));
   const server = new QUICServer({
     crypto: { key: tokenKey.buffer.slice(tokenKey.byteOffset, tokenKey.byteOffset + 32), ops: serverCryptoOps },
-    config: { ...quicConfig(limits), key: tls.key, cert: tls.cert, verifyPeer: false },
+    config: { ...quicConfig(limits, options.host), key: tls.key, cert: tls.cert, verifyPeer: false },
     codeToReason,
     logger: libraryLogger(options.logger, 'felix-quic-server'),
   });
@@ -320,11 +378,13 @@ export async function startFelixQuicServer(options: FelixQuicServerOptions): Pro
   });
   server.addEventListener(events.EventQUICServerError.name, (e: Event) => options.logger.error('quic server error', { error: String((e as events.EventQUICServerError).detail) }));
   await server.start({ host: options.host, port: options.port });
+  const udpBuffers = sizeSocketBuffers(server, limits.socketBufferBytes, options.logger);
   const certificate = tls.cert;
   return {
     host: server.host,
     port: server.port,
     certificate,
+    udpBuffers,
     close: () => server.stop({ isApp: true, errorCode: 0, force: true }),
   };
 }
@@ -358,12 +418,13 @@ export class FelixQuicClient extends EventEmitter {
         port: options.port,
         serverName: options.serverName ?? 'localhost',
         crypto: { ops: { randomBytes: async (b: ArrayBuffer) => void randomFillSync(new Uint8Array(b)) } },
-        config: { ...quicConfig(limits), applicationProtos: options.alpn ?? [felixAlpn], ca: options.ca, verifyPeer: true },
+        config: { ...quicConfig(limits, options.host), applicationProtos: options.alpn ?? [felixAlpn], ca: options.ca, verifyPeer: true },
         codeToReason,
         logger: libraryLogger(options.logger, 'felix-quic-client'),
       },
       { timer: options.connectTimeoutMs ?? 5_000 },
     );
+    sizeSocketBuffers(client, limits.socketBufferBytes, options.logger);
     const c = new FelixQuicClient(client);
     routeStreams(client.connection, c, options.logger);
     client.connection.addEventListener(events.EventQUICConnectionStopped.name, () => c.emit('close'), { once: true });

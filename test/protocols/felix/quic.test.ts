@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../src/base/logger.js';
@@ -22,7 +23,13 @@ import {
   singleNodeFeatures,
   type FelixFrame,
 } from '../../../src/protocols/felix/codec/index.js';
-import { connectFelixQuic, startFelixQuicServer, type FelixQuicConnection, type FelixQuicServer } from '../../../src/protocols/felix/quic.js';
+import {
+  connectFelixQuic,
+  isLoopbackHost,
+  startFelixQuicServer,
+  type FelixQuicConnection,
+  type FelixQuicServer,
+} from '../../../src/protocols/felix/quic.js';
 import { certificateMatchesKey, selfSignedLocalhost } from '../../../src/protocols/felix/self-signed.js';
 
 const logLines: string[] = [];
@@ -133,6 +140,30 @@ describe('felix over QUIC', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('sizes the UDP socket buffers as configured', async () => {
+    const asked = 1 << 20;
+    const own = await startFelixQuicServer({ host: '127.0.0.1', port: 0, limits: { socketBufferBytes: asked }, logger, onConnection() {} });
+    try {
+      assert.ok(own.udpBuffers !== undefined, 'the UDP socket was reached');
+      let rmemMax = Infinity;
+      try {
+        rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
+      } catch {
+        // not Linux: the kernel's cap is unknown
+      }
+      // Linux reports twice what was asked, up to twice its cap.
+      if (Number.isFinite(rmemMax)) assert.equal(own.udpBuffers.receiveBytes, 2 * Math.min(asked, rmemMax));
+      else assert.ok(own.udpBuffers.receiveBytes > 0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('takes 127.0.0.0/8, ::1 and localhost for loopback (large UDP payloads), nothing else', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost', '::ffff:127.0.0.1']) assert.ok(isLoopbackHost(host), host);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', '128.0.0.1', '1127.0.0.1']) assert.ok(!isLoopbackHost(host), host);
   });
 
   it('refuses a client that offers another ALPN', async () => {
