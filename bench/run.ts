@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
+import { runQuicBench } from './quic.js';
 import { runSlowConsumersBench } from './slow-consumers.js';
 import { runStallsBench } from './stalls.js';
 import { nativeStatus } from '../src/base/native.js';
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   log: runLogBench,
   kafka: runKafkaBench,
   iggy: runIggyBench,
+  quic: runQuicBench,
   'slow-consumers': runSlowConsumersBench,
   stalls: runStallsBench,
 };
