@@ -41,7 +41,11 @@ export interface QuicLimits {
    * Internet). Unset: 1350, or `loopbackUdpPayloadBytes` when the host is a loopback address.
    */
   udpPayloadBytesMax?: number;
-  /** SO_RCVBUF and SO_SNDBUF of the UDP socket, bytes (0: the OS default; Linux caps it at net.core.rmem_max / wmem_max). */
+  /**
+   * SO_RCVBUF and SO_SNDBUF of the UDP socket, bytes (0: the OS default; Linux caps them at
+   * net.core.rmem_max / wmem_max). With the default 208 KiB, 65,000-byte packets lost 137-196 of
+   * 386-669 sent per 2 s to receive-buffer drops in the benchmark; with 4 MiB, none.
+   */
   socketBufferBytes: number;
 }
 
@@ -59,8 +63,9 @@ export const internetUdpPayloadBytes = 1350;
 
 /**
  * The UDP payload on a loopback path (MTU 65,536, no fragmentation). The library's cost is per
- * packet, not per byte (docs/benchmarks.md "QUIC transport": ~0.3-0.6 MB per CPU-second with
- * 1350-byte packets, 3.7-7.8 with 65,000 on one stream), so a same-host client moves 5-20x more.
+ * packet, not per byte: on one stream of 64 KiB writes (docs/benchmarks.md "QUIC transport",
+ * 2026-12-02, load average ~13 on 2 cores) 1350-byte packets moved 0.09-0.21 MB/s at 0.22-0.39 MB
+ * per CPU-second, 65,000-byte packets with 4 MiB socket buffers 1.8-3.7 MB/s at 4.1-7.0.
  */
 export const loopbackUdpPayloadBytes = 65_000;
 
@@ -84,6 +89,8 @@ function quicConfig(limits: QuicLimits, host: string): Record<string, unknown> {
     maxStreamWindow: limits.streamWindowBytes,
     initialMaxStreamsBidi: limits.streamsMax,
     initialMaxStreamsUni: limits.streamsMax,
+    // (maxConnectionWindow and maxStreamWindow above reach no quiche setting in @matrixai/quic
+    // 2.0.9: its buildQuicheConfig passes only the initial windows; quiche's own caps apply.)
     maxIdleTimeout: limits.idleTimeoutMs,
     readableChunkSize: limits.readChunkBytes,
     maxSendUdpPayloadSize: udpPayloadFor(limits, host),
