@@ -68,6 +68,8 @@ export interface IggyFrontendConfig {
 /** Cursus front-end settings (src/protocols/cursus/frontend.ts CursusSettings; docs/cursus.md). */
 export interface CursusFrontendConfig {
   requireAuth: boolean;
+  /** Also accept Cursus v1 connections on the Cursus port (docs/protocols/cursus-v1.md). */
+  v1Compat: boolean;
 }
 
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */

@@ -194,7 +194,7 @@ function iggySection(c: QuartetConfig): IggyFrontendConfig {
 }
 
 function cursusSection(c: QuartetConfig): CursusFrontendConfig {
-  c.cursus ??= { requireAuth: false };
+  c.cursus ??= { requireAuth: false, v1Compat: false };
   return c.cursus;
 }
 
@@ -323,6 +323,15 @@ function protocolSettings(name: ProtocolName): Setting[] {
         default: false,
         doc: 'Require authentication (AUTH, or inline principal/auth_token: a user name and its password or personal access token) for every Cursus command that needs a permission, and check the permissions and topic policies; off, every request may do everything (as Cursus with enable_sasl=false).',
         set: (c, v) => void (cursusSection(c).requireAuth = v),
+      }),
+      define({
+        key: 'cursus.v1Compat',
+        flag: 'cursus-v1-compat',
+        env: 'QUARTET_CURSUS_V1_COMPAT',
+        kind: boolKind,
+        default: false,
+        doc: 'Also accept Cursus v1 connections (the protocol of the Go, Java and Python Cursus SDKs) on the Cursus port, told apart from Wire v2 by their first bytes; off, a v1 connection is closed as any connection that does not open with a Wire v2 negotiation.',
+        set: (c, v) => void (cursusSection(c).v1Compat = v),
       }),
     );
   }

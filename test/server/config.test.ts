@@ -62,7 +62,15 @@ describe('defaults', () => {
     assert.equal(config.listeners.cursus.maxConnections, 1000);
     assert.equal(config.listeners.cursus.idleTimeoutMs, 60_000);
     assert.equal(config.listeners.cursus.advertisedAddr, null);
-    assert.deepEqual(config.cursus, { requireAuth: false });
+    assert.deepEqual(config.cursus, { requireAuth: false, v1Compat: false });
+  });
+
+  test('cursus.v1Compat from a flag, the environment or the file; off by default', () => {
+    assert.equal(load({}).config.cursus?.v1Compat, false);
+    assert.equal(load({ flags: { 'cursus-v1-compat': true } }).config.cursus?.v1Compat, true);
+    assert.equal(load({ env: { QUARTET_CURSUS_V1_COMPAT: 'true' } }).config.cursus?.v1Compat, true);
+    const file = writeConfig('cursus-v1.json', { cursus: { v1Compat: true } });
+    assert.equal(load({ flags: { config: file } }).config.cursus?.v1Compat, true);
   });
 
   test('cursus.requireAuth and the Cursus advertised address from a flag, the environment or the file', () => {

@@ -35,9 +35,11 @@ export interface CursusSettings {
   inFlightRequestsMax: number;
   /** A group member without a heartbeat for this long is removed and its group rebalances. */
   sessionTimeoutMs: number;
+  /** Also serve Cursus v1 connections, told apart by their first bytes (cursus-port.ts). */
+  v1Compat: boolean;
 }
 
-export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64, sessionTimeoutMs: 30_000 });
+export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64, sessionTimeoutMs: 30_000, v1Compat: false });
 
 /** Every area's handlers; an area adds its table here (one line). */
 export const builtinHandlerTables: ReadonlyArray<readonly CursusCommandHandler[]> = [
