@@ -12,7 +12,7 @@
 // - CRC mismatch, undecompressable payload, a payload that is not CRQ2 (CBV2 only on PUBLISH),
 //   positional strings, an unknown or internal command: ERROR, and the connection goes on.
 // - Inline `principal`/`auth_token` on any request, and AUTH's `principal`/`token`, authenticate
-//   the connection before dispatch (access.ts); later requests run as that principal.
+//   the connection before dispatch (request-runner.ts); later requests run as that principal.
 // - Replies are compressed with the negotiated algorithm. `none` writes nothing; `close` (EXIT)
 //   answers OK, then closes. A handler error that is not a CursusFailure is answered with the
 //   mapped core error (core-errors.ts) or `internal_error`, logged, and the connection goes on.
@@ -26,11 +26,9 @@
 //   shutdown or idle close, and the stream ends with its last frame. A refused stream is one
 //   kind-5 ERROR frame with END.
 
-import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { RequestPipeline, type Slot } from '../pipeline.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
-import { optionalText, requiredText } from './args.js';
 import {
   CursusFramer,
   FrameKind,
@@ -55,9 +53,9 @@ import {
   type Frame,
   type FrameHeader,
 } from './codec/index.js';
-import { cursusFailureOfCoreError } from './core-errors.js';
 import type { CursusFrontend } from './frontend.js';
 import { CursusFailure, type CursusReply, type CursusRequest, type CursusStreamSink } from './handler.js';
+import { CursusRequestRunner } from './request-runner.js';
 
 /** Commands whose consecutive requests run together (module comment); every other one runs alone. */
 const pipelinedCommands: ReadonlySet<string> = new Set(['PUBLISH']);
@@ -70,9 +68,8 @@ export class CursusConnection implements ConnectionHandle {
   private readonly pipeline: RequestPipeline<Frame>;
   /** Null until negotiated: the compression every later frame carries. */
   private compression: Compression | null = null;
-  /** The authenticated user (null: anonymous) and what proved it (a digest of the token, not the token). */
-  private userId: number | null = null;
-  private credentials: { principal: string; digest: string } | null = null;
+  /** Authentication, dispatch and failure mapping (request-runner.ts). */
+  private readonly runner: CursusRequestRunner;
   /** Aborted when the connection goes or winds down: running streams end. */
   private readonly streamsStop = new AbortController();
 
@@ -81,6 +78,7 @@ export class CursusConnection implements ConnectionHandle {
     private readonly socket: Socket,
     private readonly context: ConnectionContext,
   ) {
+    this.runner = new CursusRequestRunner(frontend, context);
     this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined });
     const settings = frontend.settings;
     this.pipeline = new RequestPipeline<Frame>(
@@ -191,14 +189,14 @@ export class CursusConnection implements ConnectionHandle {
     try {
       reply = await this.answer(frame, spec);
     } catch (error) {
-      this.replyError(slot, h, streamed, this.failureOf(error, spec?.name ?? String(h.command)).error);
+      this.replyError(slot, h, streamed, this.runner.failureOf(error, spec?.name ?? String(h.command)).error);
       return;
     }
     try {
       await this.send(slot, h, reply);
     } catch (error) {
       // An encoding failure (a reply over 64 MiB): a bug of the handler, answered as internal.
-      this.replyError(slot, h, streamed, this.failureOf(error, spec?.name ?? String(h.command)).error);
+      this.replyError(slot, h, streamed, this.runner.failureOf(error, spec?.name ?? String(h.command)).error);
     }
   }
 
@@ -209,46 +207,7 @@ export class CursusConnection implements ConnectionHandle {
     if (spec.internal === true) throw CursusFailure.of('internal_command_unauthorized', [['command', spec.name]], 'broker-internal commands are not served on the client listener');
     const opened = openFrame(h, frame.payload);
     if (!opened.ok) throw CursusFailure.of(opened.code, [], opened.reason);
-    const request = decodeRequest(spec, h.requestId, opened.value);
-    await this.authenticate(request);
-    const ctx = { services: this.frontend.services, principal: this.frontend.services.access.principalOf(this.userId), peer: this.context.remote };
-    return this.frontend.dispatch(ctx, h.command, request);
-  }
-
-  /**
-   * AUTH's principal/token, or a request's inline principal/auth_token: checked (unless they are
-   * the ones this connection already proved) and made the connection's principal.
-   */
-  private async authenticate(req: CursusRequest): Promise<void> {
-    let principal: string | undefined;
-    let token: string | undefined;
-    if (req.command === 'AUTH') {
-      principal = requiredText(req, 'principal');
-      token = requiredText(req, 'token');
-    } else {
-      principal = optionalText(req, 'principal');
-      token = optionalText(req, 'auth_token');
-      if (principal === undefined && token === undefined) return;
-      if (principal === undefined || principal === '') throw CursusFailure.of('missing_principal', [['command', req.command]]);
-      if (token === undefined || token === '') throw CursusFailure.of('missing_auth_token', [['command', req.command]]);
-    }
-    const digest = createHash('sha256').update(token).digest('base64');
-    if (this.credentials !== null && this.credentials.principal === principal && this.credentials.digest === digest && this.userId !== null) return;
-    const user = await this.frontend.services.access.authenticate(principal, token, this.context.remote);
-    this.userId = user.id;
-    this.credentials = { principal, digest };
-    if (this.frontend.settings.requireAuth) this.context.authenticated();
-  }
-
-  private failureOf(error: unknown, command: string): CursusFailure {
-    if (error instanceof CursusFailure) return error;
-    const mapped = cursusFailureOfCoreError(error);
-    if (mapped !== null) {
-      this.context.logger.debug('cursus request failed', { command, error });
-      return mapped;
-    }
-    this.context.logger.error('cursus request failed', { command, error });
-    return CursusFailure.of('internal_error', [['command', command]], 'the broker could not complete the request');
+    return this.runner.run(decodeRequest(spec, h.requestId, opened.value));
   }
 
   // --- replies ---------------------------------------------------------------------------------
@@ -304,7 +263,7 @@ export class CursusConnection implements ConnectionHandle {
       await run(sink);
     } catch (error) {
       outcome = 'error';
-      if (!ended) await finish(Status.error, [encodeErrorPayload(this.failureOf(error, commandSpec(h.command)?.name ?? 'STREAM').error)], true);
+      if (!ended) await finish(Status.error, [encodeErrorPayload(this.runner.failureOf(error, commandSpec(h.command)?.name ?? 'STREAM').error)], true);
     }
     if (!ended) {
       outcome = 'error';
