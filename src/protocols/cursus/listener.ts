@@ -1,12 +1,12 @@
 // The Cursus Wire v2 listener: a TCP (or TLS) listener (../tcp-listener.ts) whose connections are
-// CursusConnections sharing one CursusFrontend. The frontend loads its tables before the socket
+// CursusConnections (or, with cursus.v1Compat, v1 connections: cursus-port.ts) sharing one CursusFrontend. The frontend loads its tables before the socket
 // binds and lets go of them after the connections drained. Sockets read into the listener's
 // shared buffer (readInto) and stay half-open after a FIN, so that the requests sent before it are
 // answered.
 
 import { tcpProtocolListener } from '../tcp-listener.js';
 import type { ListenAddress, ListenerContext, ProtocolListener } from '../transport.js';
-import { CursusConnection } from './connection.js';
+import { cursusConnectionFactory } from './cursus-port.js';
 import { CursusFrontend, type CursusSettings } from './frontend.js';
 
 export const cursusSocketOptions = { readInto: true, allowHalfOpen: true } as const;
@@ -19,7 +19,7 @@ export function createCursusListener(context: ListenerContext, settings?: Partia
     advertisedAddr: context.settings.advertisedAddr ?? null,
     ...(settings ? { settings } : {}),
   });
-  const tcp = tcpProtocolListener(() => (socket, conn) => new CursusConnection(frontend, socket, conn), cursusSocketOptions)(context);
+  const tcp = tcpProtocolListener(() => cursusConnectionFactory(frontend), cursusSocketOptions)(context);
   const listener: ProtocolListener = {
     name: tcp.name,
     async start(): Promise<ListenAddress> {

@@ -1,0 +1,114 @@
+// One Cursus v1 connection (docs/protocols/cursus-v1.md) on the shared request pipeline
+// (../pipeline.ts), as a serial protocol: socket → V1Framer → one body at a time → V1Session →
+// the same frontend dispatch, authentication and services as a Wire v2 connection
+// (request-runner.ts). cursus-port.ts hands a connection here when its first bytes are v1's.
+//
+// - Every request is a barrier: a body starts once the one before it is answered, as a v1 broker
+//   reads the next command only after answering the last. The session writes its frames straight
+//   to the socket while its request holds the slot (a READ_STREAM's two frames, a STREAM's
+//   pushes), and resolves once the socket took them; the slot then closes with no frame of its own.
+// - A body over 16 MiB closes the connection without a reply, after what was read before it is
+//   answered (v1's limit). Malformed input and the end of a STREAM end the connection (the session).
+// - Without cursus.requireAuth a v1 connection counts as authenticated at once (v1 has no
+//   negotiation to wait for); with it, once an AUTH or inline principal/auth_token succeeds.
+// - The peer's FIN stops a running STREAM (v1's only way to stop one); what it sent is answered.
+
+import type { Socket } from 'node:net';
+import { RequestPipeline } from '../pipeline.js';
+import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
+import type { CursusFrontend } from './frontend.js';
+import { CursusRequestRunner } from './request-runner.js';
+import { V1Framer, V1Session } from './v1/index.js';
+
+/** v1 bodies read and not yet started, at most, before reading pauses (each up to 16 MiB). */
+export const v1BodiesWaitingMax = 8;
+
+export class V1Connection implements ConnectionHandle {
+  private readonly framer: V1Framer;
+  private readonly pipeline: RequestPipeline<Buffer>;
+  private readonly session: V1Session;
+  /** Aborted when the connection goes or winds down: a running STREAM ends. */
+  private readonly stop = new AbortController();
+
+  constructor(
+    frontend: CursusFrontend,
+    private readonly socket: Socket,
+    private readonly context: ConnectionContext,
+  ) {
+    const runner = new CursusRequestRunner(frontend, context);
+    this.framer = new V1Framer({ reusedChunks: context.readInto !== undefined });
+    this.session = new V1Session({
+      dispatch: (request) => runner.runOrFail(request),
+      output: { write: (chunks) => this.write(chunks), end: () => this.pipeline.endWith(), closed: this.stop.signal },
+      logger: context.logger,
+    });
+    this.pipeline = new RequestPipeline<Buffer>(
+      socket,
+      {
+        start: (body) => this.process(body),
+        release: () => {},
+        closed: () => {
+          this.stop.abort();
+          this.framer.dispose();
+        },
+      },
+      { logger: context.logger, inFlightMax: () => 1, readAheadMax: () => v1BodiesWaitingMax, order: 'ordered', fileSlices: false },
+    );
+    if (context.readInto) context.readInto((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.once('end', () => this.onInputEnded());
+    if (!frontend.settings.requireAuth) context.authenticated();
+  }
+
+  close(reason: CloseReason): void {
+    if (this.pipeline.stopping) return;
+    this.context.logger.debug('closing cursus v1 connection', { reason });
+    this.stop.abort();
+    this.pipeline.close();
+  }
+
+  whenIdle(): Promise<void> {
+    return this.pipeline.whenIdle();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (!this.pipeline.accepting) return;
+    const bodies: Buffer[] = [];
+    let bad: string | null = null;
+    for (const result of this.framer.push(chunk)) {
+      if (!result.ok) {
+        bad = result.reason;
+        break;
+      }
+      bodies.push(result.body);
+    }
+    this.pipeline.push(bodies);
+    if (bad !== null) {
+      this.context.logger.debug('cursus v1 frame refused; closing', { reason: bad });
+      this.pipeline.finishInput(() => this.pipeline.endWith());
+    }
+  }
+
+  private onInputEnded(): void {
+    if (!this.pipeline.accepting) return;
+    this.stop.abort();
+    this.pipeline.finishInput(() => this.pipeline.endWith());
+  }
+
+  /** One body: the session answers it (its frames written as it goes); then the slot closes. */
+  private async process(body: Buffer): Promise<void> {
+    const slot = this.pipeline.open(this.context.beginRequest('v1'), { barrier: true });
+    await this.session.handle(body);
+    this.pipeline.reply(slot, []);
+  }
+
+  /** Writes whole v1 frames now (this request holds the connection); resolves once the socket took them, or is gone. */
+  private write(chunks: readonly Buffer[]): Promise<void> {
+    if (chunks.length === 0 || this.socket.destroyed || this.socket.writableEnded) return Promise.resolve();
+    return new Promise((resolve) => {
+      const last = chunks.length - 1;
+      for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
+      this.socket.write(chunks[last]!, () => resolve());
+    });
+  }
+}
