@@ -9,6 +9,7 @@ import { decodeBatch, encodeBatch, topicBytesMax, type Acks, type CursusBatch, t
 import { formatV1Error } from './errors.js';
 import type { V1Batch, V1Record } from './batch.js';
 import { encodeV1Batch } from './batch.js';
+import { v2EpochOf } from './epochs.js';
 
 /** The payload v1 writes in a transaction marker's record. */
 export const v1ControlMarkerPayload = Buffer.from('__cursus_txn_control_marker__', 'utf8');
@@ -27,7 +28,8 @@ function toSafe(v: bigint, what: string): number | string {
 /**
  * A v1 batch as the CBV2 request a v2 PUBLISH handler takes, with its encoded bytes. The acks are
  * read as v1 reads them (case-insensitive, empty means "1"); what CBV2 cannot hold (a topic over
- * 249 bytes, a partition below -1, a number beyond 2^53 - 1) is refused as undecodable.
+ * 249 bytes, a partition below -1, a number beyond 2^53 - 1) is refused as undecodable, except
+ * producer epochs, which are mapped (epochs.ts).
  */
 export function v1BatchToCbv2(b: V1Batch): Converted<{ value: CursusBatch; bytes: Buffer }> {
   const acksText = b.acks.toString('utf8');
@@ -44,10 +46,9 @@ export function v1BatchToCbv2(b: V1Batch): Converted<{ value: CursusBatch; bytes
   for (let i = 0; i < b.records.length; i++) {
     const r = b.records[i]!;
     const seqNum = toSafe(r.seqNum, `message[${i}] seqNum`);
-    const epoch = toSafe(r.epoch, `message[${i}] epoch`);
+    const epoch = v2EpochOf(r.epoch);
     const aggregateVersion = toSafe(r.aggregateVersion, `message[${i}] aggregate version`);
     if (typeof seqNum === 'string') return decodeFailed(seqNum);
-    if (typeof epoch === 'string') return decodeFailed(epoch);
     if (typeof aggregateVersion === 'string') return decodeFailed(aggregateVersion);
     const rec: CursusRecord = { topic, partition: b.partition, offset: 0, payload: r.payload };
     if (r.producerId.length > 0) rec.producerId = r.producerId.toString('utf8');

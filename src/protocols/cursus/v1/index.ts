@@ -12,6 +12,7 @@ export * from './classify.js';
 export * from './commands.js';
 export * from './compression.js';
 export * from './convert.js';
+export * from './epochs.js';
 export * from './errors.js';
 export * from './framing.js';
 export * from './mapping.js';

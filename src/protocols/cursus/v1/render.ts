@@ -10,6 +10,7 @@
 
 import type { CursusError } from '../codec/errors.js';
 import type { Fields } from '../codec/lines.js';
+import { v2EpochOf } from './epochs.js';
 import { formatV1Error, type V1ErrorPart } from './errors.js';
 import { goJson, quote } from './go-text.js';
 import { v1ErrorCodes, type V1Mapping } from './mapping.js';
@@ -56,15 +57,21 @@ export function renderOkLine(mapping: V1Mapping, reply: Fields, args: ReadonlyMa
 const ackKeys = ['status', 'last_offset', 'producer_epoch', 'producer_id', 'seq_start', 'seq_end'] as const;
 const ackOptionalKeys = ['leader', 'error'] as const;
 
-/** A v2 JSON reply as v1 writes it. */
-export function renderJson(mapping: V1Mapping, value: object): string {
+/**
+ * A v2 JSON reply as v1 writes it. `producerEpoch`: the epoch the v1 producer sent, written in an
+ * AckResponse in place of the Wire v2 epoch it ran as (epochs.ts), which the Go SDK checks.
+ */
+export function renderJson(mapping: V1Mapping, value: object, producerEpoch?: bigint): string {
   if (mapping.json === 'indent') return goJson(value, true);
   if (mapping.json !== 'ack') return goJson(value);
   const src = value as Record<string, unknown>;
   const ack: Record<string, unknown> = {};
   for (const k of ackKeys) ack[k] = src[k] ?? (k === 'status' || k === 'producer_id' ? '' : 0);
   for (const k of ackOptionalKeys) if (src[k] !== undefined && src[k] !== '') ack[k] = src[k];
-  return goJson(ack);
+  const text = goJson(ack);
+  if (producerEpoch === undefined || ack.producer_epoch !== v2EpochOf(producerEpoch)) return text;
+  // The key is written once, before any string that could hold its text (which would be escaped).
+  return text.replace(`"producer_epoch":${String(ack.producer_epoch)},`, `"producer_epoch":${producerEpoch},`);
 }
 
 /** A v2 failure as v1's `ERROR:` line (undecorated; the session adds class= retryable= when negotiated). */

@@ -22,6 +22,7 @@ import { lastToken, matchCommand, parseArgs, type V1Command } from './commands.j
 import { decompressV1Body, type V1Compression } from './compression.js';
 import { cbv2ToV1Batch, v1BatchToCbv2 } from './convert.js';
 import { enrichErrorResponse, formatV1Error } from './errors.js';
+import { v1EpochExactMax, v2EpochOf } from './epochs.js';
 import { encodeV1Frame, encodeV1Text, v1FrameBytesMax, v1Keepalive } from './framing.js';
 import { atoi, goJson, quote, trimSpace } from './go-text.js';
 import { v1Mapping, v2Keys, type V1Mapping } from './mapping.js';
@@ -55,6 +56,14 @@ export const offsetCacheEntriesMax = 4096;
 const resumedJoinMapping: V1Mapping = { v2: 'SYNC_GROUP', reply: [] };
 
 type Outcome = { ok: true; reply: CursusReply } | { ok: false; error: CursusError };
+
+/** What a reply is written for: the v1 command, its mapping and arguments, the producer epoch it sent. */
+interface ReplyContext {
+  name: string;
+  mapping: V1Mapping;
+  args: ReadonlyMap<string, Buffer>;
+  producerEpoch?: bigint;
+}
 
 export class V1Session {
   private readonly dispatch: (request: CursusRequest) => Promise<CursusReply>;
@@ -157,7 +166,8 @@ export class V1Session {
     const converted = v1BatchToCbv2(decoded.value);
     if (!converted.ok) return this.text(this.decorate(converted.line));
     const outcome = await this.call(this.request('PUBLISH', null, converted.value));
-    return this.reply(outcome, { name: 'PUBLISH', mapping: v1Mapping('PUBLISH'), args: new Map() });
+    const producerEpoch = decoded.value.records[0]?.epoch;
+    return this.reply(outcome, { name: 'PUBLISH', mapping: v1Mapping('PUBLISH'), args: new Map(), ...(producerEpoch !== undefined ? { producerEpoch } : {}) });
   }
 
   // ---- text commands ----
@@ -191,7 +201,8 @@ export class V1Session {
     if (name === 'JOIN_GROUP' && (args.get('generation')?.length ?? 0) > 0) return this.resumeJoin(args);
     if (name === 'CONSUME') this.applyOffsetCache(args);
     const outcome = await this.call(this.request(mapping.v2, { positional: [], fields: this.fields(cmd, mapping, args) }));
-    return this.reply(outcome, { name, mapping, args });
+    const producerEpoch = atoi(args.get('epoch')?.toString('utf8') ?? '');
+    return this.reply(outcome, { name, mapping, args, ...(producerEpoch !== null ? { producerEpoch } : {}) });
   }
 
   /** The CRQ2 fields of a v1 command (aliases already read): the keys its v2 command accepts. */
@@ -200,6 +211,8 @@ export class V1Session {
     const out = new Map<string, Buffer>();
     for (const [k, v] of args) if (allowed.has(k) && checkKey(k) === null) out.set(k, v);
     if (mapping.trailingOffsets === true) out.set('offsets', lastToken(cmd.line));
+    const epoch = atoi(out.get('epoch')?.toString('utf8') ?? '');
+    if (epoch !== null && (epoch > v1EpochExactMax || epoch < -v1EpochExactMax)) out.set('epoch', Buffer.from(String(v2EpochOf(epoch))));
     if (mapping.v2 === 'CONSUME' || mapping.v2 === 'STREAM') {
       // v1 reads a missing group, or "-", as its default group; v2 as no group.
       const group = out.get('group')?.toString('utf8');
@@ -246,14 +259,14 @@ export class V1Session {
 
   // ---- replies ----
 
-  private async reply(outcome: Outcome, ctx: { name: string; mapping: V1Mapping; args: ReadonlyMap<string, Buffer> }): Promise<void> {
+  private async reply(outcome: Outcome, ctx: ReplyContext): Promise<void> {
     if (!outcome.ok) return this.failure(outcome.error, ctx.name, ctx.mapping.v2);
     const reply = outcome.reply;
     switch (reply.kind) {
       case 'text':
         return this.text(renderOkLine(ctx.mapping, reply.fields, ctx.args));
       case 'json':
-        return this.text(renderJson(ctx.mapping, reply.value));
+        return this.text(renderJson(ctx.mapping, reply.value, ctx.producerEpoch));
       case 'none':
         return;
       case 'close':
