@@ -334,7 +334,10 @@ export class V1Session {
       const out = cbv2ToV1Batch(payload, topic, partition);
       return out.ok ? encodeV1Frame(out.value.chunks) : encodeV1Text(this.decorate(out.line));
     }
-    return encodeV1Frame(payload);
+    const whole = Buffer.concat(payload);
+    // Wire v2 names a stream closed by a newer STREAM of the same key `removed`; v1 `replaced`.
+    if (isStreamControl(whole)) return encodeV1Text(whole.toString('utf8').replace(' reason=removed ', ' reason=replaced '));
+    return encodeV1Frame(whole);
   }
 
   /**
