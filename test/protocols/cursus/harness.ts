@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Broker, type BrokerOptions } from '../../../src/core/broker.js';
 import { silentLogger, type Logger } from '../../../src/base/logger.js';
 import { MetricsRegistry } from '../../../src/core/metrics.js';
-import { CursusConnection } from '../../../src/protocols/cursus/connection.js';
+import { cursusConnectionFactory } from '../../../src/protocols/cursus/cursus-port.js';
 import { CursusFrontend, builtinHandlerTables, type CursusSettings } from '../../../src/protocols/cursus/frontend.js';
 import type { CursusCommandHandler } from '../../../src/protocols/cursus/handler.js';
 import { cursusSocketOptions } from '../../../src/protocols/cursus/listener.js';
@@ -78,7 +78,7 @@ export async function startCursus(t: After, options: CursusHarnessOptions = {}):
     maxConnections: 100,
     logger: silentLogger,
     metrics: new MetricsRegistry(),
-    connectionFactory: (socket, ctx) => new CursusConnection(frontend, socket, ctx),
+    connectionFactory: cursusConnectionFactory(frontend),
     ...cursusSocketOptions,
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.authTimeoutMs !== undefined ? { authTimeoutMs: options.authTimeoutMs } : {}),
