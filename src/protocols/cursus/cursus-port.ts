@@ -10,6 +10,7 @@
 import type { Socket } from 'node:net';
 import type { CloseReason, ConnectionContext, ConnectionFactory, ConnectionHandle } from '../transport.js';
 import { CursusConnection } from './connection.js';
+import { overrideContext } from './connection-context.js';
 import type { CursusFrontend } from './frontend.js';
 import { V1Connection } from './v1-connection.js';
 import { isV1Start, v1LengthBytes } from './v1/framing.js';
@@ -79,23 +80,11 @@ export class CursusPortConnection implements ConnectionHandle {
 
   /** The listener's context, with the chunks coming from this connection. */
   private innerContext(): ConnectionContext {
-    const c = this.context;
-    return {
-      id: c.id,
-      listener: c.listener,
-      remote: c.remote,
-      tls: c.tls,
-      logger: c.logger,
-      beginRequest: (operation) => c.beginRequest(operation),
-      get inFlight() {
-        return c.inFlight;
-      },
-      authenticated: () => c.authenticated(),
-      unauthenticated: () => c.unauthenticated(),
-      // Chunks are handed on as they come: views of the shared read buffer, or 'data' chunks.
+    // Chunks are handed on as they come: views of the shared read buffer, or 'data' chunks.
+    return overrideContext(this.context, {
       readInto: (onChunk) => {
         this.forward = onChunk;
       },
-    };
+    });
   }
 }

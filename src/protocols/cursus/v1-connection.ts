@@ -10,18 +10,24 @@
 // - A body over 16 MiB closes the connection without a reply, after what was read before it is
 //   answered (v1's limit). Malformed input and the end of a STREAM end the connection (the session).
 // - Without cursus.requireAuth a v1 connection counts as authenticated at once (v1 has no
-//   negotiation to wait for); with it, once an AUTH or inline principal/auth_token succeeds.
+//   negotiation to wait for); with it, once an AUTH or inline principal/auth_token succeeds, and
+//   until then its bodies may carry at most `unauthenticatedBodyBytesMax` (an unauthenticated
+//   peer holds only a small frame; a batch could not be accepted before authentication anyway).
 // - The peer's FIN stops a running STREAM (v1's only way to stop one); what it sent is answered.
 
 import type { Socket } from 'node:net';
 import { RequestPipeline } from '../pipeline.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
+import { overrideContext } from './connection-context.js';
 import type { CursusFrontend } from './frontend.js';
 import { CursusRequestRunner } from './request-runner.js';
-import { V1Framer, V1Session } from './v1/index.js';
+import { V1Framer, V1Session, v1FrameBytesMax } from './v1/index.js';
 
 /** v1 bodies read and not yet started, at most, before reading pauses (each up to 16 MiB). */
 export const v1BodiesWaitingMax = 8;
+
+/** The largest body before authentication, when cursus.requireAuth is set. */
+export const unauthenticatedBodyBytesMax = 64 * 1024;
 
 export class V1Connection implements ConnectionHandle {
   private readonly framer: V1Framer;
@@ -35,8 +41,9 @@ export class V1Connection implements ConnectionHandle {
     private readonly socket: Socket,
     private readonly context: ConnectionContext,
   ) {
-    const runner = new CursusRequestRunner(frontend, context);
-    this.framer = new V1Framer({ reusedChunks: context.readInto !== undefined });
+    const requireAuth = frontend.settings.requireAuth;
+    this.framer = new V1Framer({ reusedChunks: context.readInto !== undefined, ...(requireAuth ? { frameBytesMax: unauthenticatedBodyBytesMax } : {}) });
+    const runner = new CursusRequestRunner(frontend, overrideContext(context, { authenticated: () => this.authenticated() }));
     this.session = new V1Session({
       dispatch: (request) => runner.runOrFail(request),
       output: { write: (chunks) => this.write(chunks), end: () => this.pipeline.endWith(), closed: this.stop.signal },
@@ -57,7 +64,13 @@ export class V1Connection implements ConnectionHandle {
     if (context.readInto) context.readInto((chunk) => this.onData(chunk));
     else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.once('end', () => this.onInputEnded());
-    if (!frontend.settings.requireAuth) context.authenticated();
+    if (!requireAuth) context.authenticated();
+  }
+
+  /** The peer proved who it is: the listener's deadline lifts, and bodies may be as large as v1's. */
+  private authenticated(): void {
+    this.framer.frameBytesMax = v1FrameBytesMax;
+    this.context.authenticated();
   }
 
   close(reason: CloseReason): void {

@@ -289,8 +289,18 @@ describe('Cursus v1 with cursus.requireAuth', { timeout: 60_000 }, () => {
       assert.match(await c.line('CREATE topic=a partitions=1 principal=root auth_token=wrong'), /^ERROR: authentication_failed/);
       assert.match(await c.line('CREATE topic=a partitions=1 principal=root auth_token=root-password'), /^OK topic=a /);
       assert.equal(await c.line('LIST'), 'OK count=1 topics=a');
+      // Authenticated, bodies may be as large as v1's.
+      const big = 'x'.repeat(100 * 1024);
+      assert.match(await c.line(`PUBLISH topic=a acks=1 producerId=p partition=0 message=${big}`), /^\{"status":"OK","last_offset":0,/);
     } finally {
       c.destroy();
     }
+  });
+
+  it('closes an unauthenticated v1 connection that sends a body over 64 KiB, without a reply', async () => {
+    const c = await V1WireClient.connect(port(server));
+    c.send(`PUBLISH topic=a acks=1 producerId=p partition=0 message=${'x'.repeat(64 * 1024)}`);
+    await c.whenEnded();
+    assert.equal(c.received, 0);
   });
 });

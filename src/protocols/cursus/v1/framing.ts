@@ -26,7 +26,8 @@ export interface V1FramerOptions {
 }
 
 export class V1Framer {
-  readonly frameBytesMax: number;
+  /** Largest body accepted; a connection may raise it (after authentication) between pushes. */
+  frameBytesMax: number;
   private readonly reusedChunks: boolean;
   private readonly lengthBytes = Buffer.alloc(v1LengthBytes);
   private lengthFilled = 0;
