@@ -18,12 +18,12 @@
 import type { Broker } from './broker.js';
 import type { Topic, TopicRef } from './catalog.js';
 import { isQuartetError } from '../base/errors.js';
-import { servedAsStored } from './transcode.js';
+import { servedAsStored, type ServedRecords } from './transcode.js';
 import { Transcoder } from './offload.js';
 import { hiddenFromCommitted } from './txn-index.js';
 import { BufferLease, leaseReleasedAfter } from '../base/buffer-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
-import { BatchFlags, type BatchFormat, type FileSlice, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/types.js';
+import { BatchFlags, type BatchFormat, type FileSlice, type NeutralRecord, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/types.js';
 
 export { transcodeWholeRecordsMax } from './transcode.js';
 
@@ -122,6 +122,12 @@ export interface RecordsRequest {
    * `end` until it has recordsMax records, passing over at most `bytesMax` of stored batches.
    */
   scan?: { keep(batch: StoredBatch): boolean; bytesMax: number };
+  /**
+   * The records come back decoded (RecordsRead.decoded, with their offsets) instead of as batches
+   * of `format`: for a reader that hands out one record at a time (queue groups). The records
+   * may be views of the read's buffers: no scan, no afterWrite.
+   */
+  decode?: boolean;
 }
 
 export interface RecordsRead {
@@ -139,6 +145,8 @@ export interface RecordsRead {
   next: number;
   /** Read up to `end` (not stopped by a byte or scan budget, nor a purge). */
   reachedEnd: boolean;
+  /** With RecordsRequest.decode: the records, ascending by offset (chunks is then empty). */
+  decoded?: NeutralRecord[];
 }
 
 /** Where the newest records below an offset start (PartitionReader.newestStart). */
@@ -344,6 +352,7 @@ export class PartitionReader {
   async readRecords(request: RecordsRequest): Promise<RecordsRead> {
     const { end, recordsMax: want, bytesMax, format, scan } = request;
     const chunks: ReadChunk[] = [];
+    const decoded: NeutralRecord[] | undefined = request.decode === true ? [] : undefined;
     let records = 0;
     let bytes = 0;
     let next = request.from;
@@ -411,16 +420,22 @@ export class PartitionReader {
           }
         }
         const wanted = want - records;
-        // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-        // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
-        if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted) && !this.transcoder.offloads(format, b)) b = await this.log.wholePayload(b, lease);
-        const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
-        const piece = transcoded instanceof Promise ? await transcoded : transcoded;
+        let piece: ServedRecords | null;
+        if (decoded !== undefined) {
+          piece = await this.decodedPiece(b, next, end, wanted, decoded);
+        } else {
+          // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
+          // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
+          if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted) && !this.transcoder.offloads(format, b)) b = await this.log.wholePayload(b, lease);
+          const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
+          piece = transcoded instanceof Promise ? await transcoded : transcoded;
+        }
         next = b.lastOffset + 1;
         // The batch's offsets past its last record are empty (compaction): passed over, unless
         // the read stopped inside the batch at recordsMax.
         if (scan === undefined && (piece === null || piece.count < wanted)) passedTo = b.lastOffset;
         if (piece === null || piece.count === 0) continue;
+        if (decoded !== undefined) bytes += size;
         for (const c of piece.chunks) {
           chunks.push(c);
           bytes += c.length;
@@ -432,7 +447,23 @@ export class PartitionReader {
       if (records === kept) lease?.release();
       if (records < want) stretch = Math.min(stretch * 2, stretchMax);
     }
-    return { chunks, records, bytes, lastOffset, passedTo, next, reachedEnd: next >= end };
+    return { chunks, records, bytes, lastOffset, passedTo, next, reachedEnd: next >= end, ...(decoded !== undefined ? { decoded } : {}) };
+  }
+
+  /**
+   * RecordsRequest.decode: the records of `batch` in [from, end), at most countMax, appended to
+   * `into`; their size counts as the batch's stored bytes. A batch without a codec has none.
+   */
+  private async decodedPiece(batch: StoredBatch, from: number, end: number, countMax: number, into: NeutralRecord[]): Promise<ServedRecords | null> {
+    if ((batch.flags & BatchFlags.control) !== 0) return null;
+    const codec = this.formats.get(batch.format);
+    if (codec === undefined) return null;
+    const whole = batch.file !== undefined ? await this.log.wholePayload(batch) : batch;
+    const all = codec.decodeRange !== undefined ? codec.decodeRange(whole, from, countMax) : codec.decode(whole);
+    const kept = all.filter((r) => r.offset >= from && r.offset < end).slice(0, countMax);
+    if (kept.length === 0) return null;
+    into.push(...kept);
+    return { chunks: [], count: kept.length, lastOffset: kept[kept.length - 1]!.offset };
   }
 
   /**

@@ -168,6 +168,26 @@ test('read_committed: reads end at the last stable offset; aborted records are r
   assert.equal(await reader.newestStart({ below: 6, count: 3, isolation: 'read_uncommitted', scanBytesMax: 1 << 20 }), 2, 'read_uncommitted counts the aborted records (never the marker)');
 });
 
+test('readRecords with decode: the records with their offsets, cut to the range and budget, markers and aborted records passed over', async (t) => {
+  const { broker, reads } = await open(t);
+  const topic = await broker.createTopic('default', 'decoded', { partitions: 1 });
+  await broker.append(topic, 0, neutral(['a', 'b']));
+  const id = await begin(broker, 'tx-decoded');
+  await broker.transactions.addPartitions(id, [{ topic, partition: 0 }]);
+  await broker.append(topic, 0, txnBatch(id, 0, ['aborted']), { transaction: id });
+  await broker.transactions.endTxn(id, false); // the marker at offset 3
+  await broker.append(topic, 0, linesBatch(['c', 'd', 'e']));
+  const reader = reads.open(topic, 0);
+  const request = { end: 7, bytesMax: 1 << 20, format: lines, decode: true } as const;
+
+  const all = await reader.readRecords({ ...request, from: 1, recordsMax: 100, isolation: 'read_committed' });
+  assert.deepEqual(all.decoded?.map((r) => [r.offset, r.value!.toString()]), [[1, 'b'], [4, 'c'], [5, 'd'], [6, 'e']]);
+  assert.deepEqual([all.chunks.length, all.records, all.lastOffset, all.next], [0, 4, 6, 7]);
+  const cut = await reader.readRecords({ ...request, from: 0, recordsMax: 4, isolation: 'read_uncommitted' });
+  assert.deepEqual(cut.decoded?.map((r) => r.offset), [0, 1, 2, 4], 'read_uncommitted sees the aborted record, never the marker');
+  assert.equal(cut.lastOffset, 4, 'a read stopped by its record budget continues after its last record');
+});
+
 test('readRecords with markers: a raw read_uncommitted reader gets the markers of its own format, not those of another', async (t) => {
   const { broker, reads } = await open(t);
   const topic = await broker.createTopic('default', 'raw', { partitions: 1 });
