@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from '../../../src/base/clock.js';
+import { AppendWaiters } from '../../../src/core/append-waiters.js';
+import { Broker } from '../../../src/core/broker.js';
+import type { Topic } from '../../../src/core/catalog.js';
+import { QueueGroups, type ClaimRequest, type QueueClaim, type QueueGroupConfig } from '../../../src/core/groups/queue.js';
+import { ManualScheduler } from '../../../src/core/scheduler.js';
+import { encodeNeutralBatch } from '../../../src/log/index.js';
+import { tempDir, testScryptCost } from '../helpers.js';
+
+type TestContext = { after(fn: () => Promise<void> | void): void };
+
+const config: Partial<QueueGroupConfig> = { visibilityTimeoutMs: 1_000, deliveryAttemptsMax: 3 };
+
+async function openBroker(dataDir: string, clock: ManualClock, scheduler: ManualScheduler, memory: boolean): Promise<Broker> {
+  return Broker.open({ dataDir, memory, clock, scheduler, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost });
+}
+
+async function setup(t: TestContext, over: Partial<QueueGroupConfig> = {}, partitions = 1) {
+  const clock = new ManualClock(1_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const broker = await openBroker(tempDir(t), clock, scheduler, true);
+  const topic = await broker.createTopic('default', 'jobs', { partitions });
+  const waiters = new AppendWaiters();
+  const queue = new QueueGroups({ broker, scope: 'test', clock, scheduler, waiters, config: { ...config, ...over } });
+  t.after(async () => {
+    queue.close();
+    waiters.close();
+    await broker.close();
+  });
+  return { clock, scheduler, broker, topic, queue };
+}
+
+async function publish(broker: Broker, topic: Topic, values: string[], partition = 0): Promise<void> {
+  await broker.append(topic, partition, encodeNeutralBatch(values.map((value) => ({ value })), { timestamp: 1_000 }));
+}
+
+function claimer(queue: QueueGroups, topic: Topic) {
+  return async (memberId: string | null, recordsMax: number, over: Partial<ClaimRequest> = {}): Promise<QueueClaim[]> => {
+    const result = await queue.claim({ groupId: 'g', memberId, topic, recordsMax, ...over });
+    assert.equal(result.error, 'none');
+    return result.claims;
+  };
+}
+
+/** [offset, attempt, value] of each claim. */
+const seen = (claims: readonly QueueClaim[]) => claims.map((c) => [c.offset, c.deliveryAttempt, c.record.value!.toString()]);
+const refs = (topic: Topic, ...offsets: number[]) => offsets.map((offset) => ({ topicInternalId: topic.internalId, partition: 0, offset }));
+
+describe('QueueGroups', () => {
+  it('claims records once each, acks them, and commits the lowest unsettled offset as the position', async (t) => {
+    const { broker, topic, queue } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a', 'b', 'c']);
+    assert.deepEqual(seen(await claim(null, 2)), [[0, 1, 'a'], [1, 1, 'b']]);
+    assert.deepEqual(seen(await claim(null, 5)), [[2, 1, 'c']]);
+    assert.deepEqual(await claim(null, 5), [], 'everything is claimed');
+
+    assert.deepEqual((await queue.settle('g', null, refs(topic, 1), { kind: 'ack' })).results, ['none']);
+    assert.equal(await queue.position('g', topic.internalId, 0), 0, 'offset 0 is not settled: the position stays');
+    assert.deepEqual((await queue.settle('g', null, refs(topic, 0, 2), { kind: 'ack' })).results, ['none', 'none']);
+    assert.equal(await queue.position('g', topic.internalId, 0), 3);
+    assert.equal((await broker.offsets.fetch('test', 'g', topic.internalId, 0))?.offset, 3, 'the position is the committed offset');
+    assert.deepEqual((await queue.settle('g', null, refs(topic, 2, 7), { kind: 'ack' })).results, ['stale_claim', 'stale_claim'], 'settled and never-delivered records are not claims');
+  });
+
+  it('never gives two members the same record, and a member settles only its own claims', async (t) => {
+    const { broker, topic, queue } = await setup(t, {}, 2);
+    const claim = claimer(queue, topic);
+    for (let i = 0; i < 6; i++) await publish(broker, topic, [`p0-${i}`], 0);
+    for (let i = 0; i < 6; i++) await publish(broker, topic, [`p1-${i}`], 1);
+    assert.equal(await queue.join('g', 'm1', 10_000), 'none');
+    assert.equal(await queue.join('g', 'm2', 10_000), 'none');
+    const held = new Map<string, string>();
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(i % 2 === 0 ? 'm1' : 'm2', 3).then((cs) => cs.map((c) => ({ c, member: i % 2 === 0 ? 'm1' : 'm2' })))));
+    for (const { c, member } of all.flat()) {
+      const key = `${c.partition}/${c.offset}`;
+      assert.equal(held.get(key), undefined, `${key} claimed twice`);
+      held.set(key, member);
+    }
+    assert.equal(held.size, 12, 'every record was claimed by someone');
+    const [key, owner] = [...held].find(([, m]) => m === 'm1')!;
+    const [partition, offset] = key.split('/').map(Number) as [number, number];
+    const ref = [{ topicInternalId: topic.internalId, partition, offset }];
+    assert.deepEqual((await queue.settle('g', 'm2', ref, { kind: 'ack' })).results, ['stale_claim'], "m2 cannot ack m1's claim");
+    assert.deepEqual((await queue.settle('g', owner, ref, { kind: 'ack' })).results, ['none']);
+    assert.equal((await queue.claim({ groupId: 'g', memberId: 'nobody', topic, recordsMax: 1 })).error, 'unknown_member');
+  });
+
+  it('delivers a record again once its visibility deadline passes, and refuses the lapsed claim', async (t) => {
+    const { broker, topic, queue, scheduler } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a']);
+    await queue.join('g', 'slow', 60_000);
+    await queue.join('g', 'fast', 60_000);
+    assert.deepEqual(seen(await claim('slow', 1)), [[0, 1, 'a']]);
+    scheduler.advance(999);
+    assert.deepEqual(await claim('fast', 1), [], 'still claimed 1 ms before the deadline');
+    scheduler.advance(1);
+    assert.deepEqual(seen(await claim('fast', 1)), [[0, 2, 'a']], 'the second delivery');
+    assert.deepEqual((await queue.settle('g', 'slow', refs(topic, 0), { kind: 'ack' })).results, ['stale_claim']);
+    const extended = await queue.extend('g', 'fast', refs(topic, 0), 5_000);
+    assert.deepEqual(extended.results, ['none']);
+    scheduler.advance(4_999);
+    assert.deepEqual(await claim('slow', 1), [], 'the extended claim still holds');
+    assert.deepEqual((await queue.settle('g', 'fast', refs(topic, 0), { kind: 'ack' })).results, ['none']);
+  });
+
+  it('nack gives the record back at once or after its delay, counting attempts', async (t) => {
+    const { broker, topic, queue, scheduler } = await setup(t, { deliveryAttemptsMax: 10 });
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a']);
+    await claim(null, 1);
+    await queue.settle('g', null, refs(topic, 0), { kind: 'nack', delayMs: 0 });
+    assert.deepEqual(seen(await claim(null, 1)), [[0, 2, 'a']]);
+    await queue.settle('g', null, refs(topic, 0), { kind: 'nack', delayMs: 500 });
+    assert.deepEqual(await claim(null, 1), [], 'held back for its delay');
+    scheduler.advance(500);
+    assert.deepEqual(seen(await claim(null, 1)), [[0, 3, 'a']]);
+    assert.equal(await queue.position('g', topic.internalId, 0), 0);
+  });
+
+  it('dead-letters a record at the delivery limit or on reject; lists, discards and redrives them', async (t) => {
+    const { broker, topic, queue, scheduler } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['poison', 'bad', 'ok']);
+    assert.equal((await claim(null, 3)).length, 3);
+    await queue.settle('g', null, refs(topic, 2), { kind: 'ack' });
+    await queue.settle('g', null, refs(topic, 1), { kind: 'reject' });
+    for (let attempt = 2; attempt <= 3; attempt++) {
+      scheduler.advance(1_000); // the claim lapses: a release
+      assert.deepEqual(seen(await claim(null, 3)), [[0, attempt, 'poison']]);
+    }
+    await queue.settle('g', null, refs(topic, 0), { kind: 'nack', delayMs: 0 });
+    assert.deepEqual(await claim(null, 3), [], 'the third delivery was the last');
+    assert.deepEqual((await queue.deadLetters('g', topic.internalId, 0)).offsets, [0, 1]);
+    assert.equal(await queue.position('g', topic.internalId, 0), 3, 'dead letters count as settled');
+
+    assert.deepEqual(await queue.discard('g', refs(topic, 1)[0]!), { error: 'none', found: true });
+    assert.deepEqual(await queue.discard('g', refs(topic, 1)[0]!), { error: 'none', found: false });
+    assert.deepEqual(await queue.redrive('g', refs(topic, 0)[0]!), { error: 'none', found: true });
+    assert.deepEqual((await queue.deadLetters('g', topic.internalId, 0)).offsets, []);
+    assert.deepEqual(seen(await claim(null, 3)), [[0, 1, 'poison']], 'redriven: delivered again, attempts from zero');
+    assert.equal(await queue.position('g', topic.internalId, 0), 3, 'a redrive does not move the position back');
+    await queue.settle('g', null, refs(topic, 0), { kind: 'ack' });
+    assert.deepEqual(await claim(null, 3), []);
+  });
+
+  it("releases a member's claims when it leaves or misses its session", async (t) => {
+    const { broker, topic, queue, scheduler } = await setup(t, { visibilityTimeoutMs: 60_000 });
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a', 'b']);
+    await queue.join('g', 'm1', 1_000);
+    await queue.join('g', 'm2', 100_000);
+    assert.deepEqual(seen(await claim('m1', 1)), [[0, 1, 'a']]);
+    scheduler.advance(999);
+    assert.equal(await queue.heartbeat('g', 'm1'), 'none');
+    scheduler.advance(1_000);
+    assert.deepEqual(await queue.members('g'), ['m2'], 'm1 missed its session');
+    assert.deepEqual(seen(await claim('m2', 1)), [[0, 2, 'a']], "m1's claim went back at once");
+    assert.deepEqual(seen(await claim('m2', 1)), [[1, 1, 'b']]);
+    assert.equal(await queue.join('g', 'm3', 100_000), 'none');
+    assert.equal(await queue.leave('g', 'm2'), 'none');
+    assert.deepEqual(seen(await claim('m3', 5)), [[0, 3, 'a'], [1, 2, 'b']]);
+    assert.equal(await queue.leave('g', 'm2'), 'unknown_member');
+  });
+
+  it('tracks at most claimsMax records per partition', async (t) => {
+    const { broker, topic, queue } = await setup(t, { claimsMax: 2 });
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a', 'b', 'c', 'd']);
+    assert.deepEqual(seen(await claim(null, 10)).map((s) => s[0]), [0, 1]);
+    await queue.settle('g', null, refs(topic, 1), { kind: 'ack' });
+    assert.deepEqual(await claim(null, 10), [], 'the ack above the unsettled offset 0 still counts');
+    await queue.settle('g', null, refs(topic, 0), { kind: 'ack' });
+    assert.deepEqual(seen(await claim(null, 10)).map((s) => s[0]), [2, 3]);
+  });
+
+  it('a long poll wakes up on an append, a release and a lapsed claim', async (t) => {
+    const { broker, topic, queue, scheduler } = await setup(t);
+    const claim = claimer(queue, topic);
+    const waiting = claim(null, 5, { waitMs: 20_000 });
+    await publish(broker, topic, ['late']);
+    assert.deepEqual(seen(await waiting), [[0, 1, 'late']]);
+
+    const waitingForNack = claim(null, 5, { waitMs: 20_000 });
+    await queue.settle('g', null, refs(topic, 0), { kind: 'nack', delayMs: 0 });
+    assert.deepEqual(seen(await waitingForNack), [[0, 2, 'late']]);
+
+    const waitingForLapse = claim(null, 5, { waitMs: 20_000 });
+    scheduler.advance(1_000);
+    assert.deepEqual(seen(await waitingForLapse), [[0, 3, 'late']]);
+
+    const abort = new AbortController();
+    const aborted = claim(null, 5, { waitMs: 20_000, signal: abort.signal });
+    abort.abort();
+    assert.deepEqual(await aborted, [], 'an aborted long poll answers with nothing');
+  });
+
+  it('keeps the position, the acks above it, delivery counts and dead letters across a restart; claims are released', async (t) => {
+    const dataDir = tempDir(t);
+    const clock = new ManualClock(1_000_000);
+    const scheduler = new ManualScheduler(clock);
+    let broker = await openBroker(dataDir, clock, scheduler, false);
+    const topic = await broker.createTopic('default', 'jobs', { partitions: 1 });
+    await publish(broker, topic, ['a', 'b', 'c', 'd', 'e']);
+    let waiters = new AppendWaiters();
+    let queue = new QueueGroups({ broker, scope: 'test', clock, scheduler, waiters, config: { ...config, deliveryAttemptsMax: 2 } });
+    assert.equal((await claimer(queue, topic)(null, 5)).length, 5);
+    await queue.settle('g', null, refs(topic, 0, 2), { kind: 'ack' });
+    await queue.settle('g', null, refs(topic, 3), { kind: 'reject' });
+    queue.close();
+    waiters.close();
+    await broker.close();
+
+    broker = await openBroker(dataDir, clock, scheduler, false);
+    waiters = new AppendWaiters();
+    queue = new QueueGroups({ broker, scope: 'test', clock, scheduler, waiters, config: { ...config, deliveryAttemptsMax: 2 } });
+    try {
+      assert.equal((await broker.offsets.fetch('test', 'g', topic.internalId, 0))?.offset, 1);
+      assert.deepEqual((await queue.deadLetters('g', topic.internalId, 0)).offsets, [3]);
+      assert.deepEqual(seen(await claimer(queue, topic)(null, 5)), [[1, 2, 'b'], [4, 2, 'e']], 'only the unsettled records, their deliveries counted');
+      await queue.settle('g', null, refs(topic, 1, 4), { kind: 'nack', delayMs: 0 });
+      assert.deepEqual((await queue.deadLetters('g', topic.internalId, 0)).offsets, [1, 3, 4], 'the second delivery was the last');
+      assert.equal(await queue.position('g', topic.internalId, 0), 5);
+    } finally {
+      // Before the data directory goes (tempDir's own after hook).
+      queue.close();
+      waiters.close();
+      await broker.close();
+    }
+  });
+});
