@@ -177,12 +177,14 @@ export class QueueGroups {
   private readonly sessions: SessionTimers;
   private readonly defaults: QueueGroupConfig;
   private readonly stateScope: string;
+  private readonly stopWatchingTopics: () => void;
   private closed = false;
 
   constructor(private readonly options: QueueGroupsOptions) {
     this.defaults = { ...queueGroupConfigDefault, ...options.config };
     this.sessions = new SessionTimers(options.clock, options.scheduler);
     this.stateScope = `${options.scope}.queue`;
+    this.stopWatchingTopics = options.broker.onTopicChanges({ topicDeleted: (topic) => this.topicDeleted(topic.internalId) });
   }
 
   /** Replaces the group's settings (fields not given keep the engine's defaults). */
@@ -353,15 +355,56 @@ export class QueueGroups {
     return group.serial.run(async () => this.restored(group, topicInternalId, partition)?.position ?? null);
   }
 
+  /**
+   * Deletes the group: its durable state and its positions. group_not_empty while it has members;
+   * claims with no member are dropped with it.
+   */
+  async deleteGroup(groupId: string): Promise<GroupError> {
+    const group = await this.group(groupId);
+    if (typeof group === 'string') return group;
+    return group.serial.run(async () => {
+      if (group.members.size > 0) return 'group_not_empty';
+      group.timer?.cancel();
+      this.groups.delete(groupId);
+      this.wakeAll(group);
+      try {
+        await this.options.broker.groups.delete(this.stateScope, groupId);
+        await this.options.broker.offsets.deleteGroup(this.options.scope, groupId);
+      } catch (err) {
+        this.options.logger?.warn('queue group could not be deleted', { group: groupId, error: String(err) });
+        return 'unavailable';
+      }
+      return 'none';
+    });
+  }
+
   /** Stops timers and sessions and ends the long polls; later calls answer closed. */
   close(): void {
     this.closed = true;
+    this.stopWatchingTopics();
     for (const group of this.groups.values()) {
       group.timer?.cancel();
       group.timer = null;
       for (const m of group.members.values()) this.sessions.cancel(m.session);
       this.wakeAll(group);
     }
+  }
+
+  /** A deleted topic's partitions leave every loaded group (the broker deletes their offsets). */
+  private async topicDeleted(topicInternalId: number): Promise<void> {
+    const prefix = `${topicInternalId}/`;
+    await Promise.all(
+      [...this.groups.values()].map((group) =>
+        group.serial.run(async () => {
+          for (const key of [...group.partitions.keys(), ...group.stored.keys()]) {
+            if (!key.startsWith(prefix)) continue;
+            group.partitions.delete(key);
+            group.stored.delete(key);
+          }
+          await this.persist(group);
+        }),
+      ),
+    );
   }
 
   // ---- claims
@@ -496,6 +539,7 @@ export class QueueGroups {
 
   private memberCheck(group: QueueGroup, memberId: string | null): GroupError {
     if (this.closed) return 'closed';
+    if (this.groups.get(group.groupId) !== group) return 'group_not_found';
     return memberId === null || group.members.has(memberId) ? 'none' : 'unknown_member';
   }
 
@@ -617,6 +661,8 @@ export class QueueGroups {
    * order: after a crash between the two, the saved window's position is the later one and wins).
    */
   private async persist(group: QueueGroup): Promise<GroupError> {
+    // A group deleted under a long poll or a timer is not written back.
+    if (this.groups.get(group.groupId) !== group) return 'group_not_found';
     const commits = [];
     for (const p of group.partitions.values()) {
       p.advancePosition();

@@ -198,6 +198,26 @@ describe('QueueGroups', () => {
     assert.deepEqual(await aborted, [], 'an aborted long poll answers with nothing');
   });
 
+  it('deletes a group without members (state and positions), and forgets a deleted topic', async (t) => {
+    const { broker, topic, queue } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a', 'b']);
+    await claim(null, 1);
+    await queue.settle('g', null, refs(topic, 0), { kind: 'ack' });
+    await queue.join('g', 'm', 10_000);
+    assert.equal(await queue.deleteGroup('g'), 'group_not_empty');
+    await queue.leave('g', 'm');
+    assert.equal(await queue.deleteGroup('g'), 'none');
+    assert.equal(await broker.offsets.fetch('test', 'g', topic.internalId, 0), null);
+    assert.equal(await broker.groups.load('test.queue', 'g'), null);
+    assert.deepEqual(seen(await claim(null, 5)), [[0, 1, 'a'], [1, 1, 'b']], 'a new group of the same name starts over');
+
+    await queue.settle('g', null, refs(topic, 0), { kind: 'reject' });
+    await broker.deleteTopic(topic);
+    assert.deepEqual((await queue.deadLetters('g', topic.internalId, 0)).offsets, [], "the deleted topic's dead letters are gone");
+    assert.equal(await queue.position('g', topic.internalId, 0), null);
+  });
+
   it('keeps the position, the acks above it, delivery counts and dead letters across a restart; claims are released', async (t) => {
     const dataDir = tempDir(t);
     const clock = new ManualClock(1_000_000);
