@@ -8,8 +8,9 @@
 //                (balanced, sticky, with a cooperative hand-off), a new generation per change:
 //                one topic's partitions (Iggy consumer groups), or a flat list of several
 //                topics' partitions kept by the adapter (Cursus groups).
-//   queue        queue.ts: per-record claims with visibility timeouts, ack/nack and dead letters
-//                (Felix queue groups; Kafka share groups, KIP-932, later). Interface only.
+//   queue        queue.ts: per-record claims with visibility timeouts, ack/nack/reject, a
+//                delivery limit and dead letters, the position committed as an offset
+//                (Felix queue groups; Kafka share groups, KIP-932, later).
 //
 // Shared: sessions.ts (a member's session deadline on an injected clock and scheduler), the
 // neutral errors below, store.ts (durable group state). The engine knows no wire types: each
