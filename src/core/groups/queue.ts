@@ -29,6 +29,7 @@ import type { Broker } from '../broker.js';
 import type { Topic } from '../catalog.js';
 import type { Isolation, PartitionReader } from '../reads.js';
 import type { Scheduler, TimerHandle } from '../scheduler.js';
+import { groupIdBytesMax } from '../offsets.js';
 import { SerialQueue } from '../serial.js';
 import type { GroupError } from './model.js';
 import { QueuePartition, type StoredQueuePartition, type TrackedRecord } from './queue-partition.js';
@@ -67,6 +68,8 @@ export const claimRecordsMax = 1_000;
 export const claimBytesMaxDefault = 4 * 1024 * 1024;
 /** A long poll's wait at most. */
 export const claimWaitMsMax = 30_000;
+/** A visibility timeout, an extension or a nack's delay at most (12 hours). */
+export const queueDelayMsMax = 12 * 60 * 60 * 1000;
 /** Wake-ups one long poll follows before it answers with what it has. */
 const claimRoundsMax = 64;
 
@@ -248,6 +251,8 @@ export class QueueGroups {
     const { topic } = request;
     const partitions = request.partitions ?? Array.from({ length: topic.partitions }, (_, p) => p);
     if (!Number.isInteger(request.recordsMax) || request.recordsMax < 1) throw new QuartetError('invalid_request', `records wanted must be at least 1, not ${request.recordsMax}`);
+    if (request.visibilityTimeoutMs !== undefined) checkDelayMs('visibility timeout', request.visibilityTimeoutMs);
+    if (request.waitMs !== undefined && !(request.waitMs >= 0)) throw new QuartetError('invalid_request', `invalid wait ${request.waitMs} ms`);
     for (const p of partitions) if (!Number.isInteger(p) || p < 0 || p >= topic.partitions) throw new QuartetError('unknown_partition', `partition ${p} of topic '${topic.name}' does not exist`);
     const group = await this.group(request.groupId);
     if (typeof group === 'string') return { error: group, claims: [] };
@@ -282,6 +287,7 @@ export class QueueGroups {
 
   /** Settles the claims (by the member, or by any holder when memberId is null). */
   async settle(groupId: string, memberId: string | null, refs: readonly QueueRecordRef[], how: QueueSettlement): Promise<SettleResult> {
+    if (how.kind === 'nack') checkDelayMs('nack delay', how.delayMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
     return group.serial.run(async () => {
@@ -311,6 +317,7 @@ export class QueueGroups {
 
   /** Pushes the claims' deadlines to now + visibilityTimeoutMs (a holder still working on them). */
   async extend(groupId: string, memberId: string | null, refs: readonly QueueRecordRef[], visibilityTimeoutMs: number): Promise<SettleResult> {
+    checkDelayMs('visibility timeout', visibilityTimeoutMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
     return group.serial.run(async () => {
@@ -521,13 +528,16 @@ export class QueueGroups {
     group.timerAtMs = next;
     group.timer = this.options.scheduler.schedule(next - now, () => {
       group.timer = null;
-      void group.serial
+      group.serial
         .run(async () => {
           this.sweep(group, this.options.clock.now());
           await this.persist(group);
           this.armTimer(group);
         })
-        .then(() => this.wakeAll(group));
+        .then(
+          () => this.wakeAll(group),
+          (err: unknown) => this.options.logger?.error('queue group deadline pass failed', { group: group.groupId, error: String(err) }),
+        );
     });
   }
 
@@ -583,6 +593,7 @@ export class QueueGroups {
 
   private async group(groupId: string): Promise<QueueGroup | GroupError> {
     if (this.closed) return 'closed';
+    if (groupId.length === 0 || Buffer.byteLength(groupId) > groupIdBytesMax) return 'invalid_group_id';
     const known = this.groups.get(groupId);
     if (known !== undefined) return known;
     if (this.groups.size + this.loading.size >= (this.options.groupsMax ?? queueGroupsMaxDefault)) return 'unavailable';
@@ -643,13 +654,17 @@ export class QueueGroups {
   private async partitionOf(group: QueueGroup, reader: PartitionReader): Promise<QueuePartition> {
     const p = this.restored(group, reader.topic.internalId, reader.partition);
     const position = reader.position();
-    if (p !== undefined) {
+    const purged = p !== undefined && p.fetchedTo > position.nextOffset;
+    if (purged) {
+      // The log is shorter than what the group read: a purge replaced it. The group starts over.
+      group.partitions.delete(keyOf(p.topicInternalId, p.partition));
+    } else if (p !== undefined) {
       // Retention may have removed records the group had not settled: they are not delivered.
       if (p.fetchedTo < position.logStartOffset) p.fetchedUpTo(position.logStartOffset);
       p.dropDeadLettersBelow(position.logStartOffset);
       return p;
     }
-    const start = group.config.startAt === 'earliest' ? position.logStartOffset : position.highWatermark;
+    const start = purged || group.config.startAt === 'earliest' ? position.logStartOffset : position.highWatermark;
     const created = new QueuePartition(reader.topic.internalId, reader.partition, start, start);
     created.committedPosition = -1;
     group.partitions.set(keyOf(reader.topic.internalId, reader.partition), created);
@@ -681,6 +696,10 @@ export class QueueGroups {
     for (const c of commits) group.partitions.get(keyOf(c.topicInternalId, c.partition))!.committedPosition = c.offset;
     return 'none';
   }
+}
+
+function checkDelayMs(what: string, ms: number): void {
+  if (!(ms >= 0 && ms <= queueDelayMsMax)) throw new QuartetError('invalid_request', `${what} must be 0 to ${queueDelayMsMax} ms, not ${ms}`);
 }
 
 function claimOf(p: QueuePartition, record: TrackedRecord, data: NeutralRecord): QueueClaim {

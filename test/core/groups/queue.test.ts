@@ -218,6 +218,34 @@ describe('QueueGroups', () => {
     assert.equal(await queue.position('g', topic.internalId, 0), null);
   });
 
+  it('refuses bad input with invalid_request or invalid_group_id and loses nothing', async (t) => {
+    const { broker, topic, queue } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a']);
+    await claim(null, 1);
+    for (const delayMs of [Number.NaN, -1, Infinity]) {
+      await assert.rejects(queue.settle('g', null, refs(topic, 0), { kind: 'nack', delayMs }), { code: 'invalid_request' });
+    }
+    await assert.rejects(queue.extend('g', null, refs(topic, 0), Number.NaN), { code: 'invalid_request' });
+    await assert.rejects(queue.claim({ groupId: 'g', memberId: null, topic, recordsMax: 0 }), { code: 'invalid_request' });
+    await assert.rejects(queue.claim({ groupId: 'g', memberId: null, topic, recordsMax: 1, partitions: [1] }), { code: 'unknown_partition' });
+    assert.equal((await queue.claim({ groupId: '', memberId: null, topic, recordsMax: 1 })).error, 'invalid_group_id');
+    assert.equal((await queue.claim({ groupId: 'x'.repeat(2_000), memberId: null, topic, recordsMax: 1 })).error, 'invalid_group_id');
+    assert.equal(await queue.join('g', 'm', Number.NaN), 'invalid_session_timeout');
+    assert.deepEqual((await queue.settle('g', null, refs(topic, 0), { kind: 'ack' })).results, ['none'], 'the claim survived the bad requests');
+  });
+
+  it('starts over in a partition whose log a purge replaced', async (t) => {
+    const { broker, topic, queue } = await setup(t);
+    const claim = claimer(queue, topic);
+    await publish(broker, topic, ['a', 'b', 'c']);
+    await claim(null, 3);
+    await queue.settle('g', null, refs(topic, 0, 1, 2), { kind: 'ack' });
+    await broker.purgeTopic(topic);
+    await publish(broker, topic, ['new']);
+    assert.deepEqual(seen(await claim(null, 3)), [[0, 1, 'new']]);
+  });
+
   it('keeps the position, the acks above it, delivery counts and dead letters across a restart; claims are released', async (t) => {
     const dataDir = tempDir(t);
     const clock = new ManualClock(1_000_000);
