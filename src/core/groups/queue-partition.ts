@@ -155,6 +155,12 @@ export class QueuePartition {
     return out.sort((a, b) => a.offset - b.offset);
   }
 
+  /** Whether any record is claimed now. */
+  hasClaims(): boolean {
+    for (const r of this.records.values()) if (r.state === 'claimed') return true;
+    return false;
+  }
+
   /** The claims `holder` holds. */
   claimsOf(holder: string): TrackedRecord[] {
     const out: TrackedRecord[] = [];

@@ -165,6 +165,10 @@ interface QueueGroup {
   cursor: number;
   /** The state last saved (JSON): an answer that changed nothing writes nothing. */
   savedJson: string;
+  /** The last save failed: the group is not idle (it cannot be unloaded). */
+  unsaved: boolean;
+  /** Calls using the group now (group() to using()): a group in use is never unloaded. */
+  users: number;
 }
 
 interface StoredQueueGroup {
@@ -194,8 +198,10 @@ export class QueueGroups {
   async configure(groupId: string, config: Partial<QueueGroupConfig>): Promise<GroupError> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    group.config = { ...this.defaults, ...config };
-    return 'none';
+    return this.using(group, async (): Promise<GroupError> => {
+      group.config = { ...this.defaults, ...config };
+      return 'none';
+    });
   }
 
   /** Adds the member, or refreshes its session; group_full past membersPerGroupMax. */
@@ -203,42 +209,49 @@ export class QueueGroups {
     if (!(sessionTimeoutMs > 0) || !Number.isFinite(sessionTimeoutMs)) return 'invalid_session_timeout';
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    const existing = group.members.get(memberId);
-    if (existing !== undefined) {
-      existing.timeoutMs = sessionTimeoutMs;
-      this.touch(group, existing);
+    return this.using(group, async () => {
+      const existing = group.members.get(memberId);
+      if (existing !== undefined) {
+        existing.timeoutMs = sessionTimeoutMs;
+        this.touch(group, existing);
+        return 'none';
+      }
+      if (group.members.size >= (this.options.membersPerGroupMax ?? queueMembersPerGroupMaxDefault)) return 'group_full';
+      const member: QueueMember = { memberId, session: newMemberSession(), timeoutMs: sessionTimeoutMs };
+      group.members.set(memberId, member);
+      this.touch(group, member);
       return 'none';
-    }
-    if (group.members.size >= (this.options.membersPerGroupMax ?? queueMembersPerGroupMaxDefault)) return 'group_full';
-    const member: QueueMember = { memberId, session: newMemberSession(), timeoutMs: sessionTimeoutMs };
-    group.members.set(memberId, member);
-    this.touch(group, member);
-    return 'none';
+    });
   }
 
   /** A sign of life: pushes the member's session deadline; unknown_member if it is not in the group. */
   async heartbeat(groupId: string, memberId: string): Promise<GroupError> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    const member = group.members.get(memberId);
-    if (member === undefined) return 'unknown_member';
-    this.touch(group, member);
-    return 'none';
+    return this.using(group, async () => {
+      const member = group.members.get(memberId);
+      if (member === undefined) return 'unknown_member';
+      this.touch(group, member);
+      return 'none';
+    });
   }
 
   /** Removes the member; its claims go back for redelivery at once. */
   async leave(groupId: string, memberId: string): Promise<GroupError> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    const member = group.members.get(memberId);
-    if (member === undefined) return 'unknown_member';
-    return this.removeMember(group, member);
+    return this.using(group, async () => {
+      const member = group.members.get(memberId);
+      if (member === undefined) return 'unknown_member';
+      return this.removeMember(group, member);
+    });
   }
 
   /** Members of the group now. */
   async members(groupId: string): Promise<string[]> {
     const group = await this.group(groupId);
-    return typeof group === 'string' ? [] : [...group.members.keys()];
+    if (typeof group === 'string') return [];
+    return this.using(group, async () => [...group.members.keys()]);
   }
 
   /**
@@ -256,33 +269,35 @@ export class QueueGroups {
     for (const p of partitions) if (!Number.isInteger(p) || p < 0 || p >= topic.partitions) throw new QuartetError('unknown_partition', `partition ${p} of topic '${topic.name}' does not exist`);
     const group = await this.group(request.groupId);
     if (typeof group === 'string') return { error: group, claims: [] };
-    const readers = partitions.map((p) => this.options.broker.reads.open(topic, p));
-    const waitMs = Math.min(Math.max(0, request.waitMs ?? 0), claimWaitMsMax);
-    const startMs = this.options.clock.now();
-    for (let round = 0; ; round++) {
-      let released = false;
-      let wake: (() => void) | null = null;
-      const waker = (): void => {
-        released = true;
-        wake?.();
-      };
-      group.wakers.add(waker);
-      try {
-        const result = await group.serial.run(() => this.claimOnce(group, request, readers));
-        const remainingMs = startMs + waitMs - this.options.clock.now();
-        if (result.error !== 'none' || result.claims.length > 0 || remainingMs <= 0 || round >= claimRoundsMax || this.closed) return result;
-        if (released || this.appendedPast(group, readers)) continue;
-        const abort = new AbortController();
-        wake = () => abort.abort();
-        const onAbort = (): void => abort.abort();
-        request.signal?.addEventListener('abort', onAbort, { once: true });
-        const appended = await this.options.waiters.waitForAppend(readers, remainingMs, abort.signal);
-        request.signal?.removeEventListener('abort', onAbort);
-        if (request.signal?.aborted === true || (!appended && !released)) return result;
-      } finally {
-        group.wakers.delete(waker);
+    return this.using(group, async () => {
+      const readers = partitions.map((p) => this.options.broker.reads.open(topic, p));
+      const waitMs = Math.min(Math.max(0, request.waitMs ?? 0), claimWaitMsMax);
+      const startMs = this.options.clock.now();
+      for (let round = 0; ; round++) {
+        let released = false;
+        let wake: (() => void) | null = null;
+        const waker = (): void => {
+          released = true;
+          wake?.();
+        };
+        group.wakers.add(waker);
+        try {
+          const result = await group.serial.run(() => this.claimOnce(group, request, readers));
+          const remainingMs = startMs + waitMs - this.options.clock.now();
+          if (result.error !== 'none' || result.claims.length > 0 || remainingMs <= 0 || round >= claimRoundsMax || this.closed) return result;
+          if (released || this.appendedPast(group, readers)) continue;
+          const abort = new AbortController();
+          wake = () => abort.abort();
+          const onAbort = (): void => abort.abort();
+          request.signal?.addEventListener('abort', onAbort, { once: true });
+          const appended = await this.options.waiters.waitForAppend(readers, remainingMs, abort.signal);
+          request.signal?.removeEventListener('abort', onAbort);
+          if (request.signal?.aborted === true || (!appended && !released)) return result;
+        } finally {
+          group.wakers.delete(waker);
+        }
       }
-    }
+    });
   }
 
   /** Settles the claims (by the member, or by any holder when memberId is null). */
@@ -290,28 +305,30 @@ export class QueueGroups {
     if (how.kind === 'nack') checkDelayMs('nack delay', how.delayMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
-    return group.serial.run(async () => {
-      const member = this.memberCheck(group, memberId);
-      if (member !== 'none') return { error: member, results: [] };
-      const now = this.options.clock.now();
-      const results: QueueRecordResult[] = [];
-      let released = false;
-      for (const ref of refs) {
-        const p = group.partitions.get(keyOf(ref.topicInternalId, ref.partition));
-        const record = p?.claimOf(ref.offset, memberId ?? undefined);
-        if (p === undefined || record === undefined || record.dueMs <= now) {
-          results.push('stale_claim');
-          continue;
+    return this.using(group, async () => {
+      return group.serial.run(async () => {
+        const member = this.memberCheck(group, memberId);
+        if (member !== 'none') return { error: member, results: [] };
+        const now = this.options.clock.now();
+        const results: QueueRecordResult[] = [];
+        let released = false;
+        for (const ref of refs) {
+          const p = group.partitions.get(keyOf(ref.topicInternalId, ref.partition));
+          const record = p?.claimOf(ref.offset, memberId ?? undefined);
+          if (p === undefined || record === undefined || record.dueMs <= now) {
+            results.push('stale_claim');
+            continue;
+          }
+          results.push('none');
+          if (how.kind === 'ack') p.ack(record);
+          else if (how.kind === 'reject') this.deadLetter(group, p, record);
+          else released = this.release(group, p, record, now, how.delayMs) || released;
         }
-        results.push('none');
-        if (how.kind === 'ack') p.ack(record);
-        else if (how.kind === 'reject') this.deadLetter(group, p, record);
-        else released = this.release(group, p, record, now, how.delayMs) || released;
-      }
-      const error = await this.persist(group);
-      if (released) this.wakeAll(group);
-      this.armTimer(group);
-      return error === 'none' ? { error, results } : { error, results: [] };
+        const error = await this.persist(group);
+        if (released) this.wakeAll(group);
+        this.armTimer(group);
+        return error === 'none' ? { error, results } : { error, results: [] };
+      });
     });
   }
 
@@ -320,18 +337,20 @@ export class QueueGroups {
     checkDelayMs('visibility timeout', visibilityTimeoutMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
-    return group.serial.run(async () => {
-      const member = this.memberCheck(group, memberId);
-      if (member !== 'none') return { error: member, results: [] };
-      const now = this.options.clock.now();
-      const results = refs.map((ref): QueueRecordResult => {
-        const record = group.partitions.get(keyOf(ref.topicInternalId, ref.partition))?.claimOf(ref.offset, memberId ?? undefined);
-        if (record === undefined || record.dueMs <= now) return 'stale_claim';
-        record.dueMs = now + Math.max(0, visibilityTimeoutMs);
-        return 'none';
+    return this.using(group, async () => {
+      return group.serial.run(async () => {
+        const member = this.memberCheck(group, memberId);
+        if (member !== 'none') return { error: member, results: [] };
+        const now = this.options.clock.now();
+        const results = refs.map((ref): QueueRecordResult => {
+          const record = group.partitions.get(keyOf(ref.topicInternalId, ref.partition))?.claimOf(ref.offset, memberId ?? undefined);
+          if (record === undefined || record.dueMs <= now) return 'stale_claim';
+          record.dueMs = now + Math.max(0, visibilityTimeoutMs);
+          return 'none';
+        });
+        this.armTimer(group);
+        return { error: 'none', results };
       });
-      this.armTimer(group);
-      return { error: 'none', results };
     });
   }
 
@@ -339,9 +358,11 @@ export class QueueGroups {
   async deadLetters(groupId: string, topicInternalId: number, partition: number): Promise<{ error: GroupError; offsets: number[] }> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, offsets: [] };
-    return group.serial.run(async () => {
-      const p = this.restored(group, topicInternalId, partition);
-      return { error: 'none', offsets: p?.sortedDeadLetters() ?? [] };
+    return this.using(group, async () => {
+      return group.serial.run(async () => {
+        const p = this.restored(group, topicInternalId, partition);
+        return { error: 'none', offsets: p?.sortedDeadLetters() ?? [] };
+      });
     });
   }
 
@@ -359,7 +380,9 @@ export class QueueGroups {
   async position(groupId: string, topicInternalId: number, partition: number): Promise<number | null> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return null;
-    return group.serial.run(async () => this.restored(group, topicInternalId, partition)?.position ?? null);
+    return this.using(group, async () => {
+      return group.serial.run(async () => this.restored(group, topicInternalId, partition)?.position ?? null);
+    });
   }
 
   /**
@@ -369,19 +392,21 @@ export class QueueGroups {
   async deleteGroup(groupId: string): Promise<GroupError> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    return group.serial.run(async () => {
-      if (group.members.size > 0) return 'group_not_empty';
-      group.timer?.cancel();
-      this.groups.delete(groupId);
-      this.wakeAll(group);
-      try {
-        await this.options.broker.groups.delete(this.stateScope, groupId);
-        await this.options.broker.offsets.deleteGroup(this.options.scope, groupId);
-      } catch (err) {
-        this.options.logger?.warn('queue group could not be deleted', { group: groupId, error: String(err) });
-        return 'unavailable';
-      }
-      return 'none';
+    return this.using(group, async () => {
+      return group.serial.run(async () => {
+        if (group.members.size > 0) return 'group_not_empty';
+        group.timer?.cancel();
+        this.groups.delete(groupId);
+        this.wakeAll(group);
+        try {
+          await this.options.broker.groups.delete(this.stateScope, groupId);
+          await this.options.broker.offsets.deleteGroup(this.options.scope, groupId);
+        } catch (err) {
+          this.options.logger?.warn('queue group could not be deleted', { group: groupId, error: String(err) });
+          return 'unavailable';
+        }
+        return 'none';
+      });
     });
   }
 
@@ -523,7 +548,13 @@ export class QueueGroups {
       const due = p.nextDueMs(now);
       if (due !== null && (next === null || due < next)) next = due;
     }
-    if (next === null || (group.timer !== null && group.timerAtMs <= next)) return;
+    if (next === null) {
+      // Nothing waits on time: no timer (an idle group may be unloaded).
+      group.timer?.cancel();
+      group.timer = null;
+      return;
+    }
+    if (group.timer !== null && group.timerAtMs <= next) return;
     group.timer?.cancel();
     group.timerAtMs = next;
     group.timer = this.options.scheduler.schedule(next - now, () => {
@@ -579,13 +610,15 @@ export class QueueGroups {
   private async onDeadLetter(groupId: string, ref: QueueRecordRef, change: (p: QueuePartition) => boolean): Promise<{ error: GroupError; found: boolean }> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, found: false };
-    return group.serial.run(async () => {
-      if (this.closed) return { error: 'closed' as const, found: false };
-      const p = this.restored(group, ref.topicInternalId, ref.partition);
-      if (p === undefined || !change(p)) return { error: 'none' as const, found: false };
-      const error = await this.persist(group);
-      this.wakeAll(group);
-      return { error, found: error === 'none' };
+    return this.using(group, async () => {
+      return group.serial.run(async () => {
+        if (this.closed) return { error: 'closed' as const, found: false };
+        const p = this.restored(group, ref.topicInternalId, ref.partition);
+        if (p === undefined || !change(p)) return { error: 'none' as const, found: false };
+        const error = await this.persist(group);
+        this.wakeAll(group);
+        return { error, found: error === 'none' };
+      });
     });
   }
 
@@ -595,20 +628,48 @@ export class QueueGroups {
     if (this.closed) return 'closed';
     if (groupId.length === 0 || Buffer.byteLength(groupId) > groupIdBytesMax) return 'invalid_group_id';
     const known = this.groups.get(groupId);
-    if (known !== undefined) return known;
-    if (this.groups.size + this.loading.size >= (this.options.groupsMax ?? queueGroupsMaxDefault)) return 'unavailable';
+    if (known !== undefined) {
+      known.users++;
+      return known;
+    }
+    if (this.groups.size + this.loading.size >= (this.options.groupsMax ?? queueGroupsMaxDefault) && !this.unloadIdle()) return 'unavailable';
     let loading = this.loading.get(groupId);
     if (loading === undefined) {
       loading = this.load(groupId).finally(() => this.loading.delete(groupId));
       this.loading.set(groupId, loading);
     }
     try {
-      return await loading;
+      const group = await loading;
+      group.users++;
+      return group;
     } catch (err) {
       if (isQuartetError(err) && err.code === 'invalid_request') return 'invalid_group_id';
       this.options.logger?.warn('queue group state could not be loaded', { group: groupId, error: String(err) });
       return 'unavailable';
     }
+  }
+
+  /** Runs a call on a group group() handed out (and counted as in use). */
+  private async using<T>(group: QueueGroup, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      group.users--;
+    }
+  }
+
+  /**
+   * Unloads one idle group (in no call, no members, no claims, no timer, saved): its state is all
+   * in the stores and comes back on its next use. False when none is idle.
+   */
+  private unloadIdle(): boolean {
+    for (const [id, g] of this.groups) {
+      if (g.users > 0 || g.members.size > 0 || g.wakers.size > 0 || g.timer !== null || g.unsaved) continue;
+      if ([...g.partitions.values()].some((p) => p.hasClaims())) continue;
+      this.groups.delete(id);
+      return true;
+    }
+    return false;
   }
 
   private async load(groupId: string): Promise<QueueGroup> {
@@ -625,6 +686,8 @@ export class QueueGroups {
       timerAtMs: 0,
       cursor: 0,
       savedJson: JSON.stringify(stored?.state ?? null),
+      unsaved: false,
+      users: 0,
     };
     for (const p of parseStored(stored?.state)) group.stored.set(keyOf(p.topicInternalId, p.partition), p);
     // Positions from the offset store: stored partitions are restored with theirs on first use.
@@ -690,9 +753,11 @@ export class QueueGroups {
       group.savedJson = json;
       if (commits.length > 0) await this.options.broker.offsets.commit(this.options.scope, group.groupId, commits);
     } catch (err) {
+      group.unsaved = true;
       this.options.logger?.warn('queue group state could not be saved', { group: group.groupId, error: String(err) });
       return 'unavailable';
     }
+    group.unsaved = false;
     for (const c of commits) group.partitions.get(keyOf(c.topicInternalId, c.partition))!.committedPosition = c.offset;
     return 'none';
   }

@@ -246,6 +246,26 @@ describe('QueueGroups', () => {
     assert.deepEqual(seen(await claim(null, 3)), [[0, 1, 'new']]);
   });
 
+  it('past groupsMax, unloads an idle group (its state comes back from the stores), never one with members or claims', async (t) => {
+    const { broker, topic, clock, scheduler } = await setup(t);
+    const waiters = new AppendWaiters();
+    const queue = new QueueGroups({ broker, scope: 'small', clock, scheduler, waiters, config, groupsMax: 2 });
+    t.after(() => {
+      queue.close();
+      waiters.close();
+    });
+    await publish(broker, topic, ['a', 'b']);
+    const claimIn = async (groupId: string, memberId: string | null = null) => queue.claim({ groupId, memberId, topic, recordsMax: 1 });
+    assert.deepEqual((await claimIn('idle')).claims.map((c) => c.offset), [0]);
+    await queue.settle('idle', null, refs(topic, 0), { kind: 'ack' });
+    await queue.join('busy', 'm', 10_000);
+    assert.equal((await claimIn('third')).error, 'none', "'idle' was unloaded to make room");
+    assert.equal((await claimIn('fourth')).error, 'unavailable', "'busy' has a member and 'third' a claim");
+    await queue.settle('third', null, refs(topic, 0), { kind: 'ack' });
+    assert.deepEqual((await claimIn('idle')).claims.map((c) => [c.offset, c.deliveryAttempt]), [[1, 1]], "'idle' reloaded at its position");
+    assert.deepEqual(await queue.members('busy'), ['m']);
+  });
+
   it('simulation: random claims, settlements, lapses and departures never give a record to two holders, nor an acked one again', async (t) => {
     for (const seed of [1, 2, 3, 4, 5]) await simulate(t, seed);
   });
