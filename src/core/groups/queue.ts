@@ -305,8 +305,8 @@ export class QueueGroups {
     if (how.kind === 'nack') checkDelayMs('nack delay', how.delayMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
-    return this.using(group, async () => {
-      return group.serial.run(async () => {
+    return this.using(group, () =>
+      group.serial.run(async () => {
         const member = this.memberCheck(group, memberId);
         if (member !== 'none') return { error: member, results: [] };
         const now = this.options.clock.now();
@@ -328,8 +328,8 @@ export class QueueGroups {
         if (released) this.wakeAll(group);
         this.armTimer(group);
         return error === 'none' ? { error, results } : { error, results: [] };
-      });
-    });
+      }),
+    );
   }
 
   /** Pushes the claims' deadlines to now + visibilityTimeoutMs (a holder still working on them). */
@@ -337,8 +337,8 @@ export class QueueGroups {
     checkDelayMs('visibility timeout', visibilityTimeoutMs);
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, results: [] };
-    return this.using(group, async () => {
-      return group.serial.run(async () => {
+    return this.using(group, () =>
+      group.serial.run(async () => {
         const member = this.memberCheck(group, memberId);
         if (member !== 'none') return { error: member, results: [] };
         const now = this.options.clock.now();
@@ -350,20 +350,20 @@ export class QueueGroups {
         });
         this.armTimer(group);
         return { error: 'none', results };
-      });
-    });
+      }),
+    );
   }
 
   /** The partition's dead letters (offsets, ascending). */
   async deadLetters(groupId: string, topicInternalId: number, partition: number): Promise<{ error: GroupError; offsets: number[] }> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, offsets: [] };
-    return this.using(group, async () => {
-      return group.serial.run(async () => {
+    return this.using(group, () =>
+      group.serial.run(async () => {
         const p = this.restored(group, topicInternalId, partition);
         return { error: 'none', offsets: p?.sortedDeadLetters() ?? [] };
-      });
-    });
+      }),
+    );
   }
 
   /** Forgets a dead letter; found false when the offset is not one. */
@@ -380,9 +380,7 @@ export class QueueGroups {
   async position(groupId: string, topicInternalId: number, partition: number): Promise<number | null> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return null;
-    return this.using(group, async () => {
-      return group.serial.run(async () => this.restored(group, topicInternalId, partition)?.position ?? null);
-    });
+    return this.using(group, () => group.serial.run(async () => this.restored(group, topicInternalId, partition)?.position ?? null));
   }
 
   /**
@@ -392,8 +390,8 @@ export class QueueGroups {
   async deleteGroup(groupId: string): Promise<GroupError> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return group;
-    return this.using(group, async () => {
-      return group.serial.run(async () => {
+    return this.using(group, () =>
+      group.serial.run(async () => {
         if (group.members.size > 0) return 'group_not_empty';
         group.timer?.cancel();
         this.groups.delete(groupId);
@@ -406,8 +404,8 @@ export class QueueGroups {
           return 'unavailable';
         }
         return 'none';
-      });
-    });
+      }),
+    );
   }
 
   /** Stops timers and sessions and ends the long polls; later calls answer closed. */
@@ -610,16 +608,16 @@ export class QueueGroups {
   private async onDeadLetter(groupId: string, ref: QueueRecordRef, change: (p: QueuePartition) => boolean): Promise<{ error: GroupError; found: boolean }> {
     const group = await this.group(groupId);
     if (typeof group === 'string') return { error: group, found: false };
-    return this.using(group, async () => {
-      return group.serial.run(async () => {
+    return this.using(group, () =>
+      group.serial.run(async () => {
         if (this.closed) return { error: 'closed' as const, found: false };
         const p = this.restored(group, ref.topicInternalId, ref.partition);
         if (p === undefined || !change(p)) return { error: 'none' as const, found: false };
         const error = await this.persist(group);
         this.wakeAll(group);
         return { error, found: error === 'none' };
-      });
-    });
+      }),
+    );
   }
 
   // ---- state: loading and persisting
