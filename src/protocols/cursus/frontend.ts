@@ -2,8 +2,8 @@
 // (handler.ts CursusServices), built once from the broker, and the dispatch table, merged from the
 // handler tables of each area (handlers/<area>.ts). Dispatch checks, in order: a handler for the
 // command (unknown_command), the permissions (access.ts authorizeCommand), the required CRQ2
-// fields of the command's spec (codec/commands.ts: `missing_<key> command=<COMMAND>`), then runs
-// the handler. A table naming a command twice, or one the codec does not know, is a programmer
+// fields of the command's spec (codec/commands.ts: `missing_<key> command=<COMMAND>`), the topic's
+// auth_policy for handlers that declare a topicPolicy, then runs the handler. A table naming a command twice, or one the codec does not know, is a programmer
 // error caught at construction.
 
 import { systemClock, type Clock } from '../../base/clock.js';
@@ -189,6 +189,9 @@ export class CursusFrontend {
       for (const key of commandSpec(commandId)?.required ?? []) {
         if (!payload.fields.has(key)) throw CursusFailure.of(`missing_${key}`, [['command', request.command]]);
       }
+      const topic = handler.topicPolicy === undefined ? undefined : payload.fields.get('topic')?.toString('utf8');
+      const view = topic === undefined ? undefined : this.services.topics.view(topic);
+      if (view !== undefined) authorizeTopic(ctx, view, handler.topicPolicy!);
     }
     return handler.handle(ctx, request);
   }

@@ -122,5 +122,11 @@ export interface CursusCommandHandler {
   readonly command: string;
   /** Every permission the command needs (spec §8: commands that cross boundaries need each). */
   readonly permissions: readonly CursusPermission[];
+  /**
+   * The dispatcher checks the request's `topic` against that topic's auth_policy and ACLs for this
+   * operation before the handler runs (access.ts authorizeTopic). Handlers that find their topic
+   * elsewhere (a CBV2 batch's header) check it themselves.
+   */
+  readonly topicPolicy?: 'read' | 'write';
   handle(ctx: CursusContext, request: CursusRequest): Promise<CursusReply> | CursusReply;
 }

@@ -10,7 +10,7 @@ import type { User } from '../../../src/core/users.js';
 import { authorizeTopic, permissionsOf } from '../../../src/protocols/cursus/access.js';
 import type { CursusCommandHandler } from '../../../src/protocols/cursus/handler.js';
 import { rootName, rootPassword, startCursus } from './harness.js';
-import { assertError, okFields, type CursusWireClient } from './wire-client.js';
+import { assertError, errorOf, okFields, type CursusWireClient } from './wire-client.js';
 
 /** Stand-ins for data-path commands: they check what their real handlers check. */
 const probes: CursusCommandHandler[] = [
@@ -158,6 +158,34 @@ describe('requireAuth on', () => {
     await ok(bob, 'CONSUME', consume('frozen'));
     assertError(await alice.request('CONSUME', consume('sealed')), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'sealed', operation: 'read' });
     await ok(alice, 'PUBLISH', publish('sealed'));
+  });
+
+  it('applies topic policies to the event store and to transactional writes', async (t) => {
+    const h = await startCursus(t, { settings: { requireAuth: true } });
+    for (const name of ['alice', 'bob']) await h.broker.users.create({ username: name, password: `${name}-pw`, permissions: globalGrants(['read_topics', 'send_messages']) });
+    const root = await h.client();
+    await ok(root, 'AUTH', { principal: rootName, token: rootPassword });
+    await ok(root, 'CREATE', { topic: 'events', event_sourcing: 'true', auth_policy: 'acl', read_acl: 'alice', write_acl: 'alice' });
+    await ok(root, 'CREATE', { topic: 'ledger', auth_policy: 'acl', read_acl: 'alice', write_acl: 'alice' });
+    const alice = await h.client();
+    await ok(alice, 'AUTH', { principal: 'alice', token: 'alice-pw' });
+    const bob = await h.client();
+    await ok(bob, 'AUTH', { principal: 'bob', token: 'bob-pw' });
+
+    await ok(alice, 'APPEND_STREAM', { topic: 'events', key: 'a-1', version: '1', message: 'opened' });
+    assertError(await bob.request('APPEND_STREAM', { topic: 'events', key: 'a-1', version: '2', message: 'forged' }), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'events', operation: 'write' });
+    assertError(await bob.request('SAVE_SNAPSHOT', { topic: 'events', key: 'a-1', version: '1', message: '{}' }), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'events', operation: 'write' });
+    assertError(await bob.request('READ_SNAPSHOT', { topic: 'events', key: 'a-1' }), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'events', operation: 'read' });
+    assertError(await bob.request('STREAM_VERSION', { topic: 'events', key: 'a-1' }), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'events', operation: 'read' });
+    const refused = await bob.request('READ_STREAM', { topic: 'events', key: 'a-1' });
+    assert.equal(refused.length, 1, 'a refused stream is one frame');
+    assert.equal(errorOf(refused[0]!).code, 'NOT_AUTHORIZED_FOR_TOPIC');
+    assert.equal(okFields((await alice.request('STREAM_VERSION', { topic: 'events', key: 'a-1' }))[0]!).get('version'), '1');
+
+    const init = okFields((await bob.request('INIT_PRODUCER_ID', { transactional_id: 'bob-tx' }))[0]!);
+    const session = { transactional_id: 'bob-tx', producerId: init.get('producerId')!, epoch: init.get('epoch')! };
+    await ok(bob, 'BEGIN_TXN', session);
+    assertError(await bob.request('TXN_PUBLISH', { ...session, topic: 'ledger', seqNum: '1', message: 'forged' }), 'NOT_AUTHORIZED_FOR_TOPIC', { topic: 'ledger', operation: 'write' });
   });
 });
 

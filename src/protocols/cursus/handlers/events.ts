@@ -45,6 +45,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'APPEND_STREAM',
     permissions: ['topic.write'],
+    topicPolicy: 'write',
     async handle(ctx, req) {
       const r = await ctx.services.events.append({
         topic: requiredText(req, 'topic'),
@@ -65,6 +66,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'READ_STREAM',
     permissions: ['topic.read'],
+    topicPolicy: 'read',
     handle(ctx, req) {
       return {
         kind: 'stream',
@@ -91,6 +93,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'STREAM_VERSION',
     permissions: ['topic.read'],
+    topicPolicy: 'read',
     async handle(ctx, req) {
       const version = await ctx.services.events.version(requiredText(req, 'topic'), requiredBytes(req, 'key'));
       return { kind: 'text', fields: [['version', String(version)]] };
@@ -99,6 +102,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'SAVE_SNAPSHOT',
     permissions: ['topic.write'],
+    topicPolicy: 'write',
     async handle(ctx, req) {
       const version = requiredInt(req, 'version', 1, versionMax);
       const partition = await ctx.services.events.saveSnapshot(requiredText(req, 'topic'), requiredBytes(req, 'key'), version, requiredBytes(req, 'message'));
@@ -108,6 +112,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'READ_SNAPSHOT',
     permissions: ['topic.read'],
+    topicPolicy: 'read',
     async handle(ctx, req) {
       const s = await ctx.services.events.readSnapshot(requiredText(req, 'topic'), requiredBytes(req, 'key'));
       const json = s === null ? 'null' : JSON.stringify({ version: s.version, payload: s.payload.toString('utf8') });
@@ -117,6 +122,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'AGGREGATE_REPLAY_PROOF',
     permissions: ['topic.read'],
+    topicPolicy: 'read',
     async handle(ctx, req) {
       const { proof } = await ctx.services.events.proofs.prove({
         topic: requiredText(req, 'topic'),
@@ -130,6 +136,7 @@ export const eventHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'AGGREGATE_EVENT_RANGE_READ',
     permissions: ['topic.read'],
+    topicPolicy: 'read',
     async handle(ctx, req) {
       const fromSequence = requiredInt(req, 'from_sequence', 1, versionMax);
       const toSequence = requiredInt(req, 'to_sequence', 1, versionMax);

@@ -56,6 +56,7 @@ export const transactionHandlers: readonly CursusCommandHandler[] = [
   {
     command: 'TXN_PUBLISH',
     permissions: ['transaction', 'topic.write'],
+    topicPolicy: 'write',
     async handle(ctx, req) {
       const c = caller(req);
       const topic = requiredText(req, 'topic');
