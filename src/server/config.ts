@@ -70,6 +70,7 @@ export interface CursusFrontendConfig {
   requireAuth: boolean;
   /** Also accept Cursus v1 connections on the Cursus port (docs/protocols/cursus-v1.md). */
   v1Compat: boolean;
+  requestBytesMax: number;
 }
 
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */

@@ -185,6 +185,8 @@ function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
 }
 
 const IGGY_FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
+/** As src/protocols/cursus/frontend.ts requestBytesMaxDefault: four 64 MiB frames. */
+const CURSUS_REQUEST_BYTES_MAX_DEFAULT = 256 * 1024 * 1024;
 /** The reference server caps a poll by its count only: 5,000 messages of 20 kB come back whole (its offset scenario). */
 const IGGY_POLL_BYTES_MAX_DEFAULT = 128 * 1024 * 1024;
 
@@ -194,7 +196,7 @@ function iggySection(c: QuartetConfig): IggyFrontendConfig {
 }
 
 function cursusSection(c: QuartetConfig): CursusFrontendConfig {
-  c.cursus ??= { requireAuth: false, v1Compat: false };
+  c.cursus ??= { requireAuth: false, v1Compat: false, requestBytesMax: CURSUS_REQUEST_BYTES_MAX_DEFAULT };
   return c.cursus;
 }
 
@@ -332,6 +334,15 @@ function protocolSettings(name: ProtocolName): Setting[] {
         default: false,
         doc: 'Also accept Cursus v1 connections (the protocol of the Go, Java and Python Cursus SDKs) on the Cursus port, told apart from Wire v2 by their first bytes; off, a v1 connection is closed as any connection that does not open with a Wire v2 negotiation.',
         set: (c, v) => void (cursusSection(c).v1Compat = v),
+      }),
+      define({
+        key: 'cursus.requestBytesMax',
+        flag: 'cursus-request-bytes-max',
+        env: 'QUARTET_CURSUS_REQUEST_BYTES_MAX',
+        kind: intKind(64 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
+        default: CURSUS_REQUEST_BYTES_MAX_DEFAULT,
+        doc: 'Bytes of large Cursus request frames (64 KiB and up) all connections may hold at once, being received or waiting to be handled; a frame beyond it is read and dropped and answered request_bytes_exhausted (retryable).',
+        set: (c, v) => void (cursusSection(c).requestBytesMax = v),
       }),
     );
   }

@@ -62,7 +62,7 @@ describe('defaults', () => {
     assert.equal(config.listeners.cursus.maxConnections, 1000);
     assert.equal(config.listeners.cursus.idleTimeoutMs, 60_000);
     assert.equal(config.listeners.cursus.advertisedAddr, null);
-    assert.deepEqual(config.cursus, { requireAuth: false, v1Compat: false });
+    assert.deepEqual(config.cursus, { requireAuth: false, v1Compat: false, requestBytesMax: 256 * 1024 * 1024 });
   });
 
   test('cursus.v1Compat from a flag, the environment or the file; off by default', () => {

@@ -10,7 +10,8 @@
 //   compression id other than the negotiated one: what was read before is answered, then the
 //   connection closes without a reply.
 // - CRC mismatch, undecompressable payload, a payload that is not CRQ2 (CBV2 only on PUBLISH),
-//   positional strings, an unknown or internal command: ERROR, and the connection goes on.
+//   positional strings, an unknown or internal command: ERROR, and the connection goes on. So
+//   does a large frame the listener's request-byte budget (frontend.requestBytes) cannot hold.
 // - Inline `principal`/`auth_token` on any request, and AUTH's `principal`/`token`, authenticate
 //   the connection before dispatch (request-runner.ts); later requests run as that principal.
 // - Replies are compressed with the negotiated algorithm. `none` writes nothing; `close` (EXIT)
@@ -79,7 +80,7 @@ export class CursusConnection implements ConnectionHandle {
     private readonly context: ConnectionContext,
   ) {
     this.runner = new CursusRequestRunner(frontend, context);
-    this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined });
+    this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined, budget: frontend.requestBytes });
     const settings = frontend.settings;
     this.pipeline = new RequestPipeline<Frame>(
       socket,
@@ -205,6 +206,7 @@ export class CursusConnection implements ConnectionHandle {
     const h = frame.header;
     if (spec === undefined) throw CursusFailure.of('unknown_command', [['command', String(h.command)]]);
     if (spec.internal === true) throw CursusFailure.of('internal_command_unauthorized', [['command', spec.name]], 'broker-internal commands are not served on the client listener');
+    if (frame.refused === true) throw requestBytesExhausted(spec, h);
     const opened = openFrame(h, frame.payload);
     if (!opened.ok) throw CursusFailure.of(opened.code, [], opened.reason);
     return this.runner.run(decodeRequest(spec, h.requestId, opened.value));
@@ -313,6 +315,11 @@ export class CursusConnection implements ConnectionHandle {
     const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n, status: Status.error }, [encodeErrorPayload(error)]);
     this.pipeline.reply(slot, response, { outcome: 'error', closeAfter: true });
   }
+}
+
+/** A frame the listener's request-byte budget could not hold (codec/framer.ts): retry later. */
+function requestBytesExhausted(spec: CommandSpec, h: FrameHeader): CursusFailure {
+  return CursusFailure.of('request_bytes_exhausted', [['command', spec.name], ['bytes', String(h.encodedLength)]], 'the broker holds too many large requests at once; send it again later');
 }
 
 function isPipelined(h: FrameHeader): boolean {

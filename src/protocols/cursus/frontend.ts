@@ -3,9 +3,10 @@
 // handler tables of each area (handlers/<area>.ts). Dispatch checks, in order: a handler for the
 // command (unknown_command), the permissions (access.ts authorizeCommand), the required CRQ2
 // fields of the command's spec (codec/commands.ts: `missing_<key> command=<COMMAND>`), the topic's
-// auth_policy for handlers that declare a topicPolicy, then runs the handler. A table naming a command twice, or one the codec does not know, is a programmer
-// error caught at construction.
+// auth_policy for handlers that declare a topicPolicy, then runs the handler. A table naming a
+// command twice, or one the codec does not know, is a programmer error caught at construction.
 
+import { ByteBudget } from '../../base/byte-budget.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import type { Broker } from '../../core/broker.js';
@@ -37,9 +38,18 @@ export interface CursusSettings {
   sessionTimeoutMs: number;
   /** Also serve Cursus v1 connections, told apart by their first bytes (cursus-port.ts). */
   v1Compat: boolean;
+  /**
+   * Bytes of large request frames (64 KiB and up) the listener's connections may hold at once,
+   * being assembled or waiting to be handled; a frame beyond it is skipped and answered
+   * `request_bytes_exhausted` (codec/framer.ts).
+   */
+  requestBytesMax: number;
 }
 
-export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64, sessionTimeoutMs: 30_000, v1Compat: false });
+/** Four frames of the largest size (64 MiB each). */
+export const requestBytesMaxDefault = 256 * 1024 * 1024;
+
+export const cursusSettingsDefault: Readonly<CursusSettings> = Object.freeze({ requireAuth: false, inFlightRequestsMax: 64, sessionTimeoutMs: 30_000, v1Compat: false, requestBytesMax: requestBytesMaxDefault });
 
 /** Every area's handlers; an area adds its table here (one line). */
 export const builtinHandlerTables: ReadonlyArray<readonly CursusCommandHandler[]> = [
@@ -149,10 +159,13 @@ export class CursusFrontend {
   readonly services: CursusServices;
   readonly handlers: ReadonlyMap<number, CursusCommandHandler>;
   readonly logger: Logger;
+  /** Shared by the connections' framers: the large request frames they hold (requestBytesMax). */
+  readonly requestBytes: ByteBudget;
 
   constructor(options: CursusFrontendOptions) {
     this.settings = { ...cursusSettingsDefault, ...options.settings };
     this.logger = options.logger;
+    this.requestBytes = new ByteBudget(this.settings.requestBytesMax);
     this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth, sessionTimeoutMs: this.settings.sessionTimeoutMs });
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
   }

@@ -103,7 +103,7 @@ export const cursusErrorRegistry: Readonly<Record<string, { class: ErrorClassNam
     for (const c of codes) table[c] = { class: cls, retryable };
   };
   add('routing', true, ['NOT_LEADER', 'NOT_COORDINATOR', 'NOT_PARTITION_LEADER']);
-  add('availability', true, ['cluster_metadata_unavailable', 'leader_election_result_unavailable', 'snapshot_replicate_failed', 'aggregate_proof_proof_unavailable', 'coordinator_not_available', 'not_enough_replicas']);
+  add('availability', true, ['cluster_metadata_unavailable', 'leader_election_result_unavailable', 'snapshot_replicate_failed', 'aggregate_proof_proof_unavailable', 'coordinator_not_available', 'not_enough_replicas', 'request_bytes_exhausted']);
   add('fencing', false, ['GEN_MISMATCH', 'NOT_OWNER', 'member_not_found', 'stale_producer_epoch', 'producer_fenced', 'STALE_LEADER_EPOCH', 'PARTITION_LEADER_FENCED']);
   add('conflict', false, [
     'OFFSET_OUT_OF_RANGE',

@@ -9,6 +9,13 @@
 // buffer of exactly its size, leased from the pool when `frameLease` says so (the owner hands it
 // back with `release(frame)`). The first bad header yields `{ ok: false }` and the framer stops:
 // the connection is closed without a reply (§2.7). CRC and decompression are `openFrame`'s.
+//
+// With a `budget` (shared by a listener's connections), a frame of `budgetedBytesMin` bytes or
+// more takes its size from the budget when its header is read and gives it back when the frame
+// is released (or dropped unfinished). A frame the budget cannot take is not buffered: its payload
+// is skipped as it arrives and the frame is handed out `refused` (empty payload), to be answered
+// with an error; the stream stays framed. So peers that declare large frames and send them slowly
+// hold at most the budget, however many connections they open.
 
 import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
 import { decodeFrameHeader, frameHeaderBytes, type FrameHeader, type HeaderLimits } from './frame.js';
@@ -17,9 +24,21 @@ export interface Frame {
   header: FrameHeader;
   /** The 32 header bytes (a view). */
   headerBytes: Buffer;
-  /** The encoded payload (a view; empty when encoded_length is 0). */
+  /** The encoded payload (a view; empty when encoded_length is 0, or when refused). */
   payload: Buffer;
+  /** Set when the budget could not take the frame: its payload was skipped, not buffered. */
+  refused?: true;
 }
+
+/** Bytes held by the frames being assembled or handled, across the connections sharing it. */
+export interface FrameBudget {
+  /** Takes `bytes` if they fit; false (taking nothing) if not. */
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+}
+
+/** Frames of at least this many bytes (header included) are budgeted by default. */
+export const budgetedFrameBytesMin = 64 * 1024;
 
 export type FramerResult = { ok: true; frame: Frame } | { ok: false; reason: string };
 
@@ -28,6 +47,9 @@ export interface FramerOptions extends HeaderLimits {
   frameLease?: FrameLeaseFunction;
   /** The caller reuses each chunk's memory after `push` returns: frames are copied out. */
   reusedChunks?: boolean;
+  /** Where frames of `budgetedBytesMin` bytes or more take their size from (module comment). */
+  budget?: FrameBudget;
+  budgetedBytesMin?: number;
 }
 
 export class CursusFramer {
@@ -42,20 +64,29 @@ export class CursusFramer {
   private readonly leases: FrameLeases<Buffer>;
   private readonly reusedChunks: boolean;
   private failed = false;
+  private readonly budget: FrameBudget | null;
+  private readonly budgetedBytesMin: number;
+  /** Payload bytes of a refused frame still to be skipped. */
+  private skipping = 0;
 
   constructor(options: FramerOptions = {}) {
     this.limits = { encodedBytesMax: options.encodedBytesMax, decodedBytesMax: options.decodedBytesMax };
     this.leases = new FrameLeases(options.frameLease);
     this.reusedChunks = options.reusedChunks === true;
+    this.budget = options.budget ?? null;
+    this.budgetedBytesMin = options.budgetedBytesMin ?? budgetedFrameBytesMin;
   }
 
-  /** Hands a frame back: a pooled frame's buffer returns to the pool; any other is ignored. */
+  /** Hands a frame back (once): its bytes return to the budget, a pooled buffer to the pool. */
   release(frame: Frame): void {
+    if (frame.refused !== true && this.isBudgeted(frame.header)) this.budget!.give(frameHeaderBytes + frame.header.encodedLength);
     this.leases.release(frame.headerBytes);
   }
 
   /** Drops a frame still being assembled (the connection is gone). */
   dispose(): void {
+    if (this.partial !== null && this.isBudgeted(this.partialHeader!)) this.budget!.give(this.partial.length);
+    this.skipping = 0;
     this.leases.dropAssembling();
     this.partial = null;
     this.partialHeader = null;
@@ -76,6 +107,12 @@ export class CursusFramer {
     const out: FramerResult[] = [];
     let off = 0;
     while (off < chunk.length && !this.failed) {
+      if (this.skipping > 0) {
+        const n = Math.min(this.skipping, chunk.length - off);
+        this.skipping -= n;
+        off += n;
+        continue;
+      }
       if (this.partial !== null) {
         const n = Math.min(this.partial.length - this.filled, chunk.length - off);
         chunk.copy(this.partial, this.filled, off, off + n);
@@ -96,6 +133,10 @@ export class CursusFramer {
           out.push(this.fail(h.reason));
           break;
         }
+        if (!this.admit(h.value)) {
+          out.push(this.refuse(h.value, this.stash));
+          continue;
+        }
         this.startPartial(h.value, this.stash);
         if (this.filled === this.partial!.length) out.push({ ok: true, frame: this.completePartial() });
         continue;
@@ -106,6 +147,11 @@ export class CursusFramer {
         break;
       }
       const size = frameHeaderBytes + h.value.encodedLength;
+      if (!this.admit(h.value)) {
+        out.push(this.refuse(h.value, chunk.subarray(off, off + frameHeaderBytes)));
+        off += frameHeaderBytes;
+        continue;
+      }
       if (chunk.length - off >= size) {
         const bytes = this.reusedChunks ? Buffer.from(chunk.subarray(off, off + size)) : chunk.subarray(off, off + size);
         out.push({ ok: true, frame: { header: h.value, headerBytes: bytes.subarray(0, frameHeaderBytes), payload: bytes.subarray(frameHeaderBytes) } });
@@ -116,6 +162,21 @@ export class CursusFramer {
       off += frameHeaderBytes;
     }
     return out;
+  }
+
+  private isBudgeted(header: FrameHeader): boolean {
+    return this.budget !== null && frameHeaderBytes + header.encodedLength >= this.budgetedBytesMin;
+  }
+
+  /** Whether a frame may be buffered: small, or its size taken from the budget. */
+  private admit(header: FrameHeader): boolean {
+    return !this.isBudgeted(header) || this.budget!.take(frameHeaderBytes + header.encodedLength);
+  }
+
+  /** A frame the budget could not take: handed out without payload, which is skipped as it comes. */
+  private refuse(header: FrameHeader, headerBytes: Buffer): FramerResult {
+    this.skipping = header.encodedLength;
+    return { ok: true, frame: { header, headerBytes: Buffer.from(headerBytes), payload: Buffer.alloc(0), refused: true } };
   }
 
   /** Starts assembling a frame whose 32 header bytes are `headerBytes`. */

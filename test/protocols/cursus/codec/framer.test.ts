@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { BufferLease } from '../../../../src/base/buffer-pool.js';
+import { ByteBudget } from '../../../../src/base/byte-budget.js';
 import { Compression, CursusFramer, FrameKind, encodeFrame, openFrame, type FramerResult } from '../../../../src/protocols/cursus/codec/index.js';
 
 function frameBytes(requestId: number, payload: Buffer, compression: Compression = Compression.none): Buffer {
@@ -96,5 +97,37 @@ describe('CursusFramer', () => {
     leases[0]!.onRelease(() => (released = true));
     framer.release(r.frame);
     assert.equal(released, true);
+  });
+
+  it('takes large frames from the budget until released, and skips one that does not fit, however the bytes are split', () => {
+    const big = (id: number) => frameBytes(id, Buffer.alloc(1000, id));
+    const input = Buffer.concat([big(1), frameBytes(2, Buffer.from('small')), big(3), frameBytes(4, Buffer.from('next'))]);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: input.length }), { maxLength: 12 }), (cuts) => {
+        const budget = new ByteBudget(1500);
+        const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
+        const results: FramerResult[] = [];
+        let at = 0;
+        for (const cut of [...cuts.sort((a, b) => a - b), input.length]) {
+          results.push(...framer.push(input.subarray(at, Math.max(at, cut))));
+          at = Math.max(at, cut);
+        }
+        const frames = results.map((r) => (assert.ok(r.ok), r.frame));
+        assert.deepEqual(frames.map((f) => [f.header.requestId, f.refused === true]), [[1n, false], [2n, false], [3n, true], [4n, false]]);
+        assert.equal(frames[2]!.payload.length, 0);
+        assert.equal(budget.heldBytes, 1032, 'the first frame is held until released');
+        for (const f of frames) framer.release(f);
+        assert.equal(budget.heldBytes, 0);
+      }),
+    );
+  });
+
+  it('gives back the budget of a frame dropped unfinished', () => {
+    const budget = new ByteBudget(10_000);
+    const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
+    assert.deepEqual(framer.push(frameBytes(1, Buffer.alloc(2000)).subarray(0, 500)), []);
+    assert.equal(budget.heldBytes, 2032);
+    framer.dispose();
+    assert.equal(budget.heldBytes, 0);
   });
 });

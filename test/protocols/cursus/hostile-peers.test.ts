@@ -1,0 +1,66 @@
+// The Cursus listener against peers that try to exhaust the broker rather than use it: large
+// frames declared and sent slowly on many connections (the listener-wide request-byte budget,
+// cursus.requestBytesMax), and lying compressed lengths. A well-behaved client on another
+// connection is served throughout. Every wait has a deadline; nothing sleeps.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CommandId, FrameKind, encodeCommandPayload, encodeFrame } from '../../../src/protocols/cursus/codec/index.js';
+import { startCursus } from './harness.js';
+import { assertError, jsonOf, okFields, type CursusWireClient } from './wire-client.js';
+
+const waitMs = 5_000;
+
+/** Polls `check` until it holds, or fails after the deadline. */
+async function eventually(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${waitMs} ms`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** A whole PUBLISH request frame carrying `messageBytes` bytes of message. */
+function publishFrame(c: CursusWireClient, topic: string, messageBytes: number): { requestId: bigint; bytes: Buffer } {
+  const requestId = c.requestId();
+  const payload = encodeCommandPayload({ topic, producerId: 'p', acks: '1', message: Buffer.alloc(messageBytes, 0x61) });
+  return { requestId, bytes: Buffer.concat(encodeFrame({ kind: FrameKind.request, command: CommandId.PUBLISH!, requestId }, payload)) };
+}
+
+describe('large frames against the request-byte budget', () => {
+  it('a peer holding unfinished large frames takes the budget only: a frame beyond it is skipped and answered retryable, the connection goes on', async (t) => {
+    const budget = 1024 * 1024;
+    const h = await startCursus(t, { settings: { requestBytesMax: budget } });
+    const good = await h.client();
+    okFields((await good.request('CREATE', { topic: 'orders' }))[0]!);
+
+    // The slow peer declares a 700 KiB frame and sends a seventh of it.
+    const slow = await h.client();
+    const held = publishFrame(slow, 'orders', 700 * 1024);
+    slow.send(held.bytes.subarray(0, 100 * 1024));
+    await eventually('the slow frame is held', () => h.frontend.requestBytes.heldBytes === held.bytes.length);
+
+    // Another connection's large frame does not fit: its payload is read and dropped.
+    const other = await h.client();
+    const refused = publishFrame(other, 'orders', 700 * 1024);
+    other.send(refused.bytes);
+    const error = assertError(await other.replies(refused.requestId), 'request_bytes_exhausted', { command: 'PUBLISH' });
+    assert.equal(error.retryable, true);
+    assert.equal(h.frontend.requestBytes.heldBytes, held.bytes.length, 'the refused frame holds nothing');
+
+    // The same connection's next request is framed and served, and so is the good client's.
+    const [small] = await other.request('PUBLISH', { topic: 'orders', producerId: 'o', acks: '1', message: 'after' });
+    assert.equal(jsonOf(small!).status, 'OK');
+    const [ack] = await good.request('PUBLISH', { topic: 'orders', producerId: 'g', acks: '1', message: 'meanwhile' });
+    assert.equal(jsonOf(ack!).status, 'OK');
+
+    // The slow peer goes: its bytes come back, and a large frame fits again.
+    slow.destroy();
+    await eventually('the slow frame is given back', () => h.frontend.requestBytes.heldBytes === 0);
+    const retried = publishFrame(other, 'orders', 700 * 1024);
+    other.send(retried.bytes);
+    const [done] = await other.replies(retried.requestId);
+    assert.equal(jsonOf(done!).status, 'OK');
+    await eventually('every handled frame is given back', () => h.frontend.requestBytes.heldBytes === 0);
+  });
+});
