@@ -341,7 +341,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
         env: 'QUARTET_CURSUS_REQUEST_BYTES_MAX',
         kind: intKind(64 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
         default: CURSUS_REQUEST_BYTES_MAX_DEFAULT,
-        doc: 'Bytes of large Cursus request frames (64 KiB and up) all connections may hold at once, being received or waiting to be handled; a frame beyond it is read and dropped and answered request_bytes_exhausted (retryable).',
+        doc: 'Bytes of large Cursus request frames (64 KiB and up, a compressed frame counting its decoded length too) all connections may hold at once, being received, inflated or handled; a frame beyond it is read and dropped and answered request_bytes_exhausted (retryable).',
         set: (c, v) => void (cursusSection(c).requestBytesMax = v),
       }),
     );

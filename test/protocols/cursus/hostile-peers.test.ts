@@ -1,11 +1,11 @@
 // The Cursus listener against peers that try to exhaust the broker rather than use it: large
 // frames declared and sent slowly on many connections (the listener-wide request-byte budget,
-// cursus.requestBytesMax), and lying compressed lengths. A well-behaved client on another
+// cursus.requestBytesMax), and compression bombs. A well-behaved client on another
 // connection is served throughout. Every wait has a deadline; nothing sleeps.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CommandId, FrameKind, encodeCommandPayload, encodeFrame } from '../../../src/protocols/cursus/codec/index.js';
+import { CommandId, Compression, FrameKind, encodeCommandPayload, encodeFrame } from '../../../src/protocols/cursus/codec/index.js';
 import { startCursus } from './harness.js';
 import { assertError, jsonOf, okFields, type CursusWireClient } from './wire-client.js';
 
@@ -62,5 +62,17 @@ describe('large frames against the request-byte budget', () => {
     const [done] = await other.replies(retried.requestId);
     assert.equal(jsonOf(done!).status, 'OK');
     await eventually('every handled frame is given back', () => h.frontend.requestBytes.heldBytes === 0);
+  });
+
+  it('a compression bomb (a few KiB of gzip that inflate to 64 MiB) is refused before it is inflated while the budget is short', async (t) => {
+    const h = await startCursus(t, { settings: { requestBytesMax: 32 * 1024 * 1024 } });
+    const c = await h.client([Compression.gzip]);
+    const payload = Buffer.concat(encodeCommandPayload({ topic: 'orders', producerId: 'p', message: Buffer.alloc(64 * 1024 * 1024 - 1024) }));
+    const requestId = c.requestId();
+    c.send(encodeFrame({ kind: FrameKind.request, command: CommandId.PUBLISH!, requestId, compression: Compression.gzip }, [payload]));
+    assertError(await c.replies(requestId), 'request_bytes_exhausted', { command: 'PUBLISH' });
+    assert.equal(h.frontend.requestBytes.heldBytes, 0);
+    const [ok] = await c.request('CREATE', { topic: 'orders' });
+    okFields(ok!);
   });
 });

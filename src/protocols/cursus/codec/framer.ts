@@ -10,14 +10,16 @@
 // back with `release(frame)`). The first bad header yields `{ ok: false }` and the framer stops:
 // the connection is closed without a reply (§2.7). CRC and decompression are `openFrame`'s.
 //
-// With a `budget` (shared by a listener's connections), a frame of `budgetedBytesMin` bytes or
-// more takes its size from the budget when its header is read and gives it back when the frame
-// is released (or dropped unfinished). A frame the budget cannot take is not buffered: its payload
+// With a `budget` (shared by a listener's connections), a frame that costs `budgetedBytesMin`
+// bytes or more takes its cost from the budget when its header is read and gives it back when
+// the frame is released (or dropped unfinished). Its cost is its size, plus its decoded_length
+// when compressed (the payload is inflated while the request is handled). A frame the budget cannot take is not buffered: its payload
 // is skipped as it arrives and the frame is handed out `refused` (empty payload), to be answered
 // with an error; the stream stays framed. So peers that declare large frames and send them slowly
 // hold at most the budget, however many connections they open.
 
 import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
+import { Compression } from './compression.js';
 import { decodeFrameHeader, frameHeaderBytes, type FrameHeader, type HeaderLimits } from './frame.js';
 
 export interface Frame {
@@ -37,7 +39,12 @@ export interface FrameBudget {
   give(bytes: number): void;
 }
 
-/** Frames of at least this many bytes (header included) are budgeted by default. */
+/** The bytes a frame holds while it is assembled and handled: its own, and its inflated payload. */
+export function frameCost(header: FrameHeader): number {
+  return frameHeaderBytes + header.encodedLength + (header.compression !== Compression.none ? header.decodedLength : 0);
+}
+
+/** Frames that cost at least this many bytes are budgeted by default. */
 export const budgetedFrameBytesMin = 64 * 1024;
 
 export type FramerResult = { ok: true; frame: Frame } | { ok: false; reason: string };
@@ -79,13 +86,13 @@ export class CursusFramer {
 
   /** Hands a frame back (once): its bytes return to the budget, a pooled buffer to the pool. */
   release(frame: Frame): void {
-    if (frame.refused !== true && this.isBudgeted(frame.header)) this.budget!.give(frameHeaderBytes + frame.header.encodedLength);
+    if (frame.refused !== true && this.isBudgeted(frame.header)) this.budget!.give(frameCost(frame.header));
     this.leases.release(frame.headerBytes);
   }
 
   /** Drops a frame still being assembled (the connection is gone). */
   dispose(): void {
-    if (this.partial !== null && this.isBudgeted(this.partialHeader!)) this.budget!.give(this.partial.length);
+    if (this.partial !== null && this.isBudgeted(this.partialHeader!)) this.budget!.give(frameCost(this.partialHeader!));
     this.skipping = 0;
     this.leases.dropAssembling();
     this.partial = null;
@@ -165,12 +172,12 @@ export class CursusFramer {
   }
 
   private isBudgeted(header: FrameHeader): boolean {
-    return this.budget !== null && frameHeaderBytes + header.encodedLength >= this.budgetedBytesMin;
+    return this.budget !== null && frameCost(header) >= this.budgetedBytesMin;
   }
 
   /** Whether a frame may be buffered: small, or its size taken from the budget. */
   private admit(header: FrameHeader): boolean {
-    return !this.isBudgeted(header) || this.budget!.take(frameHeaderBytes + header.encodedLength);
+    return !this.isBudgeted(header) || this.budget!.take(frameCost(header));
   }
 
   /** A frame the budget could not take: handed out without payload, which is skipped as it comes. */

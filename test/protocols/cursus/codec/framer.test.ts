@@ -130,4 +130,19 @@ describe('CursusFramer', () => {
     framer.dispose();
     assert.equal(budget.heldBytes, 0);
   });
+
+  it('counts what a compressed frame inflates to: a small gzip frame of a large payload takes its decoded length too', () => {
+    const budget = new ByteBudget(100_000);
+    const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
+    const bomb = frameBytes(1, Buffer.alloc(200_000), Compression.gzip);
+    assert.ok(bomb.length < 1000);
+    const [refused] = framer.push(bomb);
+    assert.ok(refused!.ok && refused!.frame.refused === true, 'a frame inflating past the budget is refused');
+    const fits = frameBytes(2, Buffer.alloc(50_000), Compression.gzip);
+    const [taken] = framer.push(fits);
+    assert.ok(taken!.ok && taken!.frame.refused !== true);
+    assert.equal(budget.heldBytes, fits.length + 50_000);
+    framer.release(taken!.frame);
+    assert.equal(budget.heldBytes, 0);
+  });
 });
