@@ -9,8 +9,8 @@
 // Decompression is bounded by the header's decoded_length before anything is inflated: gzip is
 // stopped at it and a snappy preamble is checked against it. An empty
 // payload is empty under every algorithm (§2). LZ4 block headers bound only what a frame may hold
-// (a compressed block counts as its block maximum), so they are checked against the 64 MiB frame
-// limit and the exact length after decoding.
+// (a compressed block counts as its block maximum), so they are checked against decoded_length
+// plus one 4 MiB block maximum (within the 64 MiB frame limit), and the exact length after decoding.
 
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
@@ -67,8 +67,7 @@ export function decompressPayload(id: Compression, data: Buffer, decodedLength: 
         break;
       }
       case Compression.lz4: {
-        // A compressed block counts as its frame's block maximum, so the bound is the frame limit.
-        const bound = lz4FrameOutputBound(data, lz4InflateBytesMax);
+        const bound = lz4FrameOutputBound(data, lz4InflateBytesAllowed(decodedLength));
         if (typeof bound === 'string') return { ok: false, reason: `lz4: ${bound}` };
         out = decompressFrameSync(data);
         break;
@@ -83,3 +82,15 @@ export function decompressPayload(id: Compression, data: Buffer, decodedLength: 
 
 /** What LZ4 frames may be allowed to inflate to before the exact length is checked (docs §2). */
 const lz4InflateBytesMax = 64 * 1024 * 1024;
+/** The largest LZ4 block maximum (BD code 7). */
+const lz4BlockBytesMax = 4 * 1024 * 1024;
+
+/**
+ * The bound LZ4 block headers are checked against: a compressed block counts as its block
+ * maximum, so a frame whose blocks are full but the last one counts less than one block maximum
+ * over its decoded length. A frame that claims more (a small payload whose header lies about a
+ * 64 MiB inflation) is refused before it is inflated.
+ */
+function lz4InflateBytesAllowed(decodedLength: number): number {
+  return Math.min(lz4InflateBytesMax, decodedLength + lz4BlockBytesMax);
+}

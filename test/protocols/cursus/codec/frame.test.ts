@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { compressFrameSync } from 'lz4-napi';
 import {
   Compression,
   FrameKind,
@@ -87,6 +88,17 @@ describe('frame payloads', () => {
     assert.equal(decompressPayload(Compression.snappy, Buffer.from([5, 0x10, 0x68, 0x65, 0x6c, 0x6c, 0x6f]), 4).ok, false);
     assert.equal(decompressPayload(Compression.lz4, Buffer.from('04224d18604082', 'hex'), 4).ok, false);
     assert.equal(decompressPayload(Compression.gzip, Buffer.from('not gzip'), 8).ok, false);
+  });
+
+  it('refuses an LZ4 frame whose blocks may hold far more than decoded_length before inflating it (a compression bomb)', () => {
+    const bomb = compressFrameSync(Buffer.alloc(32 * 1024 * 1024));
+    const r = decompressPayload(Compression.lz4, bomb, 100);
+    assert.ok(!r.ok);
+    assert.match(r.reason, /may hold more than/);
+    const many = Buffer.alloc(9 * 1024 * 1024);
+    for (let i = 0; i < many.length; i += 4096) many.writeUInt32BE(i, i);
+    const honest = decompressPayload(Compression.lz4, compressFrameSync(many), many.length);
+    assert.ok(honest.ok && honest.value.equals(many), 'a multi-block frame of the stated length still inflates');
   });
 
   it('reads xerial-framed snappy', () => {
