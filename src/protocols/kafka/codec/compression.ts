@@ -1,7 +1,8 @@
 // RecordBatch compression codecs (attributes bits 0-2). All functions here are synchronous: the
 // native addons (snappy and lz4-napi from napi-rs, @toondepauw/node-zstd) and node:zlib's *Sync
 // calls run on the calling thread. Produce decompresses each compressed batch once to check its
-// records (record-batch.ts checkProducedRecords) and stores it as received; reads decompress it
+// records (record-batch.ts inspectProducedRecords) and stores it as received unless the topic's
+// compression.type asks for another codec (recompress-task.ts, on a worker when large); reads decompress it
 // again where they need its records (transcoding, compaction, ListOffsets by timestamp).
 //
 // Wire formats, as Kafka's Java client writes and reads them:

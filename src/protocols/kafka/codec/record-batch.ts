@@ -26,9 +26,10 @@
 //             headerValueLength varint (-1 null), headerValue]
 //   (all varints zigzag, DefaultRecord.writeTo)
 //
-// The produce hot path only validates the header, checks the CRC and patches baseOffset (and
-// partitionLeaderEpoch): both lie before the CRC'd region, so the CRC stays valid. Records are
-// decoded only for transcoding, compaction and tests.
+// The produce hot path validates the header, checks the CRC, walks the records without keeping
+// them (inspectProducedRecords) and patches baseOffset and partitionLeaderEpoch, both before the
+// CRC'd region; it rewrites the CRC'd bytes only where Kafka's broker does (normalizeProducedBatch,
+// stampLogAppendTime). Records are decoded only for transcoding, compaction and tests.
 
 import { crc32c } from '../../../base/native.js';
 import { compress, decompress, decompressedBytesMaxDefault } from './compression.js';
@@ -303,33 +304,102 @@ export function batchRecords(
   return decodeRecords(d.value, header.recordCount);
 }
 
+/** How a topic judges the records of a produced batch (Kafka's LogValidator settings). */
+export interface ProducedRecordRules {
+  /** A compacted topic: every record needs a key. */
+  keysRequired: boolean;
+  /** The topic's message.timestamp.type is LogAppendTime. */
+  logAppendTime?: boolean;
+  /** The broker clock (ms) the timestamp window is measured from. */
+  now?: number;
+  /** message.timestamp.before.max.ms / after.max.ms (ms); absent or Infinity: no limit. */
+  timestampBeforeMaxMs?: number;
+  timestampAfterMaxMs?: number;
+  /** The partition as the messages name it ("orders-0"). */
+  partitionName?: string;
+}
+
+/** One record refused (ProduceResponse RecordErrors, KIP-467): its index in the batch and why. */
+export interface ProducedRecordError {
+  batchIndex: number;
+  message: string;
+  /** A timestamp problem (INVALID_TIMESTAMP) rather than an invalid record (INVALID_RECORD). */
+  timestamp: boolean;
+}
+
 /**
- * Checks the records of a produced batch without keeping them, as Kafka's LogValidator iterates
- * every record before it appends: the body decompresses (at most `maxDecompressedBytes`), holds
- * exactly `recordCount` well-formed records and nothing after them, their offset deltas run 0, 1,
- * 2, ... (each record then owns the offset the header promises it), and, when `keysRequired` (a
- * compacted topic), none has a null key. Returns why they fail, or null. (Its CRC matched, so the
- * client built them so: Kafka answers INVALID_RECORD, which clients do not retry.)
+ * What the walk over a produced batch's records found: a reason the batch as a whole is broken,
+ * or its uncompressed records section, the largest record timestamp (-1 when none has one) and
+ * the records refused one by one.
  */
+export type ProducedRecords =
+  | { ok: false; reason: string }
+  | { ok: true; section: Buffer; maxTimestamp: number; recordErrors: ProducedRecordError[] };
+
+/**
+ * Walks the records of a produced batch without keeping them, as Kafka's LogValidator iterates
+ * every record before it appends. The batch as a whole is broken (Kafka's InvalidRecordException
+ * or CorruptRecordException: the caller answers INVALID_RECORD) when the body does not decompress
+ * (at most `maxDecompressedBytes`), does not hold exactly `recordCount` well-formed records and
+ * nothing after them, or their offset deltas do not run 0, 1, 2, ... (each record then owns the
+ * offset the header promises it). Records are refused one by one (LogValidator.validateRecord)
+ * for a null key in a compacted topic, a CreateTime timestamp outside the topic's window, or a
+ * producer that set the LogAppendTime bit where Kafka refuses it.
+ */
+export function inspectProducedRecords(
+  batch: Buffer,
+  header: RecordBatchHeader,
+  rules: ProducedRecordRules,
+  maxDecompressedBytes: number = decompressedBytesMaxDefault,
+): ProducedRecords {
+  let section = batch.subarray(batchHeaderBytes);
+  if (header.compression !== 0) {
+    const d = decompress(header.compression, section, maxDecompressedBytes);
+    if (!d.ok) return d;
+    section = d.value;
+  }
+  return walkProducedRecords(section, header, rules);
+}
+
+/** The first problem inspectProducedRecords finds (the batch's, else the first record's), or null. */
 export function checkProducedRecords(
   batch: Buffer,
   header: RecordBatchHeader,
   keysRequired: boolean,
   maxDecompressedBytes: number = decompressedBytesMaxDefault,
 ): string | null {
-  let section = batch.subarray(batchHeaderBytes);
-  if (header.compression !== 0) {
-    const d = decompress(header.compression, section, maxDecompressedBytes);
-    if (!d.ok) return d.reason;
-    section = d.value;
-  }
-  return walkProducedRecords(section, header.recordCount, keysRequired);
+  const r = inspectProducedRecords(batch, header, { keysRequired }, maxDecompressedBytes);
+  if (!r.ok) return r.reason;
+  return r.recordErrors[0]?.message ?? null;
 }
 
-/** checkProducedRecords' walk over uncompressed records: no allocation per record. */
-function walkProducedRecords(section: Buffer, count: number, keysRequired: boolean): string | null {
+/** Why one record is refused, or null (Kafka's LogValidator.validateKey and validateTimestamp). */
+function recordProblem(header: RecordBatchHeader, rules: ProducedRecordRules, index: number, hasKey: boolean, timestamp: number): ProducedRecordError | null {
+  const where = rules.partitionName ?? 'the partition';
+  if (rules.keysRequired && !hasKey) return { batchIndex: index, message: `Compacted topic cannot accept message without key in topic partition ${where}.`, timestamp: false };
+  if (rules.logAppendTime !== true && timestamp !== -1) {
+    const now = rules.now ?? 0;
+    const before = rules.timestampBeforeMaxMs ?? Infinity;
+    const after = rules.timestampAfterMaxMs ?? Infinity;
+    if (now - timestamp > before || timestamp - now > after) {
+      return { batchIndex: index, message: `Timestamp ${timestamp} of message with offset ${index} is out of range. The timestamp should be within [${now - before}, ${now + after}]`, timestamp: true };
+    }
+  } else if (header.timestampType === TimestampType.logAppendTime) {
+    return { batchIndex: index, message: 'Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime.', timestamp: true };
+  }
+  return null;
+}
+
+/** inspectProducedRecords' walk over uncompressed records: no allocation per valid record. */
+function walkProducedRecords(section: Buffer, header: RecordBatchHeader, rules: ProducedRecordRules): ProducedRecords {
+  const count = header.recordCount;
+  const fail = (reason: string): ProducedRecords => ({ ok: false, reason });
   // Each record takes at least 7 bytes (length, attributes, 4 one-byte varints, headers count).
-  if (count * 7 > section.length) return `${count} records do not fit in ${section.length} bytes`;
+  if (count * 7 > section.length) return fail(`${count} records do not fit in ${section.length} bytes`);
+  const logAppendBit = header.timestampType === TimestampType.logAppendTime;
+  const checkTimestamps = rules.logAppendTime !== true && ((rules.timestampBeforeMaxMs ?? Infinity) < Infinity || (rules.timestampAfterMaxMs ?? Infinity) < Infinity);
+  const recordErrors: ProducedRecordError[] = [];
+  let maxTimestamp = -1;
   let pos = 0;
   /** A zigzag varint (32-bit) ending before `limit`, or NaN. */
   const varint = (limit: number): number => {
@@ -344,14 +414,18 @@ function walkProducedRecords(section: Buffer, count: number, keysRequired: boole
     }
     return Number.NaN;
   };
-  /** Skips a varlong (at most 10 bytes, 64 bits: as Reader.uvarlongBig) ending before `limit`; false if there is none. */
-  const skipVarlong = (limit: number): boolean => {
+  /** A zigzag varlong (at most 10 bytes, 64 bits: as Reader.uvarlongBig) ending before `limit`, as a number, or NaN. */
+  const varlong = (limit: number): number => {
+    let u = 0;
+    let scale = 1;
     for (let n = 0; n < 10 && pos < limit; n++) {
       const b = section[pos++]!;
-      if (n === 9 && b > 0x01) return false;
-      if (b < 0x80) return true;
+      if (n === 9 && b > 0x01) return Number.NaN;
+      u += (b & 0x7f) * scale;
+      if (b < 0x80) return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+      scale *= 128;
     }
-    return false;
+    return Number.NaN;
   };
   /** Skips a length-prefixed field (-1 = null when `nullable`); its length, or NaN if it does not fit. */
   const skipField = (limit: number, nullable: boolean): number => {
@@ -363,24 +437,59 @@ function walkProducedRecords(section: Buffer, count: number, keysRequired: boole
   };
   for (let i = 0; i < count; i++) {
     const length = varint(section.length);
-    if (!(length >= 6) || length > section.length - pos) return `record ${i} declares ${length} bytes`;
+    if (!(length >= 6) || length > section.length - pos) return fail(`record ${i} declares ${length} bytes`);
     const end = pos + length;
     pos++; // attributes
-    if (!skipVarlong(end)) return `record ${i}: bad timestamp delta`;
+    const timestampDelta = varlong(end);
+    if (Number.isNaN(timestampDelta)) return fail(`record ${i}: bad timestamp delta`);
     const offsetDelta = varint(end);
     const key = skipField(end, true);
-    if (Number.isNaN(key) || Number.isNaN(skipField(end, true))) return `record ${i}: bad key or value`;
+    if (Number.isNaN(key) || Number.isNaN(skipField(end, true))) return fail(`record ${i}: bad key or value`);
     const headers = varint(end);
-    if (!(headers >= 0) || headers * 2 > end - pos) return `record ${i}: bad header count ${headers}`;
+    if (!(headers >= 0) || headers * 2 > end - pos) return fail(`record ${i}: bad header count ${headers}`);
     for (let h = 0; h < headers; h++) {
-      if (Number.isNaN(skipField(end, false)) || Number.isNaN(skipField(end, true))) return `record ${i}: bad header ${h}`;
+      if (Number.isNaN(skipField(end, false)) || Number.isNaN(skipField(end, true))) return fail(`record ${i}: bad header ${h}`);
     }
-    if (pos !== end) return `record ${i}: ${end - pos} bytes after its fields`;
-    if (offsetDelta !== i) return `record ${i} has offset delta ${offsetDelta}`;
-    if (keysRequired && key === -1) return `record ${i} has no key, which a compacted topic needs`;
+    if (pos !== end) return fail(`record ${i}: ${end - pos} bytes after its fields`);
+    if (offsetDelta !== i) return fail(`record ${i} has offset delta ${offsetDelta}`);
+    // A record's time: the batch's maxTimestamp under the LogAppendTime bit, else base + delta.
+    const timestamp = logAppendBit ? header.maxTimestamp : header.baseTimestamp + timestampDelta;
+    if (timestamp > maxTimestamp) maxTimestamp = timestamp;
+    if ((rules.keysRequired && key === -1) || logAppendBit || checkTimestamps) {
+      const problem = recordProblem(header, rules, i, key !== -1, timestamp);
+      if (problem !== null) recordErrors.push(problem);
+    }
   }
-  if (pos !== section.length) return `${section.length - pos} bytes after the ${count} records the batch declares`;
-  return null;
+  if (pos !== section.length) return fail(`${section.length - pos} bytes after the ${count} records the batch declares`);
+  return { ok: true, section, maxTimestamp, recordErrors };
+}
+
+/**
+ * The batch as the log keeps it (Kafka's LogValidator after validation): on a CreateTime topic,
+ * the CreateTime type and `maxTimestamp`, the largest record timestamp (Kafka recomputes it
+ * rather than trust the producer; null on a LogAppendTime topic, whose stamp sets both), and, when `codec` differs from the batch's, its records recompressed with
+ * `codec` (the topic's compression.type; `section` is the uncompressed records). The input is
+ * patched in place when only the header changes (it is the request's own buffer), else a new
+ * batch is built; the CRC is recomputed whenever a byte it covers changed.
+ */
+export function normalizeProducedBatch(batch: Buffer, section: Buffer, maxTimestamp: number | null, codec: number | null): Buffer {
+  const h = readBatchHeader(batch);
+  let out = batch;
+  if (codec !== null && codec !== h.compression) {
+    const body = compress(codec, section);
+    out = Buffer.allocUnsafe(batchHeaderBytes + body.length);
+    batch.copy(out, 0, 0, batchHeaderBytes);
+    body.copy(out, batchHeaderBytes);
+    out.writeInt32BE(out.length - batchLogOverheadBytes, 8);
+    out.writeInt16BE((h.attributes & ~BatchAttributes.compressionMask) | codec, 21);
+  }
+  const timeChanged = maxTimestamp !== null && (h.timestampType !== TimestampType.createTime || h.maxTimestamp !== maxTimestamp);
+  if (timeChanged) {
+    out.writeInt16BE(out.readInt16BE(21) & ~BatchAttributes.timestampTypeLogAppend, 21);
+    writeInt64Number(out, maxTimestamp, 35);
+  }
+  if (out !== batch || timeChanged) out.writeUInt32BE(computeBatchCrc(out), 17);
+  return out;
 }
 
 export interface RecordInput {
