@@ -4,7 +4,9 @@
 // connection for hundreds of milliseconds. The result is the same bytes as the inline path
 // (wholeBatchAs, recordsOf). Inline still: small batches (a worker round trip costs ~0.1 ms),
 // batches already in the reader's format, formats whose codec was registered without a module
-// URL (FormatRegistry.source), and any batch while the pool's queue is full.
+// URL (FormatRegistry.source), and any batch while the pool's queue is full. A front-end may run
+// its own pure tasks on the same pool under the same size rule (offloadTask: Kafka's
+// recompression of produced batches to a topic's compression.type).
 
 import { asBuffer, WorkerPool } from '../base/worker-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
@@ -77,6 +79,16 @@ export class Transcoder {
   offloads(format: BatchFormat, batch: StoredBatch): boolean {
     if (this.pool === null || batch.format === format || (batch.file?.length ?? batch.payload.length) < this.settings.offloadBytesMin) return false;
     return this.formats.source(batch.format) !== undefined && this.formats.source(format) !== undefined;
+  }
+
+  /**
+   * Runs `exportName` of `moduleUrl` (a pure function) on the pool when the work is at least
+   * offloadBytesMin `bytes` long; `transfer` lists ArrayBuffers of the args handed over. Null
+   * when it stays inline (no pool, small work, queue full): the caller then does it itself.
+   */
+  offloadTask<T>(moduleUrl: string, exportName: string, args: unknown[], transfer: ArrayBuffer[], bytes: number): Promise<T> | null {
+    if (this.pool === null || bytes < this.settings.offloadBytesMin) return null;
+    return this.pool.tryRun<T>(moduleUrl, exportName, args, transfer);
   }
 
   /** Ends the workers; tasks still running fail. */
