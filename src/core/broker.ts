@@ -326,6 +326,11 @@ export class Broker implements CatalogObserver {
     }
   }
 
+  /** The broker clock's reading (ms), which appends are stamped with (Kafka's LogAppendTime and timestamp limits). */
+  now(): number {
+    return this.clock.now();
+  }
+
   /**
    * Appends one batch (appends.ts). A transactional batch must belong to the ongoing transaction
    * of its producer that added the partition (`origin.transaction` names it). Idempotent batches

@@ -35,7 +35,24 @@ export interface TopicConfigValues {
   preallocate: 'true' | 'false';
   /** before: a batch that would overflow the active segment starts a new one (Kafka); after: the segment rolls once it holds segment.bytes (Iggy). */
   'quartet.segment.roll': SegmentRoll;
+  /** The codec Kafka batches are stored in: producer keeps each batch's own; another recompresses a batch that differs. */
+  'compression.type': CompressionTypeName;
+  /** CreateTime: record times are the producer's; LogAppendTime: a batch's time is its append time. */
+  'message.timestamp.type': TimestampTypeName;
+  /** Deprecated by Kafka 3.6 (KIP-937) for the two below, which fall back to it while they are unset (ms, decimal). */
+  'message.timestamp.difference.max.ms': string;
+  /** A CreateTime record at most this much older than the broker clock is accepted (ms, decimal). */
+  'message.timestamp.before.max.ms': string;
+  /** A CreateTime record at most this much newer than the broker clock is accepted (ms, decimal). */
+  'message.timestamp.after.max.ms': string;
 }
+
+export const compressionTypeNames = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+export type CompressionTypeName = (typeof compressionTypeNames)[number];
+export type TimestampTypeName = 'CreateTime' | 'LogAppendTime';
+
+/** Kafka's Long.MAX_VALUE, the "no limit" of the timestamp keys, as Kafka describes it. */
+export const timestampLimitNone = '9223372036854775807';
 
 export type TopicConfigKey = keyof TopicConfigValues;
 
@@ -64,6 +81,11 @@ export const builtinTopicDefaults: Readonly<TopicConfigValues> = Object.freeze({
   'quartet.fsync.policy': 'interval',
   preallocate: 'false',
   'quartet.segment.roll': 'before',
+  'compression.type': 'producer',
+  'message.timestamp.type': 'CreateTime',
+  'message.timestamp.difference.max.ms': timestampLimitNone,
+  'message.timestamp.before.max.ms': timestampLimitNone,
+  'message.timestamp.after.max.ms': timestampLimitNone,
 });
 
 interface KeySpec {
@@ -81,6 +103,20 @@ function integerKey(doc: string, min: number, max: number, extra?: (n: number) =
       if (n < min || n > max) return { reason: `must be between ${min} and ${max}, got ${n}` };
       const problem = extra?.(n) ?? null;
       return problem ? { reason: problem } : { value: n };
+    },
+  };
+}
+
+/** A non-negative int64 in decimal (Kafka's LONG with atLeast(0)), kept as its normalized text. */
+function timestampLimitKey(doc: string): KeySpec {
+  return {
+    doc,
+    parse(raw) {
+      const text = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : typeof raw === 'string' ? raw.trim() : null;
+      if (text === null || !/^\d+$/.test(text)) return { reason: `must be a non-negative integer, got ${describe(raw)}` };
+      const n = BigInt(text);
+      if (n > BigInt(timestampLimitNone)) return { reason: `must be at most ${timestampLimitNone}, got ${text}` };
+      return { value: n.toString() };
     },
   };
 }
@@ -130,7 +166,31 @@ export const topicConfigSpecs: Readonly<Record<TopicConfigKey, KeySpec>> = {
       return { reason: `must be before or after, got ${describe(raw)}` };
     },
   },
+  'compression.type': {
+    doc: 'producer (batches kept as compressed by the producer), uncompressed, gzip, snappy, lz4 or zstd (Kafka batches in another codec are recompressed on append)',
+    parse(raw) {
+      const text = typeof raw === 'string' ? raw.trim().toLowerCase() : null;
+      const name = compressionTypeNames.find((n) => n === text);
+      return name !== undefined ? { value: name } : { reason: `must be one of ${compressionTypeNames.join(', ')}, got ${describe(raw)}` };
+    },
+  },
+  'message.timestamp.type': {
+    doc: 'CreateTime (record times are the producer\'s) or LogAppendTime (a batch\'s time is when it is appended)',
+    parse(raw) {
+      if (raw === 'CreateTime' || raw === 'LogAppendTime') return { value: raw };
+      return { reason: `must be CreateTime or LogAppendTime, got ${describe(raw)}` };
+    },
+  },
+  'message.timestamp.difference.max.ms': timestampLimitKey('Deprecated: the before and after limits when they are unset (ms)'),
+  'message.timestamp.before.max.ms': timestampLimitKey('How far a CreateTime record may lie behind the broker clock (ms)'),
+  'message.timestamp.after.max.ms': timestampLimitKey('How far a CreateTime record may lie ahead of the broker clock (ms)'),
 };
+
+/** The timestamp window of CreateTime records (Kafka LogConfig): each limit falls back to difference.max.ms while it is unset (at its default). */
+export function timestampLimitsMs(c: Pick<TopicConfigValues, 'message.timestamp.difference.max.ms' | 'message.timestamp.before.max.ms' | 'message.timestamp.after.max.ms'>): { beforeMs: number; afterMs: number } {
+  const pick = (own: string): number => Number(own === timestampLimitNone ? c['message.timestamp.difference.max.ms'] : own);
+  return { beforeMs: pick(c['message.timestamp.before.max.ms']), afterMs: pick(c['message.timestamp.after.max.ms']) };
+}
 
 export const topicConfigKeys = Object.keys(topicConfigSpecs) as TopicConfigKey[];
 

@@ -68,7 +68,11 @@ test('bad values are rejected with invalid_config naming the key and why', () =>
   rejects({ 'quartet.fsync.policy': 'sometimes' }, /^quartet\.fsync\.policy must be interval or always/);
   rejects({ preallocate: 'yes' }, /^preallocate must be true or false, got "yes"/);
   rejects({ preallocate: 1 }, /^preallocate must be true or false, got 1/);
-  rejects({ 'compression.type': 'zstd' }, /unknown topic config key 'compression\.type'/);
+  rejects({ 'compression.type': 'brotli' }, /^compression\.type must be one of producer, uncompressed, gzip, snappy, lz4, zstd/);
+  rejects({ 'message.timestamp.type': 'createtime' }, /^message\.timestamp\.type must be CreateTime or LogAppendTime/);
+  rejects({ 'message.timestamp.before.max.ms': '-1' }, /^message\.timestamp\.before\.max\.ms must be a non-negative integer/);
+  rejects({ 'message.timestamp.after.max.ms': '9223372036854775808' }, /^message\.timestamp\.after\.max\.ms must be at most 9223372036854775807/);
+  rejects({ 'no.such.key': 1 }, /unknown topic config key 'no\.such\.key'/);
   rejects({ 'retention.ms': null }, /^retention\.ms must be an integer, got null/);
 });
 

@@ -6,12 +6,11 @@
 //
 //   honoured  the core's keys (retention.ms, retention.bytes, segment.bytes, segment.ms,
 //             cleanup.policy, max.message.bytes, flush.ms, quartet.fsync.policy, preallocate,
-//             quartet.segment.roll): validated by the
-//             core, stored on the topic, described with their source.
-//   fixed     Quartet behaves one way only (one replica, batches stored as produced, no timestamp
-//             rewriting): the key is accepted when its value states that behaviour and refused
-//             (INVALID_CONFIG) otherwise, so that e.g. min.insync.replicas=2 or
-//             message.timestamp.type=LogAppendTime never silently means something else. Described
+//             quartet.segment.roll, compression.type, message.timestamp.type and the timestamp
+//             limits): validated by the core, stored on the topic, described with their source.
+//   fixed     Quartet behaves one way only (one replica, no tiered storage): the key is accepted
+//             when its value states that behaviour and refused (INVALID_CONFIG) otherwise, so
+//             that e.g. min.insync.replicas=2 never silently means something else. Described
 //             read-only with that value.
 //   ignored   tuning knobs with no observable effect on a single-node Quartet (index spacing,
 //             replication throttles, cleaner tuning...): the value is type-checked
@@ -86,6 +85,11 @@ const honouredKeys: Readonly<Record<TopicConfigKey, { type: ConfigTypeId; broker
   'quartet.fsync.policy': { type: ConfigType.STRING, brokerSynonym: 'quartet.fsync.policy' },
   preallocate: { type: ConfigType.BOOLEAN, brokerSynonym: 'log.preallocate' },
   'quartet.segment.roll': { type: ConfigType.STRING, brokerSynonym: 'quartet.segment.roll' },
+  'compression.type': { type: ConfigType.STRING, brokerSynonym: 'compression.type' },
+  'message.timestamp.type': { type: ConfigType.STRING, brokerSynonym: 'log.message.timestamp.type' },
+  'message.timestamp.difference.max.ms': { type: ConfigType.LONG, brokerSynonym: 'log.message.timestamp.difference.max.ms' },
+  'message.timestamp.before.max.ms': { type: ConfigType.LONG, brokerSynonym: 'log.message.timestamp.before.max.ms' },
+  'message.timestamp.after.max.ms': { type: ConfigType.LONG, brokerSynonym: 'log.message.timestamp.after.max.ms' },
 };
 
 function fixed(name: string, type: ConfigTypeId, brokerSynonym: string | null, fixedValue: string, doc: string): KafkaTopicKey {
@@ -97,16 +101,14 @@ function ignored(name: string, type: ConfigTypeId, doc: string): KafkaTopicKey {
 }
 
 const otherKeys: readonly KafkaTopicKey[] = [
-  fixed('compression.type', ConfigType.STRING, 'compression.type', 'producer', 'Batches are stored as the producer compressed them; Quartet never recompresses'),
-  fixed('message.timestamp.type', ConfigType.STRING, 'log.message.timestamp.type', 'CreateTime', 'Record timestamps are the producer\'s; Quartet does not rewrite batches with LogAppendTime'),
   fixed('min.insync.replicas', ConfigType.INT, 'min.insync.replicas', '1', 'Quartet keeps one replica of each partition'),
   fixed('delete.retention.ms', ConfigType.LONG, 'log.cleaner.delete.retention.ms', String(deleteRetentionMsDefault), 'How long a tombstone survives compaction (ms)'),
   fixed('min.compaction.lag.ms', ConfigType.LONG, 'log.cleaner.min.compaction.lag.ms', '0', 'Sealed segments are compacted without a minimum lag'),
   fixed('flush.messages', ConfigType.LONG, 'log.flush.interval.messages', longMax, 'No flush by message count; use quartet.fsync.policy=always to fsync every append'),
   fixed('remote.storage.enable', ConfigType.BOOLEAN, null, 'false', 'Quartet has no tiered storage'),
-  fixed('message.timestamp.difference.max.ms', ConfigType.LONG, 'log.message.timestamp.difference.max.ms', longMax, 'Record timestamps are not checked against the broker clock'),
-  fixed('message.timestamp.before.max.ms', ConfigType.LONG, 'log.message.timestamp.before.max.ms', longMax, 'Record timestamps are not checked against the broker clock'),
-  fixed('message.timestamp.after.max.ms', ConfigType.LONG, 'log.message.timestamp.after.max.ms', longMax, 'Record timestamps are not checked against the broker clock'),
+  ignored('compression.gzip.level', ConfigType.INT, 'Recompression uses each codec\'s default level'),
+  ignored('compression.lz4.level', ConfigType.INT, 'Recompression uses each codec\'s default level'),
+  ignored('compression.zstd.level', ConfigType.INT, 'Recompression uses each codec\'s default level'),
   ignored('index.interval.bytes', ConfigType.INT, 'Offset index spacing is Quartet\'s own'),
   ignored('segment.index.bytes', ConfigType.INT, 'Index files are sized by Quartet'),
   ignored('segment.jitter.ms', ConfigType.LONG, 'Segments roll without jitter'),

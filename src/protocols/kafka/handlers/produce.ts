@@ -9,16 +9,25 @@
 //   Produce overlaps [0,0], kafka-broker-notes.md §3.1) but answered UNSUPPORTED_VERSION on every
 //   partition, as Kafka 4.0 does (KAFKA-18659).
 // - Each partition carries exactly one RecordBatch v2. It is validated (header, sizes, CRC-32C)
-//   and appended verbatim: the handler patches partitionLeaderEpoch, and the Kafka codec's stamp
-//   the baseOffset the log assigns (both outside the CRC). As Kafka's KafkaApis/LogValidator: a magic other than 2, more than one
-//   batch, an empty batch, a control batch, or a producer id with a negative base sequence is
-//   INVALID_RECORD (87); a CRC or size mismatch is CORRUPT_MESSAGE (2); a batch above
-//   max.message.bytes is MESSAGE_TOO_LARGE (10, from the log's record_too_large). Its records are
-//   walked, not kept (checkProducedRecords; decompressed first, at most 64 MiB): a body that does
-//   not decompress, records that do not parse or do not number recordCount, offset deltas other
-//   than 0, 1, 2, ..., or a null key in a compacted topic are INVALID_RECORD, and nothing is
-//   appended (stored, they would break every reader that decodes records).
-// - Appends start synchronously, in request order, before the first await: pipelined produce
+//   and appended as sent, but for what Kafka's LogValidator rewrites too: partitionLeaderEpoch and
+//   baseOffset (outside the CRC); on a CreateTime topic maxTimestamp, recomputed from the records;
+//   on a LogAppendTime topic the timestamp type and maxTimestamp (the append time, also answered
+//   as log_append_time); and the records, recompressed when the topic's compression.type is a
+//   codec other than the batch's (on the worker pool from workers.offloadBytesMin uncompressed
+//   bytes; produce-turns.ts keeps later appends to the partition behind it). The CRC is then
+//   recomputed. A magic other than 2, more than one batch, an empty batch, a control batch, or a
+//   producer id with a negative base sequence is INVALID_RECORD (87); a CRC or size mismatch is
+//   CORRUPT_MESSAGE (2); a batch above max.message.bytes is MESSAGE_TOO_LARGE (10).
+// - Its records are walked, not kept (inspectProducedRecords; decompressed first, at most
+//   64 MiB). A body that does not decompress, records that do not parse or do not number
+//   recordCount, or offset deltas other than 0, 1, 2, ... refuse the batch whole
+//   (INVALID_RECORD). Records refused one by one, as LogValidator does (KIP-467): a null key in a
+//   compacted topic (INVALID_RECORD), a CreateTime timestamp outside [now - before.max.ms,
+//   now + after.max.ms] or a LogAppendTime bit set by the producer (INVALID_TIMESTAMP); v8+ lists
+//   them in record_errors with Kafka's error_message, so that clients fail only those records.
+//   Nothing of a refused batch is appended.
+// - Appends start synchronously, in request order, before the first await (or, behind a
+//   recompression running on a worker, in the same order once it ends): pipelined produce
 //   requests of one producer reach the log in order.
 // - Idempotent producers go through the core's producer checks (Broker.append): a retried batch
 //   answers with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER (45); an old epoch
@@ -40,7 +49,19 @@ import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { appendRequestFromBatch } from '../codec/kafka-format.js';
 import type { ProduceRequest, ProduceResponseInput } from '../codec/messages/produce.js';
-import { checkProducedRecords, patchPartitionLeaderEpoch, validateProduceBatch } from '../codec/record-batch.js';
+import { asBuffer, ownedCopy, transferableOf } from '../../../base/worker-pool.js';
+import { effectiveTopicConfig, timestampLimitsMs, type CompressionTypeName } from '../../../core/topic-config.js';
+import {
+  batchHeaderBytes,
+  inspectProducedRecords,
+  normalizeProducedBatch,
+  patchPartitionLeaderEpoch,
+  readBatchHeader,
+  validateProduceBatch,
+  type ProducedRecordError,
+  type ProducedRecordRules,
+} from '../codec/record-batch.js';
+import { produceTurns } from '../produce-turns.js';
 import { kafkaCodeOf } from '../errors.js';
 import { lookupPartition } from '../topics.js';
 import { kafkaTransactionScope } from '../transactions.js';
@@ -66,6 +87,55 @@ function invalidBatchCode(records: Buffer, reason: string): number {
   return ErrorCode.CORRUPT_MESSAGE;
 }
 
+/** What appendOne needs of the topic's configuration. */
+interface ProduceRules extends ProducedRecordRules {
+  /** The codec batches are stored in; null keeps the producer's. */
+  codec: number | null;
+}
+
+const codecByName: Readonly<Record<CompressionTypeName, number | null>> = { producer: null, uncompressed: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
+
+function produceRules(frontend: KafkaFrontend, topic: Topic, index: number, cleanupPolicy: string): ProduceRules {
+  const config = effectiveTopicConfig(topic.config, frontend.broker.topicDefaults);
+  const limits = timestampLimitsMs(config);
+  return {
+    keysRequired: cleanupPolicy !== 'delete',
+    logAppendTime: config['message.timestamp.type'] === 'LogAppendTime',
+    now: frontend.broker.now(),
+    timestampBeforeMaxMs: limits.beforeMs,
+    timestampAfterMaxMs: limits.afterMs,
+    partitionName: `${topic.name}-${index}`,
+    codec: codecByName[config['compression.type']],
+  };
+}
+
+/** Records refused one by one (KIP-467): INVALID_TIMESTAMP if any was for its time, else INVALID_RECORD, with Kafka's message. */
+function recordErrorsOut(index: number, errors: readonly ProducedRecordError[]): PartitionOut {
+  const recordErrors = errors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message }));
+  if (errors.some((e) => e.timestamp)) {
+    return { ...partitionError(index, ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp'), recordErrors };
+  }
+  const shown = errors.slice(0, 3).map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.message}')`).join(', ');
+  const message = `One or more records have been rejected due to ${errors.length} record errors in total, and only showing the first three errors at most: [${shown}]`;
+  return { ...partitionError(index, ErrorCode.INVALID_RECORD, message), recordErrors };
+}
+
+/**
+ * The batch as stored (normalizeProducedBatch): CreateTime maxTimestamp recomputed, records
+ * recompressed to the topic's codec. A recompression of at least the worker threshold runs on
+ * the broker's worker pool (a promise); the rest runs here.
+ */
+function storedBatch(frontend: KafkaFrontend, records: Buffer, section: Buffer, maxTimestamp: number | null, codec: number | null, sourceCodec: number): Buffer | Promise<Buffer> {
+  if (codec === null || codec === sourceCodec) return normalizeProducedBatch(records, section, maxTimestamp, null);
+  const header = ownedCopy(records.subarray(0, batchHeaderBytes));
+  const body = ownedCopy(section);
+  const run = frontend.broker.transcoder.offloadTask<Uint8Array>(recompressTaskModule, 'recompressTask', [header, body, maxTimestamp, codec], transferableOf(body), section.length);
+  if (run === null) return normalizeProducedBatch(records, section, maxTimestamp, codec);
+  return run.then(asBuffer);
+}
+
+const recompressTaskModule = import.meta.resolve('../codec/recompress-task.js');
+
 function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
   if (!access.topicNamed(topicName, 'write')) return partitionError(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   const found = lookupPartition(frontend.broker, topicName, index);
@@ -74,26 +144,38 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
   const valid = validateProduceBatch(records);
   if (!valid.ok) return partitionError(index, invalidBatchCode(records, valid.reason), valid.reason);
   const header = valid.header;
-  const badRecords = checkProducedRecords(records, header, found.log.config.cleanupPolicy !== 'delete');
-  if (badRecords !== null) return partitionError(index, ErrorCode.INVALID_RECORD, badRecords);
-  const built = appendRequestFromBatch(records, {}, header);
-  if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
-  const request = built.request;
-  const topic: Topic = found.topic;
   if (header.isTransactional && header.producerId < 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
-  let appended;
+  const topic: Topic = found.topic;
+  const rules = produceRules(frontend, topic, index, found.log.config.cleanupPolicy);
+  const inspected = inspectProducedRecords(records, header, rules);
+  if (!inspected.ok) return partitionError(index, ErrorCode.INVALID_RECORD, inspected.reason);
+  if (inspected.recordErrors.length > 0) return recordErrorsOut(index, inspected.recordErrors);
+  let stored: Buffer | Promise<Buffer>;
   try {
-    // The leader epoch the batch is appended under, from the core's replication state (it lies
-    // outside the CRC, as baseOffset, which the append stamps).
-    patchPartitionLeaderEpoch(request.payload, frontend.broker.leadership(topic, index).leaderEpoch);
-    appended = frontend.broker.append(topic, index, request, header.isTransactional ? { transaction: { scope: kafkaTransactionScope, transactionalId } } : {});
+    stored = storedBatch(frontend, records, inspected.section, rules.logAppendTime === true ? null : inspected.maxTimestamp, rules.codec, header.compression);
   } catch (err) {
-    return partitionError(index, produceCodeOf(err));
+    return partitionError(index, ErrorCode.CORRUPT_MESSAGE, err instanceof Error ? err.message : null);
   }
-  return appended.then(
-    (result) => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: -1, logStartOffset: result.logStartOffset, recordErrors: [], errorMessage: null }),
-    (err: unknown) => partitionError(index, produceCodeOf(err), err instanceof Error ? err.message : null),
-  );
+  const append = (batch: Buffer): Promise<PartitionOut> | PartitionOut => {
+    const built = appendRequestFromBatch(batch, { logAppendTime: rules.logAppendTime === true, now: rules.now! }, readBatchHeader(batch));
+    if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
+    let appended;
+    try {
+      // The leader epoch the batch is appended under, from the core's replication state (it lies
+      // outside the CRC, as baseOffset, which the append stamps).
+      patchPartitionLeaderEpoch(built.request.payload, frontend.broker.leadership(topic, index).leaderEpoch);
+      appended = frontend.broker.append(topic, index, built.request, header.isTransactional ? { transaction: { scope: kafkaTransactionScope, transactionalId } } : {});
+    } catch (err) {
+      return partitionError(index, produceCodeOf(err));
+    }
+    return appended.then(
+      (result) => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: rules.logAppendTime === true ? result.appendTime : -1, logStartOffset: result.logStartOffset, recordErrors: [], errorMessage: null }),
+      (err: unknown) => partitionError(index, produceCodeOf(err), err instanceof Error ? err.message : null),
+    );
+  };
+  // An append waiting for a worker holds back the later appends to its partition, so that they
+  // reach the log in request order.
+  return produceTurns(frontend.broker).run(`${topic.internalId}:${index}`, stored, append, (err) => partitionError(index, ErrorCode.CORRUPT_MESSAGE, err instanceof Error ? err.message : null));
 }
 
 function produceCodeOf(err: unknown): number {

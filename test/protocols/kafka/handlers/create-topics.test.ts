@@ -89,9 +89,9 @@ describe('CreateTopics', () => {
         topic('t2', { configs: [{ name: 'no.such.key', value: '1' }] }),
         topic('t3', { configs: [{ name: 'min.insync.replicas', value: '2' }] }),
         topic('t4', { configs: [{ name: 'retention.ms', value: null }] }),
-        topic('t5', { configs: [{ name: 'compression.type', value: 'producer' }, { name: 'segment.jitter.ms', value: '0' }, { name: 'preallocate', value: 'TRUE' }, { name: 'cleanup.policy', value: 'compact' }] }),
+        topic('t5', { configs: [{ name: 'compression.type', value: 'ZSTD' }, { name: 'segment.jitter.ms', value: '0' }, { name: 'preallocate', value: 'TRUE' }, { name: 'cleanup.policy', value: 'compact' }] }),
         topic('t6', { configs: [{ name: 'message.downconversion.enable', value: 'maybe' }] }),
-        topic('t7', { configs: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }),
+        topic('t7', { configs: [{ name: 'message.timestamp.type', value: 'NoTime' }] }),
         topic('t8', { configs: [{ name: 'preallocate', value: 'maybe' }] }),
       ],
       timeoutMs: 1000,
@@ -107,9 +107,9 @@ describe('CreateTopics', () => {
       ['t7', ErrorCode.INVALID_CONFIG, out[6]![2]],
       ['t8', ErrorCode.INVALID_CONFIG, 'Invalid value maybe for configuration preallocate: must be true or false, got "maybe"'],
     ]);
-    assert.match(String(out[6]![2]), /supports only CreateTime/);
+    assert.match(String(out[6]![2]), /must be CreateTime or LogAppendTime/);
     // Fixed and ignored keys are not stored; honoured ones are, normalized by the core.
-    assert.deepEqual(h.broker.catalog.getTopic({ topic: 't5' })!.config, { preallocate: 'true', 'cleanup.policy': 'compact' });
+    assert.deepEqual(h.broker.catalog.getTopic({ topic: 't5' })!.config, { 'compression.type': 'zstd', preallocate: 'true', 'cleanup.policy': 'compact' });
     assert.deepEqual(h.broker.catalog.listTopics().map((tp) => tp.name), ['t5']);
   });
 

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
 import type { Replication } from '../../../../src/core/replication.js';
+import type { WorkerSettings } from '../../../../src/core/offload.js';
+import type { Clock } from '../../../../src/base/clock.js';
 import { silentLogger } from '../../../../src/base/logger.js';
 import { askHandler, callHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
@@ -28,10 +30,10 @@ export interface DataHarness {
 
 export async function dataHarness(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { topics?: Record<string, number>; settings?: Partial<KafkaSettings>; memory?: boolean; replication?: Replication } = {},
+  options: { topics?: Record<string, number>; settings?: Partial<KafkaSettings>; memory?: boolean; replication?: Replication; workers?: Partial<WorkerSettings>; clock?: Clock } = {},
 ): Promise<DataHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-data-'));
-  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0, ...(options.replication ? { replication: options.replication } : {}) });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: options.memory ?? true, maintenanceIntervalMs: 0, ...(options.replication ? { replication: options.replication } : {}), ...(options.workers ? { workers: options.workers } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   const frontend = new KafkaBrokerFrontend({
     broker,
     logger: silentLogger,

@@ -20,8 +20,8 @@ describe('DescribeConfigs', () => {
       r!.configs.map((c) => c.name),
       [
         'retention.ms', 'retention.bytes', 'segment.bytes', 'segment.ms', 'cleanup.policy', 'max.message.bytes', 'flush.ms', 'quartet.fsync.policy',
-        'preallocate', 'quartet.segment.roll', 'compression.type', 'message.timestamp.type', 'min.insync.replicas', 'delete.retention.ms', 'min.compaction.lag.ms', 'flush.messages',
-        'remote.storage.enable', 'message.timestamp.difference.max.ms', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms',
+        'preallocate', 'quartet.segment.roll', 'compression.type', 'message.timestamp.type', 'message.timestamp.difference.max.ms', 'message.timestamp.before.max.ms',
+        'message.timestamp.after.max.ms', 'min.insync.replicas', 'delete.retention.ms', 'min.compaction.lag.ms', 'flush.messages', 'remote.storage.enable',
       ],
     );
     const by = new Map(r!.configs.map((c) => [c.name, c]));
@@ -47,7 +47,10 @@ describe('DescribeConfigs', () => {
     assert.equal(by.get('cleanup.policy')!.value, 'delete');
     assert.equal(by.get('cleanup.policy')!.configSource, ConfigSource.DEFAULT_CONFIG);
     assert.equal(by.get('compression.type')!.value, 'producer');
-    assert.equal(by.get('compression.type')!.readOnly, true);
+    assert.equal(by.get('compression.type')!.readOnly, false);
+    assert.equal(by.get('message.timestamp.before.max.ms')!.value, '9223372036854775807');
+    assert.deepEqual(by.get('message.timestamp.type')!.synonyms, [{ name: 'log.message.timestamp.type', value: 'CreateTime', source: ConfigSource.DEFAULT_CONFIG }]);
+    assert.equal(by.get('min.insync.replicas')!.readOnly, true);
   });
 
   it('sets is_default in v0, leaves synonyms out unless asked, and filters keys', async (t) => {

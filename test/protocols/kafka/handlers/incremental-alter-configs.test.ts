@@ -17,11 +17,11 @@ describe('IncrementalAlterConfigs', () => {
     const h = await adminHarness(t);
     await h.broker.createTopic('default', 't', { partitions: 1, config: { 'retention.ms': '1000', 'segment.bytes': '2048' } });
     const res = await h.call(incrementalAlterConfigsHandler, 0, {
-      resources: [{ resourceType: TOPIC, resourceName: 't', configs: [set('retention.bytes', '9999'), del('retention.ms'), set('compression.type', 'producer'), set('segment.jitter.ms', '0'), set('preallocate', 'true')] }],
+      resources: [{ resourceType: TOPIC, resourceName: 't', configs: [set('retention.bytes', '9999'), del('retention.ms'), set('compression.type', 'lz4'), set('message.timestamp.type', 'LogAppendTime'), set('segment.jitter.ms', '0'), set('preallocate', 'true')] }],
       validateOnly: false,
     });
     assert.deepEqual(res.responses, [{ errorCode: 0, errorMessage: null, resourceType: TOPIC, resourceName: 't' }]);
-    assert.deepEqual(h.broker.catalog.getTopic({ topic: 't' })!.config, { 'segment.bytes': 2048, 'retention.bytes': 9999, preallocate: 'true' });
+    assert.deepEqual(h.broker.catalog.getTopic({ topic: 't' })!.config, { 'segment.bytes': 2048, 'retention.bytes': 9999, 'compression.type': 'lz4', 'message.timestamp.type': 'LogAppendTime', preallocate: 'true' });
     assert.equal(h.broker.partition({ topic: 't' }, 0).config.retentionBytes, 9999);
     assert.equal(h.broker.partition({ topic: 't' }, 0).config.preallocate, true);
   });
