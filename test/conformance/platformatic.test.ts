@@ -1,7 +1,8 @@
 // @platformatic/kafka 2.12.1 against Quartet (Produce v9, Fetch v12, Metadata v12, ListOffsets
 // v7: the flexible versions): a producer sends keyed records with headers to several partitions,
 // and a consumer reads them all back from the earliest offset. Exact match on count,
-// per-partition order, keys, values and headers.
+// per-partition order, keys, values and headers. A batch with records a compacted topic refuses
+// comes back with each one named by its index (Produce v9 record_errors, KIP-467).
 
 import './promise-with-resolvers.js';
 import assert from 'node:assert/strict';
@@ -62,5 +63,36 @@ describe('@platformatic/kafka', { timeout: 60_000 }, () => {
         `partition ${p}`,
       );
     }
+  });
+
+  it('hears which records of a refused batch were bad (record_errors)', async () => {
+    const topic = 'platformatic-compact';
+    await b.broker!.createTopic('default', topic, { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+    const producer = new Producer({ clientId: 'quartet-conformance', bootstrapBrokers: [b.bootstrap], serializers: stringSerializers, autocreateTopics: false, retries: 0 });
+    let failure: unknown = null;
+    try {
+      const messages = Array.from({ length: 6 }, (_, i) => ({ topic, partition: 0, ...(i === 1 || i === 4 ? {} : { key: `k${i}` }), value: `v${i}` }));
+      await producer.send({ messages, acks: ProduceAcks.LEADER });
+    } catch (err) {
+      failure = err;
+    } finally {
+      await producer.close();
+    }
+    assert.ok(failure instanceof Error, 'the send fails');
+    // The client wraps the response's errors (AggregateError → ResponseError, which keeps the
+    // decoded response, → one ProtocolError per path in it, with the server's message).
+    const messages: string[] = [];
+    const batchIndexes: number[] = [];
+    const collect = (err: unknown, depth: number): void => {
+      if (!(err instanceof Error) || depth > 4) return;
+      const e = err as Error & { errors?: unknown[]; serverErrorMessage?: string; response?: { responses?: { partitionResponses?: { recordErrors?: { batchIndex: number }[] }[] }[] } };
+      if (typeof e.serverErrorMessage === 'string') messages.push(e.serverErrorMessage);
+      for (const r of e.response?.responses ?? []) for (const p of r.partitionResponses ?? []) for (const re of p.recordErrors ?? []) batchIndexes.push(re.batchIndex);
+      for (const inner of e.errors ?? []) collect(inner, depth + 1);
+    };
+    collect(failure, 0);
+    assert.deepEqual(batchIndexes, [1, 4], 'the two records without a key, by their index in the batch');
+    assert.ok(messages.includes('Compacted topic cannot accept message without key in topic partition platformatic-compact-0.'), messages.join('\n'));
+    assert.equal(b.broker!.partition({ topic }, 0).stats().nextOffset, 0);
   });
 });
