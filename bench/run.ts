@@ -6,6 +6,7 @@ import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
 import { runQuicBench } from './quic.js';
+import { runRecompressBench } from './recompress.js';
 import { runSlowConsumersBench } from './slow-consumers.js';
 import { runStallsBench } from './stalls.js';
 import { nativeStatus } from '../src/base/native.js';
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<void>> = {
   quic: runQuicBench,
   'slow-consumers': runSlowConsumersBench,
   stalls: runStallsBench,
+  recompress: runRecompressBench,
 };
 
 const wanted = process.argv.slice(2);
