@@ -123,7 +123,7 @@ function recordErrorsOut(index: number, errors: readonly ProducedRecordError[]):
 /**
  * The batch as stored (normalizeProducedBatch): CreateTime maxTimestamp recomputed, records
  * recompressed to the topic's codec. A recompression of at least the worker threshold runs on
- * the broker's worker pool (a promise); the rest runs here.
+ * the broker's worker pool (a promise); the rest, and one whose worker failed, runs here.
  */
 function storedBatch(frontend: KafkaFrontend, records: Buffer, section: Buffer, maxTimestamp: number | null, codec: number | null, sourceCodec: number): Buffer | Promise<Buffer> {
   if (codec === null || codec === sourceCodec) return normalizeProducedBatch(records, section, maxTimestamp, null);
@@ -131,7 +131,9 @@ function storedBatch(frontend: KafkaFrontend, records: Buffer, section: Buffer, 
   const body = ownedCopy(section);
   const run = frontend.broker.transcoder.offloadTask<Uint8Array>(recompressTaskModule, 'recompressTask', [header, body, maxTimestamp, codec], transferableOf(body), section.length);
   if (run === null) return normalizeProducedBatch(records, section, maxTimestamp, codec);
-  return run.then(asBuffer);
+  // A worker that fails (it died, the pool closed) leaves the work to this thread: the request's
+  // bytes are held until the append settles.
+  return run.then(asBuffer, () => normalizeProducedBatch(records, section, maxTimestamp, codec));
 }
 
 const recompressTaskModule = import.meta.resolve('../codec/recompress-task.js');

@@ -185,4 +185,16 @@ describe('Produce compression.type', () => {
     assert.equal(offloaded, 4, 'the four large batches went to the worker');
     assert.equal(produceTurns(h.broker).pending, 0, 'no partition left waiting');
   });
+  it('recompresses on this thread when the worker fails', async (t) => {
+    const h = await dataHarness(t, { workers: { threads: 1, offloadBytesMin: 1024, queueMax: 16 } });
+    await h.broker.createTopic('default', 'lz', { partitions: 1, config: { 'compression.type': 'lz4' } });
+    let asked = 0;
+    h.broker.transcoder.offloadTask = <T>(): Promise<T> | null => (asked++, Promise.reject(new Error('the worker thread exited')));
+    const p = await partitionOut(h, 'lz', batchOf([{ key: 'k', value: 'x'.repeat(4096) }, { key: 'k2', value: 'y' }]));
+    assert.equal(p.errorCode, ErrorCode.NONE);
+    assert.equal(asked, 1);
+    const [batch] = await stored(h, 'lz');
+    assert.equal(readBatchHeader(batch!.payload).compression, 3);
+    assert.deepEqual(values(batch!.payload), ['x'.repeat(4096), 'y']);
+  });
 });
