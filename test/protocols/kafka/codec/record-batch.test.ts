@@ -9,6 +9,8 @@ import {
   buildRecordBatch,
   computeBatchCrc,
   ControlRecordType,
+  inspectProducedRecords,
+  normalizeProducedBatch,
   decodeControlRecord,
   patchBaseOffset,
   patchPartitionLeaderEpoch,
@@ -238,5 +240,63 @@ describe('RecordBatch v2', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('inspectProducedRecords and normalizeProducedBatch', () => {
+  const at = 1_700_000_000_000;
+  const recs = (stamps: number[], keys = stamps.map(() => true)) => stamps.map((timestamp, i) => ({ timestamp, key: keys[i] ? Buffer.from(`k${i}`) : null, value: Buffer.from(`v${i}`) }));
+
+  it('finds the largest record timestamp, whatever the header claims, including deltas below the base', () => {
+    for (const compression of [0, 1, 2, 3, 4]) {
+      const batch = buildRecordBatch(recs([at, at - 70_000, at + 123_456_789, at + 5]), { compression, maxTimestamp: 1 });
+      const r = inspectProducedRecords(batch, readBatchHeader(batch), { keysRequired: false });
+      assert.ok(r.ok);
+      assert.equal(r.maxTimestamp, at + 123_456_789);
+      assert.deepEqual(r.recordErrors, []);
+    }
+    // The kafka-python golden batch: its header is right.
+    const golden = inspectProducedRecords(kafkaPythonBatch, readBatchHeader(kafkaPythonBatch), { keysRequired: false });
+    assert.ok(golden.ok);
+    assert.equal(golden.maxTimestamp, 1_700_000_000_005);
+  });
+
+  it('refuses records one by one: null keys when required, times outside the window, a producer-set LogAppendTime bit', () => {
+    const batch = buildRecordBatch(recs([at - 10_001, at, at + 2_001], [true, false, true]));
+    const r = inspectProducedRecords(batch, readBatchHeader(batch), { keysRequired: true, now: at, timestampBeforeMaxMs: 10_000, timestampAfterMaxMs: 2_000, partitionName: 't-0' });
+    assert.ok(r.ok);
+    assert.deepEqual(r.recordErrors.map((e) => [e.batchIndex, e.timestamp]), [[0, true], [1, false], [2, true]]);
+    assert.match(r.recordErrors[1]!.message, /without key in topic partition t-0\.$/);
+    // A LogAppendTime topic does not check the window; a batch claiming LogAppendTime is refused there.
+    const lat = inspectProducedRecords(batch, readBatchHeader(batch), { keysRequired: false, logAppendTime: true, now: at, timestampBeforeMaxMs: 0, timestampAfterMaxMs: 0 });
+    assert.ok(lat.ok);
+    assert.deepEqual(lat.recordErrors, []);
+    const claimed = buildRecordBatch(recs([at, at]), { timestampType: 1, maxTimestamp: at });
+    const c = inspectProducedRecords(claimed, readBatchHeader(claimed), { keysRequired: false, logAppendTime: true });
+    assert.ok(c.ok);
+    assert.deepEqual(c.recordErrors.map((e) => e.batchIndex), [0, 1]);
+  });
+
+  it('patches maxTimestamp in place with a new CRC, rebuilds for another codec, and leaves a right batch untouched', () => {
+    const batch = buildRecordBatch(recs([at, at + 9]), { maxTimestamp: at, producerId: 4, producerEpoch: 1, baseSequence: 7, transactional: true });
+    const r = inspectProducedRecords(batch, readBatchHeader(batch), { keysRequired: false });
+    assert.ok(r.ok);
+    const patched = normalizeProducedBatch(batch, r.section, r.maxTimestamp, null);
+    assert.equal(patched, batch, 'in place');
+    assert.equal(readBatchHeader(patched).maxTimestamp, at + 9);
+    assert.ok(validateRecordBatch(patched).ok);
+    const before = Buffer.from(patched);
+    assert.equal(normalizeProducedBatch(patched, r.section, at + 9, null), patched);
+    assert.deepEqual(patched, before, 'nothing to change: not a byte written');
+    for (const codec of [1, 2, 3, 4]) {
+      const rebuilt = normalizeProducedBatch(patched, r.section, at + 9, codec);
+      const v = validateRecordBatch(rebuilt);
+      assert.ok(v.ok);
+      assert.equal(v.header.compression, codec);
+      assert.deepEqual([v.header.producerId, v.header.producerEpoch, v.header.baseSequence, v.header.isTransactional, v.header.recordCount], [4, 1, 7, true, 2]);
+      const back = batchRecords(rebuilt);
+      assert.ok(back.ok);
+      assert.deepEqual(back.value.map((x) => x.value!.toString()), ['v0', 'v1']);
+    }
   });
 });
