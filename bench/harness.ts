@@ -136,14 +136,18 @@ export function cpuSecondsOf(pid: number | undefined): number {
   }
 }
 
+export type BenchProtocol = 'kafka' | 'iggy' | 'cursus';
+
 /**
- * node arguments for `quartet serve` with only `protocol`'s listener, on a free loopback port, the
- * HTTP endpoint off, data in `dataDir`, and the broker under `--cpu-prof` when
- * QUARTET_BENCH_CPU_PROF names a directory. The bound address is in the `listening` log line.
+ * node arguments for `quartet serve` with only the listeners of `protocol` (one or several), each
+ * on a free loopback port, the HTTP endpoint off, data in `dataDir`, and the broker under
+ * `--cpu-prof` when QUARTET_BENCH_CPU_PROF names a directory. The bound addresses are in the
+ * `listening` log lines.
  */
-export function quartetServeArgs(binPath: string, dataDir: string, protocol: 'kafka' | 'iggy'): string[] {
+export function quartetServeArgs(binPath: string, dataDir: string, protocol: BenchProtocol | readonly BenchProtocol[]): string[] {
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
-  const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => p !== protocol);
+  const wanted: readonly string[] = typeof protocol === 'string' ? [protocol] : protocol;
+  const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => !wanted.includes(p));
   return [
     // The V8 flag `npm start` runs the broker with (docs/configuration.md, "Node flags").
     '--max-semi-space-size=32',
@@ -152,8 +156,7 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: 'ka
     'serve',
     '--data-dir',
     dataDir,
-    `--${protocol}-addr`,
-    '127.0.0.1:0',
+    ...wanted.flatMap((p) => [`--${p}-addr`, '127.0.0.1:0']),
     '--http-enabled=false',
     ...others.map((p) => `--${p}-enabled=false`),
     '--log-level',

@@ -2,6 +2,7 @@
 // `npm run bench -- log` runs only the named ones.
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { runCursusBench } from './cursus.js';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<void>> = {
   kafka: runKafkaBench,
   iggy: runIggyBench,
   quic: runQuicBench,
+  cursus: runCursusBench,
   'slow-consumers': runSlowConsumersBench,
   stalls: runStallsBench,
   recompress: runRecompressBench,
