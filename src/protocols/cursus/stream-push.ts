@@ -116,6 +116,9 @@ export class StreamPush {
           lastSentAt = data.clock.now();
         }
         this.next = nextAfter(this.next, read);
+        // A read cut short by the batch or byte limit is followed at once: a stream behind the
+        // log catches up at the speed of the connection, not one batch per push interval.
+        if (read.records > 0 && this.next < readEnd(reader.position(), target.isolation)) continue;
         await this.pause(reader, sink.closed);
       }
     } catch (error) {

@@ -65,6 +65,18 @@ describe('STREAM', () => {
     assert.ok(sink.frames.every((f) => !f.end));
   });
 
+  it('a backlog larger than the batch goes out batch after batch without waiting for the interval', async (t) => {
+    const fx = await dataFixture(t, { settings });
+    await fx.broker.createTopic('default', 'orders', { partitions: 1 });
+    await publish(fx, 'a', 'b', 'c', 'd', 'e');
+    const { sink } = await stream(fx, { batch: '2' });
+    assert.deepEqual(batchPayloads(await sink.frame(0)), ['a', 'b']);
+    assert.deepEqual(batchPayloads(await sink.frame(1)), ['c', 'd']);
+    assert.deepEqual(batchPayloads(await sink.frame(2)), ['e']);
+    await paused(fx);
+    assert.equal(sink.frames.length, 3, 'caught up: the stream waits for the next round');
+  });
+
   it('starts at the committed offset, opens with a keepalive when nothing is there, and never commits', async (t) => {
     const fx = await dataFixture(t, { settings, committedOffset: (group) => (group === 'g1' ? 2 : null) });
     const topic = await fx.broker.createTopic('default', 'orders', { partitions: 1 });
