@@ -11,7 +11,8 @@
 //    10,000 (the reply is also capped at 8 MiB), and STREAM (one stream of a fresh group), against
 //    `kcat -C -c <n>` of the Kafka topic (bench/kafka.ts's read-back).
 // 3. Publish latency at a fixed 1,000 records/s with acks=all, one 1 KiB record per request, open
-//    loop: PUBLISH of a one-record CBV2 batch against KafkaJS send() (as bench/kafka.ts).
+//    loop: PUBLISH of a one-record CBV2 batch against KafkaJS send() (as bench/kafka.ts), Cursus
+//    once before and once after Kafka on the same broker (both printed; the order shows).
 //
 // Frames are not compressed (the client offers only `none`), as the Kafka clients send none.
 // Each trial starts a fresh broker and warms both listeners and every client up untimed (10,000
@@ -20,6 +21,7 @@
 //
 // Environment: QUARTET_BENCH_QUICK=1 (20,000 records per case, 1 trial, 3 s of latency),
 // QUARTET_BENCH_CURSUS_RECORDS (default 200000), QUARTET_BENCH_CURSUS_TRIALS (3),
+// QUARTET_BENCH_CURSUS_PARTS (a comma-separated subset of throughput, latency; default both),
 // QUARTET_BENCH_CPU_PROF=<dir> (run the broker under `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -50,6 +52,10 @@ const warmupRecords = perRequest * 20;
 const readBatch = 10_000;
 /** Hard limit on one kcat run. */
 const commandTimeoutMs = 120_000;
+
+/** QUARTET_BENCH_CURSUS_PARTS: a comma-separated subset of throughput, latency (default both). */
+const knownParts = ['throughput', 'latency'];
+const parts = new Set((process.env['QUARTET_BENCH_CURSUS_PARTS'] ?? knownParts.join(',')).split(',').map((p) => p.trim()));
 
 const latencyRate = 1000;
 const latencySeconds = quick ? 3 : 10;
@@ -283,13 +289,13 @@ async function fixedRate(send: () => Promise<unknown>): Promise<Latencies> {
   return { sorted: samples.sort((a, b) => a - b), errors, late };
 }
 
-async function cursusLatency(addr: string): Promise<Latencies> {
+async function cursusLatency(addr: string, topic: string): Promise<Latencies> {
   const client = newCursusClient(addr);
   try {
-    await client.createTopic('latency-cursus', { partitions: 1 });
+    await client.createTopic(topic, { partitions: 1 });
     const payload = Buffer.alloc(recordBytes, 0x6c);
-    const records = [{ topic: 'latency-cursus', partition: 0, offset: 0, payload }];
-    const batch = { idempotent: false, topic: 'latency-cursus', partition: 0, acks: 'all' as const, batchStart: 0, batchEnd: 0, records };
+    const records = [{ topic, partition: 0, offset: 0, payload }];
+    const batch = { idempotent: false, topic, partition: 0, acks: 'all' as const, batchStart: 0, batchEnd: 0, records };
     return await fixedRate(() => client.publishBatch(batch));
   } finally {
     await client.close();
@@ -378,50 +384,64 @@ async function throughputTrial(t: number, results: Map<string, number[]>, errors
   console.log(`  trial ${t + 1}/${trials}: ${[...results.keys()].map((k) => `${k} ${last(k)}`).join(', ')}`);
 }
 
-export async function runCursusBench(): Promise<void> {
-  console.log(`\n# Cursus (${int(records)} records of 1 KiB per case, ${trials} trial${trials === 1 ? '' : 's'}${quick ? '; QUARTET_BENCH_QUICK' : ''})`);
+async function throughput(): Promise<void> {
   const kcat = haveKcat();
   if (!kcat) console.log('\nKafka read-back with kcat: skipped: apt-get install kcat');
   const results = new Map<string, number[]>();
   const errors = new Map<string, string>();
-  try {
-    for (let t = 0; t < trials; t++) await throughputTrial(t, results, errors, kcat);
-    const med = (name: string): number => median(results.get(name) ?? []);
-    const err = (name: string): string => (errors.has(name) ? ` (error: ${errors.get(name)})` : '');
-    const fasterKafka = (acks: string): { name: string; rate: number } => {
-      const kjs = med(`kafkajs publish ${acks}`);
-      const plat = med(`platformatic publish ${acks}`);
-      return Number.isFinite(plat) && !(kjs > plat) ? { name: '@platformatic/kafka', rate: plat } : { name: 'KafkaJS', rate: kjs };
-    };
-    const rows: Row[] = [];
-    for (const acks of ['acks=1', 'acks=all']) {
-      const kafka = fasterKafka(acks);
-      const c = med(`cursus publish ${acks}`);
-      rows.push({ case: `publish ${int(records)} x 1 KiB, ${acks}: publishBatch (CBV2, ${perRequest}/request, ${inFlight} in flight) vs ${kafka.name}${err(`cursus publish ${acks}`)}`, value: both(c), baseline: both(kafka.rate), ratio: ratio(c, kafka.rate) });
-    }
-    const kafkaAll = fasterKafka('acks=all');
-    const p = med('cursus producer acks=all');
-    rows.push({ case: `publish, acks=all: CursusProducer.send() per record (batches of ${perRequest}, one in flight per partition) vs ${kafkaAll.name}${err('cursus producer acks=all')}`, value: both(p), baseline: both(kafkaAll.rate), ratio: ratio(p, kafkaAll.rate) });
-    const k = med('kcat consume');
-    for (const [name, label] of [['cursus consume', `CONSUME batch=${int(readBatch)}`], ['cursus stream', `STREAM batch=${int(readBatch)}`]] as const) {
-      const c = med(name);
-      rows.push({ case: `read back ${int(records)} x 1 KiB: ${label} vs kcat -C -c ${int(records)}${err(name)}${err('kcat consume')}`, value: both(c), baseline: kcat ? both(k) : 'skipped', ratio: ratio(c, k) });
-    }
-    printTable(`Cursus through the SDK vs the Kafka listener (median of ${trials}; payload bytes; ratio = Cursus / Kafka)`, rows);
+  for (let t = 0; t < trials; t++) await throughputTrial(t, results, errors, kcat);
+  const med = (name: string): number => median(results.get(name) ?? []);
+  const err = (name: string): string => (errors.has(name) ? ` (error: ${errors.get(name)})` : '');
+  const fasterKafka = (acks: string): { name: string; rate: number } => {
+    const kjs = med(`kafkajs publish ${acks}`);
+    const plat = med(`platformatic publish ${acks}`);
+    return Number.isFinite(plat) && !(kjs > plat) ? { name: '@platformatic/kafka', rate: plat } : { name: 'KafkaJS', rate: kjs };
+  };
+  const rows: Row[] = [];
+  for (const acks of ['acks=1', 'acks=all']) {
+    const kafka = fasterKafka(acks);
+    const c = med(`cursus publish ${acks}`);
+    rows.push({ case: `publish ${int(records)} x 1 KiB, ${acks}: publishBatch (CBV2, ${perRequest}/request, ${inFlight} in flight) vs ${kafka.name}${err(`cursus publish ${acks}`)}`, value: both(c), baseline: both(kafka.rate), ratio: ratio(c, kafka.rate) });
+  }
+  const kafkaAll = fasterKafka('acks=all');
+  const p = med('cursus producer acks=all');
+  rows.push({ case: `publish, acks=all: CursusProducer.send() per record (batches of ${perRequest}, one in flight per partition) vs ${kafkaAll.name}${err('cursus producer acks=all')}`, value: both(p), baseline: both(kafkaAll.rate), ratio: ratio(p, kafkaAll.rate) });
+  const k = med('kcat consume');
+  for (const [name, label] of [['cursus consume', `CONSUME batch=${int(readBatch)}`], ['cursus stream', `STREAM batch=${int(readBatch)}`]] as const) {
+    const c = med(name);
+    rows.push({ case: `read back ${int(records)} x 1 KiB: ${label} vs kcat -C -c ${int(records)}${err(name)}${err('kcat consume')}`, value: both(c), baseline: kcat ? both(k) : 'skipped', ratio: ratio(c, k) });
+  }
+  printTable(`Cursus through the SDK vs the Kafka listener (median of ${trials}; payload bytes; ratio = Cursus / Kafka)`, rows);
+}
 
-    spawnSync('sync');
-    const q = await startQuartet();
-    let cursus: Latencies;
-    let kafka: Latencies;
-    try {
-      cursus = await cursusLatency(q.cursus);
-      kafka = await kafkaLatency(q.kafka);
-    } finally {
-      await q.stop();
-    }
-    printTable(`Publish latency p50 / p99 / p99.9 at ${int(latencyRate)} records/s x ${latencySeconds} s (1 KiB, acks=all, one record per request; ratio = Cursus / Kafka per percentile)`, [
-      { case: `PUBLISH of a one-record CBV2 batch vs KafkaJS send()${notes(cursus)}`, value: pcts(cursus), baseline: `${pcts(kafka)}${notes(kafka)}`, ratio: pctRatio(cursus, kafka) },
-    ]);
+/** Cursus, then Kafka, then Cursus again, on one broker: both Cursus runs are printed. */
+async function latency(): Promise<void> {
+  spawnSync('sync');
+  const q = await startQuartet();
+  let cursus: Latencies[];
+  let kafka: Latencies;
+  try {
+    cursus = [await cursusLatency(q.cursus, 'latency-cursus-1')];
+    kafka = await kafkaLatency(q.kafka);
+    cursus.push(await cursusLatency(q.cursus, 'latency-cursus-2'));
+  } finally {
+    await q.stop();
+  }
+  printTable(`Publish latency p50 / p99 / p99.9 at ${int(latencyRate)} records/s x ${latencySeconds} s (1 KiB, acks=all, one record per request; Cursus before and after Kafka on one broker; ratio = Cursus / Kafka per percentile)`, cursus.map((c, i) => ({
+    case: `PUBLISH of a one-record CBV2 batch (${i === 0 ? 'before' : 'after'} Kafka) vs KafkaJS send()${notes(c)}`,
+    value: pcts(c),
+    baseline: `${pcts(kafka)}${notes(kafka)}`,
+    ratio: pctRatio(c, kafka),
+  })));
+}
+
+export async function runCursusBench(): Promise<void> {
+  const unknown = [...parts].filter((p) => !knownParts.includes(p));
+  if (unknown.length > 0) throw new Error(`QUARTET_BENCH_CURSUS_PARTS: unknown ${unknown.join(', ')} (known: ${knownParts.join(', ')})`);
+  console.log(`\n# Cursus (${int(records)} records of 1 KiB per case, ${trials} trial${trials === 1 ? '' : 's'}${quick ? '; QUARTET_BENCH_QUICK' : ''})`);
+  try {
+    if (parts.has('throughput')) await throughput();
+    if (parts.has('latency')) await latency();
   } finally {
     await Promise.all([...children].map((c) => stopChild(c)));
   }
