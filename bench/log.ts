@@ -5,6 +5,9 @@
 //
 // Targets: appends without fsync >= 80% of the raw baseline at 256 KiB; group-committed appends
 // from 64 concurrent appenders >= 5x the throughput of one fsync per append.
+//
+// Environment: QUARTET_BENCH_QUICK=1 (a short run: a quarter of the volumes, no 1.25 GiB roll run;
+// still three trials, so that the ratios keep their meaning).
 
 import { crc32c } from '../src/base/native.js';
 import { execFileSync } from 'node:child_process';
@@ -18,11 +21,12 @@ import { benchDir, fmt, mbPerSecond, printTable, removeDir, timed, type Measurem
 const recordBytes = 1024;
 const kib = 1024;
 const sizes = [16 * kib, 256 * kib, 1024 * kib];
+const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
 /** Bytes written per no-fsync trial; bounded in time as well. */
-const volumeBytes = 256 * 1024 * 1024;
+const volumeBytes = (quick ? 64 : 256) * 1024 * 1024;
 /** A stream longer than the default 1 GiB segment: its roll happens inside the timed run. */
 const rollVolumeBytes = 1280 * 1024 * 1024;
-const fsyncVolumeBytes = 64 * 1024 * 1024;
+const fsyncVolumeBytes = (quick ? 16 : 64) * 1024 * 1024;
 const secondsMax = 8;
 /** Each case runs this many times, alternating with its baseline; the median is printed. */
 const trials = 3;
@@ -213,7 +217,7 @@ export async function runLogBench(): Promise<void> {
       const shaped = writes.results[3]!;
       rows.push(ratioRow(`context: raw writev of a ${envelopeHeaderBytes} B header + ${size / kib} KiB (the log's layout; plain write() is the baseline)`, shaped, writes.base, undefined, writes.trials[3]));
       rows.push(ratioRow(`context: append ${size / kib} KiB, no fsync, 1 appender, against raw writes in the log's layout`, writes.results[0]!, shaped));
-      if (size === 256 * kib) {
+      if (size === 256 * kib && !quick) {
         // The same appender for 1.25 GiB: the log rolls its 1 GiB segment inside the timed run.
         const long = await interleaved(
           rawThrowaway(size, false, rollVolumeBytes),
