@@ -3,12 +3,18 @@
 // the connection limits, connection tracking and metrics, request counting and latency, the
 // deadlines before authentication, and the graceful stop.
 //
+// Connection limits, checked as a connection is accepted: at most `connectionsPerPeerMax` from one
+// peer address (0: no limit; beyond it the new one is refused); at most `maxConnections` in all
+// and `unauthenticatedConnectionsMax` not yet authenticated (TLS handshakes included). When either
+// of those is reached, the oldest unauthenticated connection is closed to make room for the new
+// one, so peers that never authenticate cannot lock out a client that does; only a listener full
+// of authenticated connections refuses new ones. The front-end calls `context.authenticated()`
+// once its peer has proved who it is (at once for a protocol without authentication).
+//
 // Before authentication: a TLS handshake must finish within `handshakeTimeoutMs`; a connection
-// must authenticate (the front-end calls `context.authenticated()`) within `authTimeoutMs` of
-// being handed to the front-end, else it is destroyed; at most `unauthenticatedConnectionsMax`
-// connections may be unauthenticated at once (handshakes included), beyond which new connections
-// are refused, so that peers that never authenticate cannot take every connection slot. The front-end supplies one ConnectionFactory that
-// turns a socket into a ConnectionHandle; it reads and writes the socket itself.
+// must authenticate within `authTimeoutMs` of being handed to the front-end, else it is destroyed
+// (both counted). The front-end supplies one ConnectionFactory that turns a socket into a
+// ConnectionHandle; it reads and writes the socket itself.
 //
 // Idle connections: a connection with no request in flight and none begun or finished for
 // `idleTimeoutMs` is told close('idle') and ended once idle (Kafka's connections.max.idle.ms);
@@ -36,9 +42,11 @@ import { Socket, createServer as createTcpServer, type AddressInfo, type Server 
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from '../base/logger.js';
 import { SocketReads } from '../base/socket-reads.js';
+import { ConnectionSlots, peerAddressOf, type Admission, type Slot } from './connection-slots.js';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../core/metrics.js';
 import {
   defaultAuthTimeoutMs,
+  defaultConnectionsPerPeerMax,
   defaultHandshakeTimeoutMs,
   defaultUnauthenticatedConnectionsMax,
   type CloseReason,
@@ -82,6 +90,7 @@ export interface TcpListenerOptions {
   handshakeTimeoutMs?: number;
   authTimeoutMs?: number;
   unauthenticatedConnectionsMax?: number;
+  connectionsPerPeerMax?: number;
   idleTimeoutMs?: number;
 }
 
@@ -90,7 +99,9 @@ export class ListenerMetrics {
   private readonly connections: Gauge;
   private readonly connectionsTotal: Counter;
   private readonly rejectedTotal: Counter;
-  private readonly unauthenticatedRejectedTotal: Counter;
+  private readonly peerRejectedTotal: Counter;
+  private readonly unauthenticatedEvictedTotal: Counter;
+  private readonly handshakeTimeoutsTotal: Counter;
   private readonly authTimeoutsTotal: Counter;
   private readonly idleClosedTotal: Counter;
   private readonly requestsTotal: Counter;
@@ -107,8 +118,10 @@ export class ListenerMetrics {
     this.labels = { listener };
     this.connections = registry.gauge('quartet_listener_connections', 'Open client connections');
     this.connectionsTotal = registry.counter('quartet_listener_connections_total', 'Client connections accepted');
-    this.rejectedTotal = registry.counter('quartet_listener_connections_rejected_total', 'Client connections closed at once because the listener was at its connection limit');
-    this.unauthenticatedRejectedTotal = registry.counter('quartet_listener_unauthenticated_rejected_total', 'Client connections closed at once because the listener had as many unauthenticated connections as it allows');
+    this.rejectedTotal = registry.counter('quartet_listener_connections_rejected_total', 'Client connections closed at once because the listener was at its connection limit with every connection authenticated (or was stopping)');
+    this.peerRejectedTotal = registry.counter('quartet_listener_peer_rejected_total', 'Client connections closed at once because their peer address had as many connections as the listener allows one peer');
+    this.unauthenticatedEvictedTotal = registry.counter('quartet_listener_unauthenticated_evicted_total', 'Unauthenticated client connections closed to make room for a new connection (the listener was full, or had as many unauthenticated connections as it allows)');
+    this.handshakeTimeoutsTotal = registry.counter('quartet_listener_handshake_timeouts_total', 'Client connections closed because their TLS handshake did not finish in time');
     this.authTimeoutsTotal = registry.counter('quartet_listener_auth_timeouts_total', 'Client connections closed because they did not authenticate in time');
     this.idleClosedTotal = registry.counter('quartet_listener_idle_closed_total', 'Client connections closed because they were idle for the listener\'s idle timeout');
     this.requestsTotal = registry.counter('quartet_listener_requests_total', 'Requests handled');
@@ -127,8 +140,14 @@ export class ListenerMetrics {
   connectionRejected(): void {
     this.rejectedTotal.inc(this.labels);
   }
-  unauthenticatedRejected(): void {
-    this.unauthenticatedRejectedTotal.inc(this.labels);
+  peerRejected(): void {
+    this.peerRejectedTotal.inc(this.labels);
+  }
+  unauthenticatedEvicted(): void {
+    this.unauthenticatedEvictedTotal.inc(this.labels);
+  }
+  handshakeTimedOut(): void {
+    this.handshakeTimeoutsTotal.inc(this.labels);
   }
   authTimedOut(): void {
     this.authTimeoutsTotal.inc(this.labels);
@@ -228,13 +247,11 @@ export class TcpListener implements ProtocolListener {
   private readonly server: Server;
   private readonly metrics: ListenerMetrics;
   private readonly logger: Logger;
-  /** Every accepted raw socket, including TLS sockets still in their handshake. */
-  private readonly sockets = new Set<Socket>();
+  /** The slot of every admitted raw socket, including TLS sockets still in their handshake. */
+  private readonly sockets = new Map<Socket, Slot<Socket>>();
+  private readonly slots: ConnectionSlots<Socket>;
   private readonly connections = new Map<Socket, Connection>();
-  /** Raw sockets whose connection has authenticated (the rest of `sockets` count as unauthenticated). */
-  private readonly authenticatedSockets = new Set<Socket>();
   private readonly authTimeoutMs: number;
-  private readonly unauthenticatedMax: number;
   private readonly idleTimeoutMs: number;
   private idleSweep: NodeJS.Timeout | null = null;
   private nextId = 1;
@@ -248,24 +265,28 @@ export class TcpListener implements ProtocolListener {
     this.logger = options.logger;
     this.metrics = new ListenerMetrics(options.metrics, options.name);
     this.authTimeoutMs = options.authTimeoutMs ?? defaultAuthTimeoutMs;
-    this.unauthenticatedMax = options.unauthenticatedConnectionsMax ?? defaultUnauthenticatedConnectionsMax;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 0;
+    this.slots = new ConnectionSlots({
+      connectionsMax: options.maxConnections,
+      unauthenticatedMax: options.unauthenticatedConnectionsMax ?? defaultUnauthenticatedConnectionsMax,
+      perPeerMax: options.connectionsPerPeerMax ?? defaultConnectionsPerPeerMax,
+    });
     if (options.tls) {
       this.server = this.createTls(options.tls);
-      this.server.on('connection', (socket: Socket) => this.onRawConnection(socket));
+      this.server.on('connection', (socket: Socket) => {
+        const slot = this.admit(socket);
+        if (slot !== null) this.track(socket, slot);
+      });
     } else {
       // Paused until the front-end has attached: no read happens before the buffer is in place.
       this.server = createTcpServer({ pauseOnConnect: true, allowHalfOpen: options.allowHalfOpen === true });
       this.server.on('connection', (accepted: Socket) => {
-        if (!this.onRawConnection(accepted)) return;
+        const slot = this.admit(accepted);
+        if (slot === null) return;
         const adopted = this.options.readInto === true ? adoptWithReadBuffer(accepted, this.options.allowHalfOpen === true) : null;
-        if (adopted === null) {
-          this.onReady(accepted, accepted, undefined);
-        } else {
-          this.sockets.delete(accepted);
-          this.track(adopted.socket);
-          this.onReady(adopted.socket, adopted.socket, adopted.readInto);
-        }
+        const socket = adopted?.socket ?? accepted;
+        this.track(socket, slot);
+        this.onReady(socket, socket, adopted?.readInto);
       });
     }
   }
@@ -315,47 +336,60 @@ export class TcpListener implements ProtocolListener {
     });
     // A failed or timed-out handshake (handshakeTimeout): with this listener set, the socket is ours to destroy.
     server.on('tlsClientError', (err, socket) => {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_TLS_HANDSHAKE_TIMEOUT') this.metrics.handshakeTimedOut();
       this.logger.debug('tls handshake failed', { error: err });
       socket.destroy();
     });
     return server;
   }
 
-  /** Admits an accepted socket under the connection limit (false: refused and destroyed). */
-  private onRawConnection(socket: Socket): boolean {
-    const unauthenticated = this.sockets.size - this.authenticatedSockets.size;
-    const full = this.sockets.size >= this.options.maxConnections;
-    if (this.stopping || full || unauthenticated >= this.unauthenticatedMax) {
-      // The peer's address is read before destroy(), which clears it.
-      if (!this.stopping) this.logRejected(socket, full ? 'connection limit reached' : 'unauthenticated connection limit reached');
+  /**
+   * Admits an accepted socket under the connection limits (connection-slots.ts), closing the
+   * oldest unauthenticated connection when it must make room; null: refused and destroyed.
+   */
+  private admit(socket: Socket): Slot<Socket> | null {
+    // The peer's address is read before destroy(), which clears it.
+    const peer = peerAddressOf(socket.remoteAddress);
+    const admission: Admission<Socket> = this.stopping ? { refused: 'full' } : this.slots.admit(peer, socket);
+    if ('refused' in admission) {
+      if (!this.stopping) this.logRejected(socket, admission.refused === 'peer' ? 'connections per peer limit reached; connection closed' : 'connection limit reached; connection closed');
       socket.destroy();
-      if (full || this.stopping) this.metrics.connectionRejected();
-      else this.metrics.unauthenticatedRejected();
-      return false;
+      if (admission.refused === 'peer') this.metrics.peerRejected();
+      else this.metrics.connectionRejected();
+      return null;
     }
-    this.track(socket);
-    return true;
+    const evicted = admission.evicted;
+    if (evicted !== null) {
+      this.logRejected(evicted.holder, 'connection limit reached; the oldest unauthenticated connection closed to make room');
+      this.metrics.unauthenticatedEvicted();
+      evicted.holder.destroy();
+    }
+    return admission.admitted;
   }
 
-  private track(socket: Socket): void {
-    this.sockets.add(socket);
+  /** Tracks the admitted socket (an adopted one replaces the accepted one) until it closes. */
+  private track(socket: Socket, slot: Slot<Socket>): void {
+    slot.holder = socket;
+    this.sockets.set(socket, slot);
     socket.on('error', (err) => this.logger.debug('connection error', { error: err, remote: remoteOf(socket) }));
     socket.once('close', () => {
       this.sockets.delete(socket);
-      this.authenticatedSockets.delete(socket);
+      this.slots.release(slot);
     });
   }
 
-  private logRejected(socket: Socket, why: string): void {
+  private logRejected(socket: Socket, what: string): void {
     const now = Date.now();
     if (now - this.lastRejectLogMs < REJECT_LOG_INTERVAL_MS) {
       this.rejectsNotLogged++;
       return;
     }
-    this.logger.warn(`${why}; connection closed`, {
+    const { connectionsMax, unauthenticatedMax, perPeerMax } = this.slots.limits;
+    this.logger.warn(what, {
       remote: remoteOf(socket),
-      maxConnections: this.options.maxConnections,
-      unauthenticatedConnectionsMax: this.unauthenticatedMax,
+      maxConnections: connectionsMax,
+      unauthenticatedConnectionsMax: unauthenticatedMax,
+      connectionsPerPeerMax: perPeerMax,
       alsoClosedSinceLastLine: this.rejectsNotLogged,
     });
     this.lastRejectLogMs = now;
@@ -364,7 +398,8 @@ export class TcpListener implements ProtocolListener {
 
   /** A connection is usable (TCP accepted, or TLS handshake done): hand it to the front-end. */
   private onReady(raw: Socket, socket: Socket, readInto: ReadInto | undefined): void {
-    if (!this.sockets.has(raw) || raw.destroyed) return;
+    const slot = this.sockets.get(raw);
+    if (slot === undefined || raw.destroyed) return;
     const id = this.nextId++;
     const remote = remoteOf(raw);
     const logger = this.logger.child({ conn: id, remote });
@@ -373,7 +408,7 @@ export class TcpListener implements ProtocolListener {
     this.metrics.connectionOpened();
     let deadline: NodeJS.Timeout | null = null;
     const arm = (): void => {
-      if (this.authTimeoutMs > 0) deadline = setTimeout(() => this.authTimedOut(raw, conn), this.authTimeoutMs).unref();
+      if (this.authTimeoutMs > 0) deadline = setTimeout(() => this.authTimedOut(raw, slot, conn), this.authTimeoutMs).unref();
     };
     const disarm = (): void => {
       if (deadline !== null) clearTimeout(deadline);
@@ -382,10 +417,11 @@ export class TcpListener implements ProtocolListener {
     arm();
     conn.onAuthenticated = () => {
       disarm();
-      if (!raw.destroyed) this.authenticatedSockets.add(raw);
+      if (!raw.destroyed) this.slots.authenticated(slot);
     };
     conn.onUnauthenticated = () => {
-      if (raw.destroyed || !this.authenticatedSockets.delete(raw)) return;
+      if (raw.destroyed || !slot.authenticated) return;
+      this.slots.unauthenticated(slot);
       arm();
     };
     raw.once('close', () => {
@@ -425,8 +461,8 @@ export class TcpListener implements ProtocolListener {
   }
 
   /** A connection that did not authenticate in time goes: nothing it sent was accepted as anyone's. */
-  private authTimedOut(raw: Socket, conn: Connection): void {
-    if (raw.destroyed || this.authenticatedSockets.has(raw)) return;
+  private authTimedOut(raw: Socket, slot: Slot<Socket>, conn: Connection): void {
+    if (raw.destroyed || slot.authenticated) return;
     conn.logger.debug('connection closed: not authenticated in time', { authTimeoutMs: this.authTimeoutMs });
     this.metrics.authTimedOut();
     raw.destroy();
@@ -434,7 +470,7 @@ export class TcpListener implements ProtocolListener {
 
   private async drainAndClose(drainTimeoutMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    for (const raw of this.sockets) if (!this.connections.has(raw)) raw.destroy(); // mid-handshake
+    for (const raw of this.sockets.keys()) if (!this.connections.has(raw)) raw.destroy(); // mid-handshake
     const drains = [...this.connections.values()].map((conn) => this.drainOne(conn));
     const deadline = timer(drainTimeoutMs);
     const timedOut = await Promise.race([Promise.all(drains).then(() => false), deadline.promise.then(() => true)]);
@@ -442,7 +478,7 @@ export class TcpListener implements ProtocolListener {
     if (timedOut && this.sockets.size > 0) {
       this.logger.warn('drain timeout; closing connections with requests in flight', { connections: this.sockets.size, drainTimeoutMs });
     }
-    for (const raw of this.sockets) raw.destroy();
+    for (const raw of this.sockets.keys()) raw.destroy();
     await closed;
   }
 
@@ -536,6 +572,7 @@ export function tcpProtocolListener(makeConnectionFactory: (context: ListenerCon
       ...(s.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: s.handshakeTimeoutMs } : {}),
       ...(s.authTimeoutMs !== undefined ? { authTimeoutMs: s.authTimeoutMs } : {}),
       ...(s.unauthenticatedConnectionsMax !== undefined ? { unauthenticatedConnectionsMax: s.unauthenticatedConnectionsMax } : {}),
+      ...(s.connectionsPerPeerMax !== undefined ? { connectionsPerPeerMax: s.connectionsPerPeerMax } : {}),
       ...(s.idleTimeoutMs !== undefined ? { idleTimeoutMs: s.idleTimeoutMs } : {}),
     });
   };

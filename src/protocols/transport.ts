@@ -20,7 +20,7 @@ export interface ListenAddress {
 /** One listener's settings: where it binds, how many connections it takes, TLS, what it advertises. */
 export interface ListenerSettings {
   addr: ListenAddress;
-  /** Connections beyond this many are closed at once. */
+  /** Connections at once; beyond them the oldest unauthenticated one is closed, or, if none, the new one. */
   maxConnections: number;
   /** PEM certificate and key; TLS is on when both are set. */
   tlsCertFile: string | null;
@@ -31,8 +31,13 @@ export interface ListenerSettings {
   handshakeTimeoutMs?: number;
   /** A connection not authenticated within this is closed; 0: never (default defaultAuthTimeoutMs). */
   authTimeoutMs?: number;
-  /** Connections not yet authenticated (TLS handshakes included) at once; more are refused (default defaultUnauthenticatedConnectionsMax). */
+  /**
+   * Connections not yet authenticated (TLS handshakes included) at once; a new one beyond them, or
+   * beyond maxConnections, closes the oldest unauthenticated one (default defaultUnauthenticatedConnectionsMax).
+   */
   unauthenticatedConnectionsMax?: number;
+  /** Connections from one peer address at once; more are refused; 0: no limit (default defaultConnectionsPerPeerMax). */
+  connectionsPerPeerMax?: number;
   /** A connection with no request begun or finished for this long, and none in flight, is closed ('idle'); 0 (the default): never. */
   idleTimeoutMs?: number;
 }
@@ -51,6 +56,9 @@ export const defaultIdleTimeoutsMs: Readonly<Record<string, number>> = { kafka: 
 
 /** How many connections may be unauthenticated at once (per listener). */
 export const defaultUnauthenticatedConnectionsMax = 1024;
+
+/** How many connections one peer address may hold at once (per listener). */
+export const defaultConnectionsPerPeerMax = 256;
 
 /** What a listener is built from: the broker, its own settings and process-wide services. */
 export interface ListenerContext {
@@ -109,8 +117,8 @@ export interface ConnectionContext {
   readonly inFlight: number;
   /**
    * The peer has authenticated (or the protocol asks for no proof): the connection no longer
-   * counts against the unauthenticated limit, and its authentication deadline is lifted. Once is
-   * enough; later calls do nothing.
+   * counts against the unauthenticated limit, is no longer closed to make room for new ones, and
+   * its authentication deadline is lifted. Once is enough; later calls do nothing.
    */
   authenticated(): void;
   /**

@@ -145,15 +145,15 @@ test('echo round trip, connection tracking and request metrics', async () => {
   await b.closed;
 });
 
-test('connections beyond maxConnections are closed at once and logged', async () => {
+test('connections beyond maxConnections, all authenticated, are closed at once and logged', async () => {
   const fe = new EchoFrontEnd();
-  const { listener, port, metrics, lines } = await startListener(fe, { maxConnections: 2 });
+  const { listener, port, metrics, lines } = await startListener(fe, { maxConnections: 2, connectionFactory: authenticatingFactory(fe) });
   const a = await Client.open(port);
   const b = await Client.open(port);
-  a.send('x');
-  await a.receive('x\n');
-  b.send('y');
-  await b.receive('y\n');
+  a.send('login');
+  await a.receive('login\n');
+  b.send('login');
+  await b.receive('login\n');
   const c = await Client.open(port);
   const cPort = c.socket.localPort;
   await c.closed;
@@ -408,33 +408,96 @@ test('a connection that does not authenticate within authTimeoutMs is closed and
   assert.match(metrics.render(), /quartet_listener_auth_timeouts_total\{listener="echo"\} 2/);
 });
 
-test('at most unauthenticatedConnectionsMax connections wait unauthenticated; an authenticated one frees its place', async (t) => {
+/** A client whose connection the server has seen: its first line has been echoed. */
+async function openSeen(port: number, line: string, localAddress?: string): Promise<Client> {
+  const client = localAddress === undefined ? await Client.open(port) : await openFrom(port, localAddress);
+  client.send(line);
+  await within(client.receive(`${line}\n`), 5_000, `the echo of ${line}`);
+  return client;
+}
+
+function openFrom(port: number, localAddress: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress }, () => resolve(new Client(socket)));
+    socket.once('error', reject);
+  });
+}
+
+test('beyond unauthenticatedConnectionsMax, the oldest unauthenticated connection is closed to make room; an authenticated one is never', async (t) => {
   const fe = new EchoFrontEnd();
   const { listener, port, metrics, lines } = await startListener(fe, { connectionFactory: authenticatingFactory(fe), unauthenticatedConnectionsMax: 2 });
   t.after(() => listener.stop(1_000));
-  const a = await Client.open(port);
-  const b = await Client.open(port);
-  a.send('hello');
-  await a.receive('hello\n');
-  b.send('hello');
-  await b.receive('hello\n');
+  const member = await openSeen(port, 'login');
+  const a = await openSeen(port, 'a');
+  const b = await openSeen(port, 'b');
+  const c = await openSeen(port, 'c');
+  await within(a.closed, 5_000, 'the oldest unauthenticated connection to be closed');
+  assert.match(metrics.render(), /quartet_listener_unauthenticated_evicted_total\{listener="echo"\} 1/);
+  assert.ok(lines.some((l) => l.msg === 'connection limit reached; the oldest unauthenticated connection closed to make room'));
+  // b authenticates: the next newcomer finds room without closing anyone.
+  b.send('login');
+  await b.receive('login\n');
+  const d = await openSeen(port, 'd');
+  assert.equal(listener.connectionCount, 4);
+  // Now c is the oldest unauthenticated one.
+  await openSeen(port, 'e');
+  await within(c.closed, 5_000, 'c to be closed');
+  for (const kept of [member, b, d]) {
+    kept.send('still here');
+    await kept.receive('still here\n');
+  }
+  assert.match(metrics.render(), /quartet_listener_unauthenticated_evicted_total\{listener="echo"\} 2/);
+});
+
+test('a full listener closes its oldest unauthenticated connection for a newcomer, which can then authenticate', async (t) => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics } = await startListener(fe, { connectionFactory: authenticatingFactory(fe), maxConnections: 4 });
+  t.after(() => listener.stop(1_000));
+  const member = await openSeen(port, 'login');
+  const idle = [await openSeen(port, 'idle-0'), await openSeen(port, 'idle-1'), await openSeen(port, 'idle-2')];
+  // Full: four connections, three of them idle and unauthenticated. A client that logs in gets in.
+  const client = await openSeen(port, 'hello');
+  await within(idle[0]!.closed, 5_000, 'the oldest idle connection to be closed');
+  client.send('login');
+  await client.receive('login\n');
+  // And another: the next oldest idle one goes.
+  const other = await openSeen(port, 'login');
+  await within(idle[1]!.closed, 5_000, 'the next idle connection to be closed');
+  assert.match(metrics.render(), /quartet_listener_unauthenticated_evicted_total\{listener="echo"\} 2/);
+  assert.doesNotMatch(metrics.render(), /quartet_listener_connections_rejected_total\{listener="echo"\} [1-9]/, 'nobody was refused');
+  for (const kept of [member, idle[2]!, client, other]) {
+    kept.send('ok');
+    await kept.receive('ok\n');
+  }
+});
+
+test('at most connectionsPerPeerMax connections from one peer address; other peers are not held to its count', async (t) => {
+  const fe = new EchoFrontEnd();
+  const { listener, port, metrics, lines } = await startListener(fe, { connectionsPerPeerMax: 2 });
+  t.after(() => listener.stop(1_000));
+  const a = await openSeen(port, 'a');
+  await openSeen(port, 'b');
   const refused = await Client.open(port);
-  await within(refused.closed, 5_000, 'the third unauthenticated connection to be refused');
+  await within(refused.closed, 5_000, 'the third connection from the peer to be refused');
   assert.equal(refused.received, '');
-  assert.match(metrics.render(), /quartet_listener_unauthenticated_rejected_total\{listener="echo"\} 1/);
-  assert.ok(lines.some((l) => l.msg === 'unauthenticated connection limit reached; connection closed'));
-  a.send('login');
-  await a.receive('login\n');
-  const admitted = await Client.open(port);
-  admitted.send('in');
-  await admitted.receive('in\n');
+  assert.match(metrics.render(), /quartet_listener_peer_rejected_total\{listener="echo"\} 1/);
+  assert.ok(lines.some((l) => l.msg === 'connections per peer limit reached; connection closed' && l.connectionsPerPeerMax === 2));
+  // Another loopback address is another peer (Linux routes all of 127/8 to lo).
+  const elsewhere = await openSeen(port, 'from 127.0.0.2', '127.0.0.2');
   assert.equal(listener.connectionCount, 3);
+  // Once one of the peer's connections has gone, it may open another.
+  a.socket.end();
+  await a.closed;
+  await eventually(() => listener.connectionCount === 2, 'the closed connection to be released');
+  await openSeen(port, 'c');
+  elsewhere.send('still here');
+  await elsewhere.receive('still here\n');
 });
 
 test('TLS: a handshake not finished within handshakeTimeoutMs is dropped', async (t) => {
   const tls = makeCert();
   if (!tls) return t.skip('openssl is not installed');
-  const { listener, port } = await startListener(new EchoFrontEnd(), { tls, handshakeTimeoutMs: 200 });
+  const { listener, port, metrics } = await startListener(new EchoFrontEnd(), { tls, handshakeTimeoutMs: 200 });
   t.after(() => listener.stop(1_000));
   // A TCP peer that never starts the handshake.
   const silent = connect(port, '127.0.0.1');
@@ -443,6 +506,7 @@ test('TLS: a handshake not finished within handshakeTimeoutMs is dropped', async
   const closed = new Promise((resolve) => silent.once('close', resolve));
   const timedOut = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 5_000))]);
   assert.equal(timedOut, false, 'the server dropped the handshake');
+  await eventually(() => /quartet_listener_handshake_timeouts_total\{listener="echo"\} 1/.test(metrics.render()), 'the timeout to be counted');
 });
 
 test('a connection idle for idleTimeoutMs is closed and counted; one with a request in flight, or active, stays', async (t) => {
