@@ -12,7 +12,7 @@ import { workerSettingsDefault, type WorkerSettings } from '../core/offload.js';
 import { type LogLevel } from '../base/logger.js';
 import { type TopicConfig } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
-import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
+import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultHandshakeTimeoutMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
 
 /** A config file larger than this is refused before parsing. */
 export const CONFIG_FILE_BYTES_MAX = 1024 * 1024;
@@ -25,7 +25,7 @@ export interface HostPort {
 export interface ProtocolListenerConfig {
   enabled: boolean;
   addr: HostPort;
-  /** Connections beyond this many are closed at once. */
+  /** See ListenerSettings.maxConnections. */
   maxConnections: number;
   /** PEM certificate and key; TLS is on when both are set. */
   tlsCertFile: string | null;
@@ -38,8 +38,10 @@ export interface ProtocolListenerConfig {
   authTimeoutMs: number;
   /** See ListenerSettings.idleTimeoutMs. */
   idleTimeoutMs: number;
-  /** Connections not yet authenticated at once; more are refused. */
+  /** See ListenerSettings.unauthenticatedConnectionsMax. */
   unauthenticatedConnectionsMax: number;
+  /** See ListenerSettings.connectionsPerPeerMax. */
+  connectionsPerPeerMax: number;
 }
 
 export interface HttpListenerConfig {
@@ -150,6 +152,7 @@ function emptyListener(): ProtocolListenerConfig {
     handshakeTimeoutMs: defaultHandshakeTimeoutMs,
     authTimeoutMs: defaultAuthTimeoutMs,
     unauthenticatedConnectionsMax: defaultUnauthenticatedConnectionsMax,
+    connectionsPerPeerMax: defaultConnectionsPerPeerMax,
     idleTimeoutMs: 0,
   };
 }

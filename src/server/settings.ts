@@ -11,7 +11,7 @@ import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
 import { protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
-import { defaultAuthTimeoutMs, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
+import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
 import type { HostPort, ProtocolListenerConfig, KafkaFrontendConfig, IggyFrontendConfig, CursusFrontendConfig, QuartetConfig } from './config.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -174,8 +174,13 @@ function workerThreadsDefault(): number {
 export const defaultPorts: Record<ListenerName, number> = { kafka: 9092, iggy: 8090, cursus: 9000, felix: 5000, http: 9080 };
 export const DEFAULT_LISTEN_HOST = '0.0.0.0';
 export const DEFAULT_MAX_CONNECTIONS = 4096;
-/** Per-protocol connection limits where the protocol names one (Cursus: max_client_connections 1000). */
-export const defaultMaxConnections: Readonly<Partial<Record<ProtocolName, number>>> = { cursus: 1000 };
+/** Cursus's own server admits 1,000 clients (cursus-wire-v2.md, "Max concurrent connections"). */
+const CURSUS_MAX_CONNECTIONS = 1000;
+
+/** A protocol listener's default connection limit. */
+export function defaultMaxConnections(name: ProtocolName): number {
+  return name === 'cursus' ? CURSUS_MAX_CONNECTIONS : DEFAULT_MAX_CONNECTIONS;
+}
 
 const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
 
@@ -230,8 +235,8 @@ function protocolSettings(name: ProtocolName): Setting[] {
       flag: `${name}-max-connections`,
       env: `QUARTET_${upper}_MAX_CONNECTIONS`,
       kind: intKind(1, CONNECTIONS_MAX),
-      default: defaultMaxConnections[name] ?? DEFAULT_MAX_CONNECTIONS,
-      doc: `Open ${label} connections allowed at once; extra connections are closed at once and logged.`,
+      default: defaultMaxConnections(name),
+      doc: `Open ${label} connections allowed at once; a new one beyond them closes the oldest connection not yet authenticated, or, when every one is, is itself closed at once and logged.`,
       set: (c, v) => void (get(c).maxConnections = v),
     }),
     define({
@@ -240,8 +245,17 @@ function protocolSettings(name: ProtocolName): Setting[] {
       env: `QUARTET_${upper}_UNAUTHENTICATED_CONNECTIONS_MAX`,
       kind: intKind(1, CONNECTIONS_MAX),
       default: defaultUnauthenticatedConnectionsMax,
-      doc: `${label} connections that have not authenticated yet (TLS handshakes included) allowed at once; more are closed at once, so that peers that never authenticate cannot take every slot.`,
+      doc: `${label} connections that have not authenticated yet (TLS handshakes included) allowed at once; a new one beyond them closes the oldest of them, so that peers that never authenticate cannot lock out a client that does.`,
       set: (c, v) => void (get(c).unauthenticatedConnectionsMax = v),
+    }),
+    define({
+      key: `listeners.${name}.connectionsPerPeerMax`,
+      flag: `${name}-connections-per-peer-max`,
+      env: `QUARTET_${upper}_CONNECTIONS_PER_PEER_MAX`,
+      kind: intKind(0, CONNECTIONS_MAX),
+      default: defaultConnectionsPerPeerMax,
+      doc: `${label} connections allowed at once from one peer IP address; more from it are closed at once (0: no limit).`,
+      set: (c, v) => void (get(c).connectionsPerPeerMax = v),
     }),
     define({
       key: `listeners.${name}.authTimeoutMs`,

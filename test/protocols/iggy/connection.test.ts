@@ -436,6 +436,27 @@ describe('iggy connection: header rules', () => {
   });
 });
 
+describe('iggy connection: a full listener', () => {
+  it('closes the oldest connection that has not logged in to make room, so idle connections cannot lock out a login', async (t) => {
+    const h = await startIggy(t, { maxConnections: 4 });
+    const member = await h.root();
+    // Three idle connections that never log in (each pinged, so the listener has them all).
+    const idle = [];
+    for (let i = 0; i < 3; i++) {
+      const c = await h.client();
+      assert.ok('value' in (await c.call(CommandCode.ping, {})));
+      idle.push(c);
+    }
+    // The listener is full; a client that logs in still gets in, and the oldest idle one goes.
+    const late = await h.client();
+    await late.login('iggy', rootPassword);
+    await idle[0]!.whenClosed();
+    assert.ok('value' in (await late.call(CommandCode.ping, {})));
+    assert.ok('value' in (await member.call(CommandCode.ping, {})), 'a logged-in connection is never closed to make room');
+    assert.ok('value' in (await idle[1]!.call(CommandCode.ping, {})));
+  });
+});
+
 describe('iggy connection: sessions', () => {
   it('evicts incompatible protocol versions with the window (14) and malformed logins (15)', async (t) => {
     const h = await startIggy(t);

@@ -73,6 +73,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** The listener's deadline for a login (default: the listener's). */
   authTimeoutMs?: number;
+  /** The listener's connection limit (default 100). */
+  maxConnections?: number;
 }
 
 export async function startIggy(t: After, options: HarnessOptions = {}): Promise<IggyHarness> {
@@ -98,7 +100,7 @@ export async function startIggy(t: After, options: HarnessOptions = {}): Promise
   const listener = new TcpListener({
     name: 'iggy',
     addr: { host: '127.0.0.1', port: 0 },
-    maxConnections: 100,
+    maxConnections: options.maxConnections ?? 100,
     logger: silentLogger,
     metrics: new MetricsRegistry(),
     connectionFactory: (socket, ctx) => new IggyConnection(frontend, socket, ctx),
