@@ -85,6 +85,12 @@ export interface FileSlice {
   readonly fd: number;
   readonly position: number;
   readonly length: number;
+  /**
+   * The stored CRC32C of the range's bytes from `from` on (a log slice's payload; the bytes before
+   * were checked with the envelope header when the slice was made). Whoever reads the range's
+   * bytes checks them against it; bytes sent with sendfile are checked by the log's scrubber.
+   */
+  readonly payloadCrc?: { readonly from: number; readonly value: number };
 }
 
 /**

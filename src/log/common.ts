@@ -98,6 +98,11 @@ export class ReadSelector {
     return true;
   }
 
+  /** Ends the read with the batches taken so far (the next one cannot be served). */
+  stop(): void {
+    this.done = true;
+  }
+
   private finish(): boolean {
     this.done = true;
     return false;

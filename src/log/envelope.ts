@@ -32,7 +32,7 @@
 // Validation checks both.
 
 import { crc32c } from '../base/native.js';
-import { BatchFormat, type StoredBatch } from './types.js';
+import { BatchFormat, type FileSlice, type StoredBatch } from './types.js';
 
 export const envelopeMagic = 0x514c4f47;
 export const envelopeVersion = 1;
@@ -176,10 +176,32 @@ export function checkEnvelope(buf: Buffer, position = 0): EnvelopeHeader | Envel
   const payloadEnd = payloadStart + header.payloadLength;
   if (payloadEnd > buf.length) return 'truncated';
   if (header.checksumFrom > header.payloadLength) return 'bad length';
-  const payload = buf.subarray(payloadStart, payloadEnd);
-  if (headerChecksum(buf.subarray(position, payloadStart), payload, header.checksumFrom) !== header.crc) return 'checksum mismatch';
-  if (crc32c(payload.subarray(header.checksumFrom)) !== header.payloadCrc) return 'checksum mismatch';
+  if (envelopeHeadValid(buf, position, header) !== true) return 'checksum mismatch';
+  if (!envelopePayloadValid(buf.subarray(payloadStart, payloadEnd), header)) return 'checksum mismatch';
   return header;
+}
+
+/**
+ * Whether the header's own checksum (header bytes 8..63 and payload[0..from)) matches, which
+ * vouches for every header field, the length included, before the rest of the payload is read.
+ * Null when `buf` ends before payload[from] (or `from` lies past the payload).
+ */
+export function envelopeHeadValid(buf: Buffer, position: number, header: EnvelopeHeader): boolean | null {
+  const payloadStart = position + envelopeHeaderBytes;
+  if (header.checksumFrom > header.payloadLength || payloadStart + header.checksumFrom > buf.length) return null;
+  const payloadHead = buf.subarray(payloadStart, payloadStart + header.checksumFrom);
+  return headerChecksum(buf.subarray(position, payloadStart), payloadHead, header.checksumFrom) === header.crc;
+}
+
+/** Whether `payload` (the whole payload) matches the header's payloadCrc over payload[from..]. */
+export function envelopePayloadValid(payload: Buffer, header: Pick<EnvelopeHeader, 'checksumFrom' | 'payloadCrc'>): boolean {
+  return crc32c(payload.subarray(header.checksumFrom)) === header.payloadCrc;
+}
+
+/** Whether the bytes of a file slice match the checksum it carries (none carried: true). */
+export function sliceBytesValid(file: FileSlice, bytes: Buffer): boolean {
+  const crc = file.payloadCrc;
+  return crc === undefined || crc32c(bytes.subarray(crc.from)) === crc.value;
 }
 
 /** Total bytes the envelope occupies on disk. */

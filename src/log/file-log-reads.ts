@@ -2,16 +2,24 @@
 // of one pread per window, or as file slices for large batches), payloads of file slices read
 // whole, and the timestamp lookups. A read pins every segment it may reach, all at once before its
 // first await, so retention and compaction never close a file under it.
+//
+// Integrity (integrity.ts): every envelope header a read parses is checked against its own
+// checksum before its length is trusted, and every batch returned as bytes against its payload
+// checksum (unless ReadOptions.verify is false); a file slice carries its checksum for whoever
+// reads its bytes.
+// A corrupt batch is never returned: the read ends before it, or fails with corrupt_batch when
+// it would be the first batch returned.
 
 import { QuartetError } from '../base/errors.js';
 import type { BufferLease } from '../base/buffer-pool.js';
 import { closedError, outOfRange, ReadSelector } from './common.js';
-import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
+import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, envelopeHeadValid, envelopePayloadValid, sliceBytesValid, storedBatchOf, type EnvelopeHeader } from './envelope.js';
 import { pinnedAll, type LogState } from './file-log-state.js';
+import { confirmCorrupt, corruptBatchError } from './integrity.js';
 import type { LogFileSystem } from './fs.js';
 import { readFully, scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import type { Segment } from './segment.js';
-import type { ReadOptions, StoredBatch } from './types.js';
+import type { CorruptBatch, ReadOptions, StoredBatch } from './types.js';
 import { fileSliceHeadBytes } from './types.js';
 
 export class ReadPath {
@@ -36,7 +44,7 @@ export class ReadPath {
         // index at endOffset does not mark the selector done).
         if (selector.done || segment.baseOffset >= endOffset) break;
         if (segment.nextOffset <= offset) continue;
-        await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease, slices);
+        await this.readSegment(segment, offset, endOffset, selector, options.maxBytes, options.lease, slices, options.verify !== false);
       }
     });
     return selector.batches;
@@ -71,14 +79,34 @@ export class ReadPath {
    * released; one wholly inside them is offered as read. After a large envelope the next pread is
    * a small window (the index gap plus one header and head); after small batches, the usual
    * window. The first pread is small when this log's last sliced read met a large envelope.
+   *
+   * Checks (with `verify`): see the file header. A large envelope is sliced only when the
+   * payload bytes its header checksum covers lie within its head (so that the header is checked).
    */
-  private async readSegment(segment: Segment, offset: number, endOffset: number, selector: ReadSelector, maxBytes: number, lease: BufferLease | undefined, slices: { lease: BufferLease; min: number } | null): Promise<void> {
+  private async readSegment(
+    segment: Segment,
+    offset: number,
+    endOffset: number,
+    selector: ReadSelector,
+    maxBytes: number,
+    lease: BufferLease | undefined,
+    slices: { lease: BufferLease; min: number } | null,
+    verify: boolean,
+  ): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
     // Nothing at or past the first indexed batch from endOffset on is wanted: with maxOffset (an
     // Iggy poll of N messages, a read_committed fetch) the read stops there instead of filling
     // a window of maxBytes.
     const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
     const sliceMin = slices?.min ?? Infinity;
+    const sliced = (header: EnvelopeHeader): boolean => header.payloadLength >= sliceMin && header.checksumFrom <= fileSliceHeadBytes;
+    const wanted = (header: EnvelopeHeader): boolean => header.baseOffset + header.recordCount > offset && header.baseOffset < endOffset;
+    /** Why a wanted whole envelope at `at` of `buf` is not served ('known': recorded corrupt already), or null. */
+    const unservable = (buf: Buffer, at: number, header: EnvelopeHeader): 'known' | 'corrupt' | null => {
+      if (!verify || !wanted(header)) return null;
+      if (this.state.corrupt.isKnown(segment, position + at)) return 'known';
+      return !envelopePayloadValid(buf.subarray(at + envelopeHeaderBytes, at + envelopeBytes(header)), header) ? 'corrupt' : null;
+    };
     const smallWindow = this.state.config.indexIntervalBytes + envelopeHeaderBytes + fileSliceHeadBytes;
     // The wanted batch usually starts within indexIntervalBytes of the indexed position.
     const largeWindow = maxBytes + this.state.config.indexIntervalBytes + envelopeHeaderBytes;
@@ -94,17 +122,23 @@ export class ReadPath {
         while (at < buf.length) {
           const header = decodeEnvelopeHeader(buf, at);
           if (header === 'truncated') break;
-          if (typeof header === 'string') throw new QuartetError('storage_error', `corrupt envelope in ${segment.paths.log} at ${position + at}: ${header}`);
+          if (typeof header === 'string') return await this.refuse(segment, position + at, selector);
+          // Its own checksum vouches for the header, its length above all, before anything is taken from it.
+          const headValid = verify ? envelopeHeadValid(buf, at, header) : true;
+          if (headValid === false) return await this.refuse(segment, position + at, selector);
+          if (headValid === null) break;
           const bytes = envelopeBytes(header);
           if (header.payloadLength >= sliceMin) sawLarge = metLarge = true;
-          if (slices !== null && header.payloadLength >= sliceMin && at + bytes > buf.length) {
+          if (slices !== null && sliced(header) && at + bytes > buf.length) {
             // Its head must be in this window (else it is read again from here), and all of it in
             // the segment (a rollback may have shrunk it under this read).
             if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
             if (position + at + bytes > segment.size) return;
+            if (verify && wanted(header) && this.state.corrupt.isKnown(segment, position + at)) return await this.refuse(segment, position + at, selector, true);
             const batch = storedBatchOf(header, buf, at);
             batch.payload = batch.payload.subarray(0, fileSliceHeadBytes);
-            batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength };
+            const payloadCrc = { from: header.checksumFrom, value: header.payloadCrc };
+            batch.file = { fd: segment.logFd, position: position + at + envelopeHeaderBytes, length: header.payloadLength, payloadCrc };
             if (!pinned) {
               segment.acquire();
               slices.lease.onRelease(() => void segment.release().catch((error: unknown) => this.state.logger.warn('closing a retired segment failed', { error })));
@@ -115,6 +149,8 @@ export class ReadPath {
             continue;
           }
           if (at + bytes > buf.length) break;
+          const refused = unservable(buf, at, header);
+          if (refused !== null) return await this.refuse(segment, position + at, selector, refused === 'known');
           if (!selector.offer(storedBatchOf(header, buf, at))) return;
           at += bytes;
         }
@@ -123,9 +159,12 @@ export class ReadPath {
           // header cut short (or a large one whose head is cut) means a rollback shrank the
           // segment under this read: nothing more is readable here.
           const header = decodeEnvelopeHeader(buf, 0);
-          if (typeof header === 'string' || header.payloadLength >= sliceMin) return;
+          if (typeof header === 'string' || (slices !== null && sliced(header))) return;
           const whole = await segment.readRange(position, envelopeBytes(header), lease);
           if (whole.length < envelopeBytes(header)) return;
+          if (verify && envelopeHeadValid(whole, 0, header) !== true) return await this.refuse(segment, position, selector);
+          const refused = unservable(whole, 0, header);
+          if (refused !== null) return await this.refuse(segment, position, selector, refused === 'known');
           if (!selector.offer(storedBatchOf(header, whole, 0))) return;
           at = whole.length;
         }
@@ -138,6 +177,24 @@ export class ReadPath {
     }
   }
 
+  /**
+   * The envelope at `position` cannot be served (`known`: recorded corrupt already; otherwise a
+   * check failed just now and is confirmed first). The read ends before it, or, having nothing
+   * yet, fails: corrupt_batch, or storage_error when a second look finds it sound (the segment's
+   * tail changed under the read: a retry reads what is there now).
+   */
+  private async refuse(segment: Segment, position: number, selector: ReadSelector, known = false): Promise<void> {
+    let corrupt: CorruptBatch | null = known ? this.state.corrupt.get(segment, position) : null;
+    if (corrupt === null) {
+      const confirmed = await confirmCorrupt(this.state, segment, position);
+      if (confirmed !== null) corrupt = this.state.corrupt.note(segment, position, confirmed, 'read');
+    }
+    selector.stop();
+    if (selector.batches.length > 0) return;
+    if (corrupt !== null) throw corruptBatchError(corrupt);
+    throw new QuartetError('storage_error', `the batch at ${segment.paths.log}:${position} changed under the read; try again`);
+  }
+
   async wholePayload(batch: StoredBatch, lease?: BufferLease): Promise<StoredBatch> {
     if (batch.file === undefined) return batch;
     // The slice's segment is pinned by the lease of the read that returned it: its fd is open.
@@ -145,7 +202,24 @@ export class ReadPath {
     const payload = lease ? lease.buffer(file.length) : Buffer.allocUnsafe(file.length);
     const n = await readFully(this.state.fsys, file.fd, payload, file.position);
     if (n !== file.length) throw new QuartetError('storage_error', `a file slice of ${file.length} bytes read back ${n}`);
+    if (!sliceBytesValid(file, payload)) {
+      const corrupt = await this.checkBatch(batch);
+      throw corrupt !== null ? corruptBatchError(corrupt) : new QuartetError('storage_error', `a file slice of ${file.length} bytes changed under the read; try again`);
+    }
     return { ...rest, payload };
+  }
+
+  /** See PartitionLog.checkBatch. A slice of a segment retired since is not recorded (nothing of it is served any more). */
+  async checkBatch(batch: StoredBatch): Promise<CorruptBatch | null> {
+    const file = batch.file;
+    if (file === undefined) return null;
+    const segment = this.state.segments.find((s) => s.logFd === file.fd);
+    if (segment === undefined) return null;
+    const position = file.position - envelopeHeaderBytes;
+    const known = this.state.corrupt.get(segment, position);
+    if (known !== null) return known;
+    const confirmed = await confirmCorrupt(this.state, segment, position);
+    return confirmed === null ? null : this.state.corrupt.note(segment, position, confirmed, 'read');
   }
 
   async offsetForTimestamp(timestamp: number): Promise<number | null> {

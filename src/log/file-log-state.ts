@@ -8,6 +8,7 @@ import type { Clock } from '../base/clock.js';
 import type { Logger } from '../base/logger.js';
 import type { FormatRegistry } from './formats.js';
 import type { LogFileSystem } from './fs.js';
+import type { CorruptBatches } from './integrity.js';
 import type { Segment } from './segment.js';
 import type { LogConfig } from './types.js';
 
@@ -50,6 +51,8 @@ export class LogState {
     public logStartOffset: number,
     /** The recovery point on disk: segments below it are synced. */
     public recoveryPoint: number,
+    /** Batches found corrupt on disk (integrity.ts): never served. */
+    readonly corrupt: CorruptBatches,
   ) {
     const active = this.active();
     if (!active.isEmpty) active.firstAppendTime = clock.now();

@@ -27,6 +27,7 @@ import { WritePath } from './file-log-writes.js';
 import { createFormatRegistry, type FormatRegistry } from './formats.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import type { Segment } from './segment.js';
+import { CorruptBatches, scrubLog, type CorruptBatch, type CorruptBatchListener, type ScrubPosition, type ScrubProgress } from './integrity.js';
 import { defaultBackgroundSyncSlots, type TaskSlots } from './task-slots.js';
 import type {
   AppendRequest,
@@ -58,6 +59,8 @@ export interface FileLogOptions {
    * default, so that they never hold all of libuv's thread pool at once.
    */
   backgroundSyncs?: TaskSlots;
+  /** Told once about each batch found corrupt on disk (integrity.ts); it is logged either way. */
+  onCorruptBatch?: CorruptBatchListener;
 }
 
 /** Opens (creating or recovering) the partition log in `dir`. */
@@ -69,7 +72,8 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
     const recovered = await recoverDirectory(fsys, dir, config, logger);
     const directWrites = options.directWrites === undefined ? defaultDirectWriteGate : options.directWrites;
     const backgroundSyncs = options.backgroundSyncs ?? defaultBackgroundSyncSlots;
-    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? createFormatRegistry(), recovered, directWrites, backgroundSyncs);
+    const corrupt = new CorruptBatches(logger, options.onCorruptBatch ?? null);
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? createFormatRegistry(), recovered, directWrites, backgroundSyncs, corrupt);
   } catch (error) {
     if (error instanceof QuartetError) throw error;
     throw storageError(`cannot open the log in ${dir}`, error);
@@ -92,8 +96,9 @@ export class FileLog implements PartitionLog {
     recovered: RecoveredLog,
     directWrites: DirectWriteGate | null,
     backgroundSyncs: TaskSlots,
+    corrupt: CorruptBatches,
   ) {
-    this.state = new LogState(dir, config, fsys, clock, logger, formats, recovered.segments, recovered.logStartOffset, recovered.recoveryPoint);
+    this.state = new LogState(dir, config, fsys, clock, logger, formats, recovered.segments, recovered.logStartOffset, recovered.recoveryPoint, corrupt);
     this.writes = new WritePath(this.state, directWrites, backgroundSyncs);
     this.reads = new ReadPath(this.state);
     this.cleanup = new LogCleanup(this.state, this.writes);
@@ -152,6 +157,20 @@ export class FileLog implements PartitionLog {
 
   offsetForTimestamp(timestamp: number): Promise<number | null> {
     return this.reads.offsetForTimestamp(timestamp);
+  }
+
+  checkBatch(batch: StoredBatch): Promise<CorruptBatch | null> {
+    return this.reads.checkBatch(batch);
+  }
+
+  // ---- Integrity (integrity.ts) ----------------------------------------------------------------
+
+  corruptBatches(): CorruptBatch[] {
+    return this.state.corrupt.readable(this.segments, this.state.logStartOffset);
+  }
+
+  scrub(from: ScrubPosition | null, bytesMax: number): Promise<ScrubProgress> {
+    return scrubLog(this.state, from, bytesMax);
   }
 
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {

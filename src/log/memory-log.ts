@@ -29,11 +29,13 @@ import type {
   AppendResult,
   AssignedAppend,
   CleanupResult,
+  CorruptBatch,
   DeleteSegmentsOptions,
   LogConfig,
   LogStats,
   PartitionLog,
   ReadOptions,
+  ScrubProgress,
   StoredBatch,
 } from './types.js';
 
@@ -127,6 +129,19 @@ export class MemoryLog implements PartitionLog {
   /** Memory logs never return file slices. */
   wholePayload(batch: StoredBatch): Promise<StoredBatch> {
     return Promise.resolve(batch);
+  }
+
+  /** Nothing held in memory rots: the integrity checks of the file log have nothing to find here. */
+  checkBatch(): Promise<CorruptBatch | null> {
+    return Promise.resolve(null);
+  }
+
+  corruptBatches(): CorruptBatch[] {
+    return [];
+  }
+
+  scrub(): Promise<ScrubProgress> {
+    return Promise.resolve({ next: null, bytes: 0 });
   }
 
   offsetForTimestamp(timestamp: number): Promise<number | null> {

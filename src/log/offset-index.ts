@@ -85,6 +85,21 @@ export class OffsetIndex {
   }
 
   /**
+   * The first entry at a file position after `position`, or null: where walking a segment can go
+   * on past a batch whose header cannot be trusted (integrity.ts).
+   */
+  entryAfterPosition(position: number): OffsetIndexEntry | null {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.positions[mid]! <= position) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.length ? this.entryAt(lo) : null;
+  }
+
+  /**
    * The position of the first entry whose offset is >= `offset`, or null when there is none.
    * Entries are batch starts, so every batch with a base offset below `offset` ends at or before
    * it: a read that wants nothing from `offset` on need not read past it.

@@ -53,6 +53,42 @@ export interface ReadOptions {
    * until it is released. Logs without files (MemoryLog) ignore it and return whole payloads.
    */
   fileSlicesMin?: number;
+  /**
+   * Check every header read against its checksum and every batch returned as bytes against its
+   * payload checksum (src/log/integrity.ts); default true. False only for the replays of batch
+   * headers at start-up (producer state, transaction index), which serve nothing and must not
+   * keep a broker from starting over a corrupt payload they never look at.
+   */
+  verify?: boolean;
+}
+
+/** A stored batch found corrupt (src/log/integrity.ts). */
+export interface CorruptBatch {
+  /** The segment file and the envelope's position in it. */
+  file: string;
+  position: number;
+  /** Its first offset; null when its header is corrupt too (and cannot be believed). */
+  baseOffset: number | null;
+  /** Its last offset; with a corrupt header, the last offset before the next batch reads can find. */
+  lastOffset: number;
+  problem: string;
+  /** What found it: a read about to serve it, or the scrubber. */
+  foundBy: 'read' | 'scrub';
+}
+
+export type CorruptBatchListener = (batch: CorruptBatch) => void;
+
+/** Where a scrub goes on from: a segment (by base offset) and a position in it. */
+export interface ScrubPosition {
+  segmentBase: number;
+  position: number;
+}
+
+export interface ScrubProgress {
+  /** Where the next scrub of this log goes on from; null once it reached the end of the log. */
+  next: ScrubPosition | null;
+  /** Envelope bytes checked. */
+  bytes: number;
 }
 
 export type FsyncPolicy =
@@ -156,6 +192,22 @@ export interface PartitionLog {
    * other batch is returned as it is.
    */
   wholePayload(batch: StoredBatch, lease?: BufferLease): Promise<StoredBatch>;
+  /**
+   * Checks a batch `read` returned as a file slice against its stored checksum, reading its bytes
+   * (its lease must still be held): the corrupt batch (recorded, as a read would) or null. Any
+   * other batch was checked by the read: null.
+   */
+  checkBatch(batch: StoredBatch): Promise<CorruptBatch | null>;
+  /**
+   * The batches found corrupt (by reads, checkBatch or scrub) that the log still holds at or after
+   * its start: none of them is served.
+   */
+  corruptBatches(): CorruptBatch[];
+  /**
+   * Checks the stored checksums of about `bytesMax` bytes of batches from `from` on (from the log
+   * start when null), recording what is corrupt; returns where to go on from.
+   */
+  scrub(from: ScrubPosition | null, bytesMax: number): Promise<ScrubProgress>;
   /** The first offset of the first batch whose maxTimestamp >= timestamp, or null if none. */
   offsetForTimestamp(timestamp: number): Promise<number | null>;
   /** The offset of the record with the greatest timestamp, with that timestamp; null if empty. */
