@@ -34,6 +34,7 @@ import { describeTopicConfig, parseTopicConfig, type TopicConfig, type TopicConf
 import { UserStore } from './users.js';
 import { AuthThrottle, defaultAuthThrottleSettings, type AuthThrottleSettings } from './auth-throttle.js';
 import { StorageHealth } from './storage-health.js';
+import { Scrubber } from './scrubber.js';
 import { SingleNodeReplication, type Leadership, type Replication, type ReplicaState } from './replication.js';
 import { createFormatRegistry, type DirectWriteGate, type AppendRequest, type BatchFormat, type AppendResult, type FormatRegistry, type LogConfig, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/index.js';
 import type { LogFileSystem } from '../log/fs.js';
@@ -97,6 +98,11 @@ export interface BrokerOptions {
   transactions?: BrokerTransactionOptions;
   /** Bytes replies of reads may hold in memory at once, broker-wide (memory-budget.ts); default memoryBudgetBytesDefault. */
   memoryBudgetBytes?: number;
+  /**
+   * Bytes of stored batches the background scrubber checks per second (scrubber.ts); default 0:
+   * none (the server passes its `log.scrubBytesPerSec`, by default scrubBytesPerSecDefault).
+   */
+  scrubBytesPerSec?: number;
 }
 
 /** What the protocol front-ends bring to the transaction coordinator. */
@@ -183,8 +189,10 @@ export class Broker implements CatalogObserver {
   readonly replication: Replication;
   /** Failed-login throttling, shared by every protocol (auth-throttle.ts). */
   readonly authThrottle: AuthThrottle;
-  /** Whether appends are failing because the disk is full (storage-health.ts). */
+  /** Whether appends are failing because the disk is full, and batches found corrupt (storage-health.ts). */
   readonly storage: StorageHealth;
+  /** Checks stored batches against their checksums in the background (scrubber.ts). */
+  readonly scrubber: Scrubber;
   /** The bytes replies of reads hold in memory, broker-wide (memory-budget.ts). */
   readonly memoryBudget: MemoryBudget;
 
@@ -235,8 +243,11 @@ export class Broker implements CatalogObserver {
     this.reads = new ReadService(this, this.formats, this.transcoder);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
-    this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites });
     this.storage = new StorageHealth(this.metrics);
+    const onCorruptBatch = (partition: Readonly<{ topic: string; partition: string }>): void => this.storage.corruptBatchFound(partition);
+    this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch });
+    this.storage.countCorruptWith(() => this.corruptBatchesHeld());
+    this.scrubber = new Scrubber(() => this.scrubbedPartitions(), parts.options.scrubBytesPerSec ?? 0, this.logger.child({ component: 'scrubber' }), this.metrics, () => void this.storage.corruptBatches());
     this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {}, storage: this.storage });
   }
 
@@ -279,6 +290,7 @@ export class Broker implements CatalogObserver {
       if (root.renameRefused) logger.error('the root user keeps its name: another user already has the configured one', { username: options.rootUser?.username });
       catalog.setObserver(broker);
       broker.startMaintenanceTimer();
+      broker.scrubber.start();
       return broker;
     } catch (err) {
       if (broker) await broker.logs.closeAll().catch(() => undefined);
@@ -619,6 +631,7 @@ export class Broker implements CatalogObserver {
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     this.maintenanceTimer = null;
     await this.maintenanceRun?.catch(() => undefined);
+    await this.scrubber.stop();
     // A purge replacing logs finishes first (it closes and opens logs of its own).
     await Promise.all(this.logs.purgesInProgress());
     this.catalog.setObserver(null);
@@ -695,6 +708,17 @@ export class Broker implements CatalogObserver {
       list: () => this.logs.entries().flatMap(([topicInternalId, handles]) => handles.map((h, partition) => ({ key: h.key, topicInternalId, partition, log: h.log }))),
       purgeInProgress: (topicInternalId) => this.logs.purgeInProgress(topicInternalId),
     };
+  }
+
+  /** Batches found corrupt that the open logs still hold at or after their start. */
+  private corruptBatchesHeld(): number {
+    let n = 0;
+    for (const [, handles] of this.logs.entries()) for (const h of handles) n += h.log.corruptBatches().length;
+    return n;
+  }
+
+  private scrubbedPartitions(): Array<{ key: string; log: PartitionLog }> {
+    return this.logs.entries().flatMap(([, handles]) => handles.map((h) => ({ key: h.key, log: h.log })));
   }
 
   /** Snapshots cover the high watermark: offsets above it are assigned but not (yet) written. */

@@ -122,7 +122,7 @@ export class Transcoder {
     // A file slice goes as its range, which the worker reads. A payload is a view of a buffer
     // shared with other batches (a pooled read): copied, at a cost of a few ms per MB where
     // fresh memory faults in slowly; reads that can hand over file slices avoid it.
-    const handed = file !== undefined ? { ...fields, payload: Buffer.alloc(0), file: { fd: file.fd, position: file.position, length: file.length } } : { ...fields, payload: this.copy(batch.payload) };
+    const handed = file !== undefined ? { ...fields, payload: Buffer.alloc(0), file: { ...file } } : { ...fields, payload: this.copy(batch.payload) };
     return { sources: from === to ? [from] : [from, to], format, batch: handed };
   }
 }

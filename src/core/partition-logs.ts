@@ -45,6 +45,8 @@ export interface PartitionLogsOptions {
   metrics: MetricsRegistry;
   logFs?: LogFileSystem | undefined;
   directWrites?: DirectWriteGate | null | undefined;
+  /** Told once about each batch a partition's log finds corrupt on disk (the log has logged it). */
+  onCorruptBatch?: ((partition: Readonly<{ topic: string; partition: string }>) => void) | undefined;
 }
 
 /**
@@ -359,6 +361,7 @@ export class PartitionLogs {
       clock,
       formats,
       logger: this.options.logger.child({ topic: topic.name, partition }),
+      onCorruptBatch: () => this.options.onCorruptBatch?.(metricLabels(topic, partition)),
       ...(this.options.logFs ? { fs: this.options.logFs } : {}),
       ...(this.options.directWrites !== undefined ? { directWrites: this.options.directWrites } : {}),
     });

@@ -10,7 +10,10 @@
 //   start, as a read that came a moment later would have begun;
 // - stretches of offsets compaction emptied: passed over with small reads;
 // - a log replaced by a purge (or deleted) under a read: the read ends with what it has;
-// - buffer leases (pooled buffers given back once the reply is written) and file slices.
+// - buffer leases (pooled buffers given back once the reply is written) and file slices;
+// - a stored batch found corrupt is never served: the log ends a read before it (or fails it with
+//   corrupt_batch); a file slice whose bytes fail their checksum when transcoding reads them is
+//   checked by the log (PartitionLog.checkBatch) and answered with corrupt_batch.
 //
 // Long polls wait on append-waiters.ts; transcoding is in transcode.ts, large batches on worker
 // threads (offload.ts).
@@ -24,6 +27,7 @@ import { hiddenFromCommitted } from './txn-index.js';
 import { BufferLease, leaseReleasedAfter } from '../base/buffer-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
 import { BatchFlags, type BatchFormat, type FileSlice, type NeutralRecord, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/types.js';
+import { corruptBatchError } from '../log/integrity.js';
 
 export { transcodeWholeRecordsMax } from './transcode.js';
 
@@ -301,13 +305,27 @@ export class PartitionReader {
         }
         chunks = await this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1));
       } catch (error) {
-        failure = { error };
+        failure = { error: await this.corruptOr(error) };
       }
     }
     let bytes = 0;
     for (const chunk of chunks ?? []) bytes += chunk.length;
     const abortedTransactions = committed ? (bytes > 0 ? transactions.abortedTransactions(this.topic, this.partition, offset, offset + Number.MAX_SAFE_INTEGER) : []) : null;
     return { position, outOfRange: false, chunks, bytes, abortedTransactions, failure };
+  }
+
+  /**
+   * What a read that failed answers: corrupt_batch when the failure came from a file slice whose
+   * bytes the log confirms corrupt (a worker or wholePayload found them so), else the failure.
+   */
+  private async corruptOr(error: unknown, batches?: readonly StoredBatch[]): Promise<unknown> {
+    if (isCorrupt(error)) return error;
+    for (const batch of batches ?? []) {
+      if (batch.file === undefined) continue;
+      const corrupt = await this.log.checkBatch(batch).catch(() => null);
+      if (corrupt !== null) return corruptBatchError(corrupt);
+    }
+    return error;
   }
 
   /** The batches as `format`, stopping before the batch that would pass `limit` (the first always goes in). */
@@ -318,8 +336,13 @@ export class PartitionReader {
       // A marker of another format goes out as one of the reader's (its client filters with it).
       const marker = (batch.flags & BatchFlags.control) !== 0 && batch.format !== format ? this.broker.markerAs(format, batch, this.topic.name, this.partition) : null;
       // One at a time: a fetch holds one worker at most, and stops transcoding at its limit.
-      const transcoded = marker ?? this.transcoder.wholeBatchAs(format, batch, fromOffset, budget);
-      const bytes = transcoded instanceof Promise ? await transcoded : transcoded;
+      let bytes: Buffer | FileSlice | null;
+      try {
+        const transcoded = marker ?? this.transcoder.wholeBatchAs(format, batch, fromOffset, budget);
+        bytes = transcoded instanceof Promise ? await transcoded : transcoded;
+      } catch (error) {
+        throw await this.corruptOr(error, [batch]);
+      }
       if (bytes === null) continue;
       if (parts.length > 0 && total + bytes.length > limit) break;
       if (parts.length === 0 && bytes.length > limit) break;
@@ -363,6 +386,7 @@ export class PartitionReader {
     const scanBytesMax = scan?.bytesMax ?? Infinity;
     const slices = request.afterWrite !== undefined && request.fileSlicesMin !== undefined ? { fileSlicesMin: request.fileSlicesMin } : {};
     let stretch = 1;
+    let stoppedAtCorrupt = false;
     const readEnd = (): number => (scan === undefined ? Math.min(end, next + (want - records) * stretch) : end);
     while (next < end && bytes < bytesMax && records < want && scanned < scanBytesMax) {
       // A lease per read: a read the answer takes nothing from (a scan passing over older records)
@@ -381,6 +405,8 @@ export class PartitionReader {
       } catch (err) {
         lease?.release();
         if (!this.isCurrent()) break;
+        // The records before a corrupt batch are served; the next read fails at it.
+        if (records > 0 && isCorrupt(err)) break;
         // DeleteRecords or retention moved the log's start past the read: on from there, as a
         // read that came a moment later would have begun.
         const logStart = this.log.stats().logStartOffset;
@@ -421,14 +447,25 @@ export class PartitionReader {
         }
         const wanted = want - records;
         let piece: ServedRecords | null;
-        if (decoded !== undefined) {
-          piece = await this.decodedPiece(b, next, end, wanted, decoded);
-        } else {
-          // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
-          // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
-          if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted) && !this.transcoder.offloads(format, b)) b = await this.log.wholePayload(b, lease);
-          const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
-          piece = transcoded instanceof Promise ? await transcoded : transcoded;
+        try {
+          if (decoded !== undefined) {
+            piece = await this.decodedPiece(b, next, end, wanted, decoded);
+          } else {
+            // Cut or transcoded: that needs its bytes, read from the slice (its segment is pinned).
+            // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
+            if (b.file !== undefined && !servedAsStored(this.formats, format, b, next, end, wanted) && !this.transcoder.offloads(format, b)) b = await this.log.wholePayload(b, lease);
+            const transcoded = this.transcoder.recordsOf(format, b, next, end, wanted);
+            piece = transcoded instanceof Promise ? await transcoded : transcoded;
+          }
+        } catch (error) {
+          const failure = await this.corruptOr(error, [b]);
+          // The records before a corrupt batch are served; the next read fails at it.
+          if (records > 0 && isCorrupt(failure)) {
+            stoppedAtCorrupt = true;
+            break;
+          }
+          if (records === kept) lease?.release();
+          throw failure;
         }
         next = b.lastOffset + 1;
         // The batch's offsets past its last record are empty (compaction): passed over, unless
@@ -445,6 +482,7 @@ export class PartitionReader {
         if (records >= want || scanned >= scanBytesMax) break;
       }
       if (records === kept) lease?.release();
+      if (stoppedAtCorrupt) break;
       if (records < want) stretch = Math.min(stretch * 2, stretchMax);
     }
     return { chunks, records, bytes, lastOffset, passedTo, next, reachedEnd: next >= end, ...(decoded !== undefined ? { decoded } : {}) };
@@ -539,6 +577,10 @@ export class PartitionReader {
     }
     return hi;
   }
+}
+
+function isCorrupt(error: unknown): boolean {
+  return isQuartetError(error) && error.code === 'corrupt_batch';
 }
 
 /** What a read_uncommitted reader does not see either: markers, which carry no records. */

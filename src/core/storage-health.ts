@@ -3,8 +3,14 @@
 // it on GET /ready (503 "storage_full") and as quartet_storage_full, so that a load balancer or an
 // orchestrator stops sending producers to a broker that cannot store what they send, and sends
 // them back once space is freed (retention, or an operator) and an append succeeds again.
+//
+// And whether the logs hold batches found corrupt on disk (src/log/integrity.ts): each one found
+// is counted in quartet_corrupt_batches_total{topic,partition}; while any of them is still in a
+// log at or after its start (none is served), quartet_storage_corrupt_batches says how many and
+// GET /ready answers 503 "storage_corrupt", until retention, DeleteRecords or a deletion of the
+// topic removes them, or a restart forgets them until a read or the scrubber finds them again.
 
-import type { Gauge, MetricsRegistry } from './metrics.js';
+import type { Counter, Gauge, MetricsRegistry } from './metrics.js';
 
 /** ENOSPC or EDQUOT anywhere in the error's cause chain. */
 export function isOutOfSpace(error: unknown): boolean {
@@ -20,10 +26,34 @@ export function isOutOfSpace(error: unknown): boolean {
 export class StorageHealth {
   private outOfSpace = false;
   private readonly gauge: Gauge;
+  private readonly corruptFoundTotal: Counter;
+  private readonly corruptGauge: Gauge;
+  private corruptSource: () => number = () => 0;
 
   constructor(metrics: MetricsRegistry) {
     this.gauge = metrics.gauge('quartet_storage_full', '1 while appends fail because the disk is full (since the last such failure, until an append is written)');
     this.gauge.set({}, 0);
+    this.corruptFoundTotal = metrics.counter('quartet_corrupt_batches_total', 'Stored batches found corrupt on disk (by a read or the scrubber); none of them is served');
+    this.corruptGauge = metrics.gauge('quartet_storage_corrupt_batches', 'Batches found corrupt that the logs still hold at or after their start (GET /ready is 503 storage_corrupt while there are any)');
+    this.corruptGauge.set({}, 0);
+  }
+
+  /** Where the count of corrupt batches still held comes from (the broker's logs). */
+  countCorruptWith(source: () => number): void {
+    this.corruptSource = source;
+  }
+
+  /** Corrupt batches the logs still hold at or after their start; refreshes quartet_storage_corrupt_batches. */
+  corruptBatches(): number {
+    const n = this.corruptSource();
+    this.corruptGauge.set({}, n);
+    return n;
+  }
+
+  /** A log found a corrupt batch (it has logged it). */
+  corruptBatchFound(partition: Readonly<{ topic: string; partition: string }>): void {
+    this.corruptFoundTotal.inc(partition);
+    this.corruptBatches();
   }
 
   /** True since an append failed for lack of space, until one is written. */

@@ -5,6 +5,7 @@
 
 import { readSync } from 'node:fs';
 import { asBuffer } from '../base/worker-pool.js';
+import { sliceBytesValid } from '../log/envelope.js';
 import { createFormatRegistry, type CodecSource, type FormatRegistry } from '../log/formats.js';
 import type { BatchFormat, BatchFormatCodec, FileSlice, StoredBatch } from '../log/types.js';
 import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
@@ -87,7 +88,11 @@ function received(batch: TranscodeBatch): StoredBatch {
   return { ...rest, payload: readSlice(file) };
 }
 
-/** The bytes of a file slice, read on this (worker) thread. */
+/**
+ * The bytes of a file slice, read on this (worker) thread and checked against the checksum the
+ * slice carries: a mismatch throws, and the read service then has the log confirm and record it
+ * (PartitionLog.checkBatch).
+ */
 export function readSlice(file: FileSlice): Buffer {
   const payload = Buffer.allocUnsafeSlow(file.length);
   let done = 0;
@@ -96,6 +101,7 @@ export function readSlice(file: FileSlice): Buffer {
     if (n === 0) throw new Error(`a file slice of ${file.length} bytes read back ${done}`);
     done += n;
   }
+  if (!sliceBytesValid(file, payload)) throw new Error(`a file slice of ${file.length} bytes does not match its stored checksum`);
   return payload;
 }
 

@@ -8,6 +8,13 @@ import { ManualScheduler } from '../../src/core/scheduler.js';
 import type { TxnIdentity } from '../../src/core/transactions.js';
 import { BatchFlags, BatchFormat, createFormatRegistry, decodeNeutralBatch, encodeNeutralBatch, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../src/log/index.js';
 import { tempDir, testScryptCost } from './helpers.js';
+import { closeSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isQuartetError } from '../../src/base/errors.js';
+import { BufferLease } from '../../src/base/buffer-pool.js';
+import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes } from '../../src/log/envelope.js';
+import { builtinFormats } from '../../src/server/listeners.js';
 
 // A format of the test's own ("lines": a JSON list of [offset, value]), so that transcoding is
 // exercised through the neutral record with no protocol codec. It can cut its batches (slice).
@@ -281,3 +288,62 @@ test('timestamps: the first record at or after a time, and the newest', async (t
   assert.equal(await reader.offsetForTimestamp(150), 0, 'the batch holding it');
   assert.equal((await reader.maxTimestampOffset())?.timestamp, 300);
 });
+
+test('a file-sliced batch whose bytes rotted on disk is never transcoded for a reader: a worker finds it, the log records it, the read fails with corrupt_batch', async (t) => {
+  const dataDir = tempDir(t);
+  const options = { dataDir, formats: builtinFormats(), workers: { threads: 1, offloadBytesMin: 0, queueMax: 8 }, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost };
+  let broker = await Broker.open(options);
+  const topic = await broker.createTopic('default', 'rot', { partitions: 1 });
+  for (let b = 0; b < 3; b++) await broker.append(topic, 0, neutral(Array.from({ length: 20 }, (_, i) => `v${b}-${i}`.padEnd(1_000, '.'))));
+  const dir = join(dataDir, 'logs', String(topic.internalId), '0');
+  await broker.close();
+  // Inside a value in the middle of the second batch: its records still decode, only the CRC can tell.
+  const file = join(dir, readdirSync(dir).find((n) => n.endsWith('.log'))!);
+  const second = (await readEnvelopes(file))[1]!;
+  flipByte(file, (await readFile(file)).indexOf('v1-10', second.position) + 100);
+  broker = await Broker.open(options);
+  const reader = broker.reads.open(broker.catalog.requireTopic({ topic: 'rot' }), 0);
+  const lease = new BufferLease();
+  try {
+    // As Kafka (another format): the first batch is transcoded; the second goes to a worker as a file range.
+    const first = await reader.readBatches({ offset: 0, isolation: 'read_uncommitted', format: BatchFormat.kafka, bytesMax: 1, firstBatchWhole: true, lease, fileSlicesMin: 1_024 });
+    assert.equal(first.failure, null);
+    const bad = await reader.readBatches({ offset: second.baseOffset, isolation: 'read_uncommitted', format: BatchFormat.kafka, bytesMax: 1, firstBatchWhole: true, lease, fileSlicesMin: 1_024 });
+    assert.equal(bad.chunks, null);
+    assert.ok(isQuartetError(bad.failure?.error) && bad.failure.error.code === 'corrupt_batch', String(bad.failure?.error));
+    assert.equal(broker.storage.corruptBatches(), 1);
+    assert.match(broker.metrics.render(), /quartet_corrupt_batches_total\{partition="0",topic="rot"\} 1/);
+    // A records read of it (an Iggy poll's path) fails the same way, with the records before it served.
+    const records = await reader.readRecords({ from: 0, end: 60, recordsMax: 60, bytesMax: 1 << 20, format: BatchFormat.kafka, isolation: 'read_uncommitted', afterWrite: (release) => release(), fileSlicesMin: 1_024 });
+    assert.equal(records.records, 20);
+    assert.equal(records.next, second.baseOffset);
+  } finally {
+    lease.release();
+    // Before tempDir's own hook removes the directory.
+    await broker.close();
+  }
+});
+
+async function readEnvelopes(file: string): Promise<Array<{ position: number; baseOffset: number; payloadLength: number }>> {
+  const bytes = await readFile(file);
+  const out: Array<{ position: number; baseOffset: number; payloadLength: number }> = [];
+  for (let position = 0; position + envelopeHeaderBytes <= bytes.length; ) {
+    const h = decodeEnvelopeHeader(bytes, position);
+    assert.ok(typeof h !== 'string');
+    out.push({ position, baseOffset: h.baseOffset, payloadLength: h.payloadLength });
+    position += envelopeBytes(h);
+  }
+  return out;
+}
+
+function flipByte(file: string, position: number): void {
+  const fd = openSync(file, 'r+');
+  try {
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, position);
+    b[0] = b[0]! ^ 0x10;
+    writeSync(fd, b, 0, 1, position);
+  } finally {
+    closeSync(fd);
+  }
+}
