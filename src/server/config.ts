@@ -96,6 +96,8 @@ export interface QuartetConfig {
   maintenanceIntervalMs: number;
   /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
   memoryBudgetBytes: number;
+  /** The partition logs' background checks (core/scrubber.ts). */
+  log: { scrubBytesPerSec: number };
   /** Worker threads for work too long for the event loop (core/offload.ts). */
   workers: WorkerSettings;
   /** Hard limit on a graceful stop; past it the process exits with code 1. */
@@ -174,6 +176,7 @@ function skeleton(): QuartetConfig {
     defaultPartitions: 1,
     maintenanceIntervalMs: 0,
     memoryBudgetBytes: 0,
+    log: { scrubBytesPerSec: 0 },
     workers: { ...workerSettingsDefault },
     shutdownTimeoutMs: 0,
     drainTimeoutMs: 0,

@@ -3,7 +3,8 @@
 //
 //   GET /live     200 as soon as the process is up
 //   GET /ready    200 once recovery finished and the listeners are up; 503 before, while stopping,
-//                 and while appends fail because the disk is full (body `storage_full`)
+//                 while appends fail because the disk is full (body `storage_full`), and while
+//                 the logs hold batches found corrupt on disk (body `storage_corrupt`)
 //   GET /metrics  the MetricsRegistry in the Prometheus text format 0.0.4
 //   anything else 404; other methods on these paths 405 (HEAD is served like GET)
 
@@ -21,8 +22,11 @@ export const HTTP_HEADERS_TIMEOUT_MS = 5_000;
 export const HTTP_REQUEST_TIMEOUT_MS = 10_000;
 export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-/** 'storage_full': running, but appends fail for lack of disk space (core/storage-health.ts). */
-export type Readiness = 'starting' | 'ready' | 'storage_full' | 'stopping';
+/**
+ * 'storage_full': running, but appends fail for lack of disk space; 'storage_corrupt': running,
+ * but the logs hold batches found corrupt on disk, which are not served (core/storage-health.ts).
+ */
+export type Readiness = 'starting' | 'ready' | 'storage_full' | 'storage_corrupt' | 'stopping';
 
 export interface HttpEndpointOptions {
   addr: HostPort;

@@ -97,9 +97,15 @@ class Server implements QuartetServer {
     this.setReadiness('starting');
   }
 
-  /** The start-up state; once ready, 'storage_full' while appends fail for lack of disk space. */
+  /**
+   * The start-up state; once ready, 'storage_full' while appends fail for lack of disk space, and
+   * 'storage_corrupt' while the logs hold batches found corrupt on disk.
+   */
   readiness(): Readiness {
-    return this.state === 'ready' && this.openedBroker?.storage.full === true ? 'storage_full' : this.state;
+    const storage = this.openedBroker?.storage;
+    if (this.state !== 'ready' || storage === undefined) return this.state;
+    if (storage.full) return 'storage_full';
+    return storage.corruptBatches() > 0 ? 'storage_corrupt' : 'ready';
   }
   httpAddress(): ListenAddress | null {
     return this.http?.address() ?? null;
@@ -179,6 +185,7 @@ class Server implements QuartetServer {
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
       memoryBudgetBytes: config.memoryBudgetBytes,
+      scrubBytesPerSec: config.log.scrubBytesPerSec,
       authThrottle: config.auth,
       // Transaction markers in each protocol's logs are its own control records (encoder and reader by format).
       transactions: builtinTransactionOptions(),

@@ -8,6 +8,7 @@ import { workerSettingsDefault } from '../core/offload.js';
 import { availableParallelism } from 'node:os';
 import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
 import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
+import { scrubBytesPerSecDefault } from '../core/scrubber.js';
 import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
 import { protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
@@ -618,6 +619,15 @@ export const settings: readonly Setting[] = [
     default: memoryBudgetBytesDefault,
     doc: 'Bytes the replies of reads (Kafka Fetch, Iggy PollMessages) may hold in memory at once, across every connection, until each is written to its socket: a read is cut to what is left (at least one batch is still returned), so consumers that do not read their replies hold about this much together. File slices sent with sendfile do not count.',
     set: (c, v) => void (c.memoryBudgetBytes = v),
+  }),
+  define({
+    key: 'log.scrubBytesPerSec',
+    flag: 'log-scrub-bytes-per-sec',
+    env: 'QUARTET_LOG_SCRUB_BYTES_PER_SEC',
+    kind: intKind(0, 1024 ** 4),
+    default: scrubBytesPerSecDefault,
+    doc: 'Bytes of stored batches the background scrubber checks against their checksums per second, partition after partition, so that a batch that rotted on disk is found (and never served) even where only sendfile sends it; 0 turns the scrubber off. Reads check what they serve either way.',
+    set: (c, v) => void (c.log.scrubBytesPerSec = v),
   }),
   define({
     key: 'workers.threads',

@@ -32,8 +32,8 @@ function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void; r
 /** What the server uses of a Broker, with hooks to hold open() and close(). */
 class FakeBroker {
   closed = false;
-  /** As Broker.storage: whether appends fail for lack of disk space. */
-  storage = { full: false };
+  /** As Broker.storage: whether appends fail for lack of disk space, and corrupt batches held. */
+  storage = { full: false, corrupt: 0, corruptBatches: (): number => this.storage.corrupt };
   openedWith: BrokerOptions | null = null;
   constructor(readonly generatedRootPassword: string | null) {}
   closeGate: Promise<void> = Promise.resolve();
@@ -132,6 +132,22 @@ test('/ready is 503 storage_full while appends fail for lack of disk space, and 
   assert.equal(server.readiness(), 'storage_full');
   assert.equal(await httpGet(httpPort, '/ready'), 503);
   fake.storage.full = false;
+  assert.equal(await httpGet(httpPort, '/ready'), 200);
+  assert.equal(await server.stop(), 0);
+});
+
+test('/ready is 503 storage_corrupt while the logs hold batches found corrupt, and 200 again once none is held', async () => {
+  const fake = new FakeBroker(null);
+  const server = await startServer(config(), harness(fake).options);
+  await server.ready;
+  const httpPort = server.httpAddress()!.port;
+  fake.storage.corrupt = 2;
+  assert.equal(server.readiness(), 'storage_corrupt');
+  assert.equal(await httpGet(httpPort, '/ready'), 503);
+  fake.storage.full = true;
+  assert.equal(server.readiness(), 'storage_full', 'a full disk is told first');
+  fake.storage.full = false;
+  fake.storage.corrupt = 0;
   assert.equal(await httpGet(httpPort, '/ready'), 200);
   assert.equal(await server.stop(), 0);
 });
