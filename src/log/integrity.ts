@@ -129,25 +129,27 @@ async function readAt(state: LogState, segment: Segment, position: number, lengt
 /**
  * Checks the checksums of about `bytesMax` bytes of envelopes from `from` on (the log's start when
  * null), segment after segment, recording what is corrupt. Past a corrupt header (which hides
- * where the next batch starts) the scrub goes on at the next batch the offset index knows.
+ * where the next batch starts) the scrub goes on at the next batch the offset index knows. A scrub
+ * goes on by offset, from the indexed batch at or before it: a position could fall inside a batch
+ * once compaction replaced the segment or a failed write cut its tail and others were written.
  */
 export async function scrubLog(state: LogState, from: ScrubPosition | null, bytesMax: number): Promise<ScrubProgress> {
   if (state.closed) return { next: null, bytes: 0 };
-  const first = from === null ? 0 : state.segments.findIndex((s) => s.baseOffset >= from.segmentBase);
-  if (first < 0) return { next: null, bytes: 0 };
+  // Nothing below the log start is served.
+  const fromOffset = Math.max(from?.offset ?? 0, state.logStartOffset);
+  let first = 0;
+  while (first + 1 < state.segments.length && state.segments[first + 1]!.baseOffset <= fromOffset) first++;
   const segments = state.segments.slice(first);
   let bytes = 0;
   // Pinned together before the first await, like a read: retention may retire one meanwhile.
   return pinnedAll(segments, async () => {
     for (const segment of segments) {
       if (state.closed) return { next: null, bytes };
-      const resume = from !== null && segment.baseOffset === from.segmentBase ? from.position : 0;
-      // Nothing below the log start is served: the scrub starts at the indexed position before it.
-      const start = Math.max(resume, segment.offsetIndex.lookup(Math.max(state.logStartOffset, segment.baseOffset)).position);
-      if (bytes >= bytesMax) return { next: { segmentBase: segment.baseOffset, position: start }, bytes };
-      const done = await scrubSegment(state, segment, start, bytesMax - bytes);
+      const offset = Math.max(fromOffset, segment.baseOffset);
+      if (bytes >= bytesMax) return { next: { offset }, bytes };
+      const done = await scrubSegment(state, segment, segment.offsetIndex.lookup(offset).position, bytesMax - bytes);
       bytes += done.bytes;
-      if (done.stoppedAt !== null) return { next: { segmentBase: segment.baseOffset, position: done.stoppedAt }, bytes };
+      if (done.nextOffset !== null) return { next: { offset: done.nextOffset }, bytes };
     }
     return { next: null, bytes };
   });
@@ -155,9 +157,9 @@ export async function scrubLog(state: LogState, from: ScrubPosition | null, byte
 
 /**
  * Scrubs `segment` from `start` to its end (its size when the scrub began), or until `bytesMax`
- * bytes are checked: stoppedAt is then where to go on from.
+ * bytes are checked: nextOffset is then the offset to go on from.
  */
-async function scrubSegment(state: LogState, segment: Segment, start: number, bytesMax: number): Promise<{ bytes: number; stoppedAt: number | null }> {
+async function scrubSegment(state: LogState, segment: Segment, start: number, bytesMax: number): Promise<{ bytes: number; nextOffset: number | null }> {
   let bytes = 0;
   let position = start;
   const end = segment.size;
@@ -167,7 +169,7 @@ async function scrubSegment(state: LogState, segment: Segment, start: number, by
     for await (const { header, position: at } of scan) {
       bytes += envelopeBytes(header);
       position = at + envelopeBytes(header);
-      if (bytes >= bytesMax && position < end) return { bytes, stoppedAt: position };
+      if (bytes >= bytesMax && position < end) return { bytes, nextOffset: header.baseOffset + header.recordCount };
     }
     if (stop === null) break;
     const corrupt = await confirmCorrupt(state, segment, stop);
@@ -184,5 +186,5 @@ async function scrubSegment(state: LogState, segment: Segment, start: number, by
     bytes += next.position - stop;
     position = next.position;
   }
-  return { bytes, stoppedAt: null };
+  return { bytes, nextOffset: null };
 }

@@ -78,10 +78,9 @@ export interface CorruptBatch {
 
 export type CorruptBatchListener = (batch: CorruptBatch) => void;
 
-/** Where a scrub goes on from: a segment (by base offset) and a position in it. */
+/** Where a scrub goes on from: the first offset it has not checked yet. */
 export interface ScrubPosition {
-  segmentBase: number;
-  position: number;
+  offset: number;
 }
 
 export interface ScrubProgress {

@@ -10,12 +10,12 @@ function fakeLog(size: number, calls: Array<[string, number, number]>, name: str
   const log = {
     isClosed: () => false,
     scrub(from: ScrubPosition | null, bytesMax: number): Promise<ScrubProgress> {
-      const start = from?.position ?? 0;
+      const start = from?.offset ?? 0;
       calls.push([name, start, bytesMax]);
       if (fail) return Promise.reject(new Error('disk gone'));
       const bytes = Math.min(bytesMax, size - start);
       const end = start + bytes;
-      return Promise.resolve({ next: end < size ? { segmentBase: 0, position: end } : null, bytes });
+      return Promise.resolve({ next: end < size ? { offset: end } : null, bytes });
     },
   };
   return log as unknown as PartitionLog;
