@@ -117,7 +117,8 @@ async function logAppends(
   return { name: `append ${size / kib} KiB`, bytes, ops, seconds };
 }
 
-async function logReads(dir: string, size: number, totalBytes: number): Promise<Measurement> {
+/** `verify`: ReadOptions.verify (false: no checksum is checked, as before reads checked them). */
+async function logReads(dir: string, size: number, totalBytes: number, verify = true): Promise<Measurement> {
   const log = await openLog(dir, {});
   let offset = log.stats().logStartOffset;
   const end = log.stats().highWatermark;
@@ -125,14 +126,14 @@ async function logReads(dir: string, size: number, totalBytes: number): Promise<
   let ops = 0;
   const start = process.hrtime.bigint();
   while (offset < end && bytes < totalBytes) {
-    const batches = await log.read(offset, { maxBytes: size });
+    const batches = await log.read(offset, { maxBytes: size, verify });
     for (const b of batches) bytes += b.payload.length;
     offset = batches[batches.length - 1]!.lastOffset + 1;
     ops++;
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await log.close();
-  return { name: `read ${size / kib} KiB`, bytes, ops, seconds };
+  return { name: `read ${size / kib} KiB${verify ? '' : ' unchecked'}`, bytes, ops, seconds };
 }
 
 /** `trials`: each trial's ratio against its own baseline run, printed after the medians' ratio. */
@@ -233,9 +234,11 @@ export async function runLogBench(): Promise<void> {
       const logWrite = await logAppends(logDir, size, { fsyncPolicy: 'interval' }, pipelineDepth, volumeBytes);
       const reads = await interleaved(
         () => rawReads(join(rawDir, `raw-${size}-false-plain.bin`), size, rawWrite.bytes),
-        [() => logReads(logDir, size, logWrite.bytes)],
+        [() => logReads(logDir, size, logWrite.bytes), () => logReads(logDir, size, logWrite.bytes, false)],
       );
       rows.push(ratioRow(`sequential read, ${size / kib} KiB reads`, reads.results[0]!, reads.base));
+      // The cost of the checksum checks on read (src/log/integrity.ts): the same reads, unchecked.
+      rows.push(ratioRow(`context: sequential read, ${size / kib} KiB reads, against the same reads with no checksum checked`, reads.results[0]!, reads.results[1]!));
       removeDir(rawDir);
       removeDir(logDir);
     }
