@@ -187,10 +187,10 @@ export function checkEnvelope(buf: Buffer, position = 0): EnvelopeHeader | Envel
  * Null when `buf` ends before payload[from] (or `from` lies past the payload).
  */
 export function envelopeHeadValid(buf: Buffer, position: number, header: EnvelopeHeader): boolean | null {
-  const payloadStart = position + envelopeHeaderBytes;
-  if (header.checksumFrom > header.payloadLength || payloadStart + header.checksumFrom > buf.length) return null;
-  const payloadHead = buf.subarray(payloadStart, payloadStart + header.checksumFrom);
-  return headerChecksum(buf.subarray(position, payloadStart), payloadHead, header.checksumFrom) === header.crc;
+  const covered = position + envelopeHeaderBytes + header.checksumFrom;
+  if (header.checksumFrom > header.payloadLength || covered > buf.length) return null;
+  // Header bytes 8..63 and payload[0..from) lie back to back here: one pass over both.
+  return crc32c(buf.subarray(position + crcCoveredStart, covered)) === header.crc;
 }
 
 /** Whether `payload` (the whole payload) matches the header's payloadCrc over payload[from..]. */

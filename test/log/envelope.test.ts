@@ -7,6 +7,8 @@ import {
   decodeEnvelopeHeader,
   encodeEnvelopeHeader,
   envelopeHeaderBytes,
+  envelopeHeadValid,
+  envelopePayloadValid,
   type EnvelopeFields,
 } from '../../src/log/envelope.js';
 import { BatchFlags, BatchFormat } from '../../src/log/types.js';
@@ -69,6 +71,28 @@ describe('envelope', () => {
     const lied = envelope(payload, { ...fields, payloadCrc32c: { from: 21, value: supplied.value ^ 1 } });
     assert.equal(checkEnvelope(lied), 'checksum mismatch');
     assert.throws(() => encodeEnvelopeHeader({ ...fields, payloadCrc32c: { from: 201, value: 0 } }, fields.baseOffset, payload), RangeError);
+  });
+
+  it('checks the header on its own (with the payload bytes before `from`) before the payload is there', () => {
+    const payload = Buffer.alloc(200, 5);
+    const good = envelope(payload, { ...fields, payloadCrc32c: { from: 21, value: crc32c(payload.subarray(21)) } });
+    const header = decodeEnvelopeHeader(good);
+    assert.ok(typeof header !== 'string');
+    assert.equal(envelopeHeadValid(good.subarray(0, envelopeHeaderBytes + 21), 0, header), true, 'the head alone suffices');
+    assert.equal(envelopeHeadValid(good.subarray(0, envelopeHeaderBytes + 20), 0, header), null, 'one byte short: cannot tell');
+    assert.equal(envelopePayloadValid(good.subarray(envelopeHeaderBytes), header), true);
+    // At a position inside a larger buffer, as a read finds it.
+    const inside = Buffer.concat([Buffer.alloc(7), good]);
+    assert.equal(envelopeHeadValid(inside, 7, header), true);
+    for (const at of [12, envelopeHeaderBytes + 20]) {
+      const bad = Buffer.from(good);
+      bad[at]! ^= 0x01;
+      assert.equal(envelopeHeadValid(bad, 0, header), false, `flip at ${at}`);
+    }
+    const badPayload = Buffer.from(good);
+    badPayload[envelopeHeaderBytes + 100]! ^= 0x01;
+    assert.equal(envelopeHeadValid(badPayload, 0, header), true, 'the head does not cover the body');
+    assert.equal(envelopePayloadValid(badPayload.subarray(envelopeHeaderBytes), header), false);
   });
 
   it('round-trips every field', () => {
