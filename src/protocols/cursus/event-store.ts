@@ -45,7 +45,7 @@ export interface CursusEventStoreOptions {
   broker: Broker;
   logger: Logger;
   clock: Clock;
-  /** The Cursus topic table (engineer (1)'s); default: defaultTopicView (event sourcing off). */
+  /** The Cursus topic table (topics.ts); default: defaultTopicView (event sourcing off). */
   topicView?: (name: string) => CursusTopicView | undefined;
 }
 

@@ -118,7 +118,7 @@ export interface CursusTransactionsOptions {
   broker: Broker;
   logger: Logger;
   clock: Clock;
-  /** The Cursus topic table (engineer (1)'s); default: defaultTopicView of the core topic. */
+  /** The Cursus topic table (topics.ts); default: defaultTopicView of the core topic. */
   topicView?: (name: string) => CursusTopicView | undefined;
   /** The groups service's ownership check; default: every member owns everything. */
   validateOwnership?: OwnershipValidator;
