@@ -14,7 +14,7 @@ import { loadConfig } from '../../../src/server/config.js';
 import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { decodeBatch, encodeBatch } from '../../../src/protocols/cursus/codec/batch.js';
 import { Compression } from '../../../src/protocols/cursus/codec/compression.js';
-import { CursusWireClient, jsonOf, okFields, type WireFrame } from './wire-client.js';
+import { CursusWireClient, errorOf, jsonOf, okFields, type WireFrame } from './wire-client.js';
 
 async function start(dataDir: string): Promise<QuartetServer> {
   const { config } = loadConfig({
@@ -130,6 +130,23 @@ describe('Cursus over the whole server', { timeout: 120_000 }, () => {
     const frames = await c.request('READ_STREAM', { topic: 'accounts', key: 'acc-1' });
     assert.equal(frames.length, 2);
     assert.equal(jsonOf(frames[0]!).count, 0, 'the snapshot at version 2 covers both events');
+  });
+
+  it('refuses DELETE and TRUNCATE of a topic with active group members or an open transaction', async () => {
+    await ok(c, 'CREATE', { topic: 'busy', partitions: '1' });
+    const joined = await ok(c, 'JOIN_GROUP', { topic: 'busy', group: 'busy-g', member: 'w' });
+    const blocked = errorOf((await c.request('DELETE', { topic: 'busy' }))[0]!);
+    assert.equal(blocked.code, 'topic_delete_blocked');
+    await ok(c, 'LEAVE_GROUP', { topic: 'busy', group: 'busy-g', member: joined.get('member')! });
+
+    const init = await ok(c, 'INIT_PRODUCER_ID', { transactional_id: 'tx-busy' });
+    const session = { transactional_id: 'tx-busy', producerId: init.get('producerId')!, epoch: init.get('epoch')! };
+    await ok(c, 'BEGIN_TXN', session);
+    await ok(c, 'TXN_PUBLISH', { ...session, topic: 'busy', seqNum: '1', message: 'pending' });
+    const revision = (await ok(c, 'METADATA', { topic: 'busy' })).get('revision')!;
+    assert.equal(errorOf((await c.request('TRUNCATE', { topic: 'busy', expected_revision: revision }))[0]!).code, 'topic_delete_blocked');
+    await ok(c, 'END_TXN', { ...session, result: 'abort' });
+    assert.equal((await ok(c, 'DELETE', { topic: 'busy' })).get('deleted'), 'true');
   });
 
   it('keeps topics, offsets, transactions and event streams across a restart', async () => {
