@@ -11,6 +11,7 @@
 
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
+import { ProtocolTopicTable, protocolTopicTableOf } from '../../core/protocol-topic-table.js';
 
 export const cursusTopicOptionsProtocol = 'cursus';
 
@@ -86,67 +87,20 @@ export function deserializeStoredTopic(raw: unknown): StoredCursusTopic | null {
   };
 }
 
-export class CursusTopicTable {
-  private readonly stored = new Map<number, StoredCursusTopic>();
-  private listening = false;
-  private loading: Promise<void> | null = null;
-
-  constructor(private readonly broker: Broker) {}
-
-  /**
-   * Listens for topic deletions (once) and loads what is stored, dropping the definitions of
-   * topics that no longer exist; later calls wait for the same load, or try again after a failure.
-   */
-  watch(): Promise<void> {
-    if (!this.listening) {
-      // Listening first: a topic deleted during the load is not kept.
-      this.listening = true;
-      this.broker.onTopicChanges({ topicDeleted: (topic) => this.forget(topic.internalId) });
-    }
-    this.loading ??= this.load().catch((err: unknown) => {
-      this.loading = null;
-      throw err;
-    });
-    return this.loading;
+export class CursusTopicTable extends ProtocolTopicTable<StoredCursusTopic> {
+  constructor(broker: Broker) {
+    super(broker, { protocol: cursusTopicOptionsProtocol, deserialize: deserializeStoredTopic });
   }
 
   /** What Cursus stored for the topic, else the defaults. */
   storedOf(topic: Topic): StoredCursusTopic {
-    return this.stored.get(topic.internalId) ?? defaultStoredTopic;
-  }
-
-  async save(topic: Topic, value: StoredCursusTopic): Promise<void> {
-    await this.broker.topicOptions.save(cursusTopicOptionsProtocol, topic.internalId, value);
-    this.stored.set(topic.internalId, value);
-  }
-
-  private async load(): Promise<void> {
-    for (const entry of await this.broker.topicOptions.list(cursusTopicOptionsProtocol)) {
-      const parsed = deserializeStoredTopic(entry.options);
-      if (parsed === null || this.broker.catalog.topicByInternalId(entry.topicInternalId) === null) {
-        await this.forget(entry.topicInternalId);
-        continue;
-      }
-      this.stored.set(entry.topicInternalId, parsed);
-    }
-  }
-
-  private async forget(internalId: number): Promise<void> {
-    this.stored.delete(internalId);
-    await this.broker.topicOptions.delete(cursusTopicOptionsProtocol, internalId).catch(() => undefined);
+    return this.get(topic) ?? defaultStoredTopic;
   }
 }
 
-const tables = new WeakMap<Broker, CursusTopicTable>();
-
 /** The broker's table (made on first use; `watch()` it before reading). */
 export function cursusTopicTableOf(broker: Broker): CursusTopicTable {
-  let table = tables.get(broker);
-  if (table === undefined) {
-    table = new CursusTopicTable(broker);
-    tables.set(broker, table);
-  }
-  return table;
+  return protocolTopicTableOf(broker, cursusTopicOptionsProtocol, () => new CursusTopicTable(broker));
 }
 
 /** The server's broker watcher: drops the Cursus definitions of deleted topics whatever listeners are open. */

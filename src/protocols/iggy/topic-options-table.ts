@@ -5,8 +5,9 @@
 // protocol, in the same catalog step, and the options of a deleted topic go with it. The Iggy view
 // is computed from what is stored here and the core config when it is read (topic-options.ts).
 
-import type { Broker } from '../../core/broker.js';
+import type { Broker, TopicChangeListener } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
+import { ProtocolTopicTable, protocolTopicTableOf } from '../../core/protocol-topic-table.js';
 import {
   deserializeTopicOptions,
   maxTopicSizeSpread,
@@ -19,35 +20,19 @@ import {
   type StoredTopicOptions,
 } from './topic-options.js';
 
-export class IggyTopicOptionsTable {
-  private readonly stored = new Map<number, StoredTopicOptions>();
-  private listening = false;
-  private loading: Promise<void> | null = null;
+export class IggyTopicOptionsTable extends ProtocolTopicTable<StoredTopicOptions> {
+  constructor(broker: Broker) {
+    super(broker, { protocol: topicOptionsProtocol, deserialize: deserializeTopicOptions, serialize: serializeTopicOptions });
+  }
 
-  constructor(private readonly broker: Broker) {}
-
-  /**
-   * Listens to the broker's topic changes (once) and loads what is stored, dropping the options
-   * of topics that no longer exist; later calls wait for the same load, or try again after a
-   * failed one.
-   */
-  watch(): Promise<void> {
-    if (!this.listening) {
-      // Listening first: a topic deleted during the load is not kept.
-      this.listening = true;
-      this.broker.onTopicChanges({
-        topicDeleted: (topic) => this.forget(topic.internalId),
-        partitionCountConfig: (topic, newCount) => {
-          const stored = this.stored.get(topic.internalId);
-          return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
-        },
-      });
-    }
-    this.loading ??= this.load().catch((err: unknown) => {
-      this.loading = null;
-      throw err;
-    });
-    return this.loading;
+  /** A max_topic_size is spread again over a partition count changed by any protocol, in the same catalog step. */
+  protected override topicChanges(): Omit<TopicChangeListener, 'topicDeleted'> {
+    return {
+      partitionCountConfig: (topic, newCount) => {
+        const stored = this.stored.get(topic.internalId);
+        return stored === undefined ? null : maxTopicSizeSpread(stored, topic, this.broker.topicDefaults, newCount);
+      },
+    };
   }
 
   /**
@@ -60,45 +45,16 @@ export class IggyTopicOptionsTable {
     return stored === undefined ? optionsFromCoreConfig(topic, this.broker.topicDefaults) : optionsOverCoreConfig(stored, topic, this.broker.topicDefaults);
   }
 
-  async save(topic: Topic, options: StoredTopicOptions): Promise<void> {
-    await this.broker.topicOptions.save(topicOptionsProtocol, topic.internalId, serializeTopicOptions(options));
-    this.stored.set(topic.internalId, options);
-  }
-
   /** Stores an update's patch over what Iggy stored for the topic (storedAfterPatch). */
   async savePatch(topic: Topic, patch: PatchedTopicOptions): Promise<void> {
     const stored = this.stored.get(topic.internalId) ?? optionsFromCoreConfig(topic, this.broker.topicDefaults);
     await this.save(topic, storedAfterPatch(stored, patch));
   }
-
-  private async load(): Promise<void> {
-    for (const entry of await this.broker.topicOptions.list(topicOptionsProtocol)) {
-      const internalId = entry.topicInternalId;
-      const parsed = deserializeTopicOptions(entry.options);
-      if (parsed === null || this.broker.catalog.topicByInternalId(internalId) === null) {
-        await this.forget(internalId);
-        continue;
-      }
-      this.stored.set(internalId, parsed);
-    }
-  }
-
-  private async forget(internalId: number): Promise<void> {
-    this.stored.delete(internalId);
-    await this.broker.topicOptions.delete(topicOptionsProtocol, internalId).catch(() => undefined);
-  }
 }
-
-const tables = new WeakMap<Broker, IggyTopicOptionsTable>();
 
 /** The broker's table (made on first use; `watch()` it before reading). */
 export function iggyTopicOptionsOf(broker: Broker): IggyTopicOptionsTable {
-  let table = tables.get(broker);
-  if (table === undefined) {
-    table = new IggyTopicOptionsTable(broker);
-    tables.set(broker, table);
-  }
-  return table;
+  return protocolTopicTableOf(broker, topicOptionsProtocol, () => new IggyTopicOptionsTable(broker));
 }
 
 /** The server's broker watcher: spreads and drops Iggy topic options whatever listeners are open. */
