@@ -1,4 +1,5 @@
-// Event-loop stalls from transcoding: Kafka Fetches of a topic written through Iggy, with a small
+// Event-loop stalls from transcoding and decompression: Kafka Fetches of a topic written through
+// Iggy, and Kafka Produce requests of small zstd batches that decode to 16 MiB each, with a small
 // request on another connection timed meanwhile, once with the broker's worker threads off
 // (everything on the event loop) and once on (docs/configuration.md `workers.threads`).
 //
@@ -8,7 +9,9 @@
 // connections each send `rounds` Fetches (v12, from offset 0, 16 MiB per partition and request)
 // one after the other, while one more connection sends ApiVersions back to back: the figure is
 // the slowest and the median ApiVersions answer while the fetches run, and how long the fetches
-// took. Every loop is bounded in count and in time (`secondsMax`).
+// took. The produce case sends, from 1, 8 and 20 connections, `rounds` Produce requests each of one
+// zstd batch of 16 records x 1 MiB of zeros (about 8 KB on the wire) to the same topic, empty.
+// Every loop is bounded in count and in time (`secondsMax`).
 //
 // `measureStalls` is also what test/core/offload-stalls.test.ts runs against an in-process server.
 //
@@ -23,6 +26,7 @@ import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
 import { Framer } from '../src/protocols/kafka/codec/framer.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
+import { buildRecordBatch } from '../src/protocols/kafka/codec/record-batch.js';
 import { benchDir, fmt, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
@@ -93,14 +97,30 @@ class RawKafka {
     );
   }
 
+  produce(topic: string, records: Buffer): Promise<number> {
+    return this.ask(
+      encodeRequest(ApiKey.Produce, 9, ++this.correlationId, 'stalls-produce', {
+        transactionalId: null, acks: 1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }],
+      }),
+    );
+  }
+
   close(): void {
     this.socket.destroy();
   }
 }
 
+/** A zstd batch of 16 records of 1 MiB of zeros: a few KB that decode to 16 MiB. */
+export function inflatingBatch(): Buffer {
+  const value = Buffer.alloc(1 << 20);
+  return buildRecordBatch(Array.from({ length: 16 }, (_, i) => ({ timestamp: Date.now(), key: Buffer.from(`k${i}`), value })), { compression: 4 });
+}
+
 export interface StallsOptions {
   kafkaPort: number;
-  /** Connections fetching at once, each `rounds` Fetches one after the other. */
+  /** What the busy connections send: Fetches of `stallsTopic` (default), or Produce requests of inflatingBatch() to it. */
+  work?: 'fetch' | 'produce';
+  /** Connections fetching (or producing) at once, each `rounds` requests one after the other. */
   fetches: number;
   rounds: number;
   fetchBytesMax: number;
@@ -131,11 +151,12 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
     let fetchesDone = 0;
     let fetchBytes = 0;
     let running = true;
+    const batch = options.work === 'produce' ? inflatingBatch() : null;
     const start = performance.now();
     const fetching = Promise.all(
       fetchers.map(async (c) => {
         for (let r = 0; r < options.rounds && performance.now() < deadline; r++) {
-          fetchBytes = Math.max(fetchBytes, await c.fetch(stallsTopic, options.fetchBytesMax));
+          fetchBytes = Math.max(fetchBytes, batch === null ? await c.fetch(stallsTopic, options.fetchBytesMax) : await c.produce(stallsTopic, batch));
           fetchesDone++;
         }
       }),
@@ -183,28 +204,33 @@ const workerThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
 
 export async function runStallsBench(): Promise<void> {
   const batches = quick ? 8 : 32;
-  const rows: Row[] = [];
   const counts = (process.env['QUARTET_BENCH_STALLS_FETCHES'] ?? '1,8,20').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
-  for (const fetches of counts) {
-    const results: StallsResult[] = [];
-    for (const threads of [0, workerThreads]) {
-      const broker = await startBroker(threads);
-      try {
-        await writeIggyTopic(broker.iggyAddr, password, batches);
-        results.push(await measureStalls({ kafkaPort: broker.kafkaPort, fetches, rounds: quick ? 1 : 2, fetchBytesMax: 16 << 20, secondsMax: 120 }));
-      } finally {
-        await stopChild(broker.child);
-        removeDir(broker.dir);
+  for (const work of ['fetch', 'produce'] as const) {
+    const rows: Row[] = [];
+    for (const fetches of counts) {
+      const results: StallsResult[] = [];
+      for (const threads of [0, workerThreads]) {
+        const broker = await startBroker(threads);
+        try {
+          await writeIggyTopic(broker.iggyAddr, password, work === 'fetch' ? batches : 0);
+          results.push(await measureStalls({ kafkaPort: broker.kafkaPort, work, fetches, rounds: quick ? 1 : 2, fetchBytesMax: 16 << 20, secondsMax: 120 }));
+        } finally {
+          await stopChild(broker.child);
+          removeDir(broker.dir);
+        }
       }
+      const [off, on] = results as [StallsResult, StallsResult];
+      rows.push({
+        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work}es' time`,
+        value: `${fmt(on.probeMaxMs)} ms (${fmt(on.probeMedianMs, 2)}), ${fmt(on.fetchesMs, 0)} ms`,
+        baseline: `${fmt(off.probeMaxMs)} ms (${fmt(off.probeMedianMs, 2)}), ${fmt(off.fetchesMs, 0)} ms`,
+        ratio: fmt(off.probeMaxMs / on.probeMaxMs),
+        target: 'slowest < 50 ms',
+      });
     }
-    const [off, on] = results as [StallsResult, StallsResult];
-    rows.push({
-      case: `${fetches} fetch connection(s): slowest ApiVersions (median), fetches' time`,
-      value: `${fmt(on.probeMaxMs)} ms (${fmt(on.probeMedianMs, 2)}), ${fmt(on.fetchesMs, 0)} ms`,
-      baseline: `${fmt(off.probeMaxMs)} ms (${fmt(off.probeMedianMs, 2)}), ${fmt(off.fetchesMs, 0)} ms`,
-      ratio: fmt(off.probeMaxMs / on.probeMaxMs),
-      target: 'slowest < 50 ms',
-    });
+    const what = work === 'fetch'
+      ? `Kafka Fetch of an Iggy-written topic (${batches} batches of 1,000 x 1 KB, 16 MiB fetches)`
+      : 'Kafka Produce of zstd batches that decode to 16 MiB (16 x 1 MiB of zeros, ~8 KB sent)';
+    printTable(`Event-loop stalls: ${what}, worker threads ${workerThreads} (baseline: 0)`, rows);
   }
-  printTable(`Event-loop stalls: Kafka Fetch of an Iggy-written topic (${batches} batches of 1,000 x 1 KB, 16 MiB fetches), worker threads ${workerThreads} (baseline: 0)`, rows);
 }

@@ -11,7 +11,8 @@
 
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
 
-export type CompressionResult = { ok: true; value: Buffer } | { ok: false; reason: string };
+/** A decoded payload, or why not; `tooLarge` when the only fault is that it decodes past the limit asked for. */
+export type CompressionResult = { ok: true; value: Buffer } | { ok: false; reason: string; tooLarge?: true };
 
 export const xerialMagic = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
 const xerialHeaderBytes = 16;
@@ -52,8 +53,25 @@ export function rawSnappyLength(block: Buffer): number | string {
 function rawSnappyDecode(block: Buffer, maxOutputBytes: number): CompressionResult {
   const n = rawSnappyLength(block);
   if (typeof n === 'string') return { ok: false, reason: `snappy: ${n}` };
-  if (n > maxOutputBytes) return { ok: false, reason: `snappy block declares ${n} bytes, over ${maxOutputBytes}` };
+  if (n > maxOutputBytes) return { ok: false, reason: `snappy block declares ${n} bytes, over ${maxOutputBytes}`, tooLarge: true };
   return { ok: true, value: snappyUncompress(block, { asBuffer: true }) as Buffer };
+}
+
+/** The size xerial-framed or raw snappy declares it decodes to (exact: each block states it), or a reason. */
+export function snappyDecodedLength(data: Buffer): number | string {
+  if (data.length < xerialHeaderBytes || !data.subarray(0, 8).equals(xerialMagic)) return rawSnappyLength(data);
+  let total = 0;
+  for (let off = xerialHeaderBytes; off < data.length; ) {
+    if (data.length - off < 4) return 'truncated block length';
+    const len = data.readInt32BE(off);
+    off += 4;
+    if (len < 0 || len > data.length - off) return 'truncated block';
+    const n = rawSnappyLength(data.subarray(off, off + len));
+    if (typeof n === 'string') return n;
+    total += n;
+    off += len;
+  }
+  return total;
 }
 
 /** Decodes xerial-framed or raw snappy of at most `maxOutputBytes`. Throws only what the snappy addon throws on a corrupt block. */
@@ -72,7 +90,7 @@ export function snappyDecode(data: Buffer, maxOutputBytes: number): CompressionR
     const n = rawSnappyLength(block);
     if (typeof n === 'string') return { ok: false, reason: `xerial snappy: ${n}` };
     total += n;
-    if (total > maxOutputBytes) return { ok: false, reason: `xerial snappy output over ${maxOutputBytes} bytes` };
+    if (total > maxOutputBytes) return { ok: false, reason: `xerial snappy output over ${maxOutputBytes} bytes`, tooLarge: true };
     blocks.push(snappyUncompress(block, { asBuffer: true }) as Buffer);
   }
   return { ok: true, value: blocks.length === 1 ? blocks[0]! : Buffer.concat(blocks, total) };

@@ -636,7 +636,7 @@ export const settings: readonly Setting[] = [
     kind: intKind(0, 64),
     default: workerThreadsDefault(),
     defaultText: 'min(2, cores - 1)',
-    doc: 'Worker threads that transcode large batches between protocols, and recompress large Kafka batches to a topic compression.type, off the event loop; 0 does everything on the main thread.',
+    doc: 'Worker threads that transcode large batches between protocols, decompress and check large produced Kafka batches and recompress them to a topic compression.type, off the event loop; 0 does everything on the main thread.',
     set: (c, v) => void (c.workers.threads = v),
   }),
   define({
@@ -645,7 +645,7 @@ export const settings: readonly Setting[] = [
     env: 'QUARTET_WORKER_OFFLOAD_BYTES_MIN',
     kind: intKind(0, 1 << 30),
     default: workerSettingsDefault.offloadBytesMin,
-    doc: 'Batches to transcode (or Kafka records to recompress) of at least this many bytes go to a worker thread; smaller ones are handled inline.',
+    doc: 'Batches to transcode (or Kafka records to recompress) of at least this many bytes go to a worker thread, and produced compressed Kafka batches whose records may decode to 16 times as many; smaller ones are handled inline.',
     set: (c, v) => void (c.workers.offloadBytesMin = v),
   }),
   define({

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { measureStalls, writeIggyTopic } from '../../bench/stalls.js';
+import { measureStalls, stallsTopic, writeIggyTopic } from '../../bench/stalls.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { loadConfig } from '../../src/server/config.js';
 import { startServer } from '../../src/server/server.js';
@@ -41,6 +41,30 @@ test('a request on another connection is answered while 20 transcoding fetches r
   t.diagnostic(`ApiVersions while 20 fetches ran: slowest ${r.probeMaxMs.toFixed(1)} ms, median ${r.probeMedianMs.toFixed(2)} ms over ${r.probes}; fetches ${r.fetchesMs.toFixed(0)} ms`);
   assert.equal(r.fetchesDone, 20);
   assert.ok(r.fetchBytes > 1 << 20, `the fetches read the topic (${r.fetchBytes} bytes)`);
+  assert.ok(r.probeMedianMs < probeMedianMsMax, `median ApiVersions ${r.probeMedianMs} ms`);
+  assert.ok(r.probeMaxMs < probeMaxMsMax, `slowest ApiVersions ${r.probeMaxMs} ms`);
+});
+
+test('a request on another connection is answered while 20 connections produce small batches that decode to 16 MiB', { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'quartet-stalls-'));
+  const { config } = loadConfig({
+    flags: { 'data-dir': join(dir, 'data'), 'http-enabled': false, 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'worker-threads': '1', 'cursus-enabled': false },
+    env: { QUARTET_ROOT_PASSWORD: 'root-password' },
+    cwd: dir,
+  });
+  const server = await startServer(config, { logger: silentLogger, handleSignals: false, stdout: () => {} });
+  t.after(async () => {
+    await server.stop('test done');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await server.ready;
+  const kafkaPort = server.listenerAddresses().get('kafka')!.port;
+  const iggy = server.listenerAddresses().get('iggy')!;
+  await writeIggyTopic(`127.0.0.1:${iggy.port}`, 'root-password', 0);
+  const r = await measureStalls({ kafkaPort, work: 'produce', fetches: 20, rounds: 1, fetchBytesMax: 0, secondsMax: 60 });
+  t.diagnostic(`ApiVersions while 20 produces ran: slowest ${r.probeMaxMs.toFixed(1)} ms, median ${r.probeMedianMs.toFixed(2)} ms over ${r.probes}; produces ${r.fetchesMs.toFixed(0)} ms`);
+  assert.equal(r.fetchesDone, 20);
+  assert.equal(server.broker()!.partition({ topic: stallsTopic }, 0).stats().nextOffset, 20 * 16, 'every record appended');
   assert.ok(r.probeMedianMs < probeMedianMsMax, `median ApiVersions ${r.probeMedianMs} ms`);
   assert.ok(r.probeMaxMs < probeMaxMsMax, `slowest ApiVersions ${r.probeMaxMs} ms`);
 });

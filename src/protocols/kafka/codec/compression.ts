@@ -2,8 +2,12 @@
 // native addons (snappy and lz4-napi from napi-rs, @toondepauw/node-zstd) and node:zlib's *Sync
 // calls run on the calling thread. Produce decompresses each compressed batch once to check its
 // records (record-batch.ts inspectProducedRecords) and stores it as received unless the topic's
-// compression.type asks for another codec (recompress-task.ts, on a worker when large); reads decompress it
+// compression.type asks for another codec (produce-task.ts, on a worker when large); reads decompress it
 // again where they need its records (transcoding, compaction, ListOffsets by timestamp).
+//
+// `decodedBytesBound` says before decoding how large the records may be, so that Produce can hand
+// a batch that inflates far (a 2 KB zstd batch of 60 MiB of zeros decodes for ~300 ms) to a
+// worker thread instead of decoding it on the event loop.
 //
 // Wire formats, as Kafka's Java client writes and reads them:
 // - gzip (1): the full gzip container (RFC 1952: 10-byte header, DEFLATE, CRC32 + ISIZE trailer),
@@ -29,7 +33,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Decoder as ZstdDecoder, Encoder as ZstdEncoder } from '@toondepauw/node-zstd';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
-import { lz4FrameOutputBound, snappyDecode, xerialSnappyEncode, zstdFrameOutputBound, type CompressionResult } from '../../../base/compression.js';
+import { lz4FrameOutputBound, snappyDecode, snappyDecodedLength, xerialSnappyEncode, zstdFrameOutputBound, type CompressionResult } from '../../../base/compression.js';
 
 export type { CompressionResult } from '../../../base/compression.js';
 
@@ -84,6 +88,37 @@ export function compress(codec: number, data: Buffer): Buffer {
   }
 }
 
+/**
+ * How many bytes a records section compressed with `codec` decodes to, read from its headers
+ * without decoding: exact for snappy (each block states its size), the most its frames can hold
+ * for lz4 and zstd (a compressed zstd block counts as 128 KiB), and the gzip trailer's ISIZE,
+ * which a crafted stream can understate (decompress's limit then catches it, `tooLarge`). 0 for
+ * a section that does not parse or may hold more than the 64 MiB decoded at most: decompress
+ * refuses those before decoding.
+ */
+export function decodedBytesBound(codec: number, data: Buffer): number {
+  let bound: number | string;
+  switch (codec) {
+    case CompressionCodec.none:
+      return data.length;
+    case CompressionCodec.gzip:
+      bound = data.length >= 18 ? data.readUInt32LE(data.length - 4) : 0;
+      break;
+    case CompressionCodec.snappy:
+      bound = snappyDecodedLength(data);
+      break;
+    case CompressionCodec.lz4:
+      bound = lz4FrameOutputBound(data, decompressedBytesMaxDefault);
+      break;
+    case CompressionCodec.zstd:
+      bound = zstdFrameOutputBound(data, decompressedBytesMaxDefault);
+      break;
+    default:
+      return 0;
+  }
+  return typeof bound === 'string' ? 0 : Math.min(bound, decompressedBytesMaxDefault);
+}
+
 /** Decompresses a records section; a corrupt or oversized input is a reason, never a throw. */
 export function decompress(
   codec: number,
@@ -122,10 +157,12 @@ export function decompress(
         return { ok: false, reason: `unknown compression codec ${codec}` };
     }
     if (out.length > maxOutputBytes) {
-      return { ok: false, reason: `decompressed size ${out.length} exceeds ${maxOutputBytes} bytes` };
+      return { ok: false, reason: `decompressed size ${out.length} exceeds ${maxOutputBytes} bytes`, tooLarge: true };
     }
     return { ok: true, value: out };
   } catch (e) {
-    return { ok: false, reason: `${compressionName(codec)} decompression failed: ${(e as Error).message}` };
+    const reason = `${compressionName(codec)} decompression failed: ${(e as Error).message}`;
+    // zlib's maxOutputLength ends the decoding with ERR_BUFFER_TOO_LARGE.
+    return (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? { ok: false, reason, tooLarge: true } : { ok: false, reason };
   }
 }

@@ -333,7 +333,8 @@ export interface ProducedRecordError {
  * the records refused one by one.
  */
 export type ProducedRecords =
-  | { ok: false; reason: string }
+  /** `tooLarge`: the records decompress past the limit asked for (and may be whole under a larger one). */
+  | { ok: false; reason: string; tooLarge?: true }
   | { ok: true; section: Buffer; maxTimestamp: number; recordErrors: ProducedRecordError[] };
 
 /**

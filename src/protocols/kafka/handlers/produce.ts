@@ -13,13 +13,17 @@
 //   baseOffset (outside the CRC); on a CreateTime topic maxTimestamp, recomputed from the records;
 //   on a LogAppendTime topic the timestamp type and maxTimestamp (the append time, also answered
 //   as log_append_time); and the records, recompressed when the topic's compression.type is a
-//   codec other than the batch's (on the worker pool from workers.offloadBytesMin uncompressed
-//   bytes; produce-turns.ts keeps later appends to the partition behind it). The CRC is then
+//   codec other than the batch's. The CRC is then
 //   recomputed. A magic other than 2, more than one batch, an empty batch, a control batch, or a
 //   producer id with a negative base sequence is INVALID_RECORD (87); a CRC or size mismatch is
 //   CORRUPT_MESSAGE (2); a batch above max.message.bytes is MESSAGE_TOO_LARGE (10).
 // - Its records are walked, not kept (inspectProducedRecords; decompressed first, at most
-//   64 MiB). A body that does not decompress, records that do not parse or do not number
+//   64 MiB). The whole preparation runs on the worker pool (codec/produce-task.ts) when the
+//   records of a compressed batch may decode to 16 x workers.offloadBytesMin bytes or more, as
+//   its frames' headers tell before decoding, or when workers.offloadBytesMin bytes of
+//   uncompressed records are to be recompressed, so that a small batch that inflates far does
+//   not hold up other connections; produce-turns.ts keeps later appends to the partition behind it.
+//   A body that does not decompress, records that do not parse or do not number
 //   recordCount, or offset deltas other than 0, 1, 2, ... refuse the batch whole
 //   (INVALID_RECORD). Records refused one by one, as LogValidator does (KIP-467): a null key in a
 //   compacted topic (INVALID_RECORD), a CreateTime timestamp outside [now - before.max.ms,
@@ -27,7 +31,7 @@
 //   them in record_errors with Kafka's error_message, so that clients fail only those records.
 //   Nothing of a refused batch is appended.
 // - Appends start synchronously, in request order, before the first await (or, behind a
-//   recompression running on a worker, in the same order once it ends): pipelined produce
+//   preparation running on a worker, in the same order once it ends): pipelined produce
 //   requests of one producer reach the log in order.
 // - Idempotent producers go through the core's producer checks (Broker.append): a retried batch
 //   answers with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER (45); an old epoch
@@ -51,16 +55,9 @@ import { appendRequestFromBatch } from '../codec/kafka-format.js';
 import type { ProduceRequest, ProduceResponseInput } from '../codec/messages/produce.js';
 import { asBuffer, ownedCopy, transferableOf } from '../../../base/worker-pool.js';
 import { effectiveTopicConfig, timestampLimitsMs, type CompressionTypeName } from '../../../core/topic-config.js';
-import {
-  batchHeaderBytes,
-  inspectProducedRecords,
-  normalizeProducedBatch,
-  patchPartitionLeaderEpoch,
-  readBatchHeader,
-  validateProduceBatch,
-  type ProducedRecordError,
-  type ProducedRecordRules,
-} from '../codec/record-batch.js';
+import { CompressionCodec, decompressedBytesMaxDefault } from '../codec/compression.js';
+import { prepareProducedBatch, preparationBytes, type PreparedBatch, type ProduceRules } from '../codec/produce-task.js';
+import { batchHeaderBytes, patchPartitionLeaderEpoch, readBatchHeader, validateProduceBatch, type ProducedRecordError, type RecordBatchHeader } from '../codec/record-batch.js';
 import { produceTurns } from '../produce-turns.js';
 import { kafkaCodeOf } from '../errors.js';
 import { lookupPartition } from '../topics.js';
@@ -85,12 +82,6 @@ function invalidBatchCode(records: Buffer, reason: string): number {
   if (records.length >= 17 && records.readInt8(16) !== 2) return ErrorCode.INVALID_RECORD;
   if (/exactly one|empty record batch|control batch|lastOffsetDelta|invalid sequence number/.test(reason)) return ErrorCode.INVALID_RECORD;
   return ErrorCode.CORRUPT_MESSAGE;
-}
-
-/** What appendOne needs of the topic's configuration. */
-interface ProduceRules extends ProducedRecordRules {
-  /** The codec batches are stored in; null keeps the producer's. */
-  codec: number | null;
 }
 
 const codecByName: Readonly<Record<CompressionTypeName, number | null>> = { producer: null, uncompressed: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
@@ -121,22 +112,51 @@ function recordErrorsOut(index: number, errors: readonly ProducedRecordError[]):
 }
 
 /**
- * The batch as stored (normalizeProducedBatch): CreateTime maxTimestamp recomputed, records
- * recompressed to the topic's codec. A recompression of at least the worker threshold runs on
- * the broker's worker pool (a promise); the rest, and one whose worker failed, runs here.
+ * A compressed batch is decoded on a worker from this many times the pool's threshold (1 MiB by
+ * default): its size is known only as a bound before decoding, and a compressed zstd block counts
+ * as 128 KiB, so a lower bar would send almost every zstd batch to a worker; decoding 1 MiB here
+ * takes a few milliseconds. A gzip batch is decoded here at most this far: one that goes on (its
+ * trailer understated the size) is handed to a worker after all.
  */
-function storedBatch(frontend: KafkaFrontend, records: Buffer, section: Buffer, maxTimestamp: number | null, codec: number | null, sourceCodec: number): Buffer | Promise<Buffer> {
-  if (codec === null || codec === sourceCodec) return normalizeProducedBatch(records, section, maxTimestamp, null);
-  const header = ownedCopy(records.subarray(0, batchHeaderBytes));
-  const body = ownedCopy(section);
-  const run = frontend.broker.transcoder.offloadTask<Uint8Array>(recompressTaskModule, 'recompressTask', [header, body, maxTimestamp, codec], transferableOf(body), section.length);
-  if (run === null) return normalizeProducedBatch(records, section, maxTimestamp, codec);
-  // A worker that fails (it died, the pool closed) leaves the work to this thread: the request's
-  // bytes are held until the append settles.
-  return run.then(asBuffer, () => normalizeProducedBatch(records, section, maxTimestamp, codec));
+const decodeOffloadFactor = 16;
+
+/**
+ * `records` prepared for the log (produce-task.ts). Where the decoding or encoding it takes
+ * (preparationBytes) reaches the worker pool's bar, on a worker (a promise); else, and when the
+ * pool is off, full or its worker fails, here.
+ */
+function prepare(frontend: KafkaFrontend, records: Buffer, header: RecordBatchHeader, rules: ProduceRules): PreparedBatch | Promise<PreparedBatch> {
+  const transcoder = frontend.broker.transcoder;
+  const inline = (): PreparedBatch => prepareProducedBatch(records, header, rules);
+  const offload = (bytes: number): Promise<PreparedBatch> | null => {
+    const copy = ownedCopy(records);
+    const run = transcoder.offloadTask<PreparedBatch>(prepareTaskModule, 'prepareTask', [copy, rules], transferableOf(copy), bytes);
+    // A worker that fails (it died, the pool closed) leaves the work to this thread: the
+    // request's bytes are held until the append settles.
+    return run?.then((p) => (p.kind === 'ready' ? { kind: 'ready', batch: asBuffer(p.batch) } : p), inline) ?? null;
+  };
+  const { threads, offloadBytesMin } = transcoder.settings;
+  const bar = header.compression === CompressionCodec.none ? offloadBytesMin : offloadBytesMin * decodeOffloadFactor;
+  const bytes = preparationBytes(records, header, rules.codec, batchHeaderBytes);
+  if (bytes >= bar) return offload(bytes) ?? inline();
+  if (header.compression !== CompressionCodec.gzip || threads === 0) return inline();
+  const capped = prepareProducedBatch(records, header, rules, bar);
+  return capped.kind === 'invalid' && capped.tooLarge === true ? (offload(decompressedBytesMaxDefault) ?? inline()) : capped;
 }
 
-const recompressTaskModule = import.meta.resolve('../codec/recompress-task.js');
+const prepareTaskModule = import.meta.resolve('../codec/produce-task.js');
+
+/** The answer for a batch that is not appended. */
+function refusedOut(index: number, prepared: Exclude<PreparedBatch, { kind: 'ready' }>): PartitionOut {
+  switch (prepared.kind) {
+    case 'invalid':
+      return partitionError(index, ErrorCode.INVALID_RECORD, prepared.reason);
+    case 'recordErrors':
+      return recordErrorsOut(index, prepared.errors);
+    case 'corrupt':
+      return partitionError(index, ErrorCode.CORRUPT_MESSAGE, prepared.reason);
+  }
+}
 
 function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId: string | null, topicName: string, index: number, records: Buffer | null): Promise<PartitionOut> | PartitionOut {
   if (!access.topicNamed(topicName, 'write')) return partitionError(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
@@ -149,16 +169,10 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
   if (header.isTransactional && header.producerId < 0) return partitionError(index, ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
   const topic: Topic = found.topic;
   const rules = produceRules(frontend, topic, index, found.log.config.cleanupPolicy);
-  const inspected = inspectProducedRecords(records, header, rules);
-  if (!inspected.ok) return partitionError(index, ErrorCode.INVALID_RECORD, inspected.reason);
-  if (inspected.recordErrors.length > 0) return recordErrorsOut(index, inspected.recordErrors);
-  let stored: Buffer | Promise<Buffer>;
-  try {
-    stored = storedBatch(frontend, records, inspected.section, rules.logAppendTime === true ? null : inspected.maxTimestamp, rules.codec, header.compression);
-  } catch (err) {
-    return partitionError(index, ErrorCode.CORRUPT_MESSAGE, err instanceof Error ? err.message : null);
-  }
-  const append = (batch: Buffer): Promise<PartitionOut> | PartitionOut => {
+  const prepared = prepare(frontend, records, header, rules);
+  const append = (p: PreparedBatch): Promise<PartitionOut> | PartitionOut => {
+    if (p.kind !== 'ready') return refusedOut(index, p);
+    const batch = p.batch;
     const built = appendRequestFromBatch(batch, { logAppendTime: rules.logAppendTime === true, now: rules.now! }, readBatchHeader(batch));
     if (!built.ok) return partitionError(index, ErrorCode.CORRUPT_MESSAGE, built.reason);
     let appended;
@@ -177,7 +191,7 @@ function appendOne(frontend: KafkaFrontend, access: KafkaAccess, transactionalId
   };
   // An append waiting for a worker holds back the later appends to its partition, so that they
   // reach the log in request order.
-  return produceTurns(frontend.broker).run(`${topic.internalId}:${index}`, stored, append, (err) => partitionError(index, ErrorCode.CORRUPT_MESSAGE, err instanceof Error ? err.message : null));
+  return produceTurns(frontend.broker).run(`${topic.internalId}:${index}`, prepared, append, (err) => partitionError(index, ErrorCode.CORRUPT_MESSAGE, err instanceof Error ? err.message : null));
 }
 
 function produceCodeOf(err: unknown): number {

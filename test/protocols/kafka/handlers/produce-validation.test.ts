@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { ManualClock } from '../../../../src/base/clock.js';
 import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
 import { batchRecords, computeBatchCrc, readBatchHeader, validateRecordBatch } from '../../../../src/protocols/kafka/codec/record-batch.js';
@@ -31,6 +32,28 @@ function values(batch: Buffer): (string | null)[] {
   const r = batchRecords(batch);
   assert.ok(r.ok, r.ok ? '' : r.reason);
   return r.value.map((x) => (x.value === null ? null : x.value.toString()));
+}
+
+/** `batch` (uncompressed) with its records section replaced by `body`, compressed with `codec`. */
+function withBody(batch: Buffer, codec: number, body: Buffer): Buffer {
+  const out = Buffer.concat([batch.subarray(0, 61), body]);
+  out.writeInt32BE(out.length - 12, 8);
+  out.writeInt16BE((out.readInt16BE(21) & ~7) | codec, 21);
+  out.writeUInt32BE(computeBatchCrc(out), 17);
+  return out;
+}
+
+/** Counts the tasks the broker's worker pool takes. */
+function countOffloads(h: DataHarness): { count: number } {
+  const transcoder = h.broker.transcoder;
+  const offload = transcoder.offloadTask.bind(transcoder);
+  const counter = { count: 0 };
+  transcoder.offloadTask = <T>(...args: Parameters<typeof offload>): Promise<T> | null => {
+    const run = offload<T>(...args);
+    if (run !== null) counter.count++;
+    return run;
+  };
+  return counter;
 }
 
 const keyed = (n: number, at = now): SimpleRecord[] => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, value: `v${i}`, timestamp: at + i }));
@@ -196,5 +219,45 @@ describe('Produce compression.type', () => {
     const [batch] = await stored(h, 'lz');
     assert.equal(readBatchHeader(batch!.payload).compression, 3);
     assert.deepEqual(values(batch!.payload), ['x'.repeat(4096), 'y']);
+  });
+
+  it('decodes a small batch that inflates far on a worker thread, record errors included', async (t) => {
+    // Compressed batches go to the worker from 16 x 64 KiB = 1 MiB of records.
+    const h = await dataHarness(t, { workers: { threads: 1, offloadBytesMin: 64 * 1024, queueMax: 16 } });
+    await h.broker.createTopic('default', 'plain', { partitions: 1 });
+    await h.broker.createTopic('default', 'latest', { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+    const offloads = countOffloads(h);
+    // 4 MiB of zeros: a zstd batch of a few hundred bytes.
+    const bomb = (key: string | null) => batchOf([{ key, value: Buffer.alloc(4 << 20).toString('latin1') }, { key: 'k', value: 'small' }], { compression: 4 });
+    assert.ok(bomb('k').length < 4096, `the batch is small (${bomb('k').length} bytes)`);
+    const ok = await partitionOut(h, 'plain', bomb('k'));
+    assert.equal(ok.errorCode, ErrorCode.NONE);
+    assert.equal(offloads.count, 1, 'decoded on the worker');
+    const [batch] = await stored(h, 'plain');
+    assert.equal(readBatchHeader(batch!.payload).compression, 4, 'stored as produced');
+    assert.equal(values(batch!.payload)[1], 'small');
+    const refused = await partitionOut(h, 'latest', bomb(null));
+    assert.equal(offloads.count, 2);
+    assert.equal(refused.errorCode, ErrorCode.INVALID_RECORD);
+    assert.deepEqual(refused.recordErrors, [{ batchIndex: 0, batchIndexErrorMessage: 'Compacted topic cannot accept message without key in topic partition latest-0.' }]);
+    // Small compressed batches stay on this thread: a zstd block may hold 128 KiB, under the bar.
+    for (const compression of [1, 2, 3, 4]) assert.equal((await partitionOut(h, 'plain', batchOf(keyed(3), { compression }))).errorCode, ErrorCode.NONE);
+    assert.equal(offloads.count, 2);
+  });
+
+  it('hands a gzip batch whose trailer understates its size to a worker once it decodes past the inline limit', async (t) => {
+    const h = await dataHarness(t, { workers: { threads: 1, offloadBytesMin: 64 * 1024, queueMax: 16 } });
+    await h.broker.createTopic('default', 'plain', { partitions: 1 });
+    const offloads = countOffloads(h);
+    const plain = batchOf([{ key: 'k', value: 'z'.repeat(3 << 20) }, { key: 'k2', value: 'tail' }]);
+    const section = plain.subarray(61);
+    // Two gzip members, as Kafka's GZIPInputStream reads them: the trailer seen last is the small second member's.
+    const twoMembers = Buffer.concat([gzipSync(section.subarray(0, section.length - 16)), gzipSync(section.subarray(section.length - 16))]);
+    assert.ok(twoMembers.readUInt32LE(twoMembers.length - 4) === 16);
+    const p = await partitionOut(h, 'plain', withBody(plain, 1, twoMembers));
+    assert.equal(p.errorCode, ErrorCode.NONE);
+    assert.equal(offloads.count, 1, 'finished on the worker');
+    const [batch] = await stored(h, 'plain');
+    assert.deepEqual(values(batch!.payload), ['z'.repeat(3 << 20), 'tail']);
   });
 });
