@@ -21,6 +21,10 @@
 //   answered, and so sees what they did (a PUBLISH after a CREATE finds the topic). Consecutive
 //   PUBLISH requests are the exception: they run together, their appends reaching the log in
 //   request order, and their replies still go out in order.
+// - A compressed payload that decodes to workers.offloadBytesMin bytes or more (its header says
+//   how many) is checked and decoded on the broker's worker pool (codec/open-task.ts): a 65 KB
+//   gzip frame that inflates to 64 MiB no longer holds up other connections. The requests after
+//   it start only once it has (AppendTurns), so the order above holds.
 // - STREAM replies (kind 5 frames through a CursusStreamSink) hold the connection's request slot
 //   until the stream ends: nothing after a stream command starts until its last frame (END). A client stops a stream by closing the
 //   connection (or half-closing it): the sink's `closed` signal then aborts, as on a listener
@@ -28,11 +32,14 @@
 //   kind-5 ERROR frame with END.
 
 import type { Socket } from 'node:net';
+import { AppendTurns } from '../../base/append-turns.js';
+import { asBuffer, ownedCopy, transferableOf } from '../../base/worker-pool.js';
 import { RequestPipeline, type Slot } from '../pipeline.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
 import {
   CursusFramer,
   FrameKind,
+  Compression,
   Status,
   commandSpec,
   cursusError,
@@ -49,7 +56,6 @@ import {
   negotiateCommand,
   openFrame,
   type CommandSpec,
-  type Compression,
   type CursusError,
   type Frame,
   type FrameHeader,
@@ -71,6 +77,8 @@ export class CursusConnection implements ConnectionHandle {
   private compression: Compression | null = null;
   /** Authentication, dispatch and failure mapping (request-runner.ts). */
   private readonly runner: CursusRequestRunner;
+  /** Keeps requests starting in arrival order behind a payload decoded on a worker. */
+  private readonly turns = new AppendTurns();
   /** Aborted when the connection goes or winds down: running streams end. */
   private readonly streamsStop = new AbortController();
 
@@ -207,9 +215,26 @@ export class CursusConnection implements ConnectionHandle {
     if (spec === undefined) throw CursusFailure.of('unknown_command', [['command', String(h.command)]]);
     if (spec.internal === true) throw CursusFailure.of('internal_command_unauthorized', [['command', spec.name]], 'broker-internal commands are not served on the client listener');
     if (frame.refused === true) throw requestBytesExhausted(spec, h);
-    const opened = openFrame(h, frame.payload);
-    if (!opened.ok) throw CursusFailure.of(opened.code, [], opened.reason);
-    return this.runner.run(decodeRequest(spec, h.requestId, opened.value));
+    // Requests start in the order they came, also behind one whose payload a worker decodes.
+    return this.turns.run('requests', this.open(h, frame.payload), (opened) => {
+      if (!opened.ok) throw CursusFailure.of(opened.code, [], opened.reason);
+      return this.runner.run(decodeRequest(spec, h.requestId, opened.value));
+    }, rethrow);
+  }
+
+  /**
+   * The frame's payload checked and decoded: on the broker's worker pool when it is compressed and
+   * decodes to workers.offloadBytesMin bytes or more (the header states the decoded length), else,
+   * and when the pool is off or full or its worker fails, here.
+   */
+  private open(h: FrameHeader, payload: Buffer): OpenedFrame | Promise<OpenedFrame> {
+    if (h.compression === Compression.none) return openFrame(h, payload);
+    const transcoder = this.frontend.services.broker.transcoder;
+    if (h.decodedLength < transcoder.settings.offloadBytesMin) return openFrame(h, payload);
+    const copy = ownedCopy(payload);
+    const run = transcoder.offloadTask<OpenedFrame>(openTaskModule, 'openFrameTask', [h, copy], transferableOf(copy), h.decodedLength);
+    if (run === null) return openFrame(h, payload);
+    return run.then((o) => (o.ok ? { ok: true, value: asBuffer(o.value) } : o), () => openFrame(h, payload));
   }
 
   // --- replies ---------------------------------------------------------------------------------
@@ -315,6 +340,14 @@ export class CursusConnection implements ConnectionHandle {
     const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n, status: Status.error }, [encodeErrorPayload(error)]);
     this.pipeline.reply(slot, response, { outcome: 'error', closeAfter: true });
   }
+}
+
+type OpenedFrame = ReturnType<typeof openFrame>;
+
+const openTaskModule = import.meta.resolve('./codec/open-task.js');
+
+function rethrow(error: unknown): never {
+  throw error;
 }
 
 /** A frame the listener's request-byte budget could not hold (codec/framer.ts): retry later. */

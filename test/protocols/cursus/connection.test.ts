@@ -195,6 +195,45 @@ describe('bad frames (§2.7)', () => {
     okFields((await c.request('LIST'))[0]!);
   });
 
+  it('decodes a compressed payload of workers.offloadBytesMin or more on a worker, later requests starting after it', async (t) => {
+    const seen: string[] = [];
+    const publish: CursusCommandHandler = {
+      command: 'PUBLISH',
+      permissions: [],
+      handle: (_ctx, request) => {
+        const batch = request.batch?.value ?? null;
+        seen.push(`${batch?.records.length ?? 0}:${batch?.records[0]?.payload.length ?? 0}`);
+        return { kind: 'text', fields: [['records', String(batch?.records.length ?? 0)]] };
+      },
+    };
+    const h = await startCursus(t, { handlers: [[publish]], broker: { workers: { threads: 1, offloadBytesMin: 64 * 1024, queueMax: 16 } } });
+    const transcoder = h.broker.transcoder;
+    const offload = transcoder.offloadTask.bind(transcoder);
+    let offloaded = 0;
+    transcoder.offloadTask = <T>(...args: Parameters<typeof offload>): Promise<T> | null => {
+      const run = offload<T>(...args);
+      if (run !== null) offloaded++;
+      return run;
+    };
+    const c = await h.client([Compression.gzip]);
+    const batch = (n: number, bytes: number) => {
+      const records = Array.from({ length: n }, (_, i) => ({ topic: 'orders', partition: 0, offset: i, payload: Buffer.alloc(bytes, 0x61) }));
+      return encodeBatch({ idempotent: false, topic: 'orders', partition: 0, acks: '1', batchStart: 0, batchEnd: n - 1, records });
+    };
+    // Pipelined PUBLISH requests, large (2 MiB of records in a few KB of gzip) and small, alternating.
+    const ids = [batch(2, 1 << 20), batch(1, 10), batch(3, 1 << 20), batch(1, 20)].map((b) => c.sendPayload('PUBLISH', b));
+    for (const id of ids) okFields((await c.replies(id))[0]!);
+    assert.deepEqual(seen, [`2:${1 << 20}`, '1:10', `3:${1 << 20}`, '1:20'], 'handled in request order');
+    assert.equal(offloaded, 2, 'the two large payloads were decoded on the worker');
+    // A corrupt large payload is refused from the worker as inline.
+    const bad = Buffer.concat(encodeFrame({ kind: FrameKind.request, command: CommandId.LIST!, requestId: 99n }, [gzipSync(Buffer.alloc(1 << 20))]));
+    bad[7] = Compression.gzip;
+    bad.writeUInt32BE((1 << 20) + 5, 24);
+    c.send(bad);
+    assertError(await c.replies(99n), 'decompression_failed');
+    assert.equal(offloaded, 3);
+  });
+
   it('answers a payload that is not CRQ2 (raw text, a topic envelope) with invalid_command_payload', async (t) => {
     const h = await startCursus(t);
     const c = await h.client();
