@@ -170,7 +170,8 @@ describe('quartet iggy', () => {
       rows.map((r) => [r[1], r[2], r[5]]),
       [
         ['orders', '3 partition(s)', 'expiry=90m'],
-        ['events', '1 partition(s)', 'expiry=never'],
+        // Left to the server: the broker-wide default retention (7 days), as for a Kafka topic.
+        ['events', '1 partition(s)', 'expiry=7d'],
       ],
     );
     const json = lines(await ok(['topic', 'list', 'cli-topics', '--json'])).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -178,7 +179,7 @@ describe('quartet iggy', () => {
       json.map((t) => [t.name, t.partitions, t.messageExpiry]),
       [
         ['orders', 3, '90m'],
-        ['events', 1, 'never'],
+        ['events', 1, '7d'],
       ],
     );
     assert.match(await ok(['topic', 'delete', 'cli-topics', 'orders']), /^deleted topic 'orders' \(id \d+\) from stream 'cli-topics'\n$/);

@@ -17,8 +17,10 @@
 // |                                    |   largest batch, so the listener's frame limit governs  |
 // | (none: Iggy seals a segment once it holds segment_size) | quartet.segment.roll = after    |
 //
-// Every mapped key is written explicitly into the core config on create, so Iggy's defaults
-// (never expire, unlimited size) hold whatever the broker-wide Kafka-style defaults are. The
+// Every mapped key is written explicitly into the core config on create, but for retention: a
+// message_expiry or max_topic_size the client left to the server (absent, or 0, the wire's
+// ServerDefault) writes no retention.ms / retention.bytes, so the broker-wide default applies, as
+// it does to a topic any other protocol creates (docs/topic-config.md, "Retention"). The
 // Iggy view (explicit entries as sent, derived entries = defaults resolved at admission) is kept
 // in a small Iggy-owned table (topic-options-table.ts): the group store under scope
 // `iggy.topic-options`, key = the topic's internal id. Topics created by another protocol have no
@@ -369,8 +371,24 @@ function retentionBytesFor(v: IggyTopicOptions, partitions: number): number {
   return Math.max(1, Math.floor(Number(v.max_topic_size) / Math.max(1, partitions)));
 }
 
-/** The core topic config that honours the options (every mapped key explicit). */
-export function coreConfigFor(v: IggyTopicOptions, partitions: number): TopicConfig {
+/**
+ * The core topic config that honours the options (every mapped key explicit), less the retention
+ * keys of a message_expiry or max_topic_size not in `explicit` (when given): the broker default
+ * applies to those.
+ */
+export function coreConfigFor(v: IggyTopicOptions, partitions: number, explicit?: readonly TopicOptionKey[]): Partial<TopicConfig> {
+  const config = mappedCoreConfig(v, partitions);
+  if (explicit === undefined) return config;
+  const { 'retention.ms': retentionMs, 'retention.bytes': retentionBytes, ...rest } = config;
+  return {
+    ...rest,
+    ...(explicit.includes('message_expiry') ? { 'retention.ms': retentionMs } : {}),
+    ...(explicit.includes('max_topic_size') ? { 'retention.bytes': retentionBytes } : {}),
+  };
+}
+
+/** Every core config key the options map to. */
+function mappedCoreConfig(v: IggyTopicOptions, partitions: number): TopicConfig {
   const expiryNever = v.message_expiry === u64Max || v.message_expiry === 0n;
   const retentionMs = expiryNever ? -1 : Number((v.message_expiry + 999n) / 1000n);
   return {
@@ -417,7 +435,7 @@ const optionCoreKeys: readonly (readonly [TopicOptionKey, keyof TopicConfig])[] 
  * partitions max_topic_size is kept (there is no per-partition limit to read it from).
  */
 export function optionsOverCoreConfig(stored: StoredTopicOptions, topic: Topic, brokerDefaults: TopicConfig): StoredTopicOptions {
-  const mapped = coreConfigFor(stored.values, topic.partitions);
+  const mapped = mappedCoreConfig(stored.values, topic.partitions);
   const effective = { ...builtinTopicDefaults, ...brokerDefaults, ...topic.config };
   let derived: IggyTopicOptions | null = null;
   const values = { ...stored.values };

@@ -54,7 +54,7 @@ export const topicHandlers: IggyHandlerTable = {
     requireCreateTopic(ctx.user, ns?.id ?? -1);
     const options = admitted();
     const topic = await ctx.frontend.broker
-      .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount) })
+      .createTopic(ns?.id ?? defaultNamespaceName, req.name, { partitions: req.partitionsCount, config: coreConfigFor(options.values, req.partitionsCount, options.explicit) })
       .catch(rethrowTopicName);
     await ctx.frontend.topicOptions.save(topic, options);
     return topicDetails(ctx.frontend, topic, true);
@@ -82,7 +82,7 @@ export const topicHandlers: IggyHandlerTable = {
       if (expiry || size) {
         await ctx.frontend.broker.updateTopicConfig(topic, (current) => {
           const config = coreConfigFor(options.values, current.partitions);
-          return { ...(expiry ? { 'retention.ms': config['retention.ms'] } : {}), ...(size ? { 'retention.bytes': config['retention.bytes'] } : {}) };
+          return { ...(expiry ? { 'retention.ms': config['retention.ms']! } : {}), ...(size ? { 'retention.bytes': config['retention.bytes']! } : {}) };
         });
       }
     }

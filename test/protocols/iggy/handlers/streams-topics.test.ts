@@ -124,15 +124,26 @@ describe('iggy topics', () => {
     assert.equal(await c.ok(CommandCode.getTopic, { streamId: sid(s.id), topicId: sid(99) }), null);
   });
 
-  it('defaults a topic to never expire and unlimited size, whatever the broker defaults', async (t) => {
-    const h = await startIggy(t);
+  it('leaves retention to the broker defaults when message_expiry and max_topic_size are left to the server, as for a Kafka topic', async (t) => {
+    const day = 24 * 3600 * 1000;
+    const h = await startIggy(t, { broker: { topicDefaults: { 'retention.ms': day, 'retention.bytes': -1 } } });
     const c = await h.root();
-    const topic = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'plain', options: [] });
-    assert.equal(topic.messageExpiry, u64Max);
-    assert.equal(topic.maxTopicSize, u64Max);
-    assert.equal(topic.explicitOptions.length, 0);
-    assert.equal(topic.derivedOptions.length, 8);
-    assert.equal(h.broker.catalog.requireTopic({ topic: 'plain' }).config['retention.ms'], -1);
+    const plain = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'plain', options: [] });
+    // 0 is the wire's ServerDefault.
+    const zero = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'zero', options: [option('message_expiry', { kind: 'uint64', value: 0n })] });
+    for (const topic of [plain, zero]) {
+      assert.equal(topic.messageExpiry, BigInt(day) * 1000n, 'the broker default, in µs');
+      assert.equal(topic.maxTopicSize, u64Max);
+      assert.equal(topic.explicitOptions.length, 0);
+      assert.equal(topic.derivedOptions.length, 8);
+    }
+    const core = (name: string) => h.broker.catalog.requireTopic({ topic: name }).config;
+    assert.equal(core('plain')['retention.ms'], undefined, 'no key of its own: the broker default applies');
+    assert.equal(core('plain')['retention.bytes'], undefined);
+    // Never (u64::MAX) said explicitly stays never.
+    const never = await c.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 1, name: 'never', options: [option('message_expiry', { kind: 'uint64', value: u64Max })] });
+    assert.equal(never.messageExpiry, u64Max);
+    assert.equal(core('never')['retention.ms'], -1);
   });
 
   it('rejects bad options: unknown key 4041, bad values 4042, a size cap below the segment 1019, over 1,000 partitions 2015, duplicate names 2013', async (t) => {
@@ -244,7 +255,7 @@ describe('iggy topics', () => {
     await inPurge;
     const kafkaAlter = h.broker.updateTopicConfig({ topic: 'raced' }, { 'retention.bytes': mib });
     const update = c.ok(CommandCode.updateTopic, { ...ref, name: 'raced', options: [option('message_expiry', { kind: 'uint64', value: 60_000_000n })] });
-    await eventually(() => h.frontend.topicOptions.viewOf(h.broker.catalog.requireTopic({ topic: 'raced' })).explicit.includes('message_expiry'), 'the update stored its options');
+    await eventually(() => h.frontend.topicOptions.get(h.broker.catalog.requireTopic({ topic: 'raced' }))?.explicit.includes('message_expiry') === true, 'the update stored its options');
     release();
     await Promise.all([purge, kafkaAlter, update]);
     assert.equal(core()['retention.ms'], 60_000);
