@@ -192,7 +192,7 @@ describe('Cursus v1 over the whole server (--cursus-v1-compat)', { timeout: 120_
     const [pid, epoch] = [init[1]!, init[2]!];
     const ids = `transactional_id=tx1 producerId=${pid} epoch=${epoch}`;
     assert.equal(await c.line(`BEGIN_TXN ${ids}`), `OK transactional_id=tx1 state=open producerId=${pid} epoch=${epoch}`);
-    assert.match(await c.line(`TXN_PUBLISH ${ids} topic=txns partition=0 seqNum=1 message=in-txn`), /^OK transactional_id=tx1 /);
+    assert.equal(await c.line(`TXN_PUBLISH ${ids} topic=txns partition=0 seqNum=1 message=in-txn`), 'OK transactional_id=tx1 staged_messages=1 topic=txns partition=0');
     assert.equal(await c.line(`END_TXN ${ids} result=commit`), 'OK transactional_id=tx1 state=committed messages=1 offsets=0');
     const reader = await connect();
     reader.send('CONSUME topic=txns partition=0 offset=0 member=m isolation=read_committed');

@@ -100,7 +100,7 @@ export const v1Mappings: Readonly<Record<string, V1Mapping>> = {
   },
   INIT_PRODUCER_ID: { v2: 'INIT_PRODUCER_ID', aliases: txnAliases, required: missing('INIT_PRODUCER_ID', 'transactional_id'), reply: ['transactional_id', 'producerId', 'epoch'] },
   BEGIN_TXN: { v2: 'BEGIN_TXN', aliases: txnAliases },
-  TXN_PUBLISH: { v2: 'TXN_PUBLISH', aliases: txnAliases },
+  TXN_PUBLISH: { v2: 'TXN_PUBLISH', aliases: txnAliases, reply: ['transactional_id', { key: 'staged_messages', value: '1' }, 'topic', 'partition'] },
   SEND_OFFSETS_TO_TXN: { v2: 'SEND_OFFSETS_TO_TXN', aliases: txnAliases, trailingOffsets: true },
   END_TXN: { v2: 'END_TXN', aliases: txnAliases },
   TXN_STATUS: { v2: 'TXN_STATUS', aliases: txnAliases },
