@@ -176,6 +176,10 @@ export class CacheWatch implements AsyncIterable<CacheChange> {
   }
 
   private async readReplay(replay: { next: number; buffered: CacheChange[] }): Promise<void> {
+    if (replay.next >= this.resumeOffset) {
+      this.replay = null;
+      return;
+    }
     let chunk: ReplayChunk;
     try {
       chunk = await this.init.readReplay(replay.next, this.resumeOffset);
@@ -190,7 +194,6 @@ export class CacheWatch implements AsyncIterable<CacheChange> {
       return;
     }
     replay.next = chunk.next;
-    if (replay.next >= this.resumeOffset && replay.buffered.length === 0) this.replay = null;
   }
 
   /** The replay cannot go on past `at`: what it read before is delivered, then lagged (the live queue comes after `at`, so it goes). */
