@@ -42,6 +42,7 @@ import { checkBatchBytes } from '../log/common.js';
 import { AppendPath, type AppendOrigin } from './appends.js';
 import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
 import { MemoryBudget } from './memory-budget.js';
+import { CacheService, type CacheServiceOptions } from './caches/service.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
 export type { AppendResult, PartitionLog } from '../log/types.js';
@@ -103,6 +104,8 @@ export interface BrokerOptions {
    * none (the server passes its `log.scrubBytesPerSec`, by default scrubBytesPerSecDefault).
    */
   scrubBytesPerSec?: number;
+  /** Settings of the cache and counter service (caches/service.ts): limits, auto-creation, shards, cache topic config, sweep period. */
+  caches?: Omit<CacheServiceOptions, 'broker' | 'clock' | 'logger'>;
 }
 
 /** What the protocol front-ends bring to the transaction coordinator. */
@@ -195,6 +198,11 @@ export class Broker implements CatalogObserver {
   readonly scrubber: Scrubber;
   /** The bytes replies of reads hold in memory, broker-wide (memory-budget.ts). */
   readonly memoryBudget: MemoryBudget;
+  /**
+   * Caches and counters over compacted topics (caches/service.ts): one per broker, so that every
+   * front-end shares each cache's index and the queue its writes are serialised on.
+   */
+  readonly caches: CacheService;
 
   private readonly store: MetadataStore;
   private readonly clock: Clock;
@@ -248,6 +256,7 @@ export class Broker implements CatalogObserver {
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch });
     this.storage.countCorruptWith(() => this.corruptBatchesHeld());
     this.scrubber = new Scrubber(() => this.scrubbedPartitions(), parts.options.scrubBytesPerSec ?? 0, this.logger.child({ component: 'scrubber' }), this.metrics, () => void this.storage.corruptBatches());
+    this.caches = new CacheService({ ...parts.options.caches, broker: this, clock: this.clock, logger: this.logger.child({ component: 'caches' }) });
     this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {}, storage: this.storage });
   }
 
@@ -293,6 +302,7 @@ export class Broker implements CatalogObserver {
       broker.scrubber.start();
       return broker;
     } catch (err) {
+      broker?.caches.close();
       if (broker) await broker.logs.closeAll().catch(() => undefined);
       await broker?.transcoder.close();
       await store.close().catch(() => undefined);
@@ -627,6 +637,7 @@ export class Broker implements CatalogObserver {
   }
 
   private async shutdown(): Promise<void> {
+    this.caches.close();
     this.appends.stop();
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     this.maintenanceTimer = null;

@@ -1,9 +1,9 @@
 // Fixtures of the cache service tests: a broker on a temp directory with a manual clock and every
 // built-in batch format (so a Kafka read of a cache topic works), and a cache service over it.
 
-import { Broker } from '../../src/core/broker.js';
+import { Broker, type BrokerOptions } from '../../src/core/broker.js';
 import { ManualClock } from '../../src/base/clock.js';
-import { CacheService, type CacheServiceOptions } from '../../src/core/caches/index.js';
+import type { CacheService } from '../../src/core/caches/index.js';
 import { builtinFormats } from '../../src/server/listeners.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,22 +21,24 @@ export interface CacheFixture {
 
 type TestContext = { after(fn: () => Promise<void> | void): void };
 
-export async function openBroker(dataDir: string, clock: ManualClock): Promise<Broker> {
-  return Broker.open({ dataDir, clock, formats: builtinFormats(), rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost });
+export type CacheSettings = NonNullable<BrokerOptions['caches']>;
+
+/** A broker whose cache service (broker.caches) sweeps only when told. */
+export async function openBroker(dataDir: string, clock: ManualClock, caches: CacheSettings = {}): Promise<Broker> {
+  return Broker.open({ dataDir, clock, formats: builtinFormats(), rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost, caches: { sweepIntervalMs: 0, ...caches } });
 }
 
 /** A broker and a cache service on a new data directory; closed after the test, then the directory removed. */
-export async function openCaches(t: TestContext, options: Partial<CacheServiceOptions> = {}, clock = new ManualClock()): Promise<CacheFixture> {
+export async function openCaches(t: TestContext, options: CacheSettings = {}, clock = new ManualClock()): Promise<CacheFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-caches-'));
   const closers: Array<() => Promise<void> | void> = [];
   t.after(async () => {
     for (const close of closers.reverse()) await close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  const broker = await openBroker(dataDir, clock);
-  const caches = new CacheService({ broker, sweepIntervalMs: 0, ...options });
-  closers.push(() => broker.close(), () => caches.close());
-  return { broker, caches, clock, dataDir, defer: (close) => closers.push(close) };
+  const broker = await openBroker(dataDir, clock, options);
+  closers.push(() => broker.close());
+  return { broker, caches: broker.caches, clock, dataDir, defer: (close) => closers.push(close) };
 }
 
 /** Segments of 1 KiB, so that a few writes seal segments compaction can rewrite. */

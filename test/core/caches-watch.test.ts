@@ -156,14 +156,14 @@ test('records another writer appends to the cache topic reach watchers without a
   assert.deepEqual(brief(await take(watch, 1)), [['x', 'external', 0]]);
 });
 
-test('a watch ends when its cache\'s topic is deleted, and when the service closes', async (t) => {
+test('a watch ends when its cache\'s topic is deleted, and when the broker closes', async (t) => {
   const { broker, caches } = await openCaches(t);
   const watch = await caches.watch('default', 'c', { prefix: '' });
   const other = await caches.watch('default', 'd', { prefix: '' });
   await broker.deleteTopic({ topic: '__cache.c' });
   assert.deepEqual(await take(watch, 1), []);
   assert.deepEqual(watch.endedBy, { kind: 'cache_gone' });
-  caches.close();
+  await broker.close();
   assert.deepEqual(await take(other, 1), []);
   assert.deepEqual(other.endedBy, { kind: 'closed' });
   await assert.rejects(caches.get('default', 'd', 'k'), code('shutting_down'));

@@ -6,7 +6,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type NeutralRecord } from '../../src/log/index.js';
 import { cacheTopicName, expiredHeader, expiresAtHeader, i64Max, i64Min, shardOfKey } from '../../src/core/caches/index.js';
-import { CacheService } from '../../src/core/caches/index.js';
 import { murmur2 } from '../../src/core/caches/records.js';
 import type { Broker } from '../../src/core/broker.js';
 import { batchRecords, readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
@@ -157,13 +156,12 @@ test('restart: values, expiries and counters come back from the log', async (t) 
   await caches.delete('default', 'c', 'gone');
   await caches.counterAdd('default', 'c', 'n', 41n);
   await caches.counterAdd('default', 'c', 'n', 1n);
-  caches.close();
   await broker.close();
+  assert.equal(caches.watchCount, 0);
 
   const reopened = await openBroker(dataDir, clock);
   defer(() => reopened.close());
-  const again = new CacheService({ broker: reopened, sweepIntervalMs: 0 });
-  defer(() => again.close());
+  const again = reopened.caches;
   assert.deepEqual(await again.get('default', 'c', 'a'), v('3'));
   assert.deepEqual(await again.getEntry('default', 'c', 'b'), { value: v('2'), offset: 1, shard: 0, expiresAtMillis: clock.now() + 1000 });
   assert.equal(await again.counterGet('default', 'c', 'n'), 42n);
@@ -181,12 +179,10 @@ test('compaction keeps the latest record per key; the index rebuilt from the com
   await broker.runMaintenance();
   const after = await records(broker, '__cache.c');
   assert.ok(after.length < before.length / 2, `compaction removed superseded values (${before.length} → ${after.length})`);
-  caches.close();
   await broker.close();
   const reopened = await openBroker(dataDir, clock);
   defer(() => reopened.close());
-  const again = new CacheService({ broker: reopened, sweepIntervalMs: 0 });
-  defer(() => again.close());
+  const again = reopened.caches;
   assert.deepEqual(await again.get('default', 'c', 'k0'), v('value-56'));
   assert.deepEqual(await again.get('default', 'c', 'k1'), v('value-57'));
   assert.deepEqual(await again.get('default', 'c', 'k2'), v('value-58'));
