@@ -22,7 +22,7 @@ import { QuartetError } from '../../base/errors.js';
 import { silentLogger, type Logger } from '../../base/logger.js';
 import type { Counter, Gauge } from '../metrics.js';
 import { SerialQueue } from '../serial.js';
-import { CacheLog, entryBytes, isExpired } from './cache-log.js';
+import { CacheLog, entryBytes, isExpired, type CacheEntry } from './cache-log.js';
 import { cacheOfTopic, cacheTopicName, counterValueBytes, isI64, parseCounterValue, shardOfKey, type CacheKind } from './records.js';
 import { CacheWatch, type CacheChange, type CacheWatchFilter } from './watch.js';
 
@@ -206,10 +206,7 @@ export class CacheService {
       throw new QuartetError('invalid_request', `a cache TTL is an integer from 1 to ${this.limits.ttlMsMax} ms, got ${ttlMs}`);
     }
     const log = await this.open(scope, cache, 'cache', 'write');
-    return log.serial.run(async () => {
-      const shard = shardOfKey(key, log.shardCount());
-      const entries = await log.index(shard);
-      const old = entries.get(key);
+    return this.atKey(log, key, async (shard, old) => {
       const grows = entryBytes(key, value) - (old === undefined ? 0 : entryBytes(key, old.value));
       if (grows > 0 && log.bytes + grows > this.limits.cacheBytesMax) {
         throw new QuartetError('resource_exhausted', `cache ${log.scope}/${cache} holds ${log.bytes} bytes; ${this.limits.cacheBytesMax} at most`);
@@ -229,11 +226,7 @@ export class CacheService {
   /** The entry under `key` with its offset and expiry; null when absent or expired. */
   async getEntry(scope: NamespaceRef, cache: string, key: string): Promise<CacheEntryView | null> {
     this.checkKey(key);
-    const log = await this.open(scope, cache, 'cache', 'read');
-    if (log === null) return null;
-    return log.serial.run(async () => {
-      const shard = shardOfKey(key, log.shardCount());
-      const entry = (await log.index(shard)).get(key);
+    return this.atKey(await this.open(scope, cache, 'cache', 'read'), key, async (shard, entry, log) => {
       if (entry === undefined) return null;
       if (isExpired(entry, this.clock.now())) {
         this.expireLater(log, [{ shard, key, offset: entry.offset }]);
@@ -246,11 +239,7 @@ export class CacheService {
   /** Removes `key`; returns the value removed, or null (nothing written) when there was none. */
   async delete(scope: NamespaceRef, cache: string, key: string): Promise<Buffer | null> {
     this.checkKey(key);
-    const log = await this.open(scope, cache, 'cache', 'read');
-    if (log === null) return null;
-    return log.serial.run(async () => {
-      const shard = shardOfKey(key, log.shardCount());
-      const entry = (await log.index(shard)).get(key);
+    const removed = this.atKey(await this.open(scope, cache, 'cache', 'read'), key, async (shard, entry, log) => {
       if (entry === undefined) return null;
       const now = this.clock.now();
       const expired = isExpired(entry, now);
@@ -258,6 +247,7 @@ export class CacheService {
       if (expired) this.metrics.expired.inc();
       return expired ? null : entry.value;
     });
+    return (await removed) ?? null;
   }
 
   /**
@@ -281,9 +271,8 @@ export class CacheService {
     this.checkKey(key);
     if (!isI64(delta)) throw new QuartetError('invalid_request', `a counter delta is a signed 64-bit integer, got ${delta}`);
     const log = await this.open(scope, cache, 'counter', 'write');
-    return log.serial.run(async () => {
-      const shard = shardOfKey(key, log.shardCount());
-      const current = counterOf(log, key, (await log.index(shard)).get(key)?.value);
+    return this.atKey(log, key, async (shard, entry) => {
+      const current = counterOf(log, key, entry?.value);
       const next = (current ?? 0n) + delta;
       if (!isI64(next)) throw new QuartetError('invalid_request', `counter ${log.scope}/${cache}/${key} would overflow the signed 64-bit range: ${current ?? 0n} + ${delta}`);
       const value = counterValueBytes(next);
@@ -297,9 +286,8 @@ export class CacheService {
   /** The counter's value; null when it was never written (not the same as 0). */
   async counterGet(scope: NamespaceRef, cache: string, key: string): Promise<bigint | null> {
     this.checkKey(key);
-    const log = await this.open(scope, cache, 'counter', 'read');
-    if (log === null) return null;
-    return log.serial.run(async () => counterOf(log, key, (await log.index(shardOfKey(key, log.shardCount()))).get(key)?.value));
+    const read = this.atKey(await this.open(scope, cache, 'counter', 'read'), key, async (_shard, entry, log) => counterOf(log, key, entry?.value));
+    return (await read) ?? null;
   }
 
   // --- watches --------------------------------------------------------------------------------
@@ -385,6 +373,17 @@ export class CacheService {
   }
 
   // --- internals ------------------------------------------------------------------------------
+
+  /** Runs `work` on the cache's queue with the key's shard and current entry; null for a cache (kind) that has no topic. */
+  private atKey<T>(log: CacheLog, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T>;
+  private atKey<T>(log: CacheLog | null, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T | null>;
+  private atKey<T>(log: CacheLog | null, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T | null> {
+    if (log === null) return Promise.resolve(null);
+    return log.serial.run(async () => {
+      const shard = shardOfKey(key, log.shardCount());
+      return work(shard, (await log.index(shard)).get(key), log);
+    });
+  }
 
   /**
    * The cache's log of `kind`. A write creates its topic when auto-creation is on or the cache
