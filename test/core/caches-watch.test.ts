@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeNeutralBatch } from '../../src/log/index.js';
 import type { CacheChange, CacheWatch } from '../../src/core/caches/index.js';
-import { code, openCaches, smallSegments } from './caches-helpers.js';
+import { code, openBroker, openCaches, smallSegments } from './caches-helpers.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
 
@@ -167,4 +167,21 @@ test('a watch ends when its cache\'s topic is deleted, and when the broker close
   assert.deepEqual(await take(other, 1), []);
   assert.deepEqual(other.endedBy, { kind: 'closed' });
   await assert.rejects(caches.get('default', 'd', 'k'), code('shutting_down'));
+});
+
+test('a watch resumes by offset after a restart: the index and the replay come from the log', async (t) => {
+  const { broker, caches, clock, dataDir, defer } = await openCaches(t);
+  const first = await caches.watch('default', 'c', { prefix: 'job/' });
+  await caches.put('default', 'c', 'job/1', v('queued'));
+  const [seen] = await take(first, 1);
+  await caches.put('default', 'c', 'job/1', v('running'));
+  await caches.put('default', 'c', 'job/2', v('queued'));
+  await broker.close();
+  assert.deepEqual(first.endedBy, { kind: 'closed' });
+
+  const reopened = await openBroker(dataDir, clock);
+  defer(() => reopened.close());
+  const resumed = await reopened.caches.watch('default', 'c', { prefix: 'job/', fromOffset: seen!.offset + 1 });
+  assert.deepEqual([resumed.resumeOffset, resumed.resnapshot], [3, false]);
+  assert.deepEqual(brief(await take(resumed, 2)), [['job/1', 'running', 1], ['job/2', 'queued', 2]]);
 });

@@ -8,7 +8,8 @@ import { BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type NeutralRecord
 import { cacheTopicName, expiredHeader, expiresAtHeader, i64Max, i64Min, shardOfKey } from '../../src/core/caches/index.js';
 import { murmur2 } from '../../src/core/caches/records.js';
 import type { Broker } from '../../src/core/broker.js';
-import { batchRecords, readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
+import { batchRecords, buildRecordBatch, readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
+import { appendRequestFromBatch } from '../../src/protocols/kafka/codec/kafka-format.js';
 import { code, openBroker, openCaches, smallSegments } from './caches-helpers.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
@@ -243,4 +244,22 @@ test('another writer\'s records in the cache topic are read into the cache', asy
   await caches.counterAdd('default', 'c', 'm', 1n);
   await broker.append({ topic: '__counter.c' }, 0, encodeNeutralBatch([{ key: 'n', value: 'not a number' }]));
   await assert.rejects(caches.counterGet('default', 'c', 'n'), code('invalid_request'));
+});
+
+test('a Kafka producer\'s keyed records in the cache topic are puts, with their expiry header; a null value is a delete', async (t) => {
+  const { broker, caches, clock } = await openCaches(t);
+  await caches.createCache('default', 'c');
+  const expiry = clock.now() + 2000;
+  const batch = buildRecordBatch([
+    { key: Buffer.from('k'), value: Buffer.from('from kafka'), timestamp: clock.now(), headers: [{ key: expiresAtHeader, value: Buffer.from(String(expiry)) }] },
+    { key: Buffer.from('gone'), value: Buffer.from('x'), timestamp: clock.now() },
+    { key: Buffer.from('gone'), value: null, timestamp: clock.now() },
+  ]);
+  const request = appendRequestFromBatch(batch);
+  assert.ok(request.ok);
+  await broker.append({ topic: '__cache.c' }, 0, request.request);
+  assert.deepEqual(await caches.getEntry('default', 'c', 'k'), { value: v('from kafka'), offset: 0, shard: 0, expiresAtMillis: expiry });
+  assert.equal(await caches.get('default', 'c', 'gone'), null);
+  clock.advance(2000);
+  assert.equal(await caches.get('default', 'c', 'k'), null);
 });
