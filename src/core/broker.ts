@@ -505,6 +505,7 @@ export class Broker implements CatalogObserver {
       this.logger.info('deleted topic', { namespace: topic.namespace, topic: topic.name, internalId: topic.internalId });
     } finally {
       // The catalog has let the topic go whatever failed above: front-ends hear of it regardless.
+      this.caches.topicDeleted(topic);
       await this.tellListeners((l) => l.topicDeleted?.(topic));
     }
   }

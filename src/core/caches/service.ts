@@ -133,7 +133,6 @@ export class CacheService {
   /** Topic creations, one at a time (the caches-per-scope check and the creation are one step). */
   private readonly creations = new SerialQueue();
   private readonly watches = new Set<CacheWatch>();
-  private readonly stopWatchingTopics: () => void;
   private readonly sweepTimer: NodeJS.Timeout | null = null;
   private readonly metrics: { expired: Counter; lagged: Counter; watches: Gauge };
   private closed = false;
@@ -152,7 +151,6 @@ export class CacheService {
       lagged: m.counter('quartet_cache_watch_lagged_total', 'Cache watches ended because their consumer fell behind'),
       watches: m.gauge('quartet_cache_watches', 'Cache watches open'),
     };
-    this.stopWatchingTopics = this.broker.onTopicChanges({ topicDeleted: (topic) => this.topicDeleted(topic) });
     const period = options.sweepIntervalMs ?? cacheSweepIntervalMsDefault;
     if (period > 0) {
       this.sweepTimer = setInterval(() => {
@@ -367,9 +365,16 @@ export class CacheService {
     if (this.closed) return;
     this.closed = true;
     if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
-    this.stopWatchingTopics();
     for (const log of this.caches.values()) log.drop('closed');
     this.caches.clear();
+  }
+
+  /** @internal The broker tells of a deleted topic (Broker.topicDeleted): a cache's ends its watches. */
+  topicDeleted(topic: Topic): void {
+    const log = this.caches.get(topic.internalId);
+    if (log === undefined) return;
+    this.caches.delete(topic.internalId);
+    log.drop('cache_gone');
   }
 
   // --- internals ------------------------------------------------------------------------------
@@ -474,13 +479,6 @@ export class CacheService {
   private sweepFailed(log: CacheLog, error: unknown): number {
     if (!this.closed) this.logger.warn('could not append the tombstones of expired cache entries', { scope: log.scope, cache: log.name, error });
     return 0;
-  }
-
-  private topicDeleted(topic: Topic): void {
-    const log = this.caches.get(topic.internalId);
-    if (log === undefined) return;
-    this.caches.delete(topic.internalId);
-    log.drop('cache_gone');
   }
 
   private checkKey(key: string): void {
