@@ -88,6 +88,7 @@ test('bad input is refused with a core code and writes nothing', async (t) => {
     await assert.rejects(caches.put('default', 'c', 'k', v('x'), { ttlMs }), code('invalid_request'), `ttl ${ttlMs}`);
   }
   await assert.rejects(caches.put('default', 'c', 'k'.repeat(9), v('x')), code('invalid_request'));
+  await assert.rejects(caches.put('default', 'c', 'a\ud800', v('x')), code('invalid_request'), 'a lone surrogate');
   await assert.rejects(caches.put('default', 'c', 'k', Buffer.alloc(17)), code('record_too_large'));
   await assert.rejects(caches.put('nowhere', 'c', 'k', v('x')), code('unknown_namespace'));
   await assert.rejects(caches.put('default', '', 'k', v('x')), code('invalid_name'));

@@ -85,11 +85,20 @@ export class CacheLog {
     return this.shardIndex(shard).appliedTo;
   }
 
-  /** Serial. Appends `writes` to the shard and applies them (and whatever came before them). */
+  /**
+   * Serial. Appends `writes` to the shard and applies them (and whatever came before them). When
+   * nothing else reached the log between the catch-up and the append, the records are applied as
+   * written, without reading them back.
+   */
   async write(shard: number, writes: readonly CacheWrite[], now: number): Promise<AppendResult> {
-    await this.caughtUp(shard);
+    const index = await this.caughtUp(shard);
     const result = await this.broker.append(this.topic, shard, encodeCacheWrites(writes, now));
-    await this.caughtUp(shard);
+    if (index.appliedTo !== result.baseOffset || index.log === null || !this.broker.isCurrentLog(this.topic, shard, index.log)) {
+      await this.caughtUp(shard);
+      return result;
+    }
+    writes.forEach((w, i) => this.apply(index, { offset: result.baseOffset + i, key: w.key, value: w.value, expiresAtMillis: w.value === null ? 0 : (w.expiresAtMillis ?? 0) }));
+    index.appliedTo = result.lastOffset + 1;
     return result;
   }
 

@@ -483,6 +483,8 @@ export class CacheService {
 
   private checkKey(key: string): void {
     if (typeof key !== 'string') throw new QuartetError('invalid_request', 'a cache key is a string');
+    // A lone surrogate has no UTF-8 form: stored, it would come back as another key.
+    if (Buffer.from(key, 'utf8').toString('utf8') !== key) throw new QuartetError('invalid_request', 'a cache key is not valid Unicode text');
     const bytes = Buffer.byteLength(key, 'utf8');
     if (bytes > this.limits.keyBytesMax) throw new QuartetError('invalid_request', `a cache key holds at most ${this.limits.keyBytesMax} bytes, got ${bytes}`);
   }
