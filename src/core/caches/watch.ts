@@ -12,6 +12,8 @@
 // holds, with { kind: 'lagged', resumeFrom } where resumeFrom is the first change it did not
 // deliver; watching again from there is gapless. A replay that meets history compaction removed
 // meanwhile ends the same way (the re-watch then gets a resnapshot).
+//
+// One consumer per watch: next() is not called again before the previous call settles.
 
 import type { CacheRecord } from './records.js';
 
