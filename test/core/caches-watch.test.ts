@@ -116,11 +116,12 @@ test('resnapshot: a resume into history compaction collapsed starts with the cur
 });
 
 test('lagged: a consumer that falls behind gets what was queued, then lagged{resumeFrom}; resuming there is gapless', async (t) => {
-  const { caches } = await openCaches(t);
+  const { broker, caches } = await openCaches(t);
   const watch = await caches.watch('default', 'c', { prefix: '', queueEventsMax: 2 });
   for (let i = 0; i < 5; i++) await caches.put('default', 'c', `k${i}`, v(String(i)));
   assert.deepEqual(watch.endedBy, { kind: 'lagged', resumeFrom: 2 });
   assert.equal(caches.watchCount, 0, 'a lagged watch is no longer fed');
+  assert.match(broker.metrics.render(), /^quartet_cache_watch_lagged_total 1$/m);
   assert.deepEqual(brief(await take(watch, 10)), [['k0', '0', 0], ['k1', '1', 1]]);
   const again = await caches.watch('default', 'c', { prefix: '', fromOffset: 2 });
   assert.deepEqual(brief(await take(again, 3)).map(([k]) => k), ['k2', 'k3', 'k4']);

@@ -264,3 +264,20 @@ test('a Kafka producer\'s keyed records in the cache topic are puts, with their 
   clock.advance(2000);
   assert.equal(await caches.get('default', 'c', 'k'), null);
 });
+
+test('the index bound after a restart: a cache over it is read whole, grows no more, and shrinks', async (t) => {
+  const { broker, caches, clock, dataDir, defer } = await openCaches(t);
+  for (let i = 0; i < 4; i++) await caches.put('default', 'c', `k${i}`, Buffer.alloc(100));
+  await broker.close();
+  // 4 entries of 2 + 100 + 64 bytes = 664 bytes, over a bound of 400.
+  const reopened = await openBroker(dataDir, clock, { limits: { cacheBytesMax: 400 } });
+  defer(() => reopened.close());
+  const again = reopened.caches;
+  assert.equal((await again.get('default', 'c', 'k3'))?.length, 100, 'every entry is read back');
+  await assert.rejects(again.put('default', 'c', 'k4', v('x')), code('resource_exhausted'));
+  await assert.rejects(again.put('default', 'c', 'k0', Buffer.alloc(101)), code('resource_exhausted'));
+  await again.put('default', 'c', 'k0', v('smaller'));
+  await again.delete('default', 'c', 'k1');
+  await again.delete('default', 'c', 'k2');
+  await again.put('default', 'c', 'k4', v('fits again'));
+});

@@ -320,9 +320,10 @@ export class CacheService {
       resnapshot = await this.historyCollapsed(log, shard, from, checkedTo);
     }
     return log.serial.run(async () => {
+      const entries = await log.index(shard);
+      // Checked and added with no await between: watches of other caches register meanwhile.
       this.assertOpen();
       if (this.watches.size >= this.limits.watchesMax) throw new QuartetError('resource_exhausted', `${this.limits.watchesMax} cache watches are open; no more`);
-      const entries = await log.index(shard);
       const resumeOffset = log.appliedTo(shard);
       const now = this.clock.now();
       const snapshot: CacheChange[] = [];
