@@ -75,6 +75,8 @@ export class CacheWatch implements AsyncIterable<CacheChange> {
   readonly resnapshot: boolean;
   /** How many snapshot changes come first when the watch asked for retained delivery; null otherwise. */
   readonly retainedCount: number | null;
+  /** How many snapshot changes come first (retained, or a resnapshot); 0 for a live or replayed start. */
+  readonly snapshotCount: number;
   readonly filter: CacheWatchFilter;
 
   private readonly snapshot: CacheChange[];
@@ -92,6 +94,7 @@ export class CacheWatch implements AsyncIterable<CacheChange> {
     this.resumeOffset = init.resumeOffset;
     this.resnapshot = init.resnapshot;
     this.retainedCount = init.retained ? init.snapshot.length : null;
+    this.snapshotCount = init.snapshot.length;
     this.filter = init.filter;
     this.snapshot = init.snapshot;
     this.replay = init.replayFrom === null || init.replayFrom >= init.resumeOffset ? null : { next: init.replayFrom, buffered: [] };
