@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type NeutralRecord } from '../../src/log/index.js';
 import { cacheTopicName, expiredHeader, expiresAtHeader, i64Max, i64Min, shardOfKey } from '../../src/core/caches/index.js';
 import { murmur2 } from '../../src/core/caches/records.js';
-import type { Broker } from '../../src/core/broker.js';
+import { Broker } from '../../src/core/broker.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { FaultyFileSystem } from '../../src/log/fs.js';
+import { testScryptCost } from './helpers.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { batchRecords, buildRecordBatch, readBatchHeader } from '../../src/protocols/kafka/codec/record-batch.js';
 import { appendRequestFromBatch } from '../../src/protocols/kafka/codec/kafka-format.js';
 import { code, openBroker, openCaches, smallSegments } from './caches-helpers.js';
@@ -280,4 +286,52 @@ test('the index bound after a restart: a cache over it is read whole, grows no m
   await again.delete('default', 'c', 'k1');
   await again.delete('default', 'c', 'k2');
   await again.put('default', 'c', 'k4', v('fits again'));
+});
+
+test('writes queued together are decided in order, each against the ones before it, and appended as one batch', async (t) => {
+  const { broker, caches } = await openCaches(t, { limits: { cacheBytesMax: 150 } });
+  await caches.put('default', 'c', 'w', v('0')); // 66 bytes of index
+  const settled = await Promise.allSettled([
+    caches.put('default', 'c', 'a', v('1')), // 132
+    caches.delete('default', 'c', 'a'), // sees the put before it: 66
+    caches.put('default', 'c', 'b', v('2')), // 132
+    caches.put('default', 'c', 'c', v('3')), // 198: refused alone
+    caches.delete('default', 'c', 'nothing'), // writes nothing
+  ]);
+  assert.deepEqual(
+    settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as { code: string }).code)),
+    [{ shard: 0, offset: 1, expiresAtMillis: 0 }, v('1'), { shard: 0, offset: 3, expiresAtMillis: 0 }, 'resource_exhausted', null],
+  );
+  const batches = await broker.read({ topic: '__cache.c' }, 0, 0, { maxBytes: 1 << 20 });
+  assert.equal(batches.length, 2, 'the queued writes went in one append');
+  assert.deepEqual(decodeNeutralBatch(batches[1]!).map((r) => [r.offset, r.key!.toString(), r.value?.toString() ?? null]), [[1, 'a', '1'], [2, 'a', null], [3, 'b', '2']]);
+
+  await caches.counterAdd('default', 'n', 'k', i64Max - 2n);
+  const adds = await Promise.allSettled([1n, 1n, 1n, -5n].map((d) => caches.counterAdd('default', 'n', 'k', d)));
+  assert.deepEqual(
+    adds.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as { code: string }).code)),
+    [i64Max - 1n, i64Max, 'invalid_request', i64Max - 5n],
+  );
+  assert.equal(await caches.counterGet('default', 'n', 'k'), i64Max - 5n);
+});
+
+test('a failed append fails every write queued in it and changes nothing the cache answers', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quartet-caches-'));
+  const logFs = new FaultyFileSystem();
+  const broker = await Broker.open({ dataDir, clock: new ManualClock(), logFs, directWrites: null, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost, caches: { sweepIntervalMs: 0 } });
+  t.after(async () => {
+    // The log that failed a write refuses to flush on close: that is the failure under test.
+    await broker.close().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const caches = broker.caches;
+  await caches.put('default', 'c', 'a', v('kept'));
+  await caches.counterAdd('default', 'c', 'n', 1n);
+  logFs.failNextWrite();
+  const settled = await Promise.allSettled([caches.put('default', 'c', 'a', v('lost')), caches.put('default', 'c', 'b', v('lost')), caches.delete('default', 'c', 'a')]);
+  assert.deepEqual(settled.map((s) => s.status), ['rejected', 'rejected', 'rejected']);
+  assert.ok(settled.every((s) => s.status === 'rejected' && (s.reason as { code?: string }).code === 'storage_error'));
+  assert.deepEqual(await caches.get('default', 'c', 'a'), v('kept'));
+  assert.equal(await caches.get('default', 'c', 'b'), null);
+  assert.equal(await caches.counterGet('default', 'c', 'n'), 1n, 'the counters live in another topic: untouched');
 });

@@ -3,7 +3,9 @@
 // built by reading the shard from its start on first use and caught up with the log's tail
 // before every operation, so a restart, or records another protocol appended, are seen the same
 // way. Every operation runs on the cache's serial queue (serial.ts): a write and the catch-up
-// that applies it are one step, so counter adds are atomic and reads see earlier writes.
+// that applies it are one step, so counter adds are atomic and reads see earlier writes. Writes
+// queued while the queue is busy go out together (submit): each is decided in order against the
+// state the ones before it leave, and one append per shard carries them all.
 //
 // Applying a record also hands it to the shard's watchers (watch.ts), in log order. A shard with
 // watchers listens for appends to its log, so changes others write reach the watchers too.
@@ -14,13 +16,18 @@ import { QuartetError, isQuartetError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { BatchFlags, type AppendResult, type PartitionLog, type StoredBatch } from '../../log/types.js';
 import { SerialQueue } from '../serial.js';
-import { cacheRecordOf, encodeCacheWrites, type CacheKind, type CacheRecord, type CacheWrite } from './records.js';
+import type { Clock } from '../../base/clock.js';
+import { cacheRecordOf, encodeCacheWrites, shardOfKey, type CacheKind, type CacheRecord, type CacheWrite } from './records.js';
 import type { CacheChange, CacheWatch, ReplayChunk } from './watch.js';
 
 /** Bytes of the log read per step of a catch-up or a replay. */
 export const cacheReadBytes = 1024 * 1024;
 /** What an index entry costs besides its key and value bytes (map slot, object, numbers). */
 export const cacheEntryOverheadBytes = 64;
+/** Queued writes one append carries at most. */
+export const cacheOpsPerAppendMax = 1_000;
+/** Key and value bytes one append carries at most (one larger write still goes alone). */
+export const cacheAppendBytesMax = 512 * 1024;
 
 export interface CacheEntry {
   value: Buffer;
@@ -40,6 +47,36 @@ interface ShardIndex {
   catchUpQueued: boolean;
 }
 
+/**
+ * A write operation on one key (CacheLog.submit), decided when its turn comes against the key's
+ * entry as the writes queued before it leave it, and `bytes`, what the index would hold then.
+ * plan() is synchronous; throwing refuses this operation alone.
+ */
+export interface CacheOp<T> {
+  key: string;
+  plan(entry: CacheEntry | undefined, bytes: number): CachePlan<T>;
+}
+
+export interface CachePlan<T> {
+  /** The record to append; null writes nothing. */
+  write: CacheWrite | null;
+  /** The answer once appended: `offset` is the record's (-1 without one). */
+  answer(offset: number, shard: number): T;
+}
+
+interface QueuedOp {
+  op: CacheOp<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface PlannedOp {
+  queued: QueuedOp;
+  plan: CachePlan<unknown>;
+  /** Its record's position in the append, -1 without one. */
+  at: number;
+}
+
 export function entryBytes(key: string, value: Buffer): number {
   return Buffer.byteLength(key, 'utf8') + value.length + cacheEntryOverheadBytes;
 }
@@ -50,6 +87,9 @@ export class CacheLog {
   /** Bytes the index holds over all shards (entryBytes). */
   bytes = 0;
   private readonly shards = new Map<number, ShardIndex>();
+  /** Write operations waiting for the next drain (submit). */
+  private queued: QueuedOp[] = [];
+  private drainScheduled = false;
   private gone = false;
 
   constructor(
@@ -59,6 +99,7 @@ export class CacheLog {
     private topic: Topic,
     private readonly broker: Broker,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   get topicInternalId(): number {
@@ -100,6 +141,103 @@ export class CacheLog {
     writes.forEach((w, i) => this.apply(index, { offset: result.baseOffset + i, key: w.key, value: w.value, expiresAtMillis: w.value === null ? 0 : (w.expiresAtMillis ?? 0) }));
     index.appliedTo = result.lastOffset + 1;
     return result;
+  }
+
+  /**
+   * Queues a write operation. The writes queued while the cache's queue is busy are decided in
+   * order and appended together, one append per shard: each is decided against the state the
+   * ones before it leave, so the answers are those of running them one at a time. If the append
+   * fails, every operation in it fails.
+   */
+  submit<T>(op: CacheOp<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.scheduleDrain();
+    });
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    void this.serial.run(() => this.drain());
+  }
+
+  /** Serial. Decides and appends the queued operations (at most cacheOpsPerAppendMax; the rest in the next drain). */
+  private async drain(): Promise<void> {
+    this.drainScheduled = false;
+    const batch = this.queued.splice(0, cacheOpsPerAppendMax);
+    if (this.queued.length > 0) this.scheduleDrain();
+    const byShard = new Map<number, QueuedOp[]>();
+    try {
+      const shards = this.shardCount();
+      for (const q of batch) {
+        const shard = shardOfKey(q.op.key, shards);
+        const group = byShard.get(shard);
+        if (group === undefined) byShard.set(shard, [q]);
+        else group.push(q);
+      }
+    } catch (error) {
+      for (const q of batch) q.reject(error);
+      return;
+    }
+    for (const [shard, group] of byShard) {
+      try {
+        await this.drainShard(shard, group);
+      } catch (error) {
+        // Whatever was not answered yet fails (a settled promise ignores a second call).
+        for (const q of group) q.reject(error);
+      }
+    }
+  }
+
+  private async drainShard(shard: number, group: readonly QueuedOp[]): Promise<void> {
+    const index = await this.caughtUp(shard);
+    // The keys as the writes decided so far leave them (undefined: deleted).
+    const overlay = new Map<string, CacheEntry | undefined>();
+    let bytes = this.bytes;
+    let planned: PlannedOp[] = [];
+    let writes: CacheWrite[] = [];
+    let writeBytes = 0;
+    const flush = async (): Promise<void> => {
+      const base = writes.length > 0 ? (await this.write(shard, writes, this.clock.now())).baseOffset : -1;
+      for (const p of planned) {
+        try {
+          p.queued.resolve(p.plan.answer(p.at < 0 ? -1 : base + p.at, shard));
+        } catch (error) {
+          p.queued.reject(error);
+        }
+      }
+      planned = [];
+      writes = [];
+      writeBytes = 0;
+      overlay.clear();
+      bytes = this.bytes;
+    };
+    for (const queued of group) {
+      const key = queued.op.key;
+      let plan: CachePlan<unknown>;
+      try {
+        plan = queued.op.plan(overlay.has(key) ? overlay.get(key) : index.entries.get(key), bytes);
+      } catch (error) {
+        queued.reject(error);
+        continue;
+      }
+      const w = plan.write;
+      if (w === null) {
+        planned.push({ queued, plan, at: -1 });
+        continue;
+      }
+      const size = Buffer.byteLength(w.key, 'utf8') + (w.value?.length ?? 0);
+      // The plan was made against the overlay, which the flush makes the index: it still holds.
+      if (writes.length > 0 && writeBytes + size > cacheAppendBytesMax) await flush();
+      planned.push({ queued, plan, at: writes.length });
+      const before = overlay.has(key) ? overlay.get(key) : index.entries.get(key);
+      bytes += (w.value === null ? 0 : entryBytes(key, w.value)) - (before === undefined ? 0 : entryBytes(key, before.value));
+      overlay.set(key, w.value === null ? undefined : { value: w.value, offset: -1, expiresAtMillis: w.expiresAtMillis ?? 0 });
+      writes.push(w);
+      writeBytes += size;
+    }
+    await flush();
   }
 
   /** Serial. Registers a watch on the shard's changes (from appliedTo on). */

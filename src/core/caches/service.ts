@@ -204,15 +204,13 @@ export class CacheService {
       throw new QuartetError('invalid_request', `a cache TTL is an integer from 1 to ${this.limits.ttlMsMax} ms, got ${ttlMs}`);
     }
     const log = await this.open(scope, cache, 'cache', 'write');
-    return this.atKey(log, key, async (shard, old) => {
-      const grows = entryBytes(key, value) - (old === undefined ? 0 : entryBytes(key, old.value));
-      if (grows > 0 && log.bytes + grows > this.limits.cacheBytesMax) {
-        throw new QuartetError('resource_exhausted', `cache ${log.scope}/${cache} holds ${log.bytes} bytes; ${this.limits.cacheBytesMax} at most`);
-      }
-      const now = this.clock.now();
-      const expiresAtMillis = ttlMs === undefined ? 0 : now + ttlMs;
-      const result = await log.write(shard, [{ key, value, expiresAtMillis }], now);
-      return { shard, offset: result.baseOffset, expiresAtMillis };
+    return log.submit({
+      key,
+      plan: (old, bytes) => {
+        this.checkGrowth(log, bytes, entryBytes(key, value) - (old === undefined ? 0 : entryBytes(key, old.value)));
+        const expiresAtMillis = ttlMs === undefined ? 0 : this.clock.now() + ttlMs;
+        return { write: { key, value, expiresAtMillis }, answer: (offset, shard) => ({ shard, offset, expiresAtMillis }) };
+      },
     });
   }
 
@@ -237,15 +235,22 @@ export class CacheService {
   /** Removes `key`; returns the value removed, or null (nothing written) when there was none. */
   async delete(scope: NamespaceRef, cache: string, key: string): Promise<Buffer | null> {
     this.checkKey(key);
-    const removed = this.atKey(await this.open(scope, cache, 'cache', 'read'), key, async (shard, entry, log) => {
-      if (entry === undefined) return null;
-      const now = this.clock.now();
-      const expired = isExpired(entry, now);
-      await log.write(shard, [{ key, value: null, expired }], now);
-      if (expired) this.metrics.expired.inc();
-      return expired ? null : entry.value;
+    const log = await this.open(scope, cache, 'cache', 'read');
+    if (log === null) return null;
+    return log.submit<Buffer | null>({
+      key,
+      plan: (entry) => {
+        if (entry === undefined) return { write: null, answer: () => null };
+        const expired = isExpired(entry, this.clock.now());
+        return {
+          write: { key, value: null, expired },
+          answer: () => {
+            if (expired) this.metrics.expired.inc();
+            return expired ? null : entry.value;
+          },
+        };
+      },
     });
-    return (await removed) ?? null;
   }
 
   /**
@@ -269,15 +274,16 @@ export class CacheService {
     this.checkKey(key);
     if (!isI64(delta)) throw new QuartetError('invalid_request', `a counter delta is a signed 64-bit integer, got ${delta}`);
     const log = await this.open(scope, cache, 'counter', 'write');
-    return this.atKey(log, key, async (shard, entry) => {
-      const current = counterOf(log, key, entry?.value);
-      const next = (current ?? 0n) + delta;
-      if (!isI64(next)) throw new QuartetError('invalid_request', `counter ${log.scope}/${cache}/${key} would overflow the signed 64-bit range: ${current ?? 0n} + ${delta}`);
-      const value = counterValueBytes(next);
-      const grows = entryBytes(key, value) - (current === null ? 0 : entryBytes(key, counterValueBytes(current)));
-      if (grows > 0 && log.bytes + grows > this.limits.cacheBytesMax) throw new QuartetError('resource_exhausted', `the counters of ${log.scope}/${cache} hold ${log.bytes} bytes; ${this.limits.cacheBytesMax} at most`);
-      await log.write(shard, [{ key, value }], this.clock.now());
-      return next;
+    return log.submit({
+      key,
+      plan: (entry, bytes) => {
+        const current = counterOf(log, key, entry?.value);
+        const next = (current ?? 0n) + delta;
+        if (!isI64(next)) throw new QuartetError('invalid_request', `counter ${log.scope}/${cache}/${key} would overflow the signed 64-bit range: ${current ?? 0n} + ${delta}`);
+        const value = counterValueBytes(next);
+        this.checkGrowth(log, bytes, entryBytes(key, value) - (entry === undefined ? 0 : entryBytes(key, entry.value)));
+        return { write: { key, value }, answer: () => next };
+      },
     });
   }
 
@@ -380,9 +386,7 @@ export class CacheService {
 
   // --- internals ------------------------------------------------------------------------------
 
-  /** Runs `work` on the cache's queue with the key's shard and current entry; null for a cache (kind) that has no topic. */
-  private atKey<T>(log: CacheLog, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T>;
-  private atKey<T>(log: CacheLog | null, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T | null>;
+  /** A read: runs `work` on the cache's queue with the key's shard and current entry; null for a cache (kind) that has no topic. */
   private atKey<T>(log: CacheLog | null, key: string, work: (shard: number, entry: CacheEntry | undefined, log: CacheLog) => Promise<T>): Promise<T | null> {
     if (log === null) return Promise.resolve(null);
     return log.serial.run(async () => {
@@ -410,7 +414,7 @@ export class CacheService {
     }
     let log = this.caches.get(topic.internalId);
     if (log === undefined) {
-      log = new CacheLog(kind, cache, topic, this.broker, this.logger);
+      log = new CacheLog(kind, cache, topic, this.broker, this.logger, this.clock);
       this.caches.set(topic.internalId, log);
     }
     return log;
@@ -480,6 +484,14 @@ export class CacheService {
   private sweepFailed(log: CacheLog, error: unknown): number {
     if (!this.closed) this.logger.warn('could not append the tombstones of expired cache entries', { scope: log.scope, cache: log.name, error });
     return 0;
+  }
+
+  /** Refuses a write that grows the cache's index past cacheBytesMax (one that does not grow it always goes). */
+  private checkGrowth(log: CacheLog, bytes: number, grows: number): void {
+    if (grows > 0 && bytes + grows > this.limits.cacheBytesMax) {
+      const what = log.kind === 'cache' ? `cache ${log.scope}/${log.name} holds` : `the counters of ${log.scope}/${log.name} hold`;
+      throw new QuartetError('resource_exhausted', `${what} ${bytes} bytes; ${this.limits.cacheBytesMax} at most`);
+    }
   }
 
   private checkKey(key: string): void {
