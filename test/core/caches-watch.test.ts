@@ -88,6 +88,8 @@ test('watch requests that are refused', async (t) => {
   const { caches } = await openCaches(t, { limits: { watchesMax: 2 } });
   await caches.put('default', 'c', 'a', v('1'));
   await assert.rejects(caches.watch('default', 'c', { fromOffset: 2, key: 'a' }), code('offset_out_of_range'));
+  assert.equal(await caches.shardEnd('default', 'c', 0), 1, 'what a refusal names as available');
+  assert.equal(await caches.shardEnd('default', 'none', 0), null);
   await assert.rejects(caches.watch('default', 'c', { key: 'a', fromOffset: 0, retained: true }), code('invalid_request'));
   await assert.rejects(caches.watch('default', 'c', { key: 'a', prefix: 'a' }), code('invalid_request'));
   await assert.rejects(caches.watch('default', 'c', {}), code('invalid_request'));

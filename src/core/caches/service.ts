@@ -318,10 +318,7 @@ export class CacheService {
     // stretch written meanwhile is checked by the replay itself.
     let resnapshot = false;
     if (from !== undefined) {
-      const checkedTo = await log.serial.run(async () => {
-        await log.index(shard);
-        return log.appliedTo(shard);
-      });
+      const checkedTo = await endOf(log, shard);
       if (from > checkedTo) throw new QuartetError('offset_out_of_range', `cache ${log.scope}/${cache} shard ${shard} ends at offset ${checkedTo}; fromOffset ${from} is past it`);
       resnapshot = await this.historyCollapsed(log, shard, from, checkedTo);
     }
@@ -360,6 +357,15 @@ export class CacheService {
       this.metrics.watches.set({}, this.watches.size);
       return watch;
     });
+  }
+
+  /**
+   * The offset after a shard's last change (where a live watch starts; a fromOffset above it is
+   * refused): what a refusal names as available. null when the cache has no values topic.
+   */
+  async shardEnd(scope: NamespaceRef, cache: string, shard: number): Promise<number | null> {
+    const log = await this.open(scope, cache, 'cache', 'read');
+    return log === null ? null : endOf(log, shard);
   }
 
   /** Watches open now. */
@@ -515,6 +521,14 @@ export class CacheService {
 interface Scope {
   name: string;
   ref: NamespaceRef;
+}
+
+/** The shard's end, once its index has caught up with the log. */
+function endOf(log: CacheLog, shard: number): Promise<number> {
+  return log.serial.run(async () => {
+    await log.index(shard);
+    return log.appliedTo(shard);
+  });
 }
 
 function watchFilter(request: WatchRequest): CacheWatchFilter {
