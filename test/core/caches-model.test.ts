@@ -8,22 +8,11 @@ import assert from 'node:assert/strict';
 import type { Broker } from '../../src/core/broker.js';
 import type { CacheChange, CacheWatch } from '../../src/core/caches/index.js';
 import { openBroker, openCaches, smallSegments } from './caches-helpers.js';
+import { mulberry32 } from '../fixtures/seeded-random.js';
 
 const seeds = [1, 2, 3];
 const opsPerSeed = 250;
 const keys = ['a', 'b', 'c', 'p/1', 'p/2', 'p/3'];
-
-/** mulberry32: a small seeded generator. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Held {
   value: string;
@@ -58,7 +47,7 @@ function fold(view: Map<string, Held>, next: IteratorResult<CacheChange, undefin
 
 for (const seed of seeds) {
   test(`the cache service matches a model (seed ${seed})`, async (t) => {
-    const rnd = random(seed);
+    const rnd = mulberry32(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
     const fixture = await openCaches(t, { topicConfig: smallSegments });
     const { clock, dataDir, defer } = fixture;

@@ -8,6 +8,7 @@ import { QueueGroups, type ClaimRequest, type QueueClaim, type QueueGroupConfig 
 import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { encodeNeutralBatch } from '../../../src/log/index.js';
 import { tempDir, testScryptCost } from '../helpers.js';
+import { mulberry32 } from '../../fixtures/seeded-random.js';
 
 type TestContext = { after(fn: () => Promise<void> | void): void };
 
@@ -307,13 +308,8 @@ describe('QueueGroups', () => {
 
 /** A small seeded PRNG (mulberry32): a failing run prints its seed and replays. */
 function prng(seed: number): (bound: number) => number {
-  let a = seed >>> 0;
-  return (bound) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 2 ** 32) * bound);
-  };
+  const next = mulberry32(seed);
+  return (bound) => Math.floor(next() * bound);
 }
 
 async function simulate(t: TestContext, seed: number): Promise<void> {

@@ -6,23 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommandCode, Operation, commandSpec, encodeRequestHeader, headerBytes, requestBodyChecksum } from '../../../src/protocols/iggy/codec/index.js';
 import { sid, startIggy } from './harness.js';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../fixtures/seeded-random.js';
 
 describe('iggy hostile input', () => {
   it('answers random bodies for every command without crashing', async (t) => {
     const seed = Number(process.env.QUARTET_FUZZ_SEED ?? 20261129);
     t.diagnostic(`seed ${seed}`);
-    const rand = prng(seed);
+    const rand = mulberry32(seed);
     const h = await startIggy(t);
     const bystander = await h.root();
     await bystander.ok(CommandCode.createTopic, { streamId: sid('default'), partitionsCount: 2, name: 'fuzz', options: [] });
