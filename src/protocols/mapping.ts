@@ -106,3 +106,30 @@ export function kafkaVisibleTopics<T extends { namespace: string; name: string }
   }
   return out;
 }
+
+// Felix (docs/mapping.md "Catalog ↔ Felix"): a Felix stream is named by tenant, namespace and
+// stream, a catalog topic by namespace and topic. The tenant and namespace pair is one catalog
+// namespace:
+//   (tenant 'default', namespace n)  <->  catalog namespace n                  (n without '.')
+//   (tenant t != 'default', n)       <->  catalog namespace t '.' n            (t, n without '.')
+// and the stream is the topic, its shards the partitions. A name with '.' in a part, an empty
+// part, and a catalog namespace 'default.<n>' or with two dots have no Felix name, so the mapping
+// is one to one: Felix stream `orders` of tenant `default`, namespace `default` is Kafka topic
+// `orders`.
+
+export const felixDefaultTenant = 'default';
+
+/** Where a Felix stream's tenant and namespace live in the catalog, or null when they cannot. */
+export function catalogNamespaceForFelix(tenantId: string, namespace: string): string | null {
+  if (tenantId === '' || namespace === '' || tenantId.includes('.') || namespace.includes('.')) return null;
+  return tenantId === felixDefaultTenant ? namespace : `${tenantId}.${namespace}`;
+}
+
+/** The Felix tenant and namespace of a catalog namespace, or null when Felix cannot name it. */
+export function felixNamesForCatalogNamespace(catalogNamespace: string): { tenantId: string; namespace: string } | null {
+  const parts = catalogNamespace.split('.');
+  if (parts.some((p) => p === '')) return null;
+  if (parts.length === 1) return { tenantId: felixDefaultTenant, namespace: parts[0]! };
+  if (parts.length === 2 && parts[0] !== felixDefaultTenant) return { tenantId: parts[0]!, namespace: parts[1]! };
+  return null;
+}

@@ -75,6 +75,13 @@ export interface CursusFrontendConfig {
   requestBytesMax: number;
 }
 
+/** Felix front-end settings (src/protocols/felix/settings.ts FelixSettings; docs/felix.md). */
+export interface FelixFrontendConfig {
+  requireAuth: boolean;
+  frameBytesMax: number;
+  subscriptionsPerConnectionMax: number;
+}
+
 /** Broker-wide topic config defaults, only the keys the operator set (core topic-config keys). */
 export type TopicDefaults = TopicConfig;
 
@@ -93,6 +100,8 @@ export interface QuartetConfig {
   iggy?: IggyFrontendConfig;
   /** Cursus front-end settings; absent means the front-end's defaults. */
   cursus?: CursusFrontendConfig;
+  /** Felix front-end settings; absent means the front-end's defaults. */
+  felix?: FelixFrontendConfig;
   maintenanceIntervalMs: number;
   /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
   memoryBudgetBytes: number;

@@ -22,6 +22,7 @@ import { watchIggyTopicOptions } from '../protocols/iggy/topic-options-table.js'
 import { createIggyListener } from '../protocols/iggy/listener.js';
 import { createCursusListener } from '../protocols/cursus/listener.js';
 import { watchCursusTopics } from '../protocols/cursus/topic-table.js';
+import { createFelixListener } from '../protocols/felix/listener.js';
 import type { ListenerContext as TransportListenerContext, ProtocolListener } from '../protocols/transport.js';
 import type { ProtocolListenerConfig, QuartetConfig } from './config.js';
 
@@ -29,6 +30,7 @@ import { createFormatRegistry, type FormatRegistry } from '../log/formats.js';
 import { kafkaBatchFormatCodec } from '../protocols/kafka/codec/kafka-format.js';
 import { iggyFormatCodec } from '../protocols/iggy/codec/iggy-format.js';
 import { cursusBatchFormatCodec } from '../protocols/cursus/codec/cursus-format.js';
+import { felixBatchFormatCodec } from '../protocols/felix/codec/felix-format.js';
 import { kafkaBrokerTransactionOptions } from '../protocols/kafka/transactions.js';
 import { cursusBrokerTransactionOptions } from '../protocols/cursus/transactions.js';
 
@@ -44,7 +46,8 @@ export function builtinFormats(): FormatRegistry {
   return createFormatRegistry()
     .register(kafkaBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/kafka/codec/kafka-format.js'), exportName: 'kafkaBatchFormatCodec' })
     .register(iggyFormatCodec, { moduleUrl: import.meta.resolve('../protocols/iggy/codec/iggy-format.js'), exportName: 'iggyFormatCodec' })
-    .register(cursusBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/cursus/codec/cursus-format.js'), exportName: 'cursusBatchFormatCodec' });
+    .register(cursusBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/cursus/codec/cursus-format.js'), exportName: 'cursusBatchFormatCodec' })
+    .register(felixBatchFormatCodec, { moduleUrl: import.meta.resolve('../protocols/felix/codec/felix-format.js'), exportName: 'felixBatchFormatCodec' });
 }
 
 /**
@@ -98,6 +101,8 @@ export const builtinListenerFactories: ListenerRegistry = new Map<ProtocolName, 
   ['iggy', (context) => createIggyListener(context, context.config.iggy)],
   // Validated settings from the configuration (src/server/config.ts `cursus` section), else defaults.
   ['cursus', (context) => createCursusListener(context, context.config.cursus)],
+  // Validated settings from the configuration (src/server/config.ts `felix` section), else defaults.
+  ['felix', (context) => createFelixListener(context, context.config.felix)],
 ]);
 
 /**

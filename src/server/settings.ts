@@ -13,7 +13,7 @@ import { isLogLevel, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
 import { protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
 import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
-import type { HostPort, ProtocolListenerConfig, KafkaFrontendConfig, IggyFrontendConfig, CursusFrontendConfig, QuartetConfig } from './config.js';
+import type { HostPort, ProtocolListenerConfig, KafkaFrontendConfig, IggyFrontendConfig, CursusFrontendConfig, FelixFrontendConfig, QuartetConfig } from './config.js';
 
 // ---------------------------------------------------------------------------------------------
 // Kinds: how a raw value (a JSON value from the file, a string from env or flags) becomes typed.
@@ -206,6 +206,15 @@ function cursusSection(c: QuartetConfig): CursusFrontendConfig {
   return c.cursus;
 }
 
+/** As src/protocols/felix/settings.ts felixSettingsDefault. */
+const FELIX_FRAME_BYTES_MAX_DEFAULT = 16 * 1024 * 1024;
+const FELIX_SUBSCRIPTIONS_PER_CONNECTION_MAX_DEFAULT = 4096;
+
+function felixSection(c: QuartetConfig): FelixFrontendConfig {
+  c.felix ??= { requireAuth: false, frameBytesMax: FELIX_FRAME_BYTES_MAX_DEFAULT, subscriptionsPerConnectionMax: FELIX_SUBSCRIPTIONS_PER_CONNECTION_MAX_DEFAULT };
+  return c.felix;
+}
+
 function protocolSettings(name: ProtocolName): Setting[] {
   const upper = name.toUpperCase();
   const label = name === 'felix' ? 'Felix (QUIC, UDP)' : name[0]!.toUpperCase() + name.slice(1);
@@ -358,6 +367,37 @@ function protocolSettings(name: ProtocolName): Setting[] {
         default: CURSUS_REQUEST_BYTES_MAX_DEFAULT,
         doc: 'Bytes of large Cursus request frames (64 KiB and up, a compressed frame counting its decoded length too) all connections may hold at once, being received, inflated or handled; a frame beyond it is read and dropped and answered request_bytes_exhausted (retryable).',
         set: (c, v) => void (cursusSection(c).requestBytesMax = v),
+      }),
+    );
+  }
+  if (name === 'felix') {
+    rows.push(
+      define({
+        key: 'felix.requireAuth',
+        flag: 'felix-require-auth',
+        env: 'QUARTET_FELIX_REQUIRE_AUTH',
+        kind: boolKind,
+        default: false,
+        doc: 'Check the token of every Felix auth (a personal access token, or user:password) and hold each stream to its user\'s grants; off, any token is accepted and every stream may do everything (as the other listeners without authentication).',
+        set: (c, v) => void (felixSection(c).requireAuth = v),
+      }),
+      define({
+        key: 'felix.frameBytesMax',
+        flag: 'felix-frame-bytes-max',
+        env: 'QUARTET_FELIX_FRAME_BYTES_MAX',
+        kind: intKind(65_536, 1024 * 1024 * 1024),
+        default: FELIX_FRAME_BYTES_MAX_DEFAULT,
+        doc: 'Largest Felix frame payload after a stream authenticated (64 KiB before); a larger declared length ends that stream.',
+        set: (c, v) => void (felixSection(c).frameBytesMax = v),
+      }),
+      define({
+        key: 'felix.subscriptionsPerConnectionMax',
+        flag: 'felix-subscriptions-per-connection-max',
+        env: 'QUARTET_FELIX_SUBSCRIPTIONS_PER_CONNECTION_MAX',
+        kind: intKind(1, 1_000_000),
+        default: FELIX_SUBSCRIPTIONS_PER_CONNECTION_MAX_DEFAULT,
+        doc: 'Subscriptions one Felix connection may hold at once; one more is answered "max subscriptions per connection exceeded".',
+        set: (c, v) => void (felixSection(c).subscriptionsPerConnectionMax = v),
       }),
     );
   }

@@ -20,3 +20,4 @@ export * from './publish-ack.js';
 export * from './publish-batch.js';
 export * from './records.js';
 export * from './values.js';
+export * from './felix-format.js';

@@ -1,0 +1,73 @@
+// The Felix front-end shared by every connection of a listener: the services handlers use
+// (handler.ts FelixServices), built once from the broker, and the dispatch table, merged from the
+// handler tables of each area (handlers/<area>.ts). The features advertised in auth_ok are those
+// of the handlers in place (docs/protocols/felix-wire-v1.md §6: never more than is served).
+//
+// Adding an area (caches and counters, say) is one handler file exporting its table and one line
+// in builtinHandlerTables; a table naming a type twice, or a type only a broker sends, is a
+// programmer error caught at construction.
+
+import type { Logger } from '../../base/logger.js';
+import type { Broker } from '../../core/broker.js';
+import { FelixAccess } from './access.js';
+import { clientMessageTypes, serverFlags, type MessageType } from './codec/index.js';
+import { FelixEventStreams } from './event-streams.js';
+import type { FelixHandler, FelixServices } from './handler.js';
+import { publishHandlers } from './handlers/publish.js';
+import { subscribeHandlers } from './handlers/subscribe.js';
+import { felixSettingsDefault, type FelixSettings } from './settings.js';
+import { FelixStreams } from './streams.js';
+
+/** Every area's handlers; an area adds its table here (one line). */
+export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, subscribeHandlers];
+
+/** One dispatch table by message type from handler tables. */
+export function buildDispatchTable(tables: ReadonlyArray<readonly FelixHandler[]>): ReadonlyMap<MessageType, FelixHandler> {
+  const byType = new Map<MessageType, FelixHandler>();
+  for (const handler of tables.flat()) {
+    for (const type of handler.types) {
+      if (type === 'auth' || !clientMessageTypes.has(type)) throw new Error(`a Felix handler for ${type}, which no client request is`);
+      if (byType.has(type)) throw new Error(`two Felix handlers for ${type}`);
+      byType.set(type, handler);
+    }
+  }
+  return byType;
+}
+
+export interface FelixFrontendOptions {
+  broker: Broker;
+  logger: Logger;
+  settings?: Partial<FelixSettings>;
+  /** The handler tables (default: builtinHandlerTables). */
+  handlers?: ReadonlyArray<readonly FelixHandler[]>;
+}
+
+export class FelixFrontend {
+  readonly settings: FelixSettings;
+  readonly services: FelixServices;
+  readonly handlers: ReadonlyMap<MessageType, FelixHandler>;
+  /** What auth_ok advertises. */
+  readonly server: { flags: number; features: number };
+
+  constructor(options: FelixFrontendOptions) {
+    this.settings = { ...felixSettingsDefault, ...options.settings };
+    const access = new FelixAccess(options.broker, this.settings.requireAuth);
+    this.services = {
+      broker: options.broker,
+      logger: options.logger,
+      settings: this.settings,
+      access,
+      streams: new FelixStreams(options.broker, access),
+      events: new FelixEventStreams(options.broker, this.settings, options.logger),
+    };
+    this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
+    let features = 0;
+    for (const h of this.handlers.values()) features |= h.feature ?? 0;
+    this.server = { flags: serverFlags, features };
+  }
+
+  /** After the connections are gone: the subscriptions' loops end. */
+  async close(): Promise<void> {
+    await this.services.events.close();
+  }
+}
