@@ -13,13 +13,14 @@ import { FelixAccess } from './access.js';
 import { clientMessageTypes, serverFlags, type MessageType } from './codec/index.js';
 import { FelixEventStreams } from './event-streams.js';
 import type { FelixHandler, FelixServices } from './handler.js';
+import { idempotentHandlers } from './handlers/idempotent.js';
 import { publishHandlers } from './handlers/publish.js';
 import { subscribeHandlers } from './handlers/subscribe.js';
 import { felixSettingsDefault, type FelixSettings } from './settings.js';
 import { FelixStreams } from './streams.js';
 
 /** Every area's handlers; an area adds its table here (one line). */
-export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, subscribeHandlers];
+export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, idempotentHandlers, subscribeHandlers];
 
 /** One dispatch table by message type from handler tables. */
 export function buildDispatchTable(tables: ReadonlyArray<readonly FelixHandler[]>): ReadonlyMap<MessageType, FelixHandler> {
