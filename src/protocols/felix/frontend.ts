@@ -7,20 +7,26 @@
 // in builtinHandlerTables; a table naming a type twice, or a type only a broker sends, is a
 // programmer error caught at construction.
 
+import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
+import { AppendWaiters } from '../../core/append-waiters.js';
+import { QueueGroups } from '../../core/groups/queue.js';
+import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import type { Broker } from '../../core/broker.js';
 import { FelixAccess } from './access.js';
 import { clientMessageTypes, serverFlags, type MessageType } from './codec/index.js';
 import { FelixEventStreams } from './event-streams.js';
 import type { FelixHandler, FelixServices } from './handler.js';
+import { groupHandlers } from './handlers/groups.js';
 import { idempotentHandlers } from './handlers/idempotent.js';
 import { publishHandlers } from './handlers/publish.js';
+import { shardHandlers } from './handlers/shards.js';
 import { subscribeHandlers } from './handlers/subscribe.js';
 import { felixSettingsDefault, type FelixSettings } from './settings.js';
 import { FelixStreams } from './streams.js';
 
 /** Every area's handlers; an area adds its table here (one line). */
-export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, idempotentHandlers, subscribeHandlers];
+export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, idempotentHandlers, subscribeHandlers, shardHandlers, groupHandlers];
 
 /** One dispatch table by message type from handler tables. */
 export function buildDispatchTable(tables: ReadonlyArray<readonly FelixHandler[]>): ReadonlyMap<MessageType, FelixHandler> {
@@ -41,7 +47,13 @@ export interface FelixFrontendOptions {
   settings?: Partial<FelixSettings>;
   /** The handler tables (default: builtinHandlerTables). */
   handlers?: ReadonlyArray<readonly FelixHandler[]>;
+  clock?: Clock;
+  /** Group visibility timers (tests pass a ManualScheduler); default: real timers. */
+  scheduler?: Scheduler;
 }
+
+/** The offset store scope of Felix queue groups (core/groups/queue.ts). */
+export const felixGroupScope = 'felix';
 
 export class FelixFrontend {
   readonly settings: FelixSettings;
@@ -49,6 +61,8 @@ export class FelixFrontend {
   readonly handlers: ReadonlyMap<MessageType, FelixHandler>;
   /** What auth_ok advertises. */
   readonly server: { flags: number; features: number };
+  /** The group polls waiting for appends. */
+  private readonly groupWaiters = new AppendWaiters();
 
   constructor(options: FelixFrontendOptions) {
     this.settings = { ...felixSettingsDefault, ...options.settings };
@@ -60,6 +74,15 @@ export class FelixFrontend {
       access,
       streams: new FelixStreams(options.broker, access),
       events: new FelixEventStreams(options.broker, this.settings, options.logger),
+      queues: new QueueGroups({
+        broker: options.broker,
+        scope: felixGroupScope,
+        clock: options.clock ?? systemClock,
+        scheduler: options.scheduler ?? systemScheduler,
+        waiters: this.groupWaiters,
+        logger: options.logger,
+        config: { visibilityTimeoutMs: this.settings.groupVisibilityTimeoutMs, deliveryAttemptsMax: this.settings.groupDeliveryAttemptsMax },
+      }),
     };
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
     let features = 0;
@@ -67,8 +90,10 @@ export class FelixFrontend {
     this.server = { flags: serverFlags, features };
   }
 
-  /** After the connections are gone: the subscriptions' loops end. */
+  /** After the connections are gone: the subscriptions' loops and the group polls end. */
   async close(): Promise<void> {
     await this.services.events.close();
+    this.services.queues.close();
+    this.groupWaiters.close();
   }
 }

@@ -9,6 +9,7 @@
 import type { Writable } from 'node:stream';
 import type { Broker } from '../../core/broker.js';
 import type { Logger } from '../../base/logger.js';
+import type { QueueGroups } from '../../core/groups/queue.js';
 import type { FelixMessage, MessageOf, MessageType, PeerCapabilities } from './codec/index.js';
 import type { FelixAccess, FelixPrincipal } from './access.js';
 import type { FelixSettings } from './settings.js';
@@ -34,6 +35,8 @@ export interface FelixServices {
   readonly access: FelixAccess;
   readonly streams: FelixStreams;
   readonly events: FelixEventStreams;
+  /** The queue groups of group_poll and the dead letters (scope `felix`). */
+  readonly queues: QueueGroups;
 }
 
 /** The connection a stream belongs to: its broker-opened event streams and subscriptions. */

@@ -25,6 +25,10 @@ export interface FelixSettings {
    * subscription reads nothing more until the subscriber catches up.
    */
   subscriberBufferedBytesMax: number;
+  /** How long a polled group record stays claimed without an ack before it is delivered again. */
+  groupVisibilityTimeoutMs: number;
+  /** Deliveries of one group record before it goes to the dead letters. */
+  groupDeliveryAttemptsMax: number;
 }
 
 export const felixSettingsDefault: Readonly<FelixSettings> = Object.freeze({
@@ -35,4 +39,6 @@ export const felixSettingsDefault: Readonly<FelixSettings> = Object.freeze({
   eventBatchRecordsMax: 64,
   eventBatchBytesMax: 65_536,
   subscriberBufferedBytesMax: 4 << 20,
+  groupVisibilityTimeoutMs: 30_000,
+  groupDeliveryAttemptsMax: 5,
 });
