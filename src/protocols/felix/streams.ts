@@ -3,7 +3,7 @@
 // mismatch") and the principal's grants ("forbidden"). Streams are not created by publishing,
 // as in the reference broker, whose streams exist before they are used: a missing one is
 // "stream not found: tenant=.. namespace=.. stream=..". Create them with any protocol (a Kafka
-// CreateTopics, `quartet topic create`, an Iggy stream and topic).
+// CreateTopics or auto-creation, an Iggy topic, a Cursus CREATE).
 
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
