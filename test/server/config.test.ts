@@ -65,6 +65,15 @@ describe('defaults', () => {
     assert.deepEqual(config.cursus, { requireAuth: false, v1Compat: false, requestBytesMax: 256 * 1024 * 1024 });
   });
 
+  test('this build opens Felix on UDP 5000, without required authentication; felix.* from flags', () => {
+    const { config } = loadConfig({ env: {}, cwd: dir });
+    assert.equal(config.listeners.felix.enabled, true);
+    assert.deepEqual(config.listeners.felix.addr, { host: '0.0.0.0', port: 5000 });
+    assert.deepEqual(config.felix, { requireAuth: false, frameBytesMax: 16 * 1024 * 1024, subscriptionsPerConnectionMax: 4096 });
+    const set = load({ flags: { 'felix-require-auth': true, 'felix-frame-bytes-max': '1048576', 'felix-subscriptions-per-connection-max': '8' } }).config.felix;
+    assert.deepEqual(set, { requireAuth: true, frameBytesMax: 1_048_576, subscriptionsPerConnectionMax: 8 });
+  });
+
   test('cursus.v1Compat from a flag, the environment or the file; off by default', () => {
     assert.equal(load({}).config.cursus?.v1Compat, false);
     assert.equal(load({ flags: { 'cursus-v1-compat': true } }).config.cursus?.v1Compat, true);

@@ -110,9 +110,12 @@ export class FelixEventStreams {
       if (next < position.lastStableOffset) {
         const read = await this.sharedRead(cache, reader, next, position.lastStableOffset);
         for (const batch of read.batches) for (const c of batch.shared(sub.offsets)) sub.out.write(c);
-        next = Math.max(read.next, next + 1);
         if (sub.out.writableLength > this.settings.subscriberBufferedBytesMax) await this.drained(sub);
-        continue;
+        // A read that got nowhere (the log changed under it) waits for the next append, not a spin.
+        if (read.next > next) {
+          next = read.next;
+          continue;
+        }
       }
       await this.appended(reader, sub);
     }

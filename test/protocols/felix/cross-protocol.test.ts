@@ -1,7 +1,7 @@
 // One log for Felix and Kafka: the whole server (startServer, as `npm start` runs it) with the
 // Kafka and Felix listeners. Records a Felix client publishes (keyed and not) reach a KafkaJS
 // consumer with their keys; records a KafkaJS producer sends reach a Felix subscriber, offsets
-// included; and after a restart on the same data directory a Felix subscriber from earliest gets
+// included; the listener's metrics are in /metrics; and after a restart on the same data directory a Felix subscriber from earliest gets
 // every record again.
 
 import assert from 'node:assert/strict';
@@ -129,6 +129,9 @@ describe('felix ↔ kafka, and a restart', { timeout: 90_000 }, () => {
       [4, 'k2'],
     ]);
     await c.close();
+    const metrics = await (await fetch(`http://127.0.0.1:${server.httpAddress()!.port}/metrics`)).text();
+    assert.match(metrics, /quartet_listener_connections_total\{listener="felix"\} [1-9]/);
+    assert.match(metrics, /quartet_listener_requests_total\{listener="felix",operation="publish_binary"\} 1/);
   });
 
   it('after a restart, a subscriber from earliest gets every record again', async () => {
