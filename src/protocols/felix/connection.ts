@@ -4,6 +4,7 @@
 // of its streams has; if none has within the listener's authTimeoutMs, the connection is closed
 // with QUIC application code 1 (notes §4 "authentication timeout").
 
+import { setMaxListeners } from 'node:events';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { Logger } from '../../base/logger.js';
 import type { RequestDone } from '../transport.js';
@@ -35,6 +36,8 @@ export class FelixConnection implements FelixStreamHost {
     private readonly hooks: FelixConnectionHooks,
   ) {
     this.logger = hooks.logger;
+    // Every subscription and long poll of the connection listens for its end.
+    setMaxListeners(0, this.stopped.signal);
     quic.on('bidi', (stream: Duplex) => new FelixStream(frontend, this, 'bidi', stream, stream));
     quic.on('uni', (stream: Readable) => new FelixStream(frontend, this, 'uni', stream, null));
     quic.once('close', () => this.stopped.abort());

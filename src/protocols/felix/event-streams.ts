@@ -11,6 +11,7 @@
 // shard's last subscription ends). A slow subscriber holds at most subscriberBufferedBytesMax in
 // its stream's write buffer: past that its loop reads nothing more until the stream drains.
 
+import { setMaxListeners } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Logger } from '../../base/logger.js';
 import type { Broker } from '../../core/broker.js';
@@ -61,7 +62,10 @@ export class FelixEventStreams {
     private readonly broker: Broker,
     private readonly settings: FelixSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    // Every subscription listens for the listener's stop.
+    setMaxListeners(0, this.stopping.signal);
+  }
 
   /** A subscription id for a subscribe that named none. */
   subscriptionId(): bigint {

@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { PartitionReader } from '../../../src/core/reads.js';
 import { encodePublishBatch, recordPayloads, type FelixFrame } from '../../../src/protocols/felix/codec/index.js';
 import { startFelix, type FelixHarness, type FrameReader, type TestClient } from './harness.js';
 
@@ -74,7 +75,7 @@ describe('felix subscribe', () => {
     assert.deepEqual(b.payloads, ['e1', 'e2']);
   });
 
-  it('latest: only what is published after, delivered live to every subscriber, the same batches to each', async () => {
+  it('latest: only what is published after, delivered live to every subscriber, read and encoded once for all', async (t) => {
     const a = await subscribe(client, 'latest', 0x00ff);
     const other = await h.connect();
     const b = await (async () => {
@@ -85,6 +86,16 @@ describe('felix subscribe', () => {
       assert.equal((await events.message()).type, 'event_stream_hello');
       return events;
     })();
+    // Every subscriber of the shard now waits at offset 3: one read serves them all.
+    const reads: number[] = [];
+    const original = PartitionReader.prototype.readRecords;
+    PartitionReader.prototype.readRecords = function (this: PartitionReader, request) {
+      if (this.topic.name === 'events' && this.partition === 0) reads.push(request.from);
+      return original.call(this, request);
+    };
+    t.after(() => {
+      PartitionReader.prototype.readRecords = original;
+    });
     const p = await client.authed('default', 'x', 0x00ff);
     p.write(encodePublishBatch({ acked: { requestId: 5n, ackMode: 'per_batch' }, key: null, ...name, stream: 'events', payloads: [Buffer.from('live-1'), Buffer.from('live-2')] }));
     await p.reader.next();
@@ -95,6 +106,8 @@ describe('felix subscribe', () => {
       [4, 'live-2'],
     ]);
     assert.deepEqual(fromB, fromA);
+    PartitionReader.prototype.readRecords = original;
+    assert.deepEqual(reads, [3], 'four subscribers at offset 3, one read');
   });
 
   it('cursor errors: too_old below the log start, in_future past the end; the request stream goes on', async () => {
