@@ -127,6 +127,34 @@ describe('felix listener: streams and authentication', () => {
     assert.deepEqual(await s.reader.message(), { type: 'error', message: 'auth already established' });
   });
 
+  it('survives random bytes on streams, before and after auth, and serves afterwards', async () => {
+    let seed = 0x2f6b_1c3d;
+    const random = (): number => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) >>> 16) & 0xff;
+    const streams = [];
+    for (let i = 0; i < 12; i++) {
+      const s = i % 2 === 0 ? client.stream() : await client.authed();
+      const junk = Buffer.alloc(200 + i * 97);
+      for (let j = 0; j < junk.length; j++) junk[j] = random();
+      // A third of them look like frames: a valid header, then junk of the declared length.
+      if (i % 3 === 0) {
+        junk.writeUInt32BE(0x464c5831, 0);
+        junk.writeUInt16BE(1, 4);
+        junk.writeUInt16BE(random() & 0x7f, 6);
+        junk.writeUInt32BE(junk.length - 12, 8);
+      }
+      s.write(junk);
+      s.raw.end();
+      streams.push(s);
+    }
+    for (const s of streams) {
+      // Whatever each got (an error, an ack, nothing), every stream ends.
+      for (let r = await s.reader.next(); r.kind !== 'end'; r = await s.reader.next());
+    }
+    const after = await client.authed();
+    after.send({ type: 'auth', tenantId: 'default', token: 'x' });
+    assert.deepEqual(await after.reader.message(), { type: 'error', message: 'auth already established' });
+  });
+
   it('reports its connections and requests in the listener metrics', () => {
     const text = h.metrics.render();
     assert.match(text, /quartet_listener_connections\{listener="felix"\} [1-9]/);
