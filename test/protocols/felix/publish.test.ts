@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BatchFormat, type NeutralRecord } from '../../../src/base/batch.js';
 import { fnv1a64Mod } from '../../../src/base/hash.js';
-import { Feature, encodeFrameHeader, encodeMessage, encodePublishBatch, encodePublishBatchFrame, felixBatchFormatCodec } from '../../../src/protocols/felix/codec/index.js';
+import { recordsOf } from '../../../src/core/transcode.js';
+import { retopicBatch } from '../../../src/protocols/cursus/codec/cursus-format.js';
+import { eventBatchesOf } from '../../../src/protocols/felix/event-streams.js';
+import { recordListOf } from '../../../src/protocols/felix/handlers/publish.js';
+import { builtinFormats } from '../../../src/server/listeners.js';
+import { Feature, encodeFrameHeader, encodeMessage, encodePublishBatch, encodePublishBatchFrame, felixAppendRequest, felixBatchFormatCodec } from '../../../src/protocols/felix/codec/index.js';
 import { startFelix, type FelixHarness, type TestClient, type TestStream } from './harness.js';
 
 /** Every record of a partition, decoded from the stored Felix batches. */
@@ -183,6 +188,29 @@ describe('felix publish', () => {
 });
 
 describe('felix log format', () => {
+  it('a stored Felix batch reads as Kafka, Iggy and Cursus records, keys included, and theirs as Felix', () => {
+    const formats = builtinFormats();
+    const request = felixAppendRequest(recordListOf([Buffer.from('p1'), Buffer.from('p2')]), Buffer.from('key-1'), 5_000);
+    felixBatchFormatCodec.stamp!(request, { baseOffset: 40, appendTime: 5_000, appendMicros: 5_000_000 });
+    const felixBatch = { ...request, baseOffset: 40, lastOffset: 41 };
+    for (const format of [BatchFormat.kafka, BatchFormat.iggy, BatchFormat.cursus]) {
+      const served = recordsOf(formats, format, felixBatch, 40, 42, 10)!;
+      // A Cursus reader names its topic in the batches it serves (the transcoder leaves it empty).
+      const bytes = format === BatchFormat.cursus ? Buffer.concat(retopicBatch(served.chunks[0] as Buffer, 'orders', 0)) : (served.chunks[0] as Buffer);
+      const theirs = { ...felixBatch, format, payload: bytes, recordCount: 2 };
+      const decoded = formats.get(format)!.decode(theirs);
+      assert.deepEqual(decoded.map((r) => [r.offset, r.key?.toString(), r.value?.toString()]), [
+        [40, 'key-1', 'p1'],
+        [41, 'key-1', 'p2'],
+      ], `as format ${format}`);
+      const back = recordsOf(formats, BatchFormat.felix, theirs, 40, 42, 10)!;
+      const events = eventBatchesOf(back.chunks[0] as Buffer, 40);
+      assert.equal(events.length, 1);
+      assert.equal(events[0]!.baseOffset, 40n, `from format ${format}`);
+      assert.deepEqual(felixBatchFormatCodec.decode({ ...felixBatch, payload: back.chunks[0] as Buffer }).map((r) => r.value!.toString()), ['p1', 'p2']);
+    }
+  });
+
   it('decodes, slices and re-encodes stored batches, keys and compaction gaps included', () => {
     const stored = (payload: Buffer, baseOffset: number, recordCount: number) => ({
       format: BatchFormat.felix,
