@@ -17,13 +17,15 @@ import { QuartetError, isQuartetError } from '../../../base/errors.js';
 import { partitionKey, sequenceMax, type ProducerBatch } from '../../../core/producer-state.js';
 import type { MessageOf, PublishRefusalReason } from '../codec/index.js';
 import { Feature, felixAppendRequest } from '../codec/index.js';
-import { felixHandler, type FelixHandler, type FelixStreamContext } from '../handler.js';
+import { felixHandler, type FelixHandler, type FelixServices, type FelixStreamContext } from '../handler.js';
 import { publishErrorText, recordListOf, shardOf } from './publish.js';
 
-/** The turns of each (shard, producer): one check-and-append at a time. */
-const turns = new Map<string, Promise<void>>();
+/** The turns of each (shard, producer) of a front-end: one check-and-append at a time. */
+const turnsOf = new WeakMap<FelixServices, Map<string, Promise<void>>>();
 
-async function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+async function inTurn<T>(services: FelixServices, key: string, work: () => Promise<T>): Promise<T> {
+  let turns = turnsOf.get(services);
+  if (turns === undefined) turnsOf.set(services, (turns = new Map()));
   const before = turns.get(key) ?? Promise.resolve();
   let release!: () => void;
   const mine = new Promise<void>((resolve) => (release = resolve));
@@ -63,7 +65,7 @@ async function publishIdempotent(ctx: FelixStreamContext, m: MessageOf<'publish_
   const stateKey = partitionKey(topic.internalId, shard);
   const batch: ProducerBatch = { producerId: Number(m.producerId), producerEpoch: 0, baseSequence: Number(m.sequence), recordCount: 1 };
   const producers = broker.producers;
-  await inTurn(`${stateKey}:${batch.producerId}`, async () => {
+  await inTurn(ctx.services, `${stateKey}:${batch.producerId}`, async () => {
     const window = producers.window(stateKey, batch.producerId);
     const last = window?.batches[window.batches.length - 1]?.lastSeq;
     if (window !== null && last !== undefined && batch.baseSequence <= last && !window.batches.some((b) => b.firstSeq === batch.baseSequence)) {
