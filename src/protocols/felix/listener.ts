@@ -3,9 +3,11 @@
 // most maxConnections, unauthenticatedConnectionsMax not yet authenticated, connectionsPerPeerMax
 // from one address; the oldest unauthenticated connection makes room), the authentication
 // deadline (close code 1), the idle timeout (QUIC's own), and the listener metrics (the shared
-// ListenerMetrics, label listener="felix"). Stopping closes every connection with code 0.
+// ListenerMetrics, label listener="felix"). Stopping closes every connection with code 0. Without a
+// configured certificate the one made at start is written to <dataDir>/felix-self-signed-cert.pem.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConnectionSlots, peerAddressOf, type Slot } from '../connection-slots.js';
 import { ListenerMetrics } from '../tcp-listener.js';
 import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultUnauthenticatedConnectionsMax, type ListenAddress, type ListenerContext, type ProtocolListener } from '../transport.js';
@@ -14,6 +16,9 @@ import { FelixConnection } from './connection.js';
 import { FelixFrontend } from './frontend.js';
 import { startFelixQuicServer, type FelixQuicConnection, type FelixQuicServer } from './quic.js';
 import type { FelixSettings } from './settings.js';
+
+/** Where, in the data directory, the certificate made at start is written (PEM). */
+export const selfSignedCertificateFile = 'felix-self-signed-cert.pem';
 
 /** QUIC's idle timeout when the listener sets none (docs/protocols/felix-wire-v1.md §9). */
 export const felixIdleTimeoutMsDefault = 30_000;
@@ -86,6 +91,16 @@ export function createFelixListener(context: ListenerContext, settings?: Partial
         logger: context.logger,
         onConnection: accept,
       });
+      if (tls === undefined) {
+        // Clients must trust the certificate made at start: it is written where they can find it.
+        const path = join(context.broker.dataDir, selfSignedCertificateFile);
+        try {
+          writeFileSync(path, server.certificate);
+          context.logger.info('felix: the self-signed certificate clients must trust', { path });
+        } catch (error) {
+          context.logger.warn('felix: could not write the self-signed certificate', { path, error: String(error) });
+        }
+      }
       return { host: server.host, port: server.port };
     },
     async stop(): Promise<void> {

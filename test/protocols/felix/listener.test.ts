@@ -8,9 +8,12 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Feature, encodeFrameHeader, encodeMessageFrame, encodePublishBatch, frameHeaderBytes, serverFlags } from '../../../src/protocols/felix/codec/index.js';
 import { globalGrants } from '../../../src/core/access.js';
+import { selfSignedCertificateFile } from '../../../src/protocols/felix/listener.js';
 import { startFelix, type FelixHarness, type TestClient } from './harness.js';
 
 describe('felix listener: streams and authentication', () => {
@@ -153,6 +156,10 @@ describe('felix listener: streams and authentication', () => {
     const after = await client.authed();
     after.send({ type: 'auth', tenantId: 'default', token: 'x' });
     assert.deepEqual(await after.reader.message(), { type: 'error', message: 'auth already established' });
+  });
+
+  it('writes the self-signed certificate it made to the data directory', () => {
+    assert.equal(readFileSync(join(h.dataDir, selfSignedCertificateFile), 'utf8'), h.listener.certificate);
   });
 
   it('reports its connections and requests in the listener metrics', () => {
