@@ -1,7 +1,8 @@
 // The subscriptions of a listener: one loop per subscription pushing a shard's records down the
 // event stream the broker opened for it, as shared event batches (0x0004, with base_offset when
-// the subscriber negotiated 0x0020). Reads go through the core read service (read_committed: up
-// to the last stable offset) and wait for appends with its append waiters.
+// the subscriber negotiated 0x0020; per-subscriber 0x0002 to one that offered flags without
+// 0x0004). Reads go through the core read service (read_committed: up to the last stable offset)
+// and wait for appends with its append waiters.
 //
 // Encoded once: subscribers of one shard at the same offset share one read and its encoded
 // batches (EventBatchFrames: one chunk list with offsets, one without, over the same record
@@ -34,6 +35,11 @@ export interface Subscription {
   readonly out: Writable;
   /** The subscriber negotiated EVENT_BATCH_OFFSETS (0x0020). */
   readonly offsets: boolean;
+  /**
+   * The subscription id for per-subscriber batches (0x0002), for a subscriber that offered
+   * flags without the shared form (0x0004); null: shared batches.
+   */
+  readonly perSubscriber: bigint | null;
   /** Aborted when the connection goes. */
   readonly closed: AbortSignal;
   /** Called once when the subscription ends. */
@@ -113,7 +119,10 @@ export class FelixEventStreams {
       if (next < position.logStartOffset) next = position.logStartOffset;
       if (next < position.lastStableOffset) {
         const read = await this.sharedRead(cache, reader, next, position.lastStableOffset);
-        for (const batch of read.batches) for (const c of batch.shared(sub.offsets)) sub.out.write(c);
+        for (const batch of read.batches) {
+          const frame = sub.perSubscriber === null ? batch.shared(sub.offsets) : batch.perSubscriber(sub.perSubscriber, sub.offsets);
+          for (const c of frame) sub.out.write(c);
+        }
         if (sub.out.writableLength > this.settings.subscriberBufferedBytesMax) await this.drained(sub);
         // A read that got nowhere (the log changed under it) waits for the next append, not a spin.
         if (read.next > next) {

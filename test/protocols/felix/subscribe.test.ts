@@ -75,6 +75,15 @@ describe('felix subscribe', () => {
     assert.deepEqual(b.payloads, ['e1', 'e2']);
   });
 
+  it('a client that offered flags without the shared form gets per-subscriber batches (0x0002)', async () => {
+    const sub = await subscribe(client, { offset: 2n }, 0x0002 | 0x0020);
+    const got = await sub.events.next();
+    assert.ok(got.kind === 'frame' && got.frame.kind === 'event_batch');
+    assert.equal(got.frame.batch.subscriptionId, sub.sub);
+    assert.equal(got.frame.batch.baseOffset, 2n);
+    assert.deepEqual(recordPayloads(got.frame.batch.records).map(String), ['e2']);
+  });
+
   it('latest: only what is published after, delivered live to every subscriber, read and encoded once for all', async (t) => {
     const a = await subscribe(client, 'latest', 0x00ff);
     const other = await h.connect();

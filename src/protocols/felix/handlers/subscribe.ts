@@ -46,6 +46,7 @@ async function subscribe(ctx: FelixStreamContext, m: MessageOf<'subscribe'>): Pr
     start,
     out,
     offsets: peerSupports(ctx.peer.flags, Flag.eventBatchOffsets),
+    perSubscriber: peerSupports(ctx.peer.flags, Flag.binaryEventBatchShared) ? null : subscriptionId,
     closed: ctx.connection.closed,
     ended: () => ctx.connection.removeSubscription(),
   });
