@@ -21,7 +21,8 @@ describe('felix groups', () => {
   let client: TestClient;
   let s: TestStream;
   let id = 1n;
-  const settings = { groupVisibilityTimeoutMs: 300, groupDeliveryAttemptsMax: 2 };
+  // Long enough that a loaded machine answers every poll's records within it; short enough that lapses are quick.
+  const settings = { groupVisibilityTimeoutMs: 1_500, groupDeliveryAttemptsMax: 2 };
 
   after(async () => {
     await h.stop();
@@ -72,18 +73,19 @@ describe('felix groups', () => {
 
   it('a record whose claim lapses comes back; past the delivery limit it is a dead letter', async () => {
     // Offset 1 was delivered twice (the limit): once its claim lapses, it is dead-lettered.
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 15_000;
     let listed: bigint[] = [];
     while (Date.now() < deadline) {
       s.send({ type: 'group_dead_letters', ...scope, requestId: id++ });
       const m = await s.reader.message();
       listed = m.type === 'group_dead_letter_list' ? m.offsets : [];
       if (listed.length > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(listed, [1n]);
     assert.deepEqual(await settle('group_redrive', 1), { type: 'cache_ok', requestId: id - 1n });
     assert.deepEqual(await poll(10), [[1, 'j1', 1]], 'redriven: attempts from zero');
+    assert.deepEqual(await settle('group_ack', 1), { type: 'cache_ok', requestId: id - 1n });
     assert.deepEqual(await settle('group_discard', 7), { type: 'error', message: 'no dead letter at offset 7' });
   });
 
@@ -98,15 +100,17 @@ describe('felix groups', () => {
   });
 
   it('keeps the group state over a restart: acked records are not delivered again, dead letters stay', async () => {
-    // Offset 1 (redriven, claimed) lapses twice more into the dead letters before the restart.
-    const deadline = Date.now() + 5_000;
+    // Offset 4, polled and never acked, lapses twice into the dead letters before the restart.
+    s.send({ type: 'publish', tenantId: 'default', namespace: 'default', stream: 'jobs', payload: Buffer.from('j4'), requestId: id++ });
+    assert.equal((await s.reader.message()).type, 'publish_ok');
+    const deadline = Date.now() + 20_000;
     for (;;) {
       s.send({ type: 'group_dead_letters', ...scope, requestId: id++ });
       const m = await s.reader.message();
       if (m.type === 'group_dead_letter_list' && m.offsets.length === 1) break;
-      if (Date.now() > deadline) throw new Error('offset 1 was not dead-lettered again');
+      if (Date.now() > deadline) throw new Error('offset 4 was not dead-lettered');
       await poll(10);
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
     }
     const dataDir = h.dataDir;
     await h.stop();
@@ -115,6 +119,6 @@ describe('felix groups', () => {
     s = await client.authed();
     assert.deepEqual(await poll(10), [], 'nothing left to deliver');
     s.send({ type: 'group_dead_letters', ...scope, requestId: id++ });
-    assert.deepEqual(await s.reader.message(), { type: 'group_dead_letter_list', offsets: [1n], requestId: id - 1n });
+    assert.deepEqual(await s.reader.message(), { type: 'group_dead_letter_list', offsets: [4n], requestId: id - 1n });
   });
 });

@@ -180,7 +180,8 @@ describe('felix listener: deadlines and limits', () => {
   });
 
   it('keeps an authenticated connection past the deadline', async (t) => {
-    const h = await startFelix(t, { listener: { authTimeoutMs: 300 } });
+    // Long enough for the first connection to authenticate on a loaded machine.
+    const h = await startFelix(t, { listener: { authTimeoutMs: 1_500 } });
     const authed = await h.connect();
     await authed.authed();
     // A connection opened after it that never authenticates is closed: the deadline has passed for both.
