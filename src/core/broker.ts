@@ -17,6 +17,7 @@ import { Catalog, type CatalogObserver, type ConfigChanges, type Namespace, type
 import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
 import { GroupStore } from './groups/store.js';
+import { LiveGroupDirectory } from './groups/directory.js';
 import { TopicOptionsStore } from './topic-options.js';
 import { EventSnapshotStore } from './event-streams.js';
 import { silentLogger, type Logger } from '../base/logger.js';
@@ -166,6 +167,8 @@ export class Broker implements CatalogObserver {
   readonly users: UserStore;
   readonly offsets: OffsetStore;
   readonly groups: GroupStore;
+  /** Who is in each consumer group now, from the coordinators of the listeners that are open. */
+  readonly liveGroups = new LiveGroupDirectory();
   /** Per-topic options of a protocol that the core config does not hold (Iggy's). */
   readonly topicOptions: TopicOptionsStore;
   /** Snapshots of event-sourced aggregates (event-streams.ts); a deleted or purged topic loses them. */

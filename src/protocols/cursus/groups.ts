@@ -100,6 +100,7 @@ export class CursusGroups {
   private readonly random: (bound: number) => number;
   private readonly topicView: ((name: string) => CursusTopicView | undefined) | undefined;
   private unsubscribe: (() => void) | null = null;
+  private unregisterLive: (() => void) | null = null;
 
   constructor(options: CursusGroupsOptions) {
     this.broker = options.broker;
@@ -121,6 +122,14 @@ export class CursusGroups {
   /** Loads the registrations (re-expanded over the topics as they are now) and follows topic changes. */
   async start(): Promise<void> {
     this.unsubscribe ??= this.broker.onTopicChanges(this.topicChanges);
+    // Admin tools (the HTTP admin API) ask who is in a group now; assignments are over the
+    // group's topic expansion, not one topic's partitions, so none are given.
+    this.unregisterLive ??= this.broker.liveGroups.register(cursusGroupScope, {
+      membersOf: (name) => {
+        const group = this.groups.get(name);
+        return group === undefined ? null : [...group.state.members.keys()].map((memberId) => ({ memberId, clientId: null, clientHost: null, partitions: null }));
+      },
+    });
     await this.registry.run(() => this.load());
   }
 
@@ -128,6 +137,8 @@ export class CursusGroups {
   async close(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.unregisterLive?.();
+    this.unregisterLive = null;
     await this.registry.run(async () => {
       for (const g of this.groups.values()) this.engine.forget(g.state);
     });

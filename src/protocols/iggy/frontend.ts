@@ -16,7 +16,7 @@ import { BatchFormat } from '../../base/batch.js';
 import { quartetVersion } from '../../base/version.js';
 import { EvictionReason, frameBytesMaxDefault } from './codec/index.js';
 import { sweepOffsets } from './consumers.js';
-import { IggyGroups } from './groups.js';
+import { IggyGroups, iggyGroupScope } from './groups.js';
 import { watchIggyGrants } from './grants.js';
 import { iggyHandlers } from './handlers/index.js';
 import type { IggyHandlerTable } from './handlers/types.js';
@@ -124,6 +124,7 @@ export class IggyFrontend {
   private sweepTimer: TimerHandle | null = null;
   private closed = false;
   private stopListening: (() => void) | null = null;
+  private unregisterLiveGroups: (() => void) | null = null;
   private bound: { host: string; port: number } | null = null;
   private readonly configuredAdvertised: { host: string; port: number } | null;
 
@@ -159,6 +160,8 @@ export class IggyFrontend {
       topicDeleted: (topic) => this.forgetTopic(topic),
       partitionsChanged: (topic) => this.groups.partitionsChanged(topic),
     });
+    // Admin tools (the HTTP admin API) ask who is in a group now.
+    this.unregisterLiveGroups = this.broker.liveGroups.register(iggyGroupScope, { membersOf: (key) => this.groups.liveMembers(key) });
     this.scheduleSweep();
   }
 
@@ -166,6 +169,8 @@ export class IggyFrontend {
     this.closed = true;
     this.stopListening?.();
     this.stopListening = null;
+    this.unregisterLiveGroups?.();
+    this.unregisterLiveGroups = null;
     this.sweepTimer?.cancel();
     this.sweepTimer = null;
   }

@@ -16,6 +16,7 @@
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import type { Logger } from '../../base/logger.js';
+import type { LiveGroupMember } from '../../core/groups/directory.js';
 import { ServerSideGroups, newServerSideGroup, type PendingRevocation, type ServerSideGroup, type ServerSideMember } from '../../core/groups/server-side.js';
 import { IggyErrorCode, type Identifier } from './codec/index.js';
 import { IggyFailure } from './errors.js';
@@ -164,6 +165,14 @@ export class IggyGroups {
   /** The topic's partition count changed: reassign its groups. */
   partitionsChanged(topic: Topic): void {
     for (const g of this.byTopic.get(topic.internalId)?.values() ?? []) this.engine.rebalance(g, topic.partitions);
+  }
+
+  /** The members of the group stored under `groupKey` (`<topic internal id>/<group id>`) now; null for no such group. */
+  liveMembers(groupKey: string): LiveGroupMember[] | null {
+    const [topicInternalId, groupId] = groupKey.split('/').map(Number);
+    const group = this.byTopic.get(topicInternalId!)?.get(groupId!);
+    if (group === undefined) return null;
+    return [...group.members.values()].map((m) => ({ memberId: String(m.memberId), clientId: null, clientHost: null, partitions: [...m.partitions] }));
   }
 
   /** Groups the connection is a member of (GetMe / GetClient). */

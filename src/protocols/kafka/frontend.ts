@@ -16,6 +16,7 @@ import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { AppendWaiters, appendWaitersMaxDefault } from '../../core/append-waiters.js';
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';
+import type { LiveGroupMember } from '../../core/groups/directory.js';
 import type { KafkaFrontend, KafkaHandler, KafkaSettings, KafkaTransactionHooks } from './handlers/types.js';
 
 /** The group store scope of Kafka classic groups. */
@@ -71,6 +72,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   private bound: { host: string; port: number } | null = null;
   private readonly configuredAdvertised: { host: string; port: number } | null;
   private readonly persistGroups: boolean;
+  private unregisterLiveGroups: (() => void) | null = null;
   /** Per group, the chain of pending saves: saves of one group land in order. */
   private readonly groupSaves = new Map<string, Promise<void>>();
 
@@ -112,6 +114,8 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   /** Loads the cluster id and the persisted groups. Call once, before accepting connections. */
   async start(): Promise<void> {
     if (this.cluster === '') this.cluster = await loadOrCreateClusterId(this.broker.dataDir);
+    // Admin tools (the HTTP admin API) ask who is in a group now.
+    this.unregisterLiveGroups ??= this.broker.liveGroups.register(kafkaGroupScope, { membersOf: (groupId) => this.liveMembers(groupId) });
     if (!this.persistGroups) return;
     const stored = await this.broker.groups.list(kafkaGroupScope);
     const snapshots: GroupSnapshot[] = [];
@@ -140,9 +144,17 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
 
   /** Stops the coordinator, wakes fetch waiters, and waits for pending group saves. */
   async close(): Promise<void> {
+    this.unregisterLiveGroups?.();
+    this.unregisterLiveGroups = null;
     this.fetchWaiters.close();
     this.groups.close();
     await Promise.allSettled([...this.groupSaves.values()]);
+  }
+
+  private liveMembers(groupId: string): LiveGroupMember[] | null {
+    const described = this.groups.describeGroup(groupId);
+    if (described.groupState === 'Dead') return null;
+    return described.members.map((m) => ({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost, partitions: null }));
   }
 
   private persistGroup(groupId: string, snapshot: GroupSnapshot | null): void {
