@@ -1,11 +1,12 @@
 // The HTTP endpoint for orchestrators and scrapers: liveness, readiness and Prometheus metrics.
-// It serves no data and no admin operations, so it needs no authentication.
+// These three serve no data, so they need no authentication; the admin API authenticates each request.
 //
 //   GET /live     200 as soon as the process is up
 //   GET /ready    200 once recovery finished and the listeners are up; 503 before, while stopping,
 //                 while appends fail because the disk is full (body `storage_full`), and while
 //                 the logs hold batches found corrupt on disk (body `storage_corrupt`)
 //   GET /metrics  the MetricsRegistry in the Prometheus text format 0.0.4
+//   /api/v1/...   the admin API (admin/api.ts), authenticated, when the server gives one
 //   anything else 404; other methods on these paths 405 (HEAD is served like GET)
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -13,6 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { HostPort } from './config.js';
+import { AdminApi } from './admin/api.js';
 import type { ListenAddress } from './listeners.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -33,6 +35,8 @@ export interface HttpEndpointOptions {
   metrics: MetricsRegistry;
   readiness: () => Readiness;
   logger: Logger;
+  /** The admin API under /api/v1/ (absent: those paths are 404). */
+  admin?: AdminApi;
 }
 
 export class HttpEndpoint {
@@ -86,6 +90,7 @@ export class HttpEndpoint {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?', 1)[0];
+    if (this.options.admin && AdminApi.handles(path ?? '')) return this.options.admin.handle(req, res);
     const route = routes[path ?? ''];
     if (!route) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -16,6 +16,8 @@ import { MetricsRegistry } from '../core/metrics.js';
 import { nativeStatus } from '../base/native.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
 import { HttpEndpoint, type Readiness } from './http.js';
+import { AdminApi } from './admin/api.js';
+import { adminRoutes } from './admin/routes.js';
 import { builtinBrokerWatchers, builtinFormats, builtinListenerFactories, builtinTransactionOptions, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { quartetVersion } from '../base/version.js';
@@ -147,9 +149,22 @@ class Server implements QuartetServer {
   private async startHttp(): Promise<void> {
     const settings = this.config.listeners.http;
     if (!settings.enabled) return;
-    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.readiness(), logger: this.logger.child({ listener: 'http' }) });
+    const logger = this.logger.child({ listener: 'http' });
+    const admin = new AdminApi({
+      // Served once the broker is open and until it stops (503 not_ready before, shutting_down after).
+      broker: () => (this.state === 'ready' ? this.openedBroker : null),
+      routes: adminRoutes,
+      info: { version: quartetVersion, startedAtMs: Date.now(), listeners: () => this.listenerList() },
+      logger,
+    });
+    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.readiness(), logger, admin });
     const address = await this.http.start();
     this.logger.info('listening', { listener: 'http', address: formatHostPort(address) });
+  }
+
+  private listenerList(): Array<{ name: string; address: string }> {
+    const http = this.http?.address();
+    return [...this.listeners].map(([name, l]) => ({ name: name as string, address: formatHostPort(l.address) })).concat(http ? [{ name: 'http', address: formatHostPort(http) }] : []);
   }
 
   private async boot(): Promise<void> {

@@ -15,6 +15,12 @@ export interface LiveGroupMember {
 export interface LiveGroupSource {
   /** The group's members now; null when the coordinator does not know the group. */
   membersOf(groupId: string): LiveGroupMember[] | null;
+  /**
+   * Drops the group from the coordinator and from the group store (not its committed offsets);
+   * throws group_not_empty while it has members. Absent: the protocol's groups are not deleted
+   * this way.
+   */
+  deleteGroup?(groupId: string): Promise<void>;
 }
 
 export class LiveGroupDirectory {
@@ -26,6 +32,11 @@ export class LiveGroupDirectory {
     return () => {
       if (this.sources.get(scope) === source) this.sources.delete(scope);
     };
+  }
+
+  /** The scope's source, or null when no coordinator of the scope runs (its listener is off). */
+  source(scope: string): LiveGroupSource | null {
+    return this.sources.get(scope) ?? null;
   }
 
   /** The group's members now: [] when no coordinator of the scope runs or knows it. */

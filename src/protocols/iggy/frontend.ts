@@ -15,7 +15,8 @@ import type { User } from '../../core/users.js';
 import { BatchFormat } from '../../base/batch.js';
 import { quartetVersion } from '../../base/version.js';
 import { EvictionReason, frameBytesMaxDefault } from './codec/index.js';
-import { sweepOffsets } from './consumers.js';
+import { deleteGroupOffsets, sweepOffsets } from './consumers.js';
+import { QuartetError } from '../../base/errors.js';
 import { IggyGroups, iggyGroupScope } from './groups.js';
 import { watchIggyGrants } from './grants.js';
 import { iggyHandlers } from './handlers/index.js';
@@ -161,7 +162,10 @@ export class IggyFrontend {
       partitionsChanged: (topic) => this.groups.partitionsChanged(topic),
     });
     // Admin tools (the HTTP admin API) ask who is in a group now.
-    this.unregisterLiveGroups = this.broker.liveGroups.register(iggyGroupScope, { membersOf: (key) => this.groups.liveMembers(key) });
+    this.unregisterLiveGroups = this.broker.liveGroups.register(iggyGroupScope, {
+      membersOf: (key) => this.groups.liveMembers(key),
+      deleteGroup: (key) => this.deleteGroupByKey(key),
+    });
     this.scheduleSweep();
   }
 
@@ -173,6 +177,18 @@ export class IggyFrontend {
     this.unregisterLiveGroups = null;
     this.sweepTimer?.cancel();
     this.sweepTimer = null;
+  }
+
+  /** Deletes the group stored under `key` (`<topic internal id>/<group id>`) with its offsets; refused while it has members. */
+  private async deleteGroupByKey(key: string): Promise<void> {
+    const [topicInternalId, groupId] = key.split('/').map(Number);
+    const topic = this.broker.catalog.topicByInternalId(topicInternalId!);
+    const group = topic === null ? null : this.groups.find(topic, { kind: 'numeric', value: groupId! });
+    if (topic === null || group === null) return;
+    if (group.members.size > 0) throw new QuartetError('group_not_empty', `group '${group.name}' has active members`);
+    await deleteGroupOffsets(this, topic, group.id);
+    await this.groups.delete(topic, group);
+    await deleteGroupOffsets(this, topic, group.id);
   }
 
   setBoundAddress(address: { host: string; port: number }): void {

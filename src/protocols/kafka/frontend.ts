@@ -17,6 +17,8 @@ import { AppendWaiters, appendWaitersMaxDefault } from '../../core/append-waiter
 import { kafkaHandlers } from './handlers/index.js';
 import { kafkaTransactionHooks } from './transactions.js';
 import type { LiveGroupMember } from '../../core/groups/directory.js';
+import { KafkaError } from './coordinator/kafka-errors.js';
+import { QuartetError } from '../../base/errors.js';
 import type { KafkaFrontend, KafkaHandler, KafkaSettings, KafkaTransactionHooks } from './handlers/types.js';
 
 /** The group store scope of Kafka classic groups. */
@@ -115,7 +117,13 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   async start(): Promise<void> {
     if (this.cluster === '') this.cluster = await loadOrCreateClusterId(this.broker.dataDir);
     // Admin tools (the HTTP admin API) ask who is in a group now.
-    this.unregisterLiveGroups ??= this.broker.liveGroups.register(kafkaGroupScope, { membersOf: (groupId) => this.liveMembers(groupId) });
+    this.unregisterLiveGroups ??= this.broker.liveGroups.register(kafkaGroupScope, {
+      membersOf: (groupId) => this.liveMembers(groupId),
+      deleteGroup: async (groupId) => {
+        if (this.groups.deleteGroups([groupId])[0]!.errorCode === KafkaError.NON_EMPTY_GROUP) throw new QuartetError('group_not_empty', `group '${groupId}' has active members`);
+        await this.groupSaves.get(groupId);
+      },
+    });
     if (!this.persistGroups) return;
     const stored = await this.broker.groups.list(kafkaGroupScope);
     const snapshots: GroupSnapshot[] = [];
