@@ -1,5 +1,8 @@
 // A small command-line parser: `--name value`, `--name=value`, boolean `--name`, `--no-name` and
-// `--name=false`, `--` to end flags. Every flag must be declared; anything else is a usage error.
+// `--name=false`, `--` to end flags; a `multiple` flag may be given several times. Every flag must
+// be declared; anything else is a usage error, with the closest declared flag as a hint.
+
+import { didYouMean } from './suggest.js';
 
 export class UsageError extends Error {
   constructor(
@@ -17,16 +20,18 @@ export interface FlagSpec {
   boolean?: boolean;
   /** Short alias without the dash: h for --help. */
   short?: string;
+  /** May be given several times; the values are collected in order (listFlag). */
+  multiple?: boolean;
 }
 
 export interface ParsedArgs {
-  flags: Record<string, string | boolean>;
+  flags: Record<string, string | boolean | string[]>;
   positionals: string[];
 }
 
 /** Parses `argv` against `spec`; throws UsageError on an unknown flag or a missing value. */
 export function parseArgs(argv: readonly string[], spec: Readonly<Record<string, FlagSpec>>, command: string | null = null): ParsedArgs {
-  const flags: Record<string, string | boolean> = {};
+  const flags: Record<string, string | boolean | string[]> = {};
   const positionals: string[] = [];
   const shorts = new Map(Object.entries(spec).flatMap(([name, s]) => (s.short ? [[s.short, name] as const] : [])));
   for (let i = 0; i < argv.length; i++) {
@@ -52,7 +57,7 @@ export function parseArgs(argv: readonly string[], spec: Readonly<Record<string,
       flags[rawName.slice(3)] = false;
       continue;
     }
-    if (!Object.hasOwn(spec, rawName)) throw new UsageError(`unknown option --${rawName}`, command);
+    if (!Object.hasOwn(spec, rawName)) throw new UsageError(`unknown option --${rawName}${didYouMean(rawName, Object.keys(spec), (f) => `--${f}`)}`, command);
     i = take(rawName, inline, argv, i, spec, flags, command);
   }
   return { flags, positionals };
@@ -64,9 +69,13 @@ function take(
   argv: readonly string[],
   i: number,
   spec: Readonly<Record<string, FlagSpec>>,
-  flags: Record<string, string | boolean>,
+  flags: Record<string, string | boolean | string[]>,
   command: string | null,
 ): number {
+  const store = (value: string): void => {
+    const previous = flags[name];
+    flags[name] = spec[name]!.multiple ? [...(Array.isArray(previous) ? previous : []), value] : value;
+  };
   if (spec[name]!.boolean) {
     if (inline === undefined) flags[name] = true;
     else if (inline === 'true' || inline === 'false') flags[name] = inline === 'true';
@@ -74,12 +83,12 @@ function take(
     return i;
   }
   if (inline !== undefined) {
-    flags[name] = inline;
+    store(inline);
     return i;
   }
   const next = argv[i + 1];
   if (next === undefined || (next.startsWith('--') && next.length > 2)) throw new UsageError(`--${name} needs a value`, command);
-  flags[name] = next;
+  store(next);
   return i + 1;
 }
 
@@ -87,6 +96,12 @@ function take(
 export function stringFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/** Every value of a `multiple` flag, in order ([] when absent). */
+export function listFlag(args: ParsedArgs, name: string): string[] {
+  const v = args.flags[name];
+  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
 }
 
 /** A non-negative integer flag, with its name in the error. */

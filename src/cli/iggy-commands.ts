@@ -62,6 +62,8 @@ const connectionFlags: Record<string, FlagSpec> = {
   token: {},
   tls: { boolean: true },
   'tls-ca': {},
+  // Every subcommand prints JSON instead of text with --json.
+  json: { boolean: true },
 };
 
 /** Progress on stderr: every this many messages, or every progressIntervalMs. */
@@ -382,7 +384,8 @@ async function ping(ctx: Context): Promise<void> {
   const ms = performance.now() - started;
   const login = client.loginInfo;
   const server = login !== null ? ` (server ${login.serverVersion}, logged in as user id ${login.userId})` : ' (not logged in)';
-  ctx.io.stdout(`pong from ${addr} in ${ms.toFixed(1)} ms${server}\n`);
+  if (ctx.args.flags.json === true) ctx.io.stdout(JSON.stringify({ addr, ms: Number(ms.toFixed(3)), loggedIn: login !== null, ...(login !== null ? { serverVersion: login.serverVersion, userId: login.userId } : {}) }) + '\n');
+  else ctx.io.stdout(`pong from ${addr} in ${ms.toFixed(1)} ms${server}\n`);
 }
 
 async function streamCreate(ctx: Context): Promise<void> {
@@ -390,7 +393,7 @@ async function streamCreate(ctx: Context): Promise<void> {
   rejectIdFlag(ctx.args, ctx.command, 'Stream');
   const { client } = await ctx.connect();
   const stream = await client.createStream(name!);
-  ctx.io.stdout(`created stream '${stream.name}' (id ${stream.id})\n`);
+  say(ctx, { created: 'stream', id: stream.id, name: stream.name }, `created stream '${stream.name}' (id ${stream.id})`);
 }
 
 async function streamList(ctx: Context): Promise<void> {
@@ -415,7 +418,7 @@ async function streamDelete(ctx: Context): Promise<void> {
   const found = await client.getStream(toId(stream!));
   if (found === null) throw new CommandFailure(`stream ${quoteId(stream!)} does not exist`);
   await client.deleteStream(found.id);
-  ctx.io.stdout(`deleted stream '${found.name}' (id ${found.id})\n`);
+  say(ctx, { deleted: 'stream', id: found.id, name: found.name }, `deleted stream '${found.name}' (id ${found.id})`);
 }
 
 async function topicCreate(ctx: Context): Promise<void> {
@@ -427,7 +430,7 @@ async function topicCreate(ctx: Context): Promise<void> {
   const options: TopicOptions = expiry === undefined ? {} : { messageExpiryMicros: parseExpiry(expiry, ctx.command) };
   const { client } = await ctx.connect();
   const topic = await client.createTopic({ streamId: toId(stream!), name: name!, partitionsCount, options });
-  ctx.io.stdout(`created topic '${topic.name}' (id ${topic.id}) in stream ${quoteId(stream!)} with ${topic.partitionsCount} partition(s)\n`);
+  say(ctx, { created: 'topic', stream: stream!, id: topic.id, name: topic.name, partitions: topic.partitionsCount }, `created topic '${topic.name}' (id ${topic.id}) in stream ${quoteId(stream!)} with ${topic.partitionsCount} partition(s)`);
 }
 
 async function topicList(ctx: Context): Promise<void> {
@@ -473,7 +476,7 @@ async function topicDelete(ctx: Context): Promise<void> {
   const { client } = await ctx.connect();
   const found = await requireTopic(client, stream!, topic!);
   await client.deleteTopic(toId(stream!), found.id);
-  ctx.io.stdout(`deleted topic '${found.name}' (id ${found.id}) from stream ${quoteId(stream!)}\n`);
+  say(ctx, { deleted: 'topic', stream: stream!, id: found.id, name: found.name }, `deleted topic '${found.name}' (id ${found.id}) from stream ${quoteId(stream!)}`);
 }
 
 function quoteId(s: string): string {
@@ -579,7 +582,12 @@ async function send(ctx: Context): Promise<void> {
     io.stderr(`quartet: sent ${sent} message(s) to ${stream}/${topic} before a failure\n`);
     throw failure;
   }
-  io.stdout(`sent ${sent} message${sent === 1 ? '' : 's'} to ${stream}/${topic}\n`);
+  say(ctx, { sent, stream, topic }, `sent ${sent} message${sent === 1 ? '' : 's'} to ${stream}/${topic}`);
+}
+
+/** The command's one result: as JSON with --json, else as the text line. */
+function say(ctx: Context, json: Record<string, unknown>, text: string): void {
+  ctx.io.stdout(ctx.args.flags.json === true ? JSON.stringify(json) + '\n' : text + '\n');
 }
 
 /**

@@ -17,7 +17,8 @@ export function serveFlagSpec(): Record<string, FlagSpec> {
 export async function serveCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs(argv, serveFlagSpec(), 'serve');
   if (args.positionals.length > 0) throw new ConfigError([`serve takes no arguments, got "${args.positionals.join(' ')}"`]);
-  const { config, warnings } = loadConfig({ flags: args.flags, env: io.env, cwd: io.cwd });
+  // No serve flag is `multiple`: every value is a string or a boolean.
+  const { config, warnings } = loadConfig({ flags: args.flags as Record<string, string | boolean>, env: io.env, cwd: io.cwd });
   // The last lines are also kept in memory, for the Iggy snapshot's server_logs.txt.
   const logger = createLogger(config.logLevel, (line) => io.stderr(line + '\n'), {}, new LogTail());
   for (const warning of warnings) logger.warn(warning);
