@@ -1,6 +1,7 @@
-// quartet user create|list|delete|permissions: manage users offline, straight in a data directory's metadata
-// store. They take the data-directory lock, so they refuse to run next to a live broker (which
-// caches users in memory and would not see the change).
+// quartet user create|list|delete|permissions --offline: manage users straight in a stopped
+// broker's data directory (metadata store). They take the data-directory lock, so they refuse to
+// run next to a live broker (which caches users in memory and would not see the change); a
+// running broker's users are changed online (account-commands.ts).
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -149,7 +150,7 @@ async function withUsers(config: QuartetConfig, purpose: string, create: boolean
     lock = acquireDataDirLock(dataDir, { purpose });
   } catch (err) {
     if (!(err instanceof DataDirLockedError)) throw err;
-    io.stderr(`quartet: ${err.message}\nUsers can only be changed offline; stop the broker first.\n`);
+    io.stderr(`quartet: ${err.message}\nWith --offline, users are changed in a stopped broker's data directory: stop the broker first, or leave out --offline to change the running broker's users.\n`);
     return 1;
   }
   try {

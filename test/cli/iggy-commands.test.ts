@@ -105,7 +105,7 @@ describe('quartet iggy', () => {
     ]) {
       const r = await iggy(argv);
       assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err}`);
-      assert.match(r.err, /Usage: quartet iggy/, argv.join(' '));
+      assert.match(r.err, /^quartet: [^\n]+; see 'quartet help iggy'\n$/, argv.join(' '));
     }
     assert.match((await iggy(['stream', 'create', 's', '--id', '7'])).err, /--id is not supported: Iggy 0\.11's CreateStream carries no id/);
     const noCreds = await iggy(['stream', 'list'], { env: { QUARTET_ROOT_PASSWORD: '' } });
