@@ -44,11 +44,14 @@ export function adminClientFor(args: ParsedArgs, io: CliIo, command: string): Ad
     throw new UsageError(`--broker takes a URL such as ${DEFAULT_BROKER_URL}, not "${url}"`, command);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--broker must be an http:// or https:// URL, not "${url}"`, command);
-  const token = stringFlag(args, 'token') ?? io.env.QUARTET_TOKEN;
-  const user = stringFlag(args, 'user') ?? io.env.QUARTET_USER;
-  const password = stringFlag(args, 'password') ?? io.env.QUARTET_PASSWORD;
+  // An empty value counts as unset (QUARTET_TOKEN= in a shell).
+  const given = (flag: string, env: string): string | undefined => (stringFlag(args, flag) ?? io.env[env]) || undefined;
+  const token = given('token', 'QUARTET_TOKEN');
+  const user = given('user', 'QUARTET_USER');
+  const password = given('password', 'QUARTET_PASSWORD');
   let authorization: string;
-  if (token !== undefined && token !== '' && stringFlag(args, 'user') === undefined) authorization = `Bearer ${token}`;
+  // A token wins over the environment's user and password, not over a --user flag.
+  if (token !== undefined && stringFlag(args, 'user') === undefined) authorization = `Bearer ${token}`;
   else if (user !== undefined && password !== undefined) authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   else throw new UsageError('no credentials: give --user and --password (or QUARTET_USER and QUARTET_PASSWORD), or --token (QUARTET_TOKEN)', command);
   return {

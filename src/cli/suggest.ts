@@ -17,11 +17,12 @@ export function levenshtein(a: string, b: string): number {
 
 /**
  * The candidate closest to `word`, if it is close enough to be a typo: at most a third of the
- * word's length (at least 1, at most 3) edits away, or one that starts with it. Ties go to the
- * first candidate.
+ * word's length edits away (at least 1, or 2 from four letters on, so that a swap of two letters
+ * counts; at most 3), or the word with two neighbouring letters swapped, or one that starts with
+ * it. Ties go to the first candidate.
  */
 export function closest(word: string, candidates: Iterable<string>): string | null {
-  const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
+  const limit = Math.min(3, Math.max(word.length >= 4 ? 2 : 1, Math.floor(word.length / 3)));
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const candidate of candidates) {
@@ -32,8 +33,17 @@ export function closest(word: string, candidates: Iterable<string>): string | nu
     }
   }
   if (best !== null && bestDistance <= limit) return best;
+  for (const candidate of candidates) if (isSwap(word, candidate)) return candidate;
   for (const candidate of candidates) if (word.length >= 2 && candidate.startsWith(word)) return candidate;
   return null;
+}
+
+/** Whether `b` is `a` with two neighbouring letters swapped ("zhs" for "zsh"). */
+function isSwap(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  const diff: number[] = [];
+  for (let i = 0; i < a.length && diff.length <= 2; i++) if (a[i] !== b[i]) diff.push(i);
+  return diff.length === 2 && diff[1] === diff[0]! + 1 && a[diff[0]!] === b[diff[1]!] && a[diff[1]!] === b[diff[0]!];
 }
 
 /** ` (did you mean "x"?)`, or '' when nothing is close. */
