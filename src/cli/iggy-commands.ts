@@ -50,6 +50,7 @@ Connection options (every subcommand):
   --password PW         (default QUARTET_ROOT_PASSWORD)
   --token TOKEN         a personal access token instead (default QUARTET_IGGY_TOKEN)
   --tls [--tls-ca FILE] connect with TLS, trusting FILE's certificates in addition to the system's
+  --json                print the result as JSON
 
 STREAM and TOPIC are names, or numeric ids when all digits. Exit codes: 0 success, 1 the command
 failed (connection refused, bad credentials, refused by the server), 2 usage. See docs/cli.md.
