@@ -21,7 +21,7 @@ export async function logCommand(argv: readonly string[], io: CliIo): Promise<nu
     case 'dump':
       return logDump(parseArgs(rest, { from: {}, limit: {}, json: { boolean: true } }, 'log dump'), io);
     case 'verify':
-      return logVerify(parseArgs(rest, {}, 'log verify'), io);
+      return logVerify(parseArgs(rest, { json: { boolean: true } }, 'log verify'), io);
     case undefined:
       throw new UsageError('log needs a subcommand: dump or verify', 'log');
     default:
@@ -90,7 +90,9 @@ export function partitionDirsOf(dir: string): string[] {
 
 async function logVerify(args: ParsedArgs, io: CliIo): Promise<number> {
   const dir = directoryArg(args, 'log verify', io);
+  const json = args.flags.json === true;
   const totals = { partitions: 0, segments: 0, batches: 0, records: 0, problems: 0 };
+  const problems: Array<{ file: string; position: number; problem: string }> = [];
   for (const partitionDir of partitionDirsOf(dir)) {
     const report = await verifyPartitionDir(partitionDir);
     totals.partitions++;
@@ -98,11 +100,15 @@ async function logVerify(args: ParsedArgs, io: CliIo): Promise<number> {
     totals.batches += report.batches;
     totals.records += report.records;
     totals.problems += report.problems.length;
-    for (const p of report.problems) io.stdout(`${isAbsolute(p.file) ? p.file : join(partitionDir, p.file)}:${p.position}: ${p.problem}\n`);
+    for (const p of report.problems) {
+      const file = isAbsolute(p.file) ? p.file : join(partitionDir, p.file);
+      if (json) problems.push({ file, position: p.position, problem: p.problem });
+      else io.stdout(`${file}:${p.position}: ${p.problem}\n`);
+    }
   }
-  io.stdout(
+  const summary =
     `verified ${totals.partitions} partition(s): ${totals.segments} segment(s), ${totals.batches} batch(es), ` +
-      `${totals.records} record(s), ${totals.problems} problem(s)\n`,
-  );
+    `${totals.records} record(s), ${totals.problems} problem(s)\n`;
+  io.stdout(json ? JSON.stringify({ ...totals, problems }) + '\n' : summary);
   return totals.problems === 0 ? 0 : 1;
 }

@@ -33,7 +33,8 @@ Other commands:
   serve [options]                      run the broker until SIGTERM/SIGINT (options: docs/configuration.md)
   log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
                                        print one line per stored batch
-  log verify <data-dir|partition-dir>  check every batch; exit 1 when a problem is found
+  log verify <data-dir|partition-dir> [--json]
+                                       check every batch; exit 1 when a problem is found
   user <create|list|delete|permissions> --offline [--data-dir DIR]
                                        change users of a stopped broker's data directory
   completion bash|zsh                  print a shell completion script
@@ -54,12 +55,13 @@ QUARTET_* environment variables < flags; every setting is listed in docs/configu
 Listeners: kafka, iggy, cursus, felix, http.
 `,
   log: `Usage: quartet log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
-       quartet log verify <data-dir|partition-dir>
+       quartet log verify <data-dir|partition-dir> [--json]
 
 dump    one line per batch: offset range, format, record count, timestamps, producer
         id/epoch/sequence, flags, size. --from skips batches before OFFSET; --limit caps the lines.
 verify  checks every segment of one partition, or of every partition under <data-dir>/logs;
-        prints each problem as file:position: problem. Exit 0 clean, 1 problems, 2 usage.
+        prints each problem as file:position: problem (--json: one object with the totals and
+        the problems). Exit 0 clean, 1 problems, 2 usage.
 `,
   'user-offline': `Usage: quartet user create NAME --offline [--password PW | --password-stdin] [--grant LIST] [--data-dir DIR] [--config FILE]
        quartet user list --offline [--json] [--data-dir DIR] [--config FILE]

@@ -117,6 +117,11 @@ describe('log verify and log dump', () => {
     assert.equal(r.code, 1);
     assert.ok(r.out.includes(`${segment}:`), r.out);
     assert.match(r.out, /[1-9]\d* problem\(s\)/);
+    const json = await run(['log', 'verify', dataDir, '--json']);
+    assert.equal(json.code, 1);
+    const report = JSON.parse(json.out) as { partitions: number; batches: number; problems: Array<{ file: string; position: number; problem: string }> };
+    assert.equal(report.partitions, 3);
+    assert.ok(report.problems.length > 0 && report.problems.every((p) => p.file === segment && typeof p.position === 'number'), json.out);
   });
 
   test('verify of a path that is not a directory is a usage error', async () => {

@@ -79,10 +79,14 @@ export class AdminApi {
     return url.startsWith(ADMIN_API_PREFIX) || url === ADMIN_API_PREFIX.slice(0, -1);
   }
 
-  /** Answers one request; never throws (a failure is a JSON error reply). */
+  /** Answers one request; never throws (a failure is a JSON error reply). Changes are logged with their user. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.serve(req)
-      .then((reply) => sendJson(res, reply.status ?? 200, reply.body))
+      .then(({ reply, user }) => {
+        const status = reply.status ?? 200;
+        if (mutatingMethods.has(req.method ?? '')) this.options.logger.info('admin api change', { user: user.username, method: req.method, path: pathOf(req), status });
+        sendJson(res, status, reply.body);
+      })
       .catch((err: unknown) => {
         const { status, code, message } = errorReply(err);
         if (status >= 500 && code !== 'not_ready' && code !== 'shutting_down') this.options.logger.error('admin api request failed', { method: req.method, path: pathOf(req), error: err });
@@ -94,7 +98,7 @@ export class AdminApi {
       });
   }
 
-  private async serve(req: IncomingMessage): Promise<AdminReply> {
+  private async serve(req: IncomingMessage): Promise<{ reply: AdminReply; user: User }> {
     const url = req.url ?? '/';
     if (url.includes('?')) throw new AdminHttpError('query_not_allowed', 'the admin API takes no query string; parameters go in the path or a JSON body');
     const method = req.method ?? 'GET';
@@ -106,7 +110,7 @@ export class AdminApi {
     if (broker === null) throw new QuartetError('not_ready', 'the broker is not ready (starting or stopping)');
     const user = await authenticate(broker, req);
     const body = mutating ? await readJsonBody(req) : {};
-    return route.handler({ broker, user, params, body, info: this.options.info });
+    return { reply: await route.handler({ broker, user, params, body, info: this.options.info }), user };
   }
 
   private match(method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
