@@ -10,6 +10,7 @@ import type { Broker } from '../../core/broker.js';
 import { allGlobalGrants, globalGrantNames, globalGrants, grantsOf, mayServer, rightNotHeld, type Grants, type StreamGrants } from '../../core/access.js';
 import { generatedPasswordBytes, type TokenInfo, type User } from '../../core/users.js';
 import type { AdminReply, AdminRequest, Route } from './api.js';
+import { AdminHttpError } from './errors.js';
 import { objectBody, optionalInteger, optionalString, requiredString, type Body } from './input.js';
 
 type GlobalName = keyof typeof globalGrantNames;
@@ -184,7 +185,10 @@ async function createToken(request: AdminRequest): Promise<AdminReply> {
 
 async function deleteToken(request: AdminRequest): Promise<AdminReply> {
   const owner = tokenOwner(request, 'manageUsers');
-  await request.broker.users.deleteToken(owner.id, request.params.token!);
+  const name = request.params.token!;
+  // The core answers invalid_token (a failed login's code); here it is a missing resource.
+  if (!request.broker.users.listTokens(owner.id).some((t) => t.name === name)) throw new AdminHttpError('not_found', `user '${owner.username}' has no token named '${name}'`);
+  await request.broker.users.deleteToken(owner.id, name);
   return { body: { deleted: { user: owner.username, name: request.params.token } } };
 }
 

@@ -8,7 +8,11 @@ import { IggyClient } from '../../../src/clients/iggy/index.js';
 import { allGlobalGrants, globalGrants } from '../../../src/core/access.js';
 import type { Broker } from '../../../src/core/broker.js';
 import { encodeNeutralBatch } from '../../../src/log/index.js';
-import { ADMIN_BODY_BYTES_MAX } from '../../../src/server/admin/api.js';
+import { silentLogger } from '../../../src/base/logger.js';
+import { MetricsRegistry } from '../../../src/core/metrics.js';
+import { ADMIN_BODY_BYTES_MAX, AdminApi } from '../../../src/server/admin/api.js';
+import { adminRoutes } from '../../../src/server/admin/routes.js';
+import { HttpEndpoint } from '../../../src/server/http.js';
 import { startBroker, type StartedBroker } from '../../conformance/helpers.js';
 
 let started: StartedBroker;
@@ -123,6 +127,24 @@ describe('request rules', () => {
     await expectError(call('POST', 'topics', { body: { name: 'x'.repeat(ADMIN_BODY_BYTES_MAX) } }), 413, 'payload_too_large');
     // The connection that sent the oversized body is closed; the next request is served.
     assert.equal((await call('GET', 'whoami')).status, 200);
+  });
+
+  test('before the broker is open the API answers 503 not_ready', async () => {
+    const endpoint = new HttpEndpoint({
+      addr: { host: '127.0.0.1', port: 0 },
+      metrics: new MetricsRegistry(),
+      readiness: () => 'starting',
+      logger: silentLogger,
+      admin: new AdminApi({ broker: () => null, routes: adminRoutes, info: { version: 'test', startedAtMs: 0, listeners: () => [] }, logger: silentLogger }),
+    });
+    const { port } = await endpoint.start();
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/whoami`, { headers: { Authorization: root } });
+      assert.equal(res.status, 503);
+      assert.deepEqual(((await res.json()) as { error: { code: string } }).error.code, 'not_ready');
+    } finally {
+      await endpoint.stop();
+    }
   });
 
   test('/live, /ready and /metrics still answer without credentials', async () => {
@@ -260,6 +282,23 @@ describe('groups', () => {
     await expectError(call('GET', 'groups/kafka/billing'), 404, 'unknown_group');
   });
 
+  test('a Cursus group: listed and described from its registration and its (Kafka-scope) offsets; deleted only through Cursus', async () => {
+    await call('POST', 'topics', { body: { name: 'jobs', partitions: 1 } });
+    const topic = broker.catalog.requireTopic({ topic: 'jobs' });
+    await broker.append(topic, 0, encodeNeutralBatch([{ value: 'j1' }, { value: 'j2' }]));
+    await broker.groups.save('cursus', 'runners', { version: 1, selector: { topic: 'jobs' }, expansion: [{ topic: 'jobs', partitions: 1 }], registeredAt: 0 });
+    await broker.offsets.commit('kafka', 'runners', [{ topicInternalId: topic.internalId, partition: 0, offset: 1 }]);
+    const listed = (await call('GET', 'groups')).body.groups as Array<{ protocol: string; group: string; lag: number }>;
+    assert.deepEqual(listed.find((g) => g.group === 'runners'), { protocol: 'cursus', group: 'runners', state: 'empty', members: 0, topics: ['default/jobs'], lag: 1 });
+    const described = await call('GET', 'groups/cursus/runners');
+    assert.deepEqual(described.body.offsets, [{ namespace: 'default', topic: 'jobs', partition: 0, committed: 1, endOffset: 2, lag: 1 }]);
+    await expectError(call('GET', 'groups/kafka/runners'), 404, 'unknown_group');
+    await expectError(call('DELETE', 'groups/cursus/runners'), 501, 'unsupported');
+    const reset = await call('POST', 'groups/cursus/runners/reset-offsets', { body: { to: 'latest' } });
+    assert.deepEqual((reset.body.offsets as Array<{ offset: number }>).map((o) => o.offset), [2]);
+    assert.equal((await broker.offsets.fetch('kafka', 'runners', topic.internalId, 0))?.offset, 2);
+  });
+
   test('an Iggy group with a live member: members shown, reset and delete refused until it leaves', async () => {
     await call('POST', 'topics', { body: { namespace: 'app', name: 'events', partitions: 1 } });
     const topic = broker.catalog.requireTopic({ namespace: 'app', topic: 'events' });
@@ -334,6 +373,12 @@ describe('users, tokens and ACLs', () => {
     const mine = await call('GET', 'tokens', { auth: renewed });
     assert.deepEqual((mine.body.tokens as Array<{ user: string; name: string }>).map((t) => [t.user, t.name]), [['reader', 'mine']]);
     await expectError(call('GET', 'users/admin/tokens', { auth: renewed }), 403, 'unauthorized');
+    await expectError(call('DELETE', 'users/reader/tokens/mine', { auth: basic('nobody', 'nobody-password') }), 403, 'unauthorized');
+    // An administrator lists and deletes another user's tokens.
+    assert.deepEqual(((await call('GET', 'users/reader/tokens')).body.tokens as Array<{ name: string }>).map((t) => t.name), ['mine']);
+    assert.equal((await call('DELETE', 'users/reader/tokens/mine')).status, 200);
+    assert.deepEqual(broker.users.listTokens('reader'), []);
+    await expectError(call('DELETE', 'users/reader/tokens/mine'), 404, 'not_found');
     // An administrator changes another user's password without the current one.
     assert.equal((await call('PUT', 'users/reader/password', { body: { password: 'reader-password' } })).status, 200);
   });
