@@ -76,11 +76,15 @@ export function topicFromPath(request: AdminRequest, action: TopicAction): Topic
 
 export function requireTopicAccess(broker: Broker, user: User, namespace: string, name: string, action: TopicAction): Topic {
   const topic = broker.catalog.getTopic({ namespace, topic: name });
+  const denied = (): QuartetError => new QuartetError('unauthorized', `user '${user.username}' may not ${actionWords[action]} topic '${namespace}/${name}'`);
   if (topic === null) {
-    if (broker.catalog.getNamespace(namespace) === null && namespace !== defaultNamespace) throw new QuartetError('unknown_namespace', `namespace '${namespace}' does not exist`);
+    // As Kafka: a user who could not see the topic if it existed learns nothing of its existence.
+    const ns = broker.catalog.getNamespace(namespace);
+    if (!mayTopic(user, ns?.id ?? noSuchId, noSuchId, action)) throw denied();
+    if (ns === null && namespace !== defaultNamespace) throw new QuartetError('unknown_namespace', `namespace '${namespace}' does not exist`);
     throw new QuartetError('unknown_topic', `topic '${namespace}/${name}' does not exist`);
   }
-  if (!mayTopic(user, topic.namespaceId, topic.id, action)) throw new QuartetError('unauthorized', `user '${user.username}' may not ${actionWords[action]} topic '${namespace}/${name}'`);
+  if (!mayTopic(user, topic.namespaceId, topic.id, action)) throw denied();
   return topic;
 }
 

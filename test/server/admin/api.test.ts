@@ -232,6 +232,9 @@ describe('topics', () => {
     await expectError(call('POST', 'topics/default/orders/purge', { auth: reader }), 403, 'unauthorized');
     assert.deepEqual((await call('GET', 'topics', { auth: nobody })).body.topics, []);
     await expectError(call('GET', 'topics/default/orders', { auth: nobody }), 403, 'unauthorized');
+    // Nor does it learn which topics exist.
+    await expectError(call('GET', 'topics/default/missing', { auth: nobody }), 403, 'unauthorized');
+    await expectError(call('GET', 'topics/default/missing', { auth: reader }), 404, 'unknown_topic');
     assert.equal(broker.catalog.requireTopic({ topic: 'orders' }).config['retention.ms'], 3_600_000);
   });
 });
@@ -389,6 +392,28 @@ describe('users, tokens and ACLs', () => {
     await expectError(call('POST', 'users', { auth: mgr, body: { username: 'eve', password: 'eve-password', permissions: { global: ['manage_servers'] } } }), 403, 'unauthorized');
     assert.equal(broker.users.get('eve'), null);
     assert.equal((await call('POST', 'users', { auth: mgr, body: { username: 'eve', password: 'eve-password', permissions: { global: ['read_topics'] } } })).status, 201);
+  });
+
+  test('per-stream and per-topic grants: set through the API, checked, and shown by name in acl list', async () => {
+    await broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: globalGrants([]) });
+    const shop = broker.catalog.requireNamespace('shop');
+    const eu = broker.catalog.requireTopic({ namespace: 'shop', topic: 'eu orders' });
+    const streams = [{ streamId: shop.id, readStream: true, topics: [{ topicId: eu.id, manageTopic: true }] }];
+    const set = await call('PUT', 'users/shopper/permissions', { body: { global: 'none', streams } });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    const shopper = basic('shopper', 'shopper-password');
+    assert.deepEqual(((await call('GET', 'topics', { auth: shopper })).body.topics as Array<{ name: string }>).map((t) => t.name), ['eu orders']);
+    assert.equal((await call('PATCH', `topics/shop/${encodeURIComponent('eu orders')}/config`, { auth: shopper, body: { set: { 'retention.ms': 1000 } } })).status, 200);
+    await expectError(call('PATCH', 'topics/default/orders/config', { auth: shopper, body: { set: { 'retention.ms': 1000 } } }), 403, 'unauthorized');
+    const rows = (await call('GET', 'acls', { auth: shopper })).body.acls;
+    assert.deepEqual(rows, [
+      { user: 'shopper', resource: 'namespace', name: 'shop', rights: ['read_stream'] },
+      { user: 'shopper', resource: 'topic', name: 'shop/eu orders', rights: ['manage_topic'] },
+    ]);
+    // Global permissions change; the stream grants stay when "streams" is not given.
+    await call('PUT', 'users/shopper/permissions', { body: { global: ['read_servers'] } });
+    assert.equal(((await call('GET', 'acls', { auth: shopper })).body.acls as unknown[]).length, 3);
+    await expectError(call('PUT', 'users/shopper/permissions', { body: { global: 'none', streams: [{ readStream: true }] } }), 400, 'invalid_request');
   });
 
   test('acl list: every user\'s grants for an administrator, only its own for others', async () => {
