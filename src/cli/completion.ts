@@ -22,7 +22,7 @@ function subtree(table: Record<string, Record<string, FlagSpec>>, extra: readonl
 /** command → subcommand → flags ('' is the command's own flags, for commands without subcommands). */
 export function commandTree(): Tree {
   const iggyConnection = ['--addr', '--username', '--password', '--token', '--tls', '--tls-ca', '--json'];
-  return {
+  const tree: Tree = {
     topic: subtree(topicSubcommands),
     group: subtree(groupSubcommands),
     user: subtree(userSubcommands, ['--offline', '--data-dir', '--config']),
@@ -41,6 +41,9 @@ export function commandTree(): Tree {
     version: { '': ['--json'] },
     help: {},
   };
+  // `quartet help COMMAND`: every command name.
+  tree.help = Object.fromEntries(Object.keys(tree).map((c) => [c, []]));
+  return tree;
 }
 
 function shellWords(words: Iterable<string>): string {

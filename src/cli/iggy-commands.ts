@@ -27,6 +27,7 @@ import {
 } from '../clients/iggy/index.js';
 import { integerFlag, parseArgs, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
+import { didYouMean } from './suggest.js';
 
 export const iggyUsage = `Usage: quartet iggy <subcommand> [connection options]
 
@@ -101,7 +102,7 @@ export async function iggyCommand(argv: readonly string[], io: CliIo): Promise<n
     case undefined:
       throw new UsageError('iggy needs a subcommand: ping, stream, topic, send or poll', 'iggy');
     default:
-      throw new UsageError(`unknown iggy subcommand "${sub}"`, 'iggy');
+      throw new UsageError(`unknown iggy subcommand "${sub}"${didYouMean(sub, ['ping', 'stream', 'topic', 'send', 'poll'])}`, 'iggy');
   }
 }
 
@@ -117,7 +118,7 @@ function streamCommand(argv: readonly string[], io: CliIo): Promise<number> {
     case undefined:
       throw new UsageError('iggy stream needs create, list or delete', 'iggy stream');
     default:
-      throw new UsageError(`unknown iggy stream subcommand "${action}"`, 'iggy stream');
+      throw new UsageError(`unknown iggy stream subcommand "${action}"${didYouMean(action, ['create', 'list', 'delete'])}`, 'iggy stream');
   }
 }
 
@@ -133,7 +134,7 @@ function topicCommand(argv: readonly string[], io: CliIo): Promise<number> {
     case undefined:
       throw new UsageError('iggy topic needs create, list or delete', 'iggy topic');
     default:
-      throw new UsageError(`unknown iggy topic subcommand "${action}"`, 'iggy topic');
+      throw new UsageError(`unknown iggy topic subcommand "${action}"${didYouMean(action, ['create', 'list', 'delete'])}`, 'iggy topic');
   }
 }
 

@@ -11,6 +11,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { BatchFlags, BatchFormat, dumpPartitionDir, verifyPartitionDir, type DumpedBatch } from '../log/index.js';
 import { integerFlag, parseArgs, UsageError, type ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
+import { didYouMean } from './suggest.js';
 
 /** Batches printed by `log dump` unless --limit says otherwise. */
 export const DUMP_LIMIT_DEFAULT = 1000;
@@ -25,7 +26,7 @@ export async function logCommand(argv: readonly string[], io: CliIo): Promise<nu
     case undefined:
       throw new UsageError('log needs a subcommand: dump or verify', 'log');
     default:
-      throw new UsageError(`unknown log subcommand "${sub}"`, 'log');
+      throw new UsageError(`unknown log subcommand "${sub}"${didYouMean(sub, ['dump', 'verify'])}`, 'log');
   }
 }
 

@@ -15,6 +15,7 @@ import { acquireDataDirLock, DataDirLockedError } from '../server/lock.js';
 import { rootPasswordLine } from '../server/server.js';
 import { parseArgs, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
+import { didYouMean } from './suggest.js';
 
 /** A password read from stdin: the core's limit plus room for a line ending. */
 const PASSWORD_STDIN_BYTES_MAX = passwordBytesMax + 2;
@@ -35,7 +36,7 @@ export async function userCommand(argv: readonly string[], io: CliIo): Promise<n
     case undefined:
       throw new UsageError('user needs a subcommand: create, list, delete or permissions', 'user');
     default:
-      throw new UsageError(`unknown user subcommand "${sub}"`, 'user');
+      throw new UsageError(`unknown user subcommand "${sub}"${didYouMean(sub, ['create', 'list', 'delete', 'permissions'])}`, 'user');
   }
 }
 

@@ -242,6 +242,9 @@ describe('usage, hints, completion', () => {
       [['topic', 'list', '--jsn'], /^quartet: unknown option --jsn \(did you mean --json\?\); see 'quartet help topic'\n$/],
       [['group', 'reset-offsets', 'g', '--to-earlest'], /unknown option --to-earlest \(did you mean --to-earliest\?\)/],
       [['completion', 'zhs'], /unknown shell "zhs" \(did you mean "zsh"\?\)/],
+      [['log', 'verfy'], /unknown log subcommand "verfy" \(did you mean "verify"\?\)/],
+      [['iggy', 'pol'], /unknown iggy subcommand "pol" \(did you mean "poll"\?\)/],
+      [['help', 'grup'], /unknown command "grup" \(did you mean "group"\?\)/],
       [['topic', 'list', '--broker', 'not a url'], /--broker takes a URL/],
     ];
     for (const [argv, expected] of cases) {
@@ -282,6 +285,8 @@ describe('usage, hints, completion', () => {
     assert.deepEqual(complete(['quartet', 'gr']), ['group']);
     assert.deepEqual(complete(['quartet', 'topic', 'alt']), ['alter-config']);
     assert.deepEqual(complete(['quartet', 'group', 'reset-offsets', '--to-e']), ['--to-earliest']);
+    assert.deepEqual(complete(['quartet', 'help', 'gro']), ['group']);
+    assert.deepEqual(complete(['quartet', 'user', 'list', '--off']), ['--offline']);
     const zsh = await ok(['completion', 'zsh']);
     assert.match(zsh, /^#compdef quartet\n/);
     assert.match(zsh, /reset-offsets\) candidates=\([^)]*--to-earliest/);
