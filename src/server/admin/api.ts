@@ -89,7 +89,7 @@ export class AdminApi {
       })
       .catch((err: unknown) => {
         const { status, code, message } = errorReply(err);
-        if (status >= 500 && code !== 'not_ready' && code !== 'shutting_down') this.options.logger.error('admin api request failed', { method: req.method, path: pathOf(req), error: err });
+        if (status === 500) this.options.logger.error('admin api request failed', { method: req.method, path: pathOf(req), error: err });
         const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': 'Bearer realm="quartet"' } : {};
         if (code === 'method_not_allowed') headers.Allow = this.allowedMethods(pathOf(req)).join(', ');
         sendJson(res, status, { error: { code, message } }, headers);

@@ -4,8 +4,8 @@
 import { mayTopic } from '../../core/access.js';
 import type { AdminReply, AdminRequest, Route } from './api.js';
 import { groupRoutes } from './groups.js';
-import { partitionSummaries } from './topics.js';
-import { topicRoutes } from './topics.js';
+import { recordRoutes } from './records.js';
+import { partitionSummaries, topicRoutes } from './topics.js';
 import { userRoutes } from './users.js';
 
 async function overview({ broker, user, info }: AdminRequest): Promise<AdminReply> {
@@ -26,4 +26,4 @@ async function overview({ broker, user, info }: AdminRequest): Promise<AdminRepl
   };
 }
 
-export const adminRoutes: readonly Route[] = [{ method: 'GET', path: 'overview', handler: overview }, ...topicRoutes, ...groupRoutes, ...userRoutes];
+export const adminRoutes: readonly Route[] = [{ method: 'GET', path: 'overview', handler: overview }, ...topicRoutes, ...recordRoutes, ...groupRoutes, ...userRoutes];

@@ -198,6 +198,30 @@ describe('topics', () => {
     await expectError(call('POST', 'topics', { body: { partitions: 1 } }), 400, 'invalid_request');
   });
 
+  test('records: a page from an offset or a timestamp, keys, values and headers in base64, with where the next page starts', async () => {
+    await call('POST', 'topics', { body: { name: 'browsed', partitions: 1 } });
+    const topic = broker.catalog.requireTopic({ topic: 'browsed' });
+    await broker.append(topic, 0, encodeNeutralBatch([{ key: 'k0', value: 'v0', headers: [{ key: 'h', value: 'x' }] }, { value: 'v1' }], { timestamp: 1_000 }));
+    for (let i = 2; i < 130; i += 2) await broker.append(topic, 0, encodeNeutralBatch([{ value: `v${i}` }, { value: `v${i + 1}` }], { timestamp: 1_000 + i }));
+    const first = await call('GET', 'topics/default/browsed/partitions/0/records/0');
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const records = first.body.records as Array<{ offset: number; key: string | null; value: string; headers: Array<{ key: string; value: string }>; timestampMs: number }>;
+    assert.equal(records.length, 100);
+    assert.deepEqual(records[0], { offset: 0, timestamp: new Date(1_000).toISOString(), timestampMs: 1_000, key: Buffer.from('k0').toString('base64'), value: Buffer.from('v0').toString('base64'), headers: [{ key: 'h', value: Buffer.from('x').toString('base64') }] });
+    assert.equal(records[1]!.key, null);
+    assert.equal(first.body.nextOffset, 100);
+    assert.equal(first.body.endOffset, 130);
+    const second = await call('GET', 'topics/default/browsed/partitions/0/records/100');
+    assert.deepEqual((second.body.records as Array<{ offset: number }>).map((r) => r.offset), Array.from({ length: 30 }, (_, i) => 100 + i));
+    assert.equal(second.body.nextOffset, 130);
+    assert.deepEqual((await call('GET', 'topics/default/browsed/partitions/0/records/130')).body.records, []);
+    const byTime = await call('GET', 'topics/default/browsed/partitions/0/records-at/1050');
+    assert.equal((byTime.body.records as Array<{ offset: number }>)[0]!.offset, 50);
+    await expectError(call('GET', 'topics/default/browsed/partitions/3/records/0'), 404, 'unknown_partition');
+    await expectError(call('GET', 'topics/default/browsed/partitions/0/records/-1'), 400, 'invalid_request');
+    await expectError(call('GET', 'topics/default/browsed/partitions/0/records/0', { auth: basic('nobody', 'nobody-password') }), 403, 'unauthorized');
+  });
+
   test('alter-config sets and removes keys; a bad value changes nothing', async () => {
     await call('POST', 'topics', { body: { name: 'configured', partitions: 1 } });
     const set = await call('PATCH', 'topics/default/configured/config', { body: { set: { 'retention.ms': 60_000, 'cleanup.policy': 'compact' } } });
