@@ -116,6 +116,8 @@ describe('quartet iggy', () => {
   test('ping, with and without a login', async () => {
     assert.match(await ok(['ping']), /^pong from 127\.0\.0\.1:\d+ in [\d.]+ ms \(server .*, logged in as user id \d+\)\n$/);
     assert.match(await ok(['ping'], { env: { QUARTET_ROOT_PASSWORD: '' } }), /\(not logged in\)/);
+    const pong = JSON.parse(await ok(['ping', '--json'])) as { addr: string; ms: number; loggedIn: boolean; userId: number };
+    assert.deepEqual([pong.addr, typeof pong.ms, pong.loggedIn, pong.userId], [addr, 'number', true, 0]);
   });
 
   test('bad password: exit 1 with a one-line message', async () => {
@@ -200,6 +202,7 @@ describe('quartet iggy', () => {
     assert.deepEqual(lines(await ok(['poll', 'cli-args', 't', '--partition', '1'])), ['hello', 'wörld ✓']);
     // All partitions: every message once.
     assert.deepEqual(lines(await ok(['poll', 'cli-args', 't'])).sort(), ['--not-a-flag', 'hello', 'wörld ✓']);
+    assert.deepEqual(JSON.parse(await ok(['send', 'cli-args', 't', 'x', '--json'])), { sent: 1, stream: 'cli-args', topic: 't' });
     const missing = await iggy(['send', 'cli-args', 'nope', 'x']);
     assert.equal(missing.code, 1);
     assert.equal(missing.err, "quartet: topic 'nope' does not exist in stream 'cli-args'\n");
