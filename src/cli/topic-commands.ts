@@ -36,7 +36,7 @@ interface TopicSummary {
   partitions: number;
   messages: number;
   sizeBytes: number;
-  names: { kafka: string | null; iggy: { stream: string; topic: string; streamId: number; topicId: number }; cursus: string | null; felix: { tenant: string; namespace: string; stream: string } };
+  names: { kafka: string | null; iggy: { stream: string; topic: string; streamId: number; topicId: number }; cursus: string | null; felix: { tenant: string; namespace: string; stream: string } | null };
 }
 
 interface TopicDescription extends TopicSummary {
@@ -142,7 +142,7 @@ async function topicDescribe(client: AdminClient, args: ParsedArgs, io: CliIo, j
       ['kafka name', t.names.kafka],
       ['iggy stream/topic', `${t.names.iggy.stream}/${t.names.iggy.topic} (ids ${t.names.iggy.streamId}/${t.names.iggy.topicId})`],
       ['cursus name', t.names.cursus],
-      ['felix tenant/namespace/stream', `${t.names.felix.tenant}/${t.names.felix.namespace}/${t.names.felix.stream}`],
+      ['felix tenant/namespace/stream', t.names.felix === null ? '-' : `${t.names.felix.tenant}/${t.names.felix.namespace}/${t.names.felix.stream}`],
     ]),
   );
   io.stdout('\nPARTITIONS\n');

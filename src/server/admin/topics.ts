@@ -8,7 +8,7 @@ import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import { mayCreateStream, mayCreateTopic, mayTopic, noSuchId, type TopicAction } from '../../core/access.js';
 import type { User } from '../../core/users.js';
-import { defaultNamespace, kafkaVisibleTopics } from '../../protocols/mapping.js';
+import { defaultNamespace, felixNamesForCatalogNamespace, kafkaVisibleTopics } from '../../protocols/mapping.js';
 import type { AdminReply, AdminRequest, Route } from './api.js';
 import { objectBody, optionalInteger, optionalObject, optionalStringList, requiredString, optionalString } from './input.js';
 
@@ -19,7 +19,8 @@ export interface TopicNames {
   kafka: string | null;
   iggy: { stream: string; streamId: number; topic: string; topicId: number };
   cursus: string | null;
-  felix: { tenant: string; namespace: string; stream: string };
+  /** null where Felix cannot name the topic's namespace (docs/mapping.md). */
+  felix: { tenant: string; namespace: string; stream: string } | null;
 }
 
 export interface PartitionSummary {
@@ -38,8 +39,13 @@ export function topicNames(topic: Topic, kafkaNames: ReadonlyMap<number, string>
     kafka: kafkaNames.get(topic.internalId) ?? null,
     iggy: { stream: topic.namespace, streamId: topic.namespaceId, topic: topic.name, topicId: topic.id },
     cursus,
-    felix: { tenant: 'default', namespace: topic.namespace, stream: topic.name },
+    felix: felixOf(topic),
   };
+}
+
+function felixOf(topic: Topic): TopicNames['felix'] {
+  const names = felixNamesForCatalogNamespace(topic.namespace);
+  return names === null ? null : { tenant: names.tenantId, namespace: names.namespace, stream: topic.name };
 }
 
 export function kafkaNameMap(broker: Broker): Map<number, string> {

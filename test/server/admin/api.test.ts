@@ -453,7 +453,7 @@ describe('users, tokens and ACLs', () => {
     const o = await call('GET', 'overview');
     assert.equal(o.status, 200);
     const names = (o.body.listeners as Array<{ name: string }>).map((l) => l.name).sort();
-    assert.deepEqual(names, ['cursus', 'http', 'iggy', 'kafka']);
+    assert.deepEqual(names, ['cursus', 'felix', 'http', 'iggy', 'kafka']);
     assert.ok((o.body.topics as number) > 0);
   });
 });
