@@ -2,8 +2,9 @@
 // /usr/bin/python3) AdminClient against Quartet: CreateTopics v4 with configs (accepted, refused
 // by the core, refused as a fixed key, unknown key, replication factor 2) and validate_only,
 // DescribeConfigs v1 for a topic and for the broker (values, sources, read-only, is_default),
-// CreatePartitions v0 and DeleteTopics v1. 1.7 has no incremental_alter_configs and Quartet does
-// not implement the legacy AlterConfigs, so nothing is altered. The client side is
+// the legacy AlterConfigs v0 (1.7 has no incremental_alter_configs): the whole set is replaced, so
+// the values set at creation go back to their defaults; CreatePartitions v0 and DeleteTopics v1.
+// The client side is
 // python/confluent_admin.py; this file starts the broker and checks its JSON report.
 
 import assert from 'node:assert/strict';
@@ -54,6 +55,9 @@ describe('confluent-kafka-python AdminClient', { skip: client.skip, timeout: 40_
         'default.replication.factor': ['1', DEFAULT_CONFIG, true],
         'log.retention.ms': ['604800000', DEFAULT_CONFIG, true],
       },
+      alter: { 'ck-admin': 'ok' },
+      alter_refused: { 'ck-admin': [40, 'INVALID_CONFIG'] },
+      after_alter: { 'retention.bytes': ['123456', DYNAMIC_TOPIC_CONFIG], 'retention.ms': ['604800000', DEFAULT_CONFIG] },
       create_partitions: { 'ck-admin': 'ok', 'ck-missing': [3, 'UNKNOWN_TOPIC_OR_PART'] },
       topics_grown: { 'ck-admin': 5 },
       delete: { 'ck-admin': 'ok', 'ck-missing': [3, 'UNKNOWN_TOPIC_OR_PART'] },

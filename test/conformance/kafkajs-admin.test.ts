@@ -1,6 +1,7 @@
 // KafkaJS 2.2.4 admin client against Quartet: createTopics (CreateTopics v3, with configs, an
 // existing topic, a refused replication factor, validateOnly), fetchTopicMetadata, describeConfigs
-// (DescribeConfigs v2 with synonyms, for a topic and for the broker), createPartitions
+// (DescribeConfigs v2 with synonyms, for a topic and for the broker), alterConfigs (the legacy
+// AlterConfigs v1: the whole set replaced, a refused value), createPartitions
 // (CreatePartitions v1) and deleteTopics (DeleteTopics v1); then SASL over SaslHandshake v1 +
 // SaslAuthenticate v1 (PLAIN and SCRAM-SHA-512) against a broker that requires it.
 
@@ -73,6 +74,17 @@ describe('KafkaJS admin', { timeout: 40_000 }, () => {
           ['default.replication.factor', '1', true, 5],
         ],
       );
+
+      await admin.alterConfigs({ resources: [{ type: TOPIC, name: 'kjs-admin', configEntries: [{ name: 'retention.bytes', value: '5000000' }] }], validateOnly: false });
+      const altered = await admin.describeConfigs({ resources: [{ type: TOPIC, name: 'kjs-admin', configNames: ['retention.ms', 'retention.bytes'] }], includeSynonyms: false });
+      assert.deepEqual(altered.resources[0]!.configEntries.map((e) => [e.configName, e.configValue, e.configSource]), [
+        ['retention.ms', '604800000', 5],
+        ['retention.bytes', '5000000', 1],
+      ], 'retention.ms, left out, went back to its default');
+      await assert.rejects(admin.alterConfigs({ resources: [{ type: TOPIC, name: 'kjs-admin', configEntries: [{ name: 'min.insync.replicas', value: '3' }] }], validateOnly: false }), (err: Error & { type?: string }) => {
+        assert.equal(err.type, 'INVALID_CONFIG');
+        return true;
+      });
 
       await admin.createPartitions({ topicPartitions: [{ topic: 'kjs-admin', count: 4 }] });
       const grown = await admin.fetchTopicMetadata({ topics: ['kjs-admin'] });

@@ -1,8 +1,8 @@
 """confluent-kafka-python 1.7 (librdkafka 2.0.2, Debian python3-confluent-kafka) AdminClient
 against Quartet: CreateTopics (v4) with configs and validate_only, Metadata, DescribeConfigs (v1)
-for a topic and the broker, CreatePartitions (v0), DeleteTopics (v1). 1.7 has no
-incremental_alter_configs (added in 2.2), and Quartet does not implement the legacy AlterConfigs,
-so nothing is altered here. Prints one JSON object on stdout.
+for a topic and the broker, the legacy AlterConfigs (v0: 1.7 has no incremental_alter_configs,
+added in 2.2) replacing a topic's whole set, CreatePartitions (v0), DeleteTopics (v1). Prints one
+JSON object on stdout.
 
 Usage: confluent_admin.py BOOTSTRAP
 """
@@ -55,6 +55,15 @@ for resource, future in described.items():
     else:
         wanted = ('num.partitions', 'default.replication.factor', 'log.retention.ms')
         out['describe_broker'] = {k: [entries[k].value, entries[k].source, entries[k].is_read_only] for k in wanted}
+
+altered = admin.alter_configs([ConfigResource('topic', 'ck-admin', set_config={'retention.bytes': '123456'})], request_timeout=TIMEOUT)
+out['alter'] = {r.name: outcome(f) for r, f in altered.items()}
+refused = admin.alter_configs([ConfigResource('topic', 'ck-admin', set_config={'segment.bytes': '1'})], request_timeout=TIMEOUT)
+out['alter_refused'] = {r.name: outcome(f) for r, f in refused.items()}
+after_alter = admin.describe_configs([ConfigResource('topic', 'ck-admin')], request_timeout=TIMEOUT)
+for resource, future in after_alter.items():
+    entries = future.result(timeout=TIMEOUT)
+    out['after_alter'] = {k: [entries[k].value, entries[k].source] for k in ('retention.bytes', 'retention.ms')}
 
 out['create_partitions'] = results(admin.create_partitions([NewPartitions('ck-admin', 5), NewPartitions('ck-missing', 2)], request_timeout=TIMEOUT))
 out['topics_grown'] = topics()

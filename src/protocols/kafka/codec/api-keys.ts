@@ -136,6 +136,7 @@ export const supportedApis: readonly SupportedApi[] = [
   api('EndTxn', 4, 3),
   api('TxnOffsetCommit', 3, 3),
   api('DescribeConfigs', 4, 4),
+  api('AlterConfigs', 2, 2),
   api('SaslAuthenticate', 2, 2),
   api('CreatePartitions', 3, 2),
   api('DeleteGroups', 2, 2),

@@ -27,7 +27,7 @@ import type { RequestOf, ResponseInputOf } from '../codec/messages/index.js';
 import { kafkaCodeOf } from '../errors.js';
 import { ConfigResourceType, ConfigType, checkTopicConfigValue, isConfigRefusal, kafkaTopicKey } from '../topic-configs.js';
 import { findKafkaTopic, kafkaNameOf } from '../topics.js';
-import { defineHandler, type KafkaFrontend } from './types.js';
+import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
 type AlterResource = RequestOf<typeof ApiKey.IncrementalAlterConfigs>['resources'][number];
 type AlterOp = AlterResource['configs'][number];
@@ -36,7 +36,8 @@ type ResourceResult = NonNullable<ResponseInputOf<typeof ApiKey.IncrementalAlter
 export const OpType = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
 const opNames = ['SET', 'DELETE', 'APPEND', 'SUBTRACT'] as const;
 
-type Outcome = { errorCode: number; errorMessage: string | null };
+export type ConfigOutcome = { errorCode: number; errorMessage: string | null };
+type Outcome = ConfigOutcome;
 const ok: Outcome = { errorCode: 0, errorMessage: null };
 
 function listItems(value: string): string[] {
@@ -82,17 +83,27 @@ export function topicChanges(topic: Topic, brokerDefaults: Readonly<Record<strin
   return changes;
 }
 
-async function alterTopic(frontend: KafkaFrontend, resource: AlterResource, validateOnly: boolean): Promise<Outcome> {
-  const topic = findKafkaTopic(frontend.broker, resource.resourceName);
-  if (topic === null) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${resource.resourceName}' does not exist.` };
-  const changes = topicChanges(topic, frontend.broker.topicDefaults, resource.configs);
-  if ('errorCode' in changes) return changes as Outcome;
+/**
+ * Applies to the named topic the changes `changesOf` computes (or its refusal); `replace` makes
+ * them the topic's whole explicit configuration (legacy AlterConfigs). validate_only stops after
+ * every check.
+ */
+export async function alterTopicConfig(
+  frontend: KafkaFrontend,
+  name: string,
+  changesOf: (topic: Topic) => Record<string, string | null> | ConfigOutcome,
+  options: { validateOnly: boolean; replace: boolean },
+): Promise<ConfigOutcome> {
+  const topic = findKafkaTopic(frontend.broker, name);
+  if (topic === null) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${name}' does not exist.` };
+  const changes = changesOf(topic);
+  if ('errorCode' in changes) return changes as ConfigOutcome;
   try {
     // The core's merge is the final word on the result (e.g. cross-key rules it may add).
-    mergeTopicConfig(topic.config, changes);
-    if (validateOnly || Object.keys(changes).length === 0) return ok;
-    await frontend.broker.updateTopicConfig(topic, changes);
-    frontend.logger.info('altered topic config', { topic: kafkaNameOf(topic), changes });
+    mergeTopicConfig(topic.config, changes, options.replace);
+    if (options.validateOnly || (Object.keys(changes).length === 0 && !options.replace)) return ok;
+    await frontend.broker.updateTopicConfig(topic, changes, options.replace);
+    frontend.logger.info('altered topic config', { topic: kafkaNameOf(topic), changes, replace: options.replace });
     return ok;
   } catch (err) {
     return { errorCode: kafkaCodeOf(err), errorMessage: err instanceof Error ? err.message : String(err) };
@@ -103,7 +114,7 @@ function denied(errorCode: number): Outcome {
   return { errorCode, errorMessage: 'Authorization failed.' };
 }
 
-function alterBroker(frontend: KafkaFrontend, resource: AlterResource): Outcome {
+function alterBroker(frontend: KafkaFrontend, resource: ConfigResource): Outcome {
   const name = resource.resourceName;
   if (name !== '' && name !== String(frontend.nodeId)) {
     return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${frontend.nodeId} or empty string, but received ${name}` };
@@ -115,30 +126,57 @@ function alterBroker(frontend: KafkaFrontend, resource: AlterResource): Outcome 
   };
 }
 
+/** What AlterConfigs and IncrementalAlterConfigs resources have in common. */
+export interface ConfigResource {
+  resourceType: number;
+  resourceName: string;
+  configs: ReadonlyArray<{ name: string }>;
+}
+
+/**
+ * The per-resource answers of an alter request (both APIs): each resource once (a resource named
+ * twice → INVALID_REQUEST), authorized as Kafka does (topic: ALTER_CONFIGS on it; broker:
+ * ALTER_CONFIGS on the cluster), topics altered by `alterTopic`, broker resources refused.
+ */
+export async function alterConfigResources<R extends ConfigResource>(
+  context: KafkaRequestContext,
+  resources: readonly R[],
+  alterTopic: (resource: R) => Promise<ConfigOutcome>,
+): Promise<Array<ConfigOutcome & { resourceType: number; resourceName: string }>> {
+  const access = kafkaAccessOf(context.frontend, context.session);
+  const keyOf = (r: R) => `${r.resourceType}:${r.resourceName}`;
+  const occurrences = new Map<string, number>();
+  for (const r of resources) occurrences.set(keyOf(r), (occurrences.get(keyOf(r)) ?? 0) + 1);
+  const answered = new Set<string>();
+  const responses: Array<ConfigOutcome & { resourceType: number; resourceName: string }> = [];
+  for (const resource of resources) {
+    const key = keyOf(resource);
+    if (answered.has(key)) continue;
+    answered.add(key);
+    let outcome: Outcome;
+    if (occurrences.get(key)! > 1) outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Each resource must appear at most once.' };
+    else if (resource.resourceType === ConfigResourceType.TOPIC && !access.topicNamed(resource.resourceName, 'alterConfigs')) outcome = denied(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    else if (resource.resourceType === ConfigResourceType.TOPIC) outcome = await alterTopic(resource);
+    else if (resource.resourceType === ConfigResourceType.BROKER && !access.cluster('alterConfigs')) outcome = denied(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    else if (resource.resourceType === ConfigResourceType.BROKER) outcome = alterBroker(context.frontend, resource);
+    else outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type: ${resource.resourceType}` };
+    responses.push({ ...outcome, resourceType: resource.resourceType, resourceName: resource.resourceName });
+  }
+  return responses;
+}
+
 export const incrementalAlterConfigsHandler = defineHandler({
   apiKey: ApiKey.IncrementalAlterConfigs,
   minVersion: 0,
   maxVersion: 1,
-  async handle(request, { frontend, session }) {
-    const access = kafkaAccessOf(frontend, session);
-    const keyOf = (r: AlterResource) => `${r.resourceType}:${r.resourceName}`;
-    const occurrences = new Map<string, number>();
-    for (const r of request.resources) occurrences.set(keyOf(r), (occurrences.get(keyOf(r)) ?? 0) + 1);
-    const answered = new Set<string>();
-    const responses: ResourceResult[] = [];
-    for (const resource of request.resources) {
-      const key = keyOf(resource);
-      if (answered.has(key)) continue;
-      answered.add(key);
-      let outcome: Outcome;
-      if (occurrences.get(key)! > 1) outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Each resource must appear at most once.' };
-      else if (resource.resourceType === ConfigResourceType.TOPIC && !access.topicNamed(resource.resourceName, 'alterConfigs')) outcome = denied(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-      else if (resource.resourceType === ConfigResourceType.TOPIC) outcome = await alterTopic(frontend, resource, request.validateOnly);
-      else if (resource.resourceType === ConfigResourceType.BROKER && !access.cluster('alterConfigs')) outcome = denied(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-      else if (resource.resourceType === ConfigResourceType.BROKER) outcome = alterBroker(frontend, resource);
-      else outcome = { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type: ${resource.resourceType}` };
-      responses.push({ ...outcome, resourceType: resource.resourceType, resourceName: resource.resourceName });
-    }
+  async handle(request, context) {
+    const { frontend } = context;
+    const responses: ResourceResult[] = await alterConfigResources(context, request.resources, (resource) =>
+      alterTopicConfig(frontend, resource.resourceName, (topic) => topicChanges(topic, frontend.broker.topicDefaults, resource.configs), {
+        validateOnly: request.validateOnly,
+        replace: false,
+      }),
+    );
     return { throttleTimeMs: 0, responses };
   },
   errorResponse(request, errorCode) {

@@ -25,6 +25,7 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { alterConfigsHandler } from './alter-configs.js';
 import { createPartitionsHandler } from './create-partitions.js';
 import { createTopicsHandler } from './create-topics.js';
 import { deleteTopicsHandler } from './delete-topics.js';
@@ -70,6 +71,7 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  alterConfigsHandler,
   // SASL
   saslHandshakeHandler,
   saslAuthenticateHandler,

@@ -3,6 +3,7 @@ import { ApiKey } from '../api-keys.js';
 import type { MessageInputOf, MessageOf } from '../schema.js';
 import { addOffsetsToTxnRequest, addOffsetsToTxnResponse } from './add-offsets-to-txn.js';
 import { addPartitionsToTxnRequest, addPartitionsToTxnResponse } from './add-partitions-to-txn.js';
+import { alterConfigsRequest, alterConfigsResponse } from './alter-configs.js';
 import { apiVersionsRequest, apiVersionsResponse } from './api-versions.js';
 import { createPartitionsRequest, createPartitionsResponse } from './create-partitions.js';
 import { createTopicsRequest, createTopicsResponse } from './create-topics.js';
@@ -66,6 +67,7 @@ export const messageSchemas = {
     response: incrementalAlterConfigsResponse,
   },
   [ApiKey.DescribeCluster]: { request: describeClusterRequest, response: describeClusterResponse },
+  [ApiKey.AlterConfigs]: { request: alterConfigsRequest, response: alterConfigsResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -80,6 +82,7 @@ export function hasSchema(apiKey: number): apiKey is SchemaApiKey {
 
 export * from './add-offsets-to-txn.js';
 export * from './add-partitions-to-txn.js';
+export * from './alter-configs.js';
 export * from './api-versions.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
