@@ -13,6 +13,10 @@
 //   Delete, Alter, AlterConfigs           manage_topic
 //   (CreatePartitions, DeleteRecords)
 //   broker DescribeConfigs / AlterConfigs read_servers / manage_servers
+//   cluster Describe (DescribeLogDirs)    read_servers
+//   cluster Alter (ElectLeaders)          manage_servers
+//   ACLs and SCRAM credentials            read_users (Describe*) / manage_users (Create, Delete,
+//     (Quartet's users and grants)          Alter): they read or change users, not the cluster
 //
 // Kafka consumer groups have no grant of their own: a group is open to a user that may read every
 // topic it involves (mayUseGroup, checked by JoinGroup, LeaveGroup, DescribeGroups, ListGroups,
@@ -36,7 +40,7 @@
 // in every place it could denote (global, or stream-wide: `s.t` could be topic `s.t` of stream
 // `default` or topic `t` of stream `s`), since Iggy grants are by id.
 
-import { mayCreateTopic, mayServer, mayTopic, noSuchId, type TopicAction } from '../../core/access.js';
+import { mayCreateTopic, mayServer, mayTopic, noSuchId, type ServerAction, type TopicAction } from '../../core/access.js';
 import type { Topic } from '../../core/catalog.js';
 import { defaultNamespaceName } from '../../core/catalog.js';
 import type { User } from '../../core/users.js';
@@ -47,7 +51,17 @@ import { findKafkaTopic } from './topics.js';
 import type { KafkaFrontend, KafkaSession } from './handlers/types.js';
 
 export type KafkaTopicOperation = 'describe' | 'read' | 'write' | 'create' | 'delete' | 'alter' | 'describeConfigs' | 'alterConfigs';
-export type KafkaClusterOperation = 'describeConfigs' | 'alterConfigs';
+export type KafkaClusterOperation = 'describe' | 'alter' | 'describeConfigs' | 'alterConfigs' | 'describeUsers' | 'alterUsers';
+
+/** The Iggy server right each cluster-level operation needs (see the table above). */
+const clusterGrants: Record<KafkaClusterOperation, ServerAction> = {
+  describe: 'readServers',
+  alter: 'manageServers',
+  describeConfigs: 'readServers',
+  alterConfigs: 'manageServers',
+  describeUsers: 'readUsers',
+  alterUsers: 'manageUsers',
+};
 
 /** The grants a Kafka topic operation needs; any one of them suffices. */
 const grantsFor: Record<Exclude<KafkaTopicOperation, 'create'>, readonly TopicAction[]> = {
@@ -175,6 +189,6 @@ class PrincipalAccess implements KafkaAccess {
 
   cluster(operation: KafkaClusterOperation): boolean {
     if (this.user === null) return false;
-    return mayServer(this.user, operation === 'describeConfigs' ? 'readServers' : 'manageServers');
+    return mayServer(this.user, clusterGrants[operation]);
   }
 }

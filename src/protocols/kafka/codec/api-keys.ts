@@ -137,6 +137,7 @@ export const supportedApis: readonly SupportedApi[] = [
   api('TxnOffsetCommit', 3, 3),
   api('DescribeConfigs', 4, 4),
   api('AlterConfigs', 2, 2),
+  api('DescribeLogDirs', 4, 2),
   api('SaslAuthenticate', 2, 2),
   api('CreatePartitions', 3, 2),
   api('DeleteGroups', 2, 2),

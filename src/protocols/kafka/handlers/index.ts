@@ -25,6 +25,7 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { describeLogDirsHandler } from './describe-log-dirs.js';
 import { alterConfigsHandler } from './alter-configs.js';
 import { createPartitionsHandler } from './create-partitions.js';
 import { createTopicsHandler } from './create-topics.js';
@@ -71,6 +72,7 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  describeLogDirsHandler,
   alterConfigsHandler,
   // SASL
   saslHandshakeHandler,

@@ -13,6 +13,7 @@ import { deleteTopicsRequest, deleteTopicsResponse } from './delete-topics.js';
 import { describeClusterRequest, describeClusterResponse } from './describe-cluster.js';
 import { describeConfigsRequest, describeConfigsResponse } from './describe-configs.js';
 import { describeGroupsRequest, describeGroupsResponse } from './describe-groups.js';
+import { describeLogDirsRequest, describeLogDirsResponse } from './describe-log-dirs.js';
 import { endTxnRequest, endTxnResponse } from './end-txn.js';
 import { fetchRequest, fetchResponse } from './fetch.js';
 import { findCoordinatorRequest, findCoordinatorResponse } from './find-coordinator.js';
@@ -68,6 +69,7 @@ export const messageSchemas = {
   },
   [ApiKey.DescribeCluster]: { request: describeClusterRequest, response: describeClusterResponse },
   [ApiKey.AlterConfigs]: { request: alterConfigsRequest, response: alterConfigsResponse },
+  [ApiKey.DescribeLogDirs]: { request: describeLogDirsRequest, response: describeLogDirsResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -92,6 +94,7 @@ export * from './delete-topics.js';
 export * from './describe-cluster.js';
 export * from './describe-configs.js';
 export * from './describe-groups.js';
+export * from './describe-log-dirs.js';
 export * from './end-txn.js';
 export * from './fetch.js';
 export * from './find-coordinator.js';

@@ -1,0 +1,43 @@
+// @platformatic/kafka 2.12.1 Admin against Quartet, for the admin APIs the other target clients
+// lack: describeLogDirs (DescribeLogDirs v4) and deleteConsumerGroupOffsets (OffsetDelete v0).
+// Exact results are asserted; sizes are compared with what the broker's own logs report.
+
+import './promise-with-resolvers.js';
+import assert from 'node:assert/strict';
+import { resolve, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
+import { startBroker, type StartedBroker } from './helpers.js';
+
+describe('@platformatic/kafka Admin', { timeout: 60_000 }, () => {
+  let b: StartedBroker;
+  let admin: Admin;
+  before(async () => {
+    b = await startBroker();
+    admin = new Admin({ clientId: 'quartet-admin', bootstrapBrokers: [b.bootstrap] });
+  });
+  after(async () => {
+    await admin?.close();
+    await b?.stop();
+  });
+
+  it('describeLogDirs: one log dir, each partition with the size of its log', async () => {
+    const topic = 'plt-logdirs';
+    await b.broker!.createTopic('default', topic, { partitions: 2 });
+    const producer = new Producer({ clientId: 'quartet-admin', bootstrapBrokers: [b.bootstrap], serializers: stringSerializers, autocreateTopics: false });
+    try {
+      await producer.send({ messages: [{ topic, partition: 1, key: 'k', value: 'x'.repeat(500) }], acks: ProduceAcks.LEADER });
+    } finally {
+      await producer.close();
+    }
+    const described = await admin.describeLogDirs({ topics: [{ name: topic, partitions: [0, 1] }] });
+    assert.equal(described.length, 1);
+    const [dir] = described[0]!.results;
+    assert.equal(dir!.logDir, resolve(join(b.broker!.dataDir, 'logs')));
+    const sizes = dir!.topics.flatMap((t) => t.partitions.map((p) => [t.name, p.partitionIndex, Number(p.partitionSize), Number(p.offsetLag), p.isFutureKey]));
+    const logSize = (p: number) => b.broker!.partition({ topic }, p).stats().sizeBytes;
+    assert.ok(logSize(1) > 500);
+    assert.deepEqual(sizes, [[topic, 0, 0, 0, false], [topic, 1, logSize(1), 0, false]]);
+    assert.ok(Number(dir!.totalBytes) > 0 && Number(dir!.usableBytes) > 0);
+  });
+});
