@@ -193,6 +193,8 @@ export interface MetadataStore {
   listOffsetGroups(scope: string): Promise<string[]>;
   /** Returns the number of offsets deleted. */
   deleteGroupOffsets(scope: string, group: string): Promise<number>;
+  /** Deletes these partitions' offsets of one group, in one transaction; returns how many. */
+  deleteGroupPartitionOffsets(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number>;
   deleteTopicOffsets(topicInternalId: number): Promise<number>;
   /** Deletes every scope's offsets of the topic's partitions >= fromPartition; returns how many. */
   deletePartitionOffsets(topicInternalId: number, fromPartition: number): Promise<number>;
@@ -428,6 +430,10 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.run(() => this.stmts.deleteGroupOffsets.run(scope, group).changes);
   }
 
+  deleteGroupPartitionOffsets(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number> {
+    return this.run(() => this.tx.deleteGroupPartitionOffsets(scope, group, partitions));
+  }
+
   deleteTopicOffsets(topicInternalId: number): Promise<number> {
     return this.run(() => this.stmts.deleteTopicOffsets.run(topicInternalId).changes);
   }
@@ -661,6 +667,7 @@ function prepareStatements(db: Database.Database) {
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_time = excluded.commit_time`,
     ),
     getOffset: db.prepare('SELECT * FROM offsets WHERE scope = ? AND group_id = ? AND topic_internal_id = ? AND partition = ?'),
+    deleteOffset: db.prepare('DELETE FROM offsets WHERE scope = ? AND group_id = ? AND topic_internal_id = ? AND partition = ?'),
     listGroupOffsets: db.prepare('SELECT * FROM offsets WHERE scope = ? AND group_id = ? ORDER BY topic_internal_id, partition'),
     listGroupOffsetTopics: db.prepare('SELECT DISTINCT topic_internal_id FROM offsets WHERE scope = ? AND group_id = ? ORDER BY topic_internal_id'),
     listOffsetGroups: db.prepare('SELECT DISTINCT group_id FROM offsets WHERE scope = ? ORDER BY group_id'),
@@ -736,6 +743,11 @@ function prepareTransactions(db: Database.Database, stmts: ReturnType<typeof pre
       for (const r of records) {
         stmts.putOffset.run(r.scope, r.group, r.topicInternalId, r.partition, r.offset, r.leaderEpoch, r.metadata, r.commitTime);
       }
+    }),
+    deleteGroupPartitionOffsets: db.transaction((scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): number => {
+      let deleted = 0;
+      for (const p of partitions) deleted += stmts.deleteOffset.run(scope, group, p.topicInternalId, p.partition).changes;
+      return deleted;
     }),
     deleteNamespace: db.transaction((id: number): void => {
       stmts.deleteNamespaceTopics.run(id);

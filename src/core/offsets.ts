@@ -79,6 +79,12 @@ export class OffsetStore {
     return this.store.deleteGroupOffsets(scope, group);
   }
 
+  /** Deletes the group's offsets of these partitions (all or none); returns how many there were. */
+  deletePartitions(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number> {
+    assertKey(scope, group);
+    return this.store.deleteGroupPartitionOffsets(scope, group, partitions);
+  }
+
   /** Called when a topic is deleted: every scope and group loses its offsets for it. */
   deleteTopic(topicInternalId: number): Promise<number> {
     return this.store.deleteTopicOffsets(topicInternalId);

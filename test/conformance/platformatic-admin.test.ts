@@ -1,12 +1,13 @@
 // @platformatic/kafka 2.12.1 Admin against Quartet, for the admin APIs the other target clients
-// lack: describeLogDirs (DescribeLogDirs v4) and deleteConsumerGroupOffsets (OffsetDelete v0).
+// lack: describeLogDirs (DescribeLogDirs v4) and deleteConsumerGroupOffsets (OffsetDelete v0,
+// after alterConsumerGroupOffsets commits them).
 // Exact results are asserted; sizes are compared with what the broker's own logs report.
 
 import './promise-with-resolvers.js';
 import assert from 'node:assert/strict';
 import { resolve, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
+import { Admin, Producer, ProduceAcks, findErrorBy, stringSerializers } from '@platformatic/kafka';
 import { startBroker, type StartedBroker } from './helpers.js';
 
 describe('@platformatic/kafka Admin', { timeout: 60_000 }, () => {
@@ -39,5 +40,21 @@ describe('@platformatic/kafka Admin', { timeout: 60_000 }, () => {
     assert.ok(logSize(1) > 500);
     assert.deepEqual(sizes, [[topic, 0, 0, 0, false], [topic, 1, logSize(1), 0, false]]);
     assert.ok(Number(dir!.totalBytes) > 0 && Number(dir!.usableBytes) > 0);
+  });
+
+  it('deleteConsumerGroupOffsets: the named partitions lose their committed offsets, the others keep them', async () => {
+    const topic = 'plt-offsets';
+    const groupId = 'plt-offsets-group';
+    await b.broker!.createTopic('default', topic, { partitions: 2 });
+    await admin.alterConsumerGroupOffsets({ groupId, topics: [{ name: topic, partitionOffsets: [{ partition: 0, offset: 3n }, { partition: 1, offset: 4n }] }] });
+    const deleted = await admin.deleteConsumerGroupOffsets({ groupId, topics: [{ name: topic, partitionIndexes: [1] }] });
+    assert.deepEqual(deleted, [{ name: topic, partitionIndexes: [1] }]);
+    const listed = await admin.listConsumerGroupOffsets({ groups: [groupId] });
+    const offsets = listed[0]!.topics.flatMap((t) => t.partitions.map((p) => [t.name, p.partitionIndex, Number(p.committedOffset)]));
+    assert.deepEqual(offsets, [[topic, 0, 3]]);
+    await assert.rejects(admin.deleteConsumerGroupOffsets({ groupId: 'plt-no-such-group', topics: [{ name: topic, partitionIndexes: [0] }] }), (err: Error) => {
+      assert.equal(findErrorBy(err, 'apiId', 'GROUP_ID_NOT_FOUND')?.apiCode, 69);
+      return true;
+    });
   });
 });

@@ -148,6 +148,25 @@ export class GroupCoordinator {
    * group's members are not consumers (protocol type other than "consumer": Kafka Connect, ...)
    * or their metadata does not decode: what they involve is not known.
    */
+  /**
+   * What OffsetDelete decides by: undefined when no live group has this id (it may still have
+   * committed offsets), else its protocol type, member count and the topics its members subscribe
+   * to (null when one member's subscription does not decode).
+   */
+  offsetDeleteView(groupId: string): { protocolType: string | null; members: number; subscribed: ReadonlySet<string> | null } | undefined {
+    const group = this.engine.memberProtocols(groupId);
+    if (group === undefined) return undefined;
+    const subscribed = new Set<string>();
+    for (const protocols of group.members) {
+      for (const protocol of protocols) {
+        const named = subscriptionTopics(protocol.metadata);
+        if (named === null) return { protocolType: group.protocolType, members: group.members.length, subscribed: null };
+        for (const topic of named) subscribed.add(topic);
+      }
+    }
+    return { protocolType: group.protocolType, members: group.members.length, subscribed };
+  }
+
   subscribedTopics(groupId: string): string[] | null {
     const group = this.engine.memberProtocols(groupId);
     if (group === undefined || group.members.length === 0) return [];

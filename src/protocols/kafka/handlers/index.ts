@@ -21,6 +21,7 @@ import { joinGroupHandler } from './join-group.js';
 import { leaveGroupHandler } from './leave-group.js';
 import { listGroupsHandler } from './list-groups.js';
 import { offsetCommitHandler } from './offset-commit.js';
+import { offsetDeleteHandler } from './offset-delete.js';
 import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
@@ -65,6 +66,7 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeGroupsHandler,
   listGroupsHandler,
   deleteGroupsHandler,
+  offsetDeleteHandler,
   // administration
   createTopicsHandler,
   deleteTopicsHandler,

@@ -26,6 +26,7 @@ import { listGroupsRequest, listGroupsResponse } from './list-groups.js';
 import { listOffsetsRequest, listOffsetsResponse } from './list-offsets.js';
 import { metadataRequest, metadataResponse } from './metadata.js';
 import { offsetCommitRequest, offsetCommitResponse } from './offset-commit.js';
+import { offsetDeleteRequest, offsetDeleteResponse } from './offset-delete.js';
 import { offsetFetchRequest, offsetFetchResponse } from './offset-fetch.js';
 import { offsetForLeaderEpochRequest, offsetForLeaderEpochResponse } from './offset-for-leader-epoch.js';
 import { produceRequest, produceResponse } from './produce.js';
@@ -70,6 +71,7 @@ export const messageSchemas = {
   [ApiKey.DescribeCluster]: { request: describeClusterRequest, response: describeClusterResponse },
   [ApiKey.AlterConfigs]: { request: alterConfigsRequest, response: alterConfigsResponse },
   [ApiKey.DescribeLogDirs]: { request: describeLogDirsRequest, response: describeLogDirsResponse },
+  [ApiKey.OffsetDelete]: { request: offsetDeleteRequest, response: offsetDeleteResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -107,6 +109,7 @@ export * from './list-groups.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
 export * from './offset-commit.js';
+export * from './offset-delete.js';
 export * from './offset-fetch.js';
 export * from './offset-for-leader-epoch.js';
 export * from './produce.js';
