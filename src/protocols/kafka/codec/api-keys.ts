@@ -141,6 +141,7 @@ export const supportedApis: readonly SupportedApi[] = [
   api('SaslAuthenticate', 2, 2),
   api('CreatePartitions', 3, 2),
   api('DeleteGroups', 2, 2),
+  api('ElectLeaders', 2, 2),
   api('IncrementalAlterConfigs', 1, 1),
   api('OffsetDelete', 0, null),
   api('DescribeCluster', 1, 0),

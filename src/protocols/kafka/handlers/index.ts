@@ -26,6 +26,7 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { electLeadersHandler } from './elect-leaders.js';
 import { describeLogDirsHandler } from './describe-log-dirs.js';
 import { alterConfigsHandler } from './alter-configs.js';
 import { createPartitionsHandler } from './create-partitions.js';
@@ -74,6 +75,7 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  electLeadersHandler,
   describeLogDirsHandler,
   alterConfigsHandler,
   // SASL

@@ -14,6 +14,7 @@ import { describeClusterRequest, describeClusterResponse } from './describe-clus
 import { describeConfigsRequest, describeConfigsResponse } from './describe-configs.js';
 import { describeGroupsRequest, describeGroupsResponse } from './describe-groups.js';
 import { describeLogDirsRequest, describeLogDirsResponse } from './describe-log-dirs.js';
+import { electLeadersRequest, electLeadersResponse } from './elect-leaders.js';
 import { endTxnRequest, endTxnResponse } from './end-txn.js';
 import { fetchRequest, fetchResponse } from './fetch.js';
 import { findCoordinatorRequest, findCoordinatorResponse } from './find-coordinator.js';
@@ -72,6 +73,7 @@ export const messageSchemas = {
   [ApiKey.AlterConfigs]: { request: alterConfigsRequest, response: alterConfigsResponse },
   [ApiKey.DescribeLogDirs]: { request: describeLogDirsRequest, response: describeLogDirsResponse },
   [ApiKey.OffsetDelete]: { request: offsetDeleteRequest, response: offsetDeleteResponse },
+  [ApiKey.ElectLeaders]: { request: electLeadersRequest, response: electLeadersResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -97,6 +99,7 @@ export * from './describe-cluster.js';
 export * from './describe-configs.js';
 export * from './describe-groups.js';
 export * from './describe-log-dirs.js';
+export * from './elect-leaders.js';
 export * from './end-txn.js';
 export * from './fetch.js';
 export * from './find-coordinator.js';
