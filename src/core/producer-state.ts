@@ -214,6 +214,21 @@ export class ProducerStateManager {
     return entry && last ? { epoch: entry.epoch, sequence: last.lastSeq } : null;
   }
 
+  /**
+   * Every producer with a window on the partition (`partitionKey`), by producer id: its epoch, and
+   * the last sequence and timestamp it appended (Kafka DescribeProducers). Walks every entry: for
+   * admin requests, not the data path.
+   */
+  producersOn(key: string): Array<{ producerId: number; epoch: number; lastSequence: number; lastTimestamp: number }> {
+    const found: Array<{ producerId: number; epoch: number; lastSequence: number; lastTimestamp: number }> = [];
+    for (const entry of this.entries.values()) {
+      if (entry.partitionKey !== key) continue;
+      const last = entry.batches[entry.batches.length - 1];
+      found.push({ producerId: entry.producerId, epoch: entry.epoch, lastSequence: last?.lastSeq ?? -1, lastTimestamp: last?.timestamp ?? -1 });
+    }
+    return found.sort((a, b) => a.producerId - b.producerId);
+  }
+
   // --- the append path (no I/O) ---------------------------------------------------------------
 
   /**

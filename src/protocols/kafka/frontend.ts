@@ -68,6 +68,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
   readonly settings: KafkaSettings;
   readonly fetchWaiters: AppendWaiters;
   readonly handlers: ReadonlyMap<number, KafkaHandler>;
+  readonly clock: Clock;
   /** The transaction coordinator's view for Produce, Fetch and ListOffsets (read_committed). */
   transactions: KafkaTransactionHooks;
   private cluster: string;
@@ -88,6 +89,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
     assert.ok(options.broker.formats.has(BatchFormat.kafka), 'the broker was built without the Kafka batch format (BrokerOptions.formats: builtinFormats() of src/server/listeners.ts)');
     this.broker = options.broker;
     this.logger = options.logger;
+    this.clock = options.clock ?? systemClock;
     this.settings = { ...defaultKafkaSettings, defaultPartitions: options.broker.defaultPartitions, ...options.settings };
     this.fetchWaiters = new AppendWaiters(this.settings.fetchWaitersMax ?? appendWaitersMaxDefault);
     this.configuredAdvertised = options.advertisedAddr ?? null;

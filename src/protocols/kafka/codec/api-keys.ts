@@ -145,7 +145,10 @@ export const supportedApis: readonly SupportedApi[] = [
   api('IncrementalAlterConfigs', 1, 1),
   api('OffsetDelete', 0, null),
   api('DescribeCluster', 1, 0),
-];
+
+  api('DescribeProducers', 0, 0),
+  api('DescribeTransactions', 0, 0),
+  api('ListTransactions', 1, 0),];
 
 const supportedByKey = new Map<number, SupportedApi>(supportedApis.map((a) => [a.key, a]));
 

@@ -43,8 +43,11 @@ import { saslHandshakeHandler } from './sasl-handshake.js';
 // -- transactions
 import { addOffsetsToTxnHandler } from './add-offsets-to-txn.js';
 import { addPartitionsToTxnHandler } from './add-partitions-to-txn.js';
+import { describeProducersHandler } from './describe-producers.js';
+import { describeTransactionsHandler } from './describe-transactions.js';
 import { endTxnHandler } from './end-txn.js';
 import { initProducerIdHandler } from './init-producer-id.js';
+import { listTransactionsHandler } from './list-transactions.js';
 import { txnOffsetCommitHandler } from './txn-offset-commit.js';
 
 export const kafkaHandlers: readonly KafkaHandler[] = [
@@ -87,4 +90,7 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   addOffsetsToTxnHandler,
   endTxnHandler,
   txnOffsetCommitHandler,
+  describeProducersHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
 ];

@@ -3,6 +3,7 @@
 // request into core calls and the result into a response body; it never touches sockets or files.
 
 import type { Broker, TopicRef } from '../../../core/broker.js';
+import type { Clock } from '../../../base/clock.js';
 import type { Logger } from '../../../base/logger.js';
 import type { PartitionReader } from '../../../core/reads.js';
 import type { SchemaApiKey, RequestOf, ResponseInputOf } from '../codec/messages/index.js';
@@ -15,6 +16,8 @@ export interface KafkaFrontend {
   readonly broker: Broker;
   readonly groups: GroupCoordinator;
   readonly logger: Logger;
+  /** The listener's clock (admin answers that depend on time, quota windows). */
+  readonly clock: Clock;
   /** This broker's node id in Metadata/FindCoordinator (a single node: always the same). */
   readonly nodeId: number;
   /** The host and port clients are told to connect to (an IPv4 literal by default). */

@@ -14,6 +14,8 @@ import { describeClusterRequest, describeClusterResponse } from './describe-clus
 import { describeConfigsRequest, describeConfigsResponse } from './describe-configs.js';
 import { describeGroupsRequest, describeGroupsResponse } from './describe-groups.js';
 import { describeLogDirsRequest, describeLogDirsResponse } from './describe-log-dirs.js';
+import { describeProducersRequest, describeProducersResponse } from './describe-producers.js';
+import { describeTransactionsRequest, describeTransactionsResponse } from './describe-transactions.js';
 import { electLeadersRequest, electLeadersResponse } from './elect-leaders.js';
 import { endTxnRequest, endTxnResponse } from './end-txn.js';
 import { fetchRequest, fetchResponse } from './fetch.js';
@@ -25,6 +27,7 @@ import { joinGroupRequest, joinGroupResponse } from './join-group.js';
 import { leaveGroupRequest, leaveGroupResponse } from './leave-group.js';
 import { listGroupsRequest, listGroupsResponse } from './list-groups.js';
 import { listOffsetsRequest, listOffsetsResponse } from './list-offsets.js';
+import { listTransactionsRequest, listTransactionsResponse } from './list-transactions.js';
 import { metadataRequest, metadataResponse } from './metadata.js';
 import { offsetCommitRequest, offsetCommitResponse } from './offset-commit.js';
 import { offsetDeleteRequest, offsetDeleteResponse } from './offset-delete.js';
@@ -74,6 +77,9 @@ export const messageSchemas = {
   [ApiKey.DescribeLogDirs]: { request: describeLogDirsRequest, response: describeLogDirsResponse },
   [ApiKey.OffsetDelete]: { request: offsetDeleteRequest, response: offsetDeleteResponse },
   [ApiKey.ElectLeaders]: { request: electLeadersRequest, response: electLeadersResponse },
+  [ApiKey.DescribeProducers]: { request: describeProducersRequest, response: describeProducersResponse },
+  [ApiKey.DescribeTransactions]: { request: describeTransactionsRequest, response: describeTransactionsResponse },
+  [ApiKey.ListTransactions]: { request: listTransactionsRequest, response: listTransactionsResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -99,6 +105,8 @@ export * from './describe-cluster.js';
 export * from './describe-configs.js';
 export * from './describe-groups.js';
 export * from './describe-log-dirs.js';
+export * from './describe-producers.js';
+export * from './describe-transactions.js';
 export * from './elect-leaders.js';
 export * from './end-txn.js';
 export * from './fetch.js';
@@ -110,6 +118,7 @@ export * from './join-group.js';
 export * from './leave-group.js';
 export * from './list-groups.js';
 export * from './list-offsets.js';
+export * from './list-transactions.js';
 export * from './metadata.js';
 export * from './offset-commit.js';
 export * from './offset-delete.js';
