@@ -142,6 +142,31 @@ export class UserStore {
     };
   }
 
+  /** The SCRAM mechanisms the user has credentials for, with their iterations; null for an unknown user. */
+  scramMechanismsOf(ref: UserRef): Array<{ mechanism: ScramMechanism; iterations: number }> | null {
+    const record = this.record(ref);
+    if (!record) return null;
+    const stored = record.scram as Record<string, StoredScram | undefined>;
+    return scramMechanisms.filter((m) => stored[m] !== undefined).map((m) => ({ mechanism: m, iterations: stored[m]!.iterations }));
+  }
+
+  /**
+   * Sets (or with null removes) the user's SCRAM credential for one mechanism, leaving its
+   * password and the other mechanism alone (Kafka AlterUserScramCredentials). A later password
+   * change derives both credentials from the new password again.
+   */
+  setScramCredential(ref: UserRef, mechanism: ScramMechanism, credential: ScramCredential | null): Promise<void> {
+    return this.mutations.run(async () => {
+      const record = this.requireRecord(ref);
+      const scram = { ...(record.scram as Record<string, StoredScram>) };
+      if (credential === null) delete scram[mechanism];
+      else scram[mechanism] = { salt: credential.salt.toString('base64'), iterations: credential.iterations, storedKey: credential.storedKey.toString('base64'), serverKey: credential.serverKey.toString('base64') };
+      const updated: UserRecord = { ...record, scram };
+      await this.store.putUser(updated);
+      this.index(updated);
+    });
+  }
+
   // --- passwords ------------------------------------------------------------------------------
 
   /**
@@ -498,6 +523,12 @@ const hashBytes: Record<ScramMechanism, number> = { 'SHA-256': 32, 'SHA-512': 64
 export async function scramCredentialFor(password: string, mechanism: ScramMechanism, salt: Buffer, iterations: number): Promise<ScramCredential> {
   const h = hashNames[mechanism];
   const salted = await pbkdf2Async(Buffer.from(password, 'utf8'), salt, iterations, hashBytes[mechanism], h);
+  return scramCredentialFromSalted(salted, mechanism, salt, iterations);
+}
+
+/** The stored form of a SCRAM credential from its SaltedPassword (what Kafka's AlterUserScramCredentials sends). */
+export function scramCredentialFromSalted(salted: Buffer, mechanism: ScramMechanism, salt: Buffer, iterations: number): ScramCredential {
+  const h = hashNames[mechanism];
   const clientKey = createHmac(h, salted).update('Client Key').digest();
   return {
     salt,

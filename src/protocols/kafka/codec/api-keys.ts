@@ -144,6 +144,8 @@ export const supportedApis: readonly SupportedApi[] = [
   api('ElectLeaders', 2, 2),
   api('IncrementalAlterConfigs', 1, 1),
   api('OffsetDelete', 0, null),
+  api('DescribeUserScramCredentials', 0, 0),
+  api('AlterUserScramCredentials', 0, 0),
   api('DescribeCluster', 1, 0),
 
   api('DescribeProducers', 0, 0),

@@ -26,6 +26,8 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js';
+import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js';
 import { electLeadersHandler } from './elect-leaders.js';
 import { describeLogDirsHandler } from './describe-log-dirs.js';
 import { alterConfigsHandler } from './alter-configs.js';
@@ -78,6 +80,8 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  alterUserScramCredentialsHandler,
+  describeUserScramCredentialsHandler,
   electLeadersHandler,
   describeLogDirsHandler,
   alterConfigsHandler,

@@ -4,6 +4,7 @@ import type { MessageInputOf, MessageOf } from '../schema.js';
 import { addOffsetsToTxnRequest, addOffsetsToTxnResponse } from './add-offsets-to-txn.js';
 import { addPartitionsToTxnRequest, addPartitionsToTxnResponse } from './add-partitions-to-txn.js';
 import { alterConfigsRequest, alterConfigsResponse } from './alter-configs.js';
+import { alterUserScramCredentialsRequest, alterUserScramCredentialsResponse } from './alter-user-scram-credentials.js';
 import { apiVersionsRequest, apiVersionsResponse } from './api-versions.js';
 import { createPartitionsRequest, createPartitionsResponse } from './create-partitions.js';
 import { createTopicsRequest, createTopicsResponse } from './create-topics.js';
@@ -16,6 +17,7 @@ import { describeGroupsRequest, describeGroupsResponse } from './describe-groups
 import { describeLogDirsRequest, describeLogDirsResponse } from './describe-log-dirs.js';
 import { describeProducersRequest, describeProducersResponse } from './describe-producers.js';
 import { describeTransactionsRequest, describeTransactionsResponse } from './describe-transactions.js';
+import { describeUserScramCredentialsRequest, describeUserScramCredentialsResponse } from './describe-user-scram-credentials.js';
 import { electLeadersRequest, electLeadersResponse } from './elect-leaders.js';
 import { endTxnRequest, endTxnResponse } from './end-txn.js';
 import { fetchRequest, fetchResponse } from './fetch.js';
@@ -80,6 +82,8 @@ export const messageSchemas = {
   [ApiKey.DescribeProducers]: { request: describeProducersRequest, response: describeProducersResponse },
   [ApiKey.DescribeTransactions]: { request: describeTransactionsRequest, response: describeTransactionsResponse },
   [ApiKey.ListTransactions]: { request: listTransactionsRequest, response: listTransactionsResponse },
+  [ApiKey.DescribeUserScramCredentials]: { request: describeUserScramCredentialsRequest, response: describeUserScramCredentialsResponse },
+  [ApiKey.AlterUserScramCredentials]: { request: alterUserScramCredentialsRequest, response: alterUserScramCredentialsResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -95,6 +99,7 @@ export function hasSchema(apiKey: number): apiKey is SchemaApiKey {
 export * from './add-offsets-to-txn.js';
 export * from './add-partitions-to-txn.js';
 export * from './alter-configs.js';
+export * from './alter-user-scram-credentials.js';
 export * from './api-versions.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
@@ -107,6 +112,7 @@ export * from './describe-groups.js';
 export * from './describe-log-dirs.js';
 export * from './describe-producers.js';
 export * from './describe-transactions.js';
+export * from './describe-user-scram-credentials.js';
 export * from './elect-leaders.js';
 export * from './end-txn.js';
 export * from './fetch.js';
