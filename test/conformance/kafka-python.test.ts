@@ -2,7 +2,7 @@
 // admin client (CreateTopics v3, Metadata, DescribeConfigs v2, CreatePartitions v1, DeleteTopics
 // v3), a producer and a group consumer, and the same produce/consume over SASL PLAIN and
 // SCRAM-SHA-256 against a broker that requires SASL. kafka-python uses SaslHandshake v0 and then
-// raw size-prefixed tokens (handlers/sasl-raw.ts). The client side is python/kafka_python_admin.py;
+// raw size-prefixed tokens (handlers/sasl-raw.ts); AlterConfigs v1 and the ACL APIs v1. The client side is python/kafka_python_admin.py;
 // this file starts the broker and checks its JSON report.
 
 import assert from 'node:assert/strict';
@@ -70,6 +70,22 @@ describe('kafka-python', { skip: client.skip, timeout: 60_000 }, () => {
       ],
       list_after: [],
     });
+  });
+
+  it('alters topic configs (legacy AlterConfigs) and creates, describes and deletes ACLs', async () => {
+    await b.broker!.createTopic('default', 'kp-acl', { partitions: 1 });
+    await b.broker!.users.create({ username: 'alice', password: 'alice-pw' });
+    const report = await scenario(b.bootstrap, 'acls');
+    const read = ['TOPIC', 'kp-acl', 'LITERAL', 'User:alice', '*', 'READ', 'ALLOW'];
+    assert.deepEqual(report, {
+      alter_configs: [[0, 'kp-acl']],
+      created: [read],
+      refused: [['WRITE', 'InvalidRequestError']],
+      described: [read],
+      deleted: [[read]],
+      after_delete: [],
+    });
+    assert.equal(b.broker!.catalog.getTopic({ topic: 'kp-acl' })!.config['retention.ms'], 90000);
   });
 
   it('produces and consumes with a group, and commits', async () => {

@@ -1,7 +1,7 @@
 // KafkaJS 2.2.4 admin client against Quartet: createTopics (CreateTopics v3, with configs, an
 // existing topic, a refused replication factor, validateOnly), fetchTopicMetadata, describeConfigs
 // (DescribeConfigs v2 with synonyms, for a topic and for the broker), alterConfigs (the legacy
-// AlterConfigs v1: the whole set replaced, a refused value), createPartitions
+// AlterConfigs v1: the whole set replaced, a refused value), the ACL APIs (v1), createPartitions
 // (CreatePartitions v1) and deleteTopics (DeleteTopics v1); then SASL over SaslHandshake v1 +
 // SaslAuthenticate v1 (PLAIN and SCRAM-SHA-512) against a broker that requires it.
 
@@ -25,6 +25,30 @@ describe('KafkaJS admin', { timeout: 40_000 }, () => {
   });
   after(async () => {
     await b?.stop();
+  });
+
+  it('creates, describes and deletes ACLs as Quartet grants (CreateAcls/DescribeAcls/DeleteAcls v1)', async () => {
+    await b.broker!.createTopic('default', 'kjs-acl', { partitions: 1 });
+    await b.broker!.users.create({ username: 'kjs-alice', password: 'alice-pw' });
+    const admin = client(b.bootstrap).admin();
+    await admin.connect();
+    // AclResourceTypes TOPIC 2, ResourcePatternTypes LITERAL 3, AclOperationTypes ANY 1 / READ 3 / WRITE 4, AclPermissionTypes ANY 1 / DENY 2 / ALLOW 3.
+    const acl = (operation: number, permissionType: number) => ({ resourceType: 2, resourceName: 'kjs-acl', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation, permissionType });
+    const filter = { resourceType: 2, resourceName: 'kjs-acl', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation: 1, permissionType: 1 };
+    try {
+      assert.equal(await admin.createAcls({ acl: [acl(3, 3)] as never }), true);
+      await assert.rejects(admin.createAcls({ acl: [acl(4, 2)] as never }), (err: Error & { type?: string }) => {
+        assert.equal(err.type, 'INVALID_REQUEST', 'DENY has no Quartet grant');
+        return true;
+      });
+      const described = await admin.describeAcls(filter as never);
+      assert.deepEqual(described.resources.map((r) => [r.resourceName, r.acls.map((a) => [a.principal, a.host, a.operation, a.permissionType])]), [['kjs-acl', [['User:kjs-alice', '*', 3, 3]]]]);
+      const deleted = await admin.deleteAcls({ filters: [filter] as never });
+      assert.deepEqual(deleted.filterResponses.map((f) => [f.errorCode, f.matchingAcls.map((m) => [m.resourceName, m.operation])]), [[0, [['kjs-acl', 3]]]]);
+      assert.deepEqual((await admin.describeAcls(filter as never)).resources, []);
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   it('creates, describes, grows and deletes topics', async () => {

@@ -6,13 +6,16 @@ Usage: kafka_python_admin.py BOOTSTRAP SCENARIO [USER PASSWORD]
   SCENARIO sasl-plain | sasl-scram-sha-256   the same produce/consume over SASL (SaslHandshake v0,
                       raw tokens) with USER/PASSWORD
   SCENARIO sasl-bad-password MECHANISM       expect the connection to fail authentication
+  SCENARIO acls       alter_configs (AlterConfigs v1) on topic kp-acl, then create_acls /
+                      describe_acls / delete_acls (v1) for user alice on it
 Prints one JSON object on stdout; the TypeScript test asserts on it.
 """
 import json
 import sys
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
+from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ConfigResource, ConfigResourceType,
+                         NewPartitions, NewTopic, ResourcePattern, ResourcePatternFilter, ResourceType)
 from kafka.errors import KafkaError
 
 bootstrap, scenario = sys.argv[1], sys.argv[2]
@@ -126,8 +129,40 @@ def bad_password_scenario(mechanism):
         return {'result': error_name(err)}
 
 
+def acl_text(acl):
+    p = acl.resource_pattern
+    return [p.resource_type.name, p.resource_name, p.pattern_type.name, acl.principal, acl.host, acl.operation.name, acl.permission_type.name]
+
+
+def acls_scenario():
+    out = {}
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id='kp-acl', request_timeout_ms=TIMEOUT_MS)
+    try:
+        altered = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, 'kp-acl', configs={'retention.ms': '90000'})])
+        out['alter_configs'] = [[r[0], r[3]] for r in altered.resources]
+        topic = ResourcePattern(ResourceType.TOPIC, 'kp-acl', ACLResourcePatternType.LITERAL)
+        created = admin.create_acls([
+            ACL('User:alice', '*', ACLOperation.READ, ACLPermissionType.ALLOW, topic),
+            ACL('User:alice', '*', ACLOperation.WRITE, ACLPermissionType.DENY, topic),
+        ])
+        out['created'] = [acl_text(a) for a in created['succeeded']]
+        out['refused'] = [[acl_text(a)[5], e.__name__ if isinstance(e, type) else error_name(e)] for a, e in created['failed']]
+        every = ACLFilter(principal='User:alice', host='*', operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                          resource_pattern=ResourcePatternFilter(ResourceType.TOPIC, 'kp-acl', ACLResourcePatternType.ANY))
+        acls, error = admin.describe_acls(every)
+        out['described'] = [acl_text(a) for a in acls]
+        deleted = admin.delete_acls([every])
+        out['deleted'] = [[acl_text(a) for a, _err in matches] for _filter, matches, _err in deleted]
+        out['after_delete'] = [acl_text(a) for a in admin.describe_acls(every)[0]]
+    finally:
+        admin.close()
+    return out
+
+
 if scenario == 'admin':
     result = admin_scenario()
+elif scenario == 'acls':
+    result = acls_scenario()
 elif scenario == 'produce':
     result = produce_consume_scenario('kp-data', 'kp-group', {})
 elif scenario == 'sasl-plain':

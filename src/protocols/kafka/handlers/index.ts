@@ -26,6 +26,9 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { createAclsHandler } from './create-acls.js';
+import { deleteAclsHandler } from './delete-acls.js';
+import { describeAclsHandler } from './describe-acls.js';
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js';
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js';
 import { electLeadersHandler } from './elect-leaders.js';
@@ -80,6 +83,9 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   alterUserScramCredentialsHandler,
   describeUserScramCredentialsHandler,
   electLeadersHandler,

@@ -2,6 +2,7 @@
 import { ApiKey } from '../api-keys.js';
 import type { MessageInputOf, MessageOf } from '../schema.js';
 import { addOffsetsToTxnRequest, addOffsetsToTxnResponse } from './add-offsets-to-txn.js';
+import { createAclsRequest, createAclsResponse, deleteAclsRequest, deleteAclsResponse, describeAclsRequest, describeAclsResponse } from './acls.js';
 import { addPartitionsToTxnRequest, addPartitionsToTxnResponse } from './add-partitions-to-txn.js';
 import { alterConfigsRequest, alterConfigsResponse } from './alter-configs.js';
 import { alterUserScramCredentialsRequest, alterUserScramCredentialsResponse } from './alter-user-scram-credentials.js';
@@ -84,6 +85,9 @@ export const messageSchemas = {
   [ApiKey.ListTransactions]: { request: listTransactionsRequest, response: listTransactionsResponse },
   [ApiKey.DescribeUserScramCredentials]: { request: describeUserScramCredentialsRequest, response: describeUserScramCredentialsResponse },
   [ApiKey.AlterUserScramCredentials]: { request: alterUserScramCredentialsRequest, response: alterUserScramCredentialsResponse },
+  [ApiKey.DescribeAcls]: { request: describeAclsRequest, response: describeAclsResponse },
+  [ApiKey.CreateAcls]: { request: createAclsRequest, response: createAclsResponse },
+  [ApiKey.DeleteAcls]: { request: deleteAclsRequest, response: deleteAclsResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -96,6 +100,7 @@ export function hasSchema(apiKey: number): apiKey is SchemaApiKey {
   return Object.prototype.hasOwnProperty.call(messageSchemas, apiKey);
 }
 
+export * from './acls.js';
 export * from './add-offsets-to-txn.js';
 export * from './add-partitions-to-txn.js';
 export * from './alter-configs.js';
