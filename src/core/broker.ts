@@ -1,5 +1,5 @@
 // The Broker: the one object every front-end and the server use. It owns the metadata store and
-// the stores over it (catalog, users, offsets, groups, producer state and names, transactions), the
+// the stores over it (catalog, users, offsets, groups, producer state and names, transactions, client quotas), the
 // partition logs of every topic (partition-logs.ts), the append path (appends.ts), the read
 // service (reads.ts) and the maintenance timer, and applies every catalog change to them all.
 //
@@ -24,6 +24,7 @@ import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
 import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
+import { ClientQuotas } from './client-quotas.js';
 import { ProducerStateManager } from './producer-state.js';
 import { ProducerNames } from './producer-names.js';
 import { ReadService } from './reads.js';
@@ -174,6 +175,8 @@ export class Broker implements CatalogObserver {
   /** Snapshots of event-sourced aggregates (event-streams.ts); a deleted or purged topic loses them. */
   readonly eventSnapshots: EventSnapshotStore;
   readonly producers: ProducerStateManager;
+  /** Byte-rate and request-time quotas per user and client id (client-quotas.ts), enforced by front-ends. */
+  readonly clientQuotas: ClientQuotas;
   /** Producers a protocol names by strings (Cursus), mapped onto `producers` (producer-names.ts). */
   readonly producerNames: ProducerNames;
   /** Set by open() once the logs are recovered. */
@@ -227,6 +230,7 @@ export class Broker implements CatalogObserver {
     catalog: Catalog;
     users: UserStore;
     producers: ProducerStateManager;
+    clientQuotas: ClientQuotas;
     topicDefaults: TopicConfig;
     defaultPartitions: number;
   }) {
@@ -239,6 +243,7 @@ export class Broker implements CatalogObserver {
     this.catalog = parts.catalog;
     this.users = parts.users;
     this.producers = parts.producers;
+    this.clientQuotas = parts.clientQuotas;
     this.producerNames = new ProducerNames(parts.store, parts.producers, this.clock, { idleExpiryMs: parts.producers.idleExpiryMs });
     this.offsets = new OffsetStore(parts.store, this.clock);
     this.groups = new GroupStore(parts.store, this.clock);
@@ -286,7 +291,8 @@ export class Broker implements CatalogObserver {
         ...(options.producerEntriesMax !== undefined ? { entriesMax: options.producerEntriesMax } : {}),
         ...(options.producerIdleExpiryMs !== undefined ? { idleExpiryMs: options.producerIdleExpiryMs } : {}),
       });
-      broker = new Broker({ options, store, catalog, users, producers, topicDefaults, defaultPartitions });
+      const clientQuotas = await ClientQuotas.open(store, clock);
+      broker = new Broker({ options, store, catalog, users, producers, clientQuotas, topicDefaults, defaultPartitions });
       await broker.logs.openAll(catalog.listTopics());
       await broker.logs.removeOrphanDirs();
       await broker.recoverProducerState();

@@ -108,6 +108,14 @@ export const metadataMigrations: readonly Migration[] = [
         PRIMARY KEY (topic_internal_id, partition, stream_key)) STRICT;
     `,
   },
+  {
+    // Client quotas (client-quotas.ts): one row per quota entity, its values as JSON.
+    version: 6,
+    name: 'client quotas',
+    sql: `
+      CREATE TABLE client_quotas (entity TEXT PRIMARY KEY, quotas TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+    `,
+  },
 ];
 
 export const metadataSchemaVersion = metadataMigrations[metadataMigrations.length - 1]!.version;

@@ -90,6 +90,13 @@ export interface GroupRecord {
   updatedAt: number;
 }
 
+/** A client quota entity's values (client-quotas.ts); `entity` is its canonical key. */
+export interface ClientQuotaRecord {
+  entity: string;
+  quotas: Record<string, number>;
+  updatedAt: number;
+}
+
 export interface TopicOptionsRecord {
   /** The protocol whose options these are ('iggy'): what it was told that the core config does not hold. */
   protocol: string;
@@ -203,6 +210,11 @@ export interface MetadataStore {
   getGroup(scope: string, groupId: string): Promise<GroupRecord | null>;
   listGroups(scope: string): Promise<GroupRecord[]>;
   deleteGroup(scope: string, groupId: string): Promise<boolean>;
+
+  /** Client quotas: one row per entity, replaced whole; deleted when it holds no value. */
+  listClientQuotas(): Promise<ClientQuotaRecord[]>;
+  putClientQuota(record: ClientQuotaRecord): Promise<void>;
+  deleteClientQuota(entity: string): Promise<boolean>;
 
   /** Replaces the (protocol, topic) options. */
   putTopicOptions(record: TopicOptionsRecord): Promise<void>;
@@ -465,6 +477,20 @@ export class SqliteMetadataStore implements MetadataStore {
 
   // --- per-topic protocol options and group id counters --------------------------------------
 
+  listClientQuotas(): Promise<ClientQuotaRecord[]> {
+    return this.run(() =>
+      (this.stmts.listClientQuotas.all() as Row[]).map((r) => ({ entity: String(r.entity), quotas: JSON.parse(String(r.quotas)) as Record<string, number>, updatedAt: Number(r.updated_at) })),
+    );
+  }
+
+  putClientQuota(record: ClientQuotaRecord): Promise<void> {
+    return this.run(() => void this.stmts.putClientQuota.run(record.entity, JSON.stringify(record.quotas), record.updatedAt));
+  }
+
+  deleteClientQuota(entity: string): Promise<boolean> {
+    return this.run(() => this.stmts.deleteClientQuota.run(entity).changes > 0);
+  }
+
   putTopicOptions(record: TopicOptionsRecord): Promise<void> {
     return this.run(
       () => void this.stmts.putTopicOptions.run(record.protocol, record.topicInternalId, JSON.stringify(record.options ?? null), record.updatedAt),
@@ -681,6 +707,12 @@ function prepareStatements(db: Database.Database) {
     getGroup: db.prepare('SELECT * FROM groups WHERE scope = ? AND group_id = ?'),
     listGroups: db.prepare('SELECT * FROM groups WHERE scope = ? ORDER BY group_id'),
     deleteGroup: db.prepare('DELETE FROM groups WHERE scope = ? AND group_id = ?'),
+    listClientQuotas: db.prepare('SELECT * FROM client_quotas ORDER BY entity'),
+    putClientQuota: db.prepare(
+      `INSERT INTO client_quotas (entity, quotas, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (entity) DO UPDATE SET quotas = excluded.quotas, updated_at = excluded.updated_at`,
+    ),
+    deleteClientQuota: db.prepare('DELETE FROM client_quotas WHERE entity = ?'),
     putTopicOptions: db.prepare(
       `INSERT INTO topic_options (protocol, topic_internal_id, options, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (protocol, topic_internal_id) DO UPDATE SET options = excluded.options, updated_at = excluded.updated_at`,

@@ -113,6 +113,8 @@ export class RequestPipeline<F> {
   private sendingFiles = false;
   private corked = false;
   private paused = false;
+  /** Set by muteFor: no frame starts and the socket is not read until the timer fires. */
+  private muted: ReturnType<typeof setTimeout> | null = null;
   /** No more frames are read or started (close, endWith, destroy, the socket gone). */
   private closing = false;
   /** The socket is gone. */
@@ -215,7 +217,7 @@ export class RequestPipeline<F> {
   /** Starts waiting frames while the limits allow, then pauses or resumes reading. */
   private pump(): void {
     const max = this.options.inFlightMax();
-    while (!this.closing && !this.writeBlocked && this.barrier === null && this.waiting.length > 0 && this.inFlight < max) {
+    while (!this.closing && !this.writeBlocked && this.muted === null && this.barrier === null && this.waiting.length > 0 && this.inFlight < max) {
       if (this.protocol.mayStart !== undefined && !this.protocol.mayStart(this.waiting[0]!)) break;
       this.startFrame(this.waiting.shift()!);
     }
@@ -246,7 +248,7 @@ export class RequestPipeline<F> {
   private updateReading(inFlightMax: number): void {
     if (this.closing || this.inputOver) return;
     const readAhead = this.options.readAheadMax();
-    const full = this.writeBlocked || this.inFlight >= inFlightMax;
+    const full = this.writeBlocked || this.muted !== null || this.inFlight >= inFlightMax;
     if (!this.paused) {
       if (full || this.waiting.length >= readAhead) this.setPaused(true);
     } else if (!full && this.waiting.length < Math.ceil(readAhead / 2)) {
@@ -273,6 +275,21 @@ export class RequestPipeline<F> {
     this.slots.push(slot);
     if (options.barrier === true) this.barrier = slot;
     return slot;
+  }
+
+  /**
+   * Stops reading and starting requests for `ms` (a protocol's quota throttling: Kafka mutes a
+   * throttled connection, KIP-219). A later call while muted restarts the mute with its own time.
+   */
+  muteFor(ms: number): void {
+    if (this.closing || ms <= 0) return;
+    if (this.muted !== null) clearTimeout(this.muted);
+    this.muted = setTimeout(() => {
+      this.muted = null;
+      this.pump();
+    }, ms);
+    this.muted.unref?.();
+    this.setPaused(true);
   }
 
   /** Holds every later frame until `slot`'s reply is written (a serial point found while handling it). */

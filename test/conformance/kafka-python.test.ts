@@ -88,6 +88,21 @@ describe('kafka-python', { skip: client.skip, timeout: 60_000 }, () => {
     assert.equal(b.broker!.catalog.getTopic({ topic: 'kp-acl' })!.config['retention.ms'], 90000);
   });
 
+  it('a producer_byte_rate quota throttles the producer (throttle_time_ms > 0) and bounds its rate', async (t) => {
+    const quotaBytesPerSecond = 100_000;
+    await b.broker!.createTopic('default', 'kp-quota', { partitions: 1 });
+    await b.broker!.clientQuotas.alter({ clientId: 'kp-quota' }, [{ key: 'producer_byte_rate', value: quotaBytesPerSecond }]);
+    const totalBytes = 1_600 * 1024;
+    const report = (await scenario(b.bootstrap, 'quota', String(totalBytes))) as { sent: number; elapsed_s: number; throttle_max_ms: number };
+    t.diagnostic(`${report.sent} KiB in ${report.elapsed_s.toFixed(2)} s, produce-throttle-time-max ${report.throttle_max_ms} ms`);
+    assert.equal(report.sent, totalBytes / 1024, 'every record was acknowledged');
+    assert.ok(report.throttle_max_ms > 0, `the broker answered throttle_time_ms > 0 (max ${report.throttle_max_ms})`);
+    // The window lets ~11 s worth of quota through at once; the rest goes at most at the quota
+    // (half of that time is asserted, for slack). Unthrottled, this takes well under a second.
+    const minSeconds = ((totalBytes - 11 * quotaBytesPerSecond) / quotaBytesPerSecond) * 0.5;
+    assert.ok(report.elapsed_s >= minSeconds, `took ${report.elapsed_s.toFixed(2)} s, at least ${minSeconds.toFixed(2)} s expected`);
+  });
+
   it('produces and consumes with a group, and commits', async () => {
     assert.deepEqual(await scenario(b.bootstrap, 'produce'), { ...produced, create: [['kp-data', 0]] });
   });

@@ -1,6 +1,6 @@
 // @platformatic/kafka 2.12.1 Admin against Quartet, for the admin APIs the other target clients
 // lack: describeLogDirs (DescribeLogDirs v4) and deleteConsumerGroupOffsets (OffsetDelete v0,
-// after alterConsumerGroupOffsets commits them).
+// after alterConsumerGroupOffsets commits them), alterClientQuotas / describeClientQuotas (v1).
 // Exact results are asserted; sizes are compared with what the broker's own logs report.
 
 import './promise-with-resolvers.js';
@@ -56,5 +56,24 @@ describe('@platformatic/kafka Admin', { timeout: 60_000 }, () => {
       assert.equal(findErrorBy(err, 'apiId', 'GROUP_ID_NOT_FOUND')?.apiCode, 69);
       return true;
     });
+  });
+
+  it('alterClientQuotas and describeClientQuotas: quotas per user and client id, defaults included', async () => {
+    const altered = await admin.alterClientQuotas({
+      entries: [
+        { entities: [{ entityType: 'user', entityName: 'plt-alice' }, { entityType: 'client-id', entityName: null }], ops: [{ key: 'producer_byte_rate', value: 2048, remove: false }] },
+        { entities: [{ entityType: 'client-id', entityName: 'plt-app' }], ops: [{ key: 'consumer_byte_rate', value: 4096, remove: false }, { key: 'request_percentage', value: 25, remove: false }] },
+      ],
+    });
+    assert.deepEqual(altered.map((e) => e.errorCode), [0, 0]);
+    const described = await admin.describeClientQuotas({ components: [{ entityType: 'client-id', matchType: 2 }] });
+    const text = described.map((e) => [e.entity.map((p) => `${p.entityType}=${p.entityName}`).join(','), e.values.map((v) => `${v.key}=${v.value}`).sort().join(',')]).sort();
+    assert.deepEqual(text, [
+      ['client-id=plt-app', 'consumer_byte_rate=4096,request_percentage=25'],
+      ['user=plt-alice,client-id=null', 'producer_byte_rate=2048'],
+    ]);
+    const strict = await admin.describeClientQuotas({ components: [{ entityType: 'client-id', matchType: 0, match: 'plt-app' }], strict: true });
+    assert.equal(strict.length, 1);
+    assert.deepEqual(b.broker!.clientQuotas.resolve('producer_byte_rate', 'plt-alice', 'any-client')?.quota, 2048, 'the core store holds what the client set');
   });
 });

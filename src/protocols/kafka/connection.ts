@@ -243,6 +243,7 @@ export class KafkaConnection implements ConnectionHandle {
       holdRequestUntil: (work) => holds.push(work),
       closeAfterResponse: () => void (slot.closeAfter = true),
       holdFollowingRequests: () => this.pipeline.holdFollowing(slot),
+      throttleAfterResponse: (ms) => slot.onWritten(() => this.pipeline.muteFor(ms)),
       fileSlices: this.fileSlices,
     };
     if (handler === undefined || header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {

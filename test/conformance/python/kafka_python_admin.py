@@ -6,6 +6,8 @@ Usage: kafka_python_admin.py BOOTSTRAP SCENARIO [USER PASSWORD]
   SCENARIO sasl-plain | sasl-scram-sha-256   the same produce/consume over SASL (SaslHandshake v0,
                       raw tokens) with USER/PASSWORD
   SCENARIO sasl-bad-password MECHANISM       expect the connection to fail authentication
+  SCENARIO quota BYTES  produce BYTES of 1 KiB records as client id kp-quota (a producer_byte_rate
+                      quota is set on it) and report the elapsed time and produce-throttle-time-max
   SCENARIO acls       alter_configs (AlterConfigs v1) on topic kp-acl, then create_acls /
                       describe_acls / delete_acls (v1) for user alice on it
 Prints one JSON object on stdout; the TypeScript test asserts on it.
@@ -159,8 +161,26 @@ def acls_scenario():
     return out
 
 
+def quota_scenario(total_bytes):
+    import time
+    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id='kp-quota', acks=1, linger_ms=5)
+    try:
+        value = b'q' * 1024
+        started = time.monotonic()
+        futures = [producer.send('kp-quota', value) for _ in range(total_bytes // len(value))]
+        producer.flush(timeout=60)
+        elapsed = time.monotonic() - started
+        sent = sum(1 for f in futures if f.succeeded())
+        metrics = producer.metrics()['producer-metrics']
+        return {'sent': sent, 'elapsed_s': elapsed, 'throttle_max_ms': metrics['produce-throttle-time-max']}
+    finally:
+        producer.close()
+
+
 if scenario == 'admin':
     result = admin_scenario()
+elif scenario == 'quota':
+    result = quota_scenario(int(sys.argv[3]))
 elif scenario == 'acls':
     result = acls_scenario()
 elif scenario == 'produce':

@@ -147,6 +147,8 @@ export const supportedApis: readonly SupportedApi[] = [
   api('ElectLeaders', 2, 2),
   api('IncrementalAlterConfigs', 1, 1),
   api('OffsetDelete', 0, null),
+  api('DescribeClientQuotas', 1, 1),
+  api('AlterClientQuotas', 1, 1),
   api('DescribeUserScramCredentials', 0, 0),
   api('AlterUserScramCredentials', 0, 0),
   api('DescribeCluster', 1, 0),

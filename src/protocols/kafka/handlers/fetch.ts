@@ -42,6 +42,7 @@ import type { FetchRequest, FetchResponseInput } from '../codec/messages/fetch.j
 import { kafkaCodeOf } from '../errors.js';
 import { leaderEpochError, lookupPartition, settledWithin } from '../topics.js';
 import { transactionHooksOf } from '../transactions.js';
+import { throttleRequest } from '../quotas.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
 export { transcodeWholeRecordsMax } from '../../../core/reads.js';
@@ -79,6 +80,10 @@ function errorResponse(request: FetchRequest, errorCode: number): FetchResponseI
     sessionId: 0,
     responses: request.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => partitionError(p.partition, errorCode, rc)) })),
   };
+}
+
+function withoutRecords(responses: ReadResult['responses']): ReadResult['responses'] {
+  return responses.map((t) => ({ ...t, partitions: (t.partitions ?? []).map((p) => ({ ...p, records: emptyRecords })) }));
 }
 
 interface Target {
@@ -208,6 +213,7 @@ export const fetchHandler = defineHandler({
   errorResponse: (request, errorCode) => errorResponse(request, errorCode),
   async handle(request, context: KafkaRequestContext) {
     const { frontend, version } = context;
+    const startedMs = frontend.broker.clientQuotas.active ? frontend.clock.now() : 0;
     if (version < 4) return errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
     if (request.sessionId !== 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
@@ -257,6 +263,11 @@ export const fetchHandler = defineHandler({
         if (purged) readers = readersOf();
         else if (!woken) break;
         result = await read();
+      }
+      if (frontend.broker.clientQuotas.active) {
+        const throttleTimeMs = throttleRequest(context, 'consumer_byte_rate', result.bytes, startedMs);
+        // Over quota: answered without records (Kafka's getThrottledResponse); the position stays.
+        if (throttleTimeMs > 0) return { throttleTimeMs, errorCode: ErrorCode.NONE, sessionId: 0, responses: withoutRecords(result.responses) };
       }
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: result.responses };
     } finally {

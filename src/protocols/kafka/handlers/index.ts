@@ -26,6 +26,8 @@ import { offsetFetchHandler } from './offset-fetch.js';
 import { syncGroupHandler } from './sync-group.js';
 
 // -- administration
+import { alterClientQuotasHandler } from './alter-client-quotas.js';
+import { describeClientQuotasHandler } from './describe-client-quotas.js';
 import { createAclsHandler } from './create-acls.js';
 import { deleteAclsHandler } from './delete-acls.js';
 import { describeAclsHandler } from './describe-acls.js';
@@ -83,6 +85,8 @@ export const kafkaHandlers: readonly KafkaHandler[] = [
   describeConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   describeAclsHandler,
   createAclsHandler,
   deleteAclsHandler,

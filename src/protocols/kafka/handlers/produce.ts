@@ -62,6 +62,7 @@ import { produceTurns } from '../produce-turns.js';
 import { kafkaCodeOf } from '../errors.js';
 import { lookupPartition } from '../topics.js';
 import { kafkaTransactionScope } from '../transactions.js';
+import { throttleRequest } from '../quotas.js';
 import { defineHandler, type KafkaFrontend, type KafkaRequestContext } from './types.js';
 
 type PartitionOut = NonNullable<NonNullable<ProduceResponseInput['responses']>[number]['partitionResponses']>[number];
@@ -199,6 +200,13 @@ function produceCodeOf(err: unknown): number {
   return code === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : code;
 }
 
+/** The record bytes a Produce request carries (what producer_byte_rate counts). */
+function recordBytes(request: ProduceRequest): number {
+  let bytes = 0;
+  for (const t of request.topicData) for (const p of t.partitionData) bytes += p.records?.length ?? 0;
+  return bytes;
+}
+
 export const produceHandler = defineHandler({
   apiKey: ApiKey.Produce,
   minVersion: 0,
@@ -206,6 +214,7 @@ export const produceHandler = defineHandler({
   errorResponse: (request, errorCode) => errorResponse(request, errorCode),
   handle(request, context: KafkaRequestContext) {
     const { frontend, version } = context;
+    const startedMs = frontend.broker.clientQuotas.active ? frontend.clock.now() : 0;
     const acks = request.acks;
     // An acks=0 request that fails closes the connection, so what follows it must not have run.
     if (acks === 0) context.holdFollowingRequests?.();
@@ -232,6 +241,6 @@ export const produceHandler = defineHandler({
     }
     return Promise.all(
       pending.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitions) })),
-    ).then((responses) => ({ responses, throttleTimeMs: 0 }));
+    ).then((responses) => ({ responses, throttleTimeMs: frontend.broker.clientQuotas.active ? throttleRequest(context, 'producer_byte_rate', recordBytes(request), startedMs) : 0 }));
   },
 });

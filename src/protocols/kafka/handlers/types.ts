@@ -125,6 +125,11 @@ export interface KafkaRequestContext {
    * its response is written, as if the connection were muted until then (Kafka's own behaviour).
    */
   readonly holdFollowingRequests?: () => void;
+  /**
+   * Mutes the connection for `ms` once this request's response is written: no further request is
+   * read from it until then (Kafka's quota throttling, KIP-219). Absent in tests without a connection.
+   */
+  readonly throttleAfterResponse?: (ms: number) => void;
 }
 
 /**

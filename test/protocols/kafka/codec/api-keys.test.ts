@@ -20,7 +20,7 @@ describe('api keys', () => {
     assert.equal(max.Fetch, 12);
     assert.equal(max.AddPartitionsToTxn, 3);
     assert.equal(max.EndTxn, 4);
-    assert.equal(supportedApis.length, 42);
+    assert.equal(supportedApis.length, 44);
   });
 
   it('knows which versions are flexible', () => {

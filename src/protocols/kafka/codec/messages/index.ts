@@ -7,6 +7,7 @@ import { addPartitionsToTxnRequest, addPartitionsToTxnResponse } from './add-par
 import { alterConfigsRequest, alterConfigsResponse } from './alter-configs.js';
 import { alterUserScramCredentialsRequest, alterUserScramCredentialsResponse } from './alter-user-scram-credentials.js';
 import { apiVersionsRequest, apiVersionsResponse } from './api-versions.js';
+import { alterClientQuotasRequest, alterClientQuotasResponse, describeClientQuotasRequest, describeClientQuotasResponse } from './client-quotas.js';
 import { createPartitionsRequest, createPartitionsResponse } from './create-partitions.js';
 import { createTopicsRequest, createTopicsResponse } from './create-topics.js';
 import { deleteGroupsRequest, deleteGroupsResponse } from './delete-groups.js';
@@ -88,6 +89,8 @@ export const messageSchemas = {
   [ApiKey.DescribeAcls]: { request: describeAclsRequest, response: describeAclsResponse },
   [ApiKey.CreateAcls]: { request: createAclsRequest, response: createAclsResponse },
   [ApiKey.DeleteAcls]: { request: deleteAclsRequest, response: deleteAclsResponse },
+  [ApiKey.DescribeClientQuotas]: { request: describeClientQuotasRequest, response: describeClientQuotasResponse },
+  [ApiKey.AlterClientQuotas]: { request: alterClientQuotasRequest, response: alterClientQuotasResponse },
 } as const;
 
 export type SchemaApiKey = keyof typeof messageSchemas;
@@ -106,6 +109,7 @@ export * from './add-partitions-to-txn.js';
 export * from './alter-configs.js';
 export * from './alter-user-scram-credentials.js';
 export * from './api-versions.js';
+export * from './client-quotas.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
 export * from './delete-groups.js';
