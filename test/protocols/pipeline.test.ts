@@ -113,6 +113,22 @@ describe('request pipeline', () => {
     await until('frames released', () => p.released.length === 3);
   });
 
+  it('a muted connection starts no request until the mute ends (quota throttling)', async () => {
+    const p = await linePipeline({ readAheadMax: 4 });
+    p.send('a');
+    await until('a started', () => p.started.length === 1);
+    const muteMs = 150;
+    p.started[0]!.slot.onWritten(() => p.pipeline.muteFor(muteMs));
+    p.started[0]!.answer();
+    await until('a answered', () => p.received() === 'a\n');
+    const mutedAt = Date.now();
+    p.send('b');
+    await until('b started after the mute', () => p.started.length === 2, 5_000);
+    assert.ok(Date.now() - mutedAt >= muteMs - 20, `b started ${Date.now() - mutedAt} ms after the mute began`);
+    p.started[1]!.answer();
+    await until('b answered', () => p.received() === 'a\nb\n');
+  });
+
   it('writes each reply as soon as it is ready (as-ready)', async () => {
     const p = await linePipeline({ order: 'as-ready' });
     p.send('a', 'b');

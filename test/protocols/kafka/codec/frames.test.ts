@@ -115,7 +115,7 @@ describe('golden frames', () => {
 
   it('KIP-511: an unsupported ApiVersions version gets a v0 body with error 35 and the full list', () => {
     const frame = joinChunks(encodeUnsupportedApiVersions(7));
-    assert.deepEqual(frame.subarray(4, 14), hex('00000007 0023 0000001e'), 'corr 7, error 35, 30 apis');
+    assert.deepEqual(frame.subarray(4, 14), hex('00000007 0023 0000002c'), 'corr 7, error 35, 44 apis');
     const r = decodeResponse(ApiKey.ApiVersions, 0, frame.subarray(4));
     assert.ok(r.ok);
     assert.equal(r.body.errorCode, 35);
