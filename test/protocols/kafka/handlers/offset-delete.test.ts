@@ -4,6 +4,8 @@ import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
 import { joinGroupHandler } from '../../../../src/protocols/kafka/handlers/join-group.js';
 import { kafkaOffsetScope, offsetCommitHandler } from '../../../../src/protocols/kafka/handlers/offset-commit.js';
 import { offsetDeleteHandler } from '../../../../src/protocols/kafka/handlers/offset-delete.js';
+import { adminHarness } from './admin-harness.js';
+import { sessionReadingTopic, sessionWith } from './admin-users.js';
 import { groupsHarness, settle, type GroupsHarness } from './groups-harness.js';
 import { rebalanceTimeoutMs, sessionTimeoutMs } from './groups-harness.js';
 
@@ -69,5 +71,21 @@ describe('OffsetDelete', () => {
     const res = await h.call(offsetDeleteHandler, 0, { groupId: 'connect', topics: [{ name: 'a', partitions: [{ partitionIndex: 0 }] }] });
     assert.equal(res.errorCode, ErrorCode.NON_EMPTY_GROUP);
     assert.deepEqual(await committed(h, 'connect'), ['a-0']);
+  });
+});
+
+describe('OffsetDelete authorization', () => {
+  it('a SASL user needs read on the group\'s topics (GROUP_AUTHORIZATION_FAILED) and on each named topic (29)', async (t) => {
+    const h = await adminHarness(t, { topics: { a: 1, b: 1 } });
+    const a = h.broker.catalog.getTopic({ topic: 'a' })!;
+    await h.broker.offsets.commit(kafkaOffsetScope, 'g', [{ topicInternalId: a.internalId, partition: 0, offset: 3 }]);
+    const nobody = await sessionWith(h, 'nobody', ['read_servers']);
+    const denied = await h.call(offsetDeleteHandler, 0, { groupId: 'g', topics: [{ name: 'a', partitions: [{ partitionIndex: 0 }] }] }, nobody);
+    assert.equal(denied.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal((await h.broker.offsets.fetchGroup(kafkaOffsetScope, 'g')).length, 1, 'nothing deleted');
+    const session = await sessionReadingTopic(h, 'reader', 'a');
+    const res = await h.call(offsetDeleteHandler, 0, { groupId: 'g', topics: [{ name: 'b', partitions: [{ partitionIndex: 0 }] }, { name: 'a', partitions: [{ partitionIndex: 0 }] }] }, session);
+    assert.deepEqual(res.topics.map((t) => [t.name, t.partitions[0]!.errorCode]), [['b', ErrorCode.TOPIC_AUTHORIZATION_FAILED], ['a', 0]]);
+    assert.equal((await h.broker.offsets.fetchGroup(kafkaOffsetScope, 'g')).length, 0);
   });
 });

@@ -8,6 +8,8 @@ import { describeProducersHandler } from '../../../../src/protocols/kafka/handle
 import { describeTransactionsHandler } from '../../../../src/protocols/kafka/handlers/describe-transactions.js';
 import { endTxnHandler } from '../../../../src/protocols/kafka/handlers/end-txn.js';
 import { listTransactionsHandler } from '../../../../src/protocols/kafka/handlers/list-transactions.js';
+import { adminHarness } from './admin-harness.js';
+import { sessionReadingTopic } from './admin-users.js';
 import { txnHarness } from './transactions-harness.js';
 
 describe('transaction admin APIs', () => {
@@ -48,5 +50,14 @@ describe('transaction admin APIs', () => {
     assert.deepEqual([done.transactionState, done.topics], ['CompleteCommit', []]);
     const after = await h.call(describeProducersHandler, 0, { topics: [{ name: 'out', partitionIndexes: [1] }] });
     assert.equal(after.topics[0]!.partitions[0]!.activeProducers[0]!.currentTxnStartOffset, -1, 'no open transaction after the commit');
+  });
+});
+
+describe('DescribeProducers authorization', () => {
+  it('needs READ (poll_messages) on the topic', async (t) => {
+    const h = await adminHarness(t, { topics: { mine: 1, theirs: 1 } });
+    const session = await sessionReadingTopic(h, 'reader', 'mine');
+    const res = await h.call(describeProducersHandler, 0, { topics: [{ name: 'mine', partitionIndexes: [0] }, { name: 'theirs', partitionIndexes: [0] }] }, session);
+    assert.deepEqual(res.topics.map((t) => [t.name, t.partitions[0]!.errorCode]), [['mine', 0], ['theirs', ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
   });
 });
