@@ -28,13 +28,13 @@ describe('KafkaJS admin', { timeout: 40_000 }, () => {
   });
 
   it('creates, describes and deletes ACLs as Quartet grants (CreateAcls/DescribeAcls/DeleteAcls v1)', async () => {
-    await b.broker!.createTopic('default', 'kjs-acl', { partitions: 1 });
+    await b.broker!.createTopic('default', 'acl-kjs', { partitions: 1 });
     await b.broker!.users.create({ username: 'kjs-alice', password: 'alice-pw' });
     const admin = client(b.bootstrap).admin();
     await admin.connect();
     // AclResourceTypes TOPIC 2, ResourcePatternTypes LITERAL 3, AclOperationTypes ANY 1 / READ 3 / WRITE 4, AclPermissionTypes ANY 1 / DENY 2 / ALLOW 3.
-    const acl = (operation: number, permissionType: number) => ({ resourceType: 2, resourceName: 'kjs-acl', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation, permissionType });
-    const filter = { resourceType: 2, resourceName: 'kjs-acl', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation: 1, permissionType: 1 };
+    const acl = (operation: number, permissionType: number) => ({ resourceType: 2, resourceName: 'acl-kjs', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation, permissionType });
+    const filter = { resourceType: 2, resourceName: 'acl-kjs', resourcePatternType: 3, principal: 'User:kjs-alice', host: '*', operation: 1, permissionType: 1 };
     try {
       assert.equal(await admin.createAcls({ acl: [acl(3, 3)] as never }), true);
       await assert.rejects(admin.createAcls({ acl: [acl(4, 2)] as never }), (err: Error & { type?: string }) => {
@@ -42,9 +42,9 @@ describe('KafkaJS admin', { timeout: 40_000 }, () => {
         return true;
       });
       const described = await admin.describeAcls(filter as never);
-      assert.deepEqual(described.resources.map((r) => [r.resourceName, r.acls.map((a) => [a.principal, a.host, a.operation, a.permissionType])]), [['kjs-acl', [['User:kjs-alice', '*', 3, 3]]]]);
+      assert.deepEqual(described.resources.map((r) => [r.resourceName, r.acls.map((a) => [a.principal, a.host, a.operation, a.permissionType])]), [['acl-kjs', [['User:kjs-alice', '*', 3, 3]]]]);
       const deleted = await admin.deleteAcls({ filters: [filter] as never });
-      assert.deepEqual(deleted.filterResponses.map((f) => [f.errorCode, f.matchingAcls.map((m) => [m.resourceName, m.operation])]), [[0, [['kjs-acl', 3]]]]);
+      assert.deepEqual(deleted.filterResponses.map((f) => [f.errorCode, f.matchingAcls.map((m) => [m.resourceName, m.operation])]), [[0, [['acl-kjs', 3]]]]);
       assert.deepEqual((await admin.describeAcls(filter as never)).resources, []);
     } finally {
       await admin.disconnect();
