@@ -41,4 +41,13 @@ describe('ClientQuotas', () => {
     clock.advance(quotaSamples * quotaSampleMs + 1);
     assert.equal(q.record('producer_byte_rate', 'u', 'c', 100), 0);
   });
+
+  it('request_percentage counts handling time: n % is 10·n ms per second', async () => {
+    const q = await ClientQuotas.open(memoryStore(), new ManualClock(9_000_000));
+    await q.alter({ user: 'u' }, [{ key: 'request_percentage', value: 10 }]);
+    // 1000 ms of handling over the 10 s minimum window is 100 ms/s: exactly 10 %.
+    assert.equal(q.record('request_percentage', 'u', 'c', 1000), 0);
+    // 2000 ms: 200 ms/s, twice the quota → (200 - 100) / 100 × 10 000 ms.
+    assert.equal(q.record('request_percentage', 'u', 'c', 1000), 10_000);
+  });
 });

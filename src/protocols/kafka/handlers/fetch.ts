@@ -214,6 +214,7 @@ export const fetchHandler = defineHandler({
   async handle(request, context: KafkaRequestContext) {
     const { frontend, version } = context;
     const startedMs = frontend.broker.clientQuotas.active ? frontend.clock.now() : 0;
+    let waitedMs = 0;
     if (version < 4) return errorResponse(request, ErrorCode.UNSUPPORTED_VERSION);
     if (request.sessionId !== 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
@@ -258,14 +259,17 @@ export const fetchHandler = defineHandler({
       while (result.bytes < minBytes && !result.failed && frontend.fetchWaiters && !context.session.signal?.aborted) {
         const left = deadline - Date.now();
         if (left <= 0) break;
+        const waitStartMs = frontend.clock.now();
         const woken = await frontend.fetchWaiters.waitForAppend(readers, left, context.session.signal);
+        // Waiting for data is not handling time (request_percentage counts the work, as Kafka's does).
+        waitedMs += frontend.clock.now() - waitStartMs;
         const purged = await followPurges(frontend, access, request, targets);
         if (purged) readers = readersOf();
         else if (!woken) break;
         result = await read();
       }
       if (frontend.broker.clientQuotas.active) {
-        const throttleTimeMs = throttleRequest(context, 'consumer_byte_rate', result.bytes, startedMs);
+        const throttleTimeMs = throttleRequest(context, 'consumer_byte_rate', result.bytes, startedMs + waitedMs);
         // Over quota: answered without records (Kafka's getThrottledResponse); the position stays.
         if (throttleTimeMs > 0) return { throttleTimeMs, errorCode: ErrorCode.NONE, sessionId: 0, responses: withoutRecords(result.responses) };
       }
