@@ -119,12 +119,12 @@ describe('SaslAuthenticate', () => {
     assert.deepEqual([late.errorCode, late.errorMessage], [ErrorCode.ILLEGAL_SASL_STATE, 'SaslAuthenticate request received after successful authentication']);
   });
 
-  it('authenticates over SCRAM a user created with `quartet user create`', async (t) => {
+  it('authenticates over SCRAM a user created with `quartet user create --offline`', async (t) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'quartet-sasl-cli-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     let err = '';
     const io = { stdout: () => {}, stderr: (s: string) => void (err += s), readStdin: async () => '', env: { QUARTET_ROOT_PASSWORD: 'root-pw' }, cwd: dataDir };
-    assert.equal(await main(['user', 'create', 'carol', '--password', 'carol-secret', '--data-dir', dataDir], io), 0, err);
+    assert.equal(await main(['user', 'create', 'carol', '--offline', '--password', 'carol-secret', '--data-dir', dataDir], io), 0, err);
     const broker = await Broker.open({ formats: builtinFormats(), dataDir, maintenanceIntervalMs: 0 });
     const frontend = new KafkaBrokerFrontend({ broker, logger: silentLogger, clusterId: 'c', persistGroups: false });
     t.after(async () => {
