@@ -18,6 +18,7 @@ import { Pool } from './pool.js';
 import { FelixPublisher, type PublisherOptions } from './publisher.js';
 import { FelixIdempotentPublisher, type IdempotentPublisherOptions } from './idempotent.js';
 import type { Answer, AuthOffer, RequestStream } from './request-stream.js';
+import type { FelixConnection } from './connection.js';
 import { FelixSubscription, type SubscribeOptions } from './subscriber.js';
 
 export type PoolName = 'publish' | 'cache' | 'event';
@@ -94,17 +95,11 @@ export class FelixClient {
   }
 
   /** A stream of its own on the next connection of a pool; the caller closes it. */
-  async ownStream(pool: PoolName): Promise<RequestStream> {
+  async ownStream(pool: PoolName): Promise<{ connection: FelixConnection; stream: RequestStream }> {
     if (this.closed) throw new FelixClosedError();
-    const s = await this.pools[pool].ownStream();
-    this.learned = s.capabilities;
-    return s;
-  }
-
-  /** The next connection of a pool (subscriptions take the event pool's). */
-  connection(pool: PoolName): ReturnType<Pool['connection']> {
-    if (this.closed) return Promise.reject(new FelixClosedError());
-    return this.pools[pool].connection();
+    const own = await this.pools[pool].ownStream();
+    this.learned = own.stream.capabilities;
+    return own;
   }
 
   /**

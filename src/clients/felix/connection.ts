@@ -86,7 +86,11 @@ export class FelixConnection {
     try {
       duplex = this.quic.openBidi();
     } catch (err) {
-      throw new FelixConnectionError(`opening a stream to ${this.where} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      // The library refuses new streams on a connection that is going away: so is this one.
+      const e = new FelixConnectionError(`opening a stream to ${this.where} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      this.fail(e);
+      void this.quic.close().catch(() => {});
+      throw e;
     }
     return RequestStream.open(duplex, `${this.where}#${++this.streamCount}`, offer, this.options.frameBytesMax, this.options.requestTimeoutMs);
   }

@@ -26,8 +26,7 @@ export async function establish<T extends 'subscribed' | 'cache_watch_started'>(
   sink: (conn: FelixConnection) => EventSink,
   check: (stream: { capabilities: { flags: number; features: number } }, message: FelixMessage) => void = () => {},
 ): Promise<Established<T>> {
-  const conn = await client.connection('event');
-  const stream = await conn.openStream(client.offer);
+  const { connection: conn, stream } = await client.ownStream('event');
   const chosenId = client.requestId();
   let detach = (): void => {};
   try {

@@ -59,7 +59,7 @@ export class FelixGroupConsumer {
     if (waitMs === 0) return (await this.client.call('cache', message, ['group_records'], options)).records;
     // The answer may take the whole wait: the request timeout counts from its end.
     const timeoutMs = waitMs + (options.timeoutMs ?? this.client.options.requestTimeoutMs);
-    const stream = await this.client.ownStream('cache');
+    const { stream } = await this.client.ownStream('cache');
     try {
       const requestId = this.client.requestId();
       const m = message(requestId);

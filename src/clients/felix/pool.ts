@@ -43,7 +43,7 @@ export class Pool {
   streamAt(i: number): Promise<RequestStream> {
     const existing = this.streams[i];
     if (existing !== null && existing !== undefined) return existing;
-    const opened = this.connectionAt(Math.floor(i / this.size.streamsPerConnection)).then((c) => c.openStream(this.offer));
+    const opened = this.openOn(Math.floor(i / this.size.streamsPerConnection)).then((o) => o.stream);
     this.streams[i] = opened;
     opened.then(
       (s) => s.onClose(() => this.streams[i] === opened && (this.streams[i] = null)),
@@ -52,17 +52,27 @@ export class Pool {
     return opened;
   }
 
-  /** The next connection in turn (for event subscriptions and one-shot streams). */
-  connection(): Promise<FelixConnection> {
-    if (this.closed) return Promise.reject(new FelixClosedError());
+  /** A new stream of its own on the next connection: the caller closes it (a long poll, a subscribe). */
+  async ownStream(): Promise<{ connection: FelixConnection; stream: RequestStream }> {
+    if (this.closed) throw new FelixClosedError();
     const i = this.nextConnection;
     this.nextConnection = (i + 1) % this.connections.length;
-    return this.connectionAt(i);
+    return this.openOn(i);
   }
 
-  /** A new stream of its own on the next connection: the caller closes it (a long poll, a subscribe). */
-  async ownStream(): Promise<RequestStream> {
-    return (await this.connection()).openStream(this.offer);
+  /**
+   * A stream on connection slot `i`. A connection found gone when the stream is opened (the
+   * broker closed it and the news had not arrived) is replaced once: nothing was sent on it.
+   */
+  private async openOn(i: number): Promise<{ connection: FelixConnection; stream: RequestStream }> {
+    const connection = await this.connectionAt(i);
+    try {
+      return { connection, stream: await connection.openStream(this.offer) };
+    } catch (err) {
+      if (connection.isOpen || this.closed) throw err;
+      const fresh = await this.connectionAt(i);
+      return { connection: fresh, stream: await fresh.openStream(this.offer) };
+    }
   }
 
   async close(): Promise<void> {

@@ -29,6 +29,7 @@ import {
   type FelixMessage,
   type MessageOf,
   type PeerCapabilities,
+  type PublishRefusalReason,
 } from '../../../src/protocols/felix/codec/index.js';
 import { startFelixQuicServer, type FelixQuicConnection, type FelixQuicServer } from '../../../src/protocols/felix/quic.js';
 import { FakeModel, type Cache } from './fake-model.js';
@@ -63,6 +64,8 @@ export class FakeFelixPeer {
   /** Requests of these types are applied but not answered, as many times as the count says. */
   readonly unanswered = new Map<string, number>();
   private readonly connections = new Set<FelixQuicConnection>();
+  /** Refusals the next publish_idempotent requests get instead of the model's answer. */
+  readonly refusals: PublishRefusalReason[] = [];
   private dropBatches = 0;
   private lagNext = false;
 
@@ -200,6 +203,8 @@ export class FakeFelixPeer {
       case 'producer_init':
         return this.send(ctx, { type: 'producer_init_ok', requestId: m.requestId, producerId: this.model.producerInit() });
       case 'publish_idempotent': {
+        const refusal = this.refusals.shift();
+        if (refusal !== undefined) return this.send(ctx, { type: 'publish_refused', requestId: m.requestId, reason: refusal, message: refusal.kind });
         const r = this.model.publishIdempotent(m);
         if (r === 'ok') return this.send(ctx, { type: 'publish_ok', requestId: m.requestId });
         if (typeof r === 'string') return this.send(ctx, { type: 'publish_error', requestId: m.requestId, message: r });

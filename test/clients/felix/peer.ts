@@ -14,8 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/base/logger.js';
 import { selfSignedLocalhost } from '../../../src/protocols/felix/self-signed.js';
-import { loadConfig } from '../../../src/server/config.js';
-import { startServer } from '../../../src/server/server.js';
 import { FakeFelixPeer } from './fake-peer.js';
 
 export interface FelixPeer {
@@ -76,6 +74,9 @@ function externalBroker(addr: string): FelixPeer {
  * Felix stream is a topic of the default namespace (docs/mapping.md); a cache scope needs nothing.
  */
 async function startQuartet(): Promise<FelixPeer> {
+  // Loaded here: the whole server is a lot to load for the tests that run against the fake.
+  const { loadConfig } = await import('../../../src/server/config.js');
+  const { startServer } = await import('../../../src/server/server.js');
   const dir = mkdtempSync(join(tmpdir(), 'quartet-felix-sdk-'));
   const tls = selfSignedLocalhost();
   writeFileSync(join(dir, 'cert.pem'), tls.cert);
