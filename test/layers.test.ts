@@ -7,8 +7,11 @@
 //   codec      base and its own protocol's codec (src/protocols/<p>/codec)
 //   transport  core, base (src/protocols/*.ts: the contract and the TCP listener)
 //   protocol   core, base, transport, its own codec (src/protocols/<p>, never another protocol)
-//   client     base and its own protocol's codec (src/clients/<p>: an SDK never loads the broker,
-//              SQLite, the server or another protocol; packages/<p> is built from these alone)
+//   wire       base and itself: a protocol's client-side transport outside its codec, listed in
+//              `clientTransports` (Felix's QUIC server and client, src/protocols/felix/quic.ts)
+//   client     base, its own protocol's codec and wire, the SDKs' common code (src/clients/<p>: an
+//              SDK never loads the broker, SQLite, the server or another protocol; packages/<p>
+//              is built from these alone); src/clients/common imports base only
 //   server     everything below it, never cli or clients
 //   cli, src/index.ts   anything
 //
@@ -24,7 +27,12 @@ import { fileURLToPath } from 'node:url';
 const repo = normalize(fileURLToPath(new URL('..', import.meta.url)));
 const srcRoot = join(repo, 'src');
 
-type Part = 'base' | 'log' | 'core' | 'transport' | 'server' | 'cli' | 'root' | { codec: string } | { protocol: string } | { client: string };
+type Part = 'base' | 'log' | 'core' | 'transport' | 'server' | 'cli' | 'root' | { codec: string } | { wire: string } | { protocol: string } | { client: string };
+
+/** Files of a protocol an SDK may use beside its codec: they import only base and each other. */
+const clientTransports: Record<string, readonly string[]> = {
+  felix: ['src/protocols/felix/quic.ts', 'src/protocols/felix/self-signed.ts'],
+};
 
 /** The part a path under src/ belongs to ('src/...' form, '/' separators). */
 export function partOf(path: string): Part {
@@ -42,6 +50,7 @@ export function partOf(path: string): Part {
       return { client: p[2]! };
     case 'protocols':
       if (p.length === 3) return 'transport';
+      if (clientTransports[p[2]!]?.includes(path) === true) return { wire: p[2]! };
       return p[3] === 'codec' ? { codec: p[2]! } : { protocol: p[2]! };
     default:
       throw new Error(`${path}: not in any layer; add its folder to test/layers.test.ts and docs/architecture.md`);
@@ -51,6 +60,7 @@ export function partOf(path: string): Part {
 function label(part: Part): string {
   if (typeof part === 'string') return part;
   if ('codec' in part) return `codec:${part.codec}`;
+  if ('wire' in part) return `wire:${part.wire}`;
   if ('protocol' in part) return `protocol:${part.protocol}`;
   return `client:${part.client}`;
 }
@@ -79,8 +89,10 @@ export function brokenRule(from: Part, to: Part): string | null {
     }
   }
   if ('codec' in from) return allowed(['base']);
-  if ('protocol' in from) return allowed(['core', 'base', 'transport', `codec:${from.protocol}`]);
-  return allowed(['base', `codec:${from.client}`]);
+  if ('wire' in from) return allowed(['base']);
+  if ('protocol' in from) return allowed(['core', 'base', 'transport', `codec:${from.protocol}`, `wire:${from.protocol}`]);
+  if (from.client === 'common') return allowed(['base']);
+  return allowed(['base', `codec:${from.client}`, `wire:${from.client}`, 'client:common']);
 }
 
 interface Import {
@@ -156,6 +168,12 @@ describe('layers', () => {
     assert.match(brokenRule({ client: 'iggy' }, 'server') ?? '', /client:iggy/);
     assert.match(brokenRule({ client: 'iggy' }, 'transport') ?? '', /client:iggy/);
     assert.match(brokenRule({ client: 'iggy' }, { codec: 'kafka' }) ?? '', /client:iggy may import only base, codec:iggy/);
+    assert.match(brokenRule({ client: 'felix' }, { protocol: 'felix' }) ?? '', /client:felix/);
+    assert.match(brokenRule({ client: 'common' }, { codec: 'felix' }) ?? '', /client:common/);
+    assert.match(brokenRule({ wire: 'felix' }, 'core') ?? '', /wire:felix/);
+    assert.equal(brokenRule({ client: 'felix' }, { wire: 'felix' }), null);
+    assert.equal(brokenRule({ client: 'cursus' }, { client: 'common' }), null);
+    assert.deepEqual(partOf('src/protocols/felix/quic.ts'), { wire: 'felix' });
     assert.match(brokenRule({ client: 'iggy' }, 'core') ?? '', /client:iggy/);
     assert.match(brokenRule({ client: 'iggy' }, 'log') ?? '', /client:iggy/);
     assert.match(brokenRule('base', 'log') ?? '', /base may import only itself/);

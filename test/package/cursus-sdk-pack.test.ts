@@ -23,8 +23,8 @@ import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const packageDir = join(repoRoot, 'packages/cursus');
 const sdkEntry = 'src/clients/cursus/index.ts';
-/** The folders of src/ the SDK may be built from: base, its protocol's codec, itself. */
-const allowedSources = /^src\/(base|protocols\/cursus\/codec|clients\/cursus)\//;
+/** The folders of src/ the SDK may be built from: base, its protocol's codec, the SDKs' common code, itself. */
+const allowedSources = /^src\/(base|protocols\/cursus\/codec|clients\/cursus|clients\/common)\//;
 
 interface PackageJson {
   name: string;

@@ -22,8 +22,8 @@ import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const packageDir = join(repoRoot, 'packages/iggy');
 const sdkEntry = 'src/clients/iggy/index.ts';
-/** The folders of src/ the SDK may be built from: base, its protocol's codec, itself. */
-const allowedSources = /^src\/(base|protocols\/iggy\/codec|clients\/iggy)\//;
+/** The folders of src/ the SDK may be built from: base, its protocol's codec, the SDKs' common code, itself. */
+const allowedSources = /^src\/(base|protocols\/iggy\/codec|clients\/iggy|clients\/common)\//;
 
 interface PackageJson {
   name: string;

@@ -18,6 +18,7 @@ import type tls from 'node:tls';
 import { CursusConnection, type Exchange, type Expect, type ReplyFrame } from './connection.js';
 import { CursusClosedError, CursusConnectionError, CursusError, CursusTimeoutError, isCursusClientError, type CursusClientError } from './errors.js';
 import type { ReconnectOptions } from './options.js';
+import { backoffDelayMs } from '../common/backoff.js';
 
 const emptyCommandPayload = Buffer.concat(encodeCommandPayload({}));
 
@@ -328,9 +329,7 @@ export class Channel {
   }
 
   private backoffMs(attempt: number): number {
-    const { backoffMinMs, backoffMaxMs } = this.options.reconnect;
-    const base = Math.min(backoffMaxMs, backoffMinMs * 2 ** (attempt - 1));
-    return Math.round(base * (0.8 + 0.4 * this.options.random()));
+    return backoffDelayMs(attempt, this.options.reconnect, this.options.random);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -13,13 +13,12 @@
 // Events: 'started' (WatchStarted), 'change' (CacheChange), 'lagged' ({ resumeFrom }),
 // 'rewatched' ({ subscriptionId, from }), 'end' (the error that ended it, or null after close()).
 
-import { EventEmitter } from 'node:events';
 import { Feature, type FelixFrame } from '../../protocols/felix/codec/index.js';
 import { requireFeature, type FelixClient } from './client.js';
-import { FelixConnectionError, FelixProtocolError, isFelixClientError, type FelixClientError } from './errors.js';
-import { establish, onceSink, retrying } from './event-subscription.js';
+import { FelixProtocolError, type FelixClientError } from './errors.js';
+import { ResumingSubscription, establish, type ResumeOptions } from './event-subscription.js';
 
-export interface WatchOptions {
+export interface WatchOptions extends ResumeOptions {
   /** Exactly one of key and prefix (an empty prefix is every key of the shard). */
   key?: string;
   prefix?: string;
@@ -29,9 +28,6 @@ export interface WatchOptions {
   fromOffset?: bigint | number;
   /** Each matching key's current value first (not with fromOffset). */
   retained?: boolean;
-  /** Watch again after lagged or a lost connection (default true). */
-  resume?: boolean;
-  resumeAttemptsMax?: number;
   timeoutMs?: number;
 }
 
@@ -52,22 +48,19 @@ export interface CacheChange {
   expiresAtMillis: bigint;
 }
 
-export class FelixCacheWatch extends EventEmitter {
+export class FelixCacheWatch extends ResumingSubscription {
   /** The last cache_watch_started. */
   started: WatchStarted | null = null;
   /** Where a resume starts: after the last change seen, or the last resume_offset. */
   resumeFrom: bigint | null = null;
-  private detach: (() => void) | null = null;
-  private closed = false;
-  private ended = false;
 
   constructor(
-    private readonly client: FelixClient,
+    client: FelixClient,
     readonly cache: string,
     readonly namespace: string,
     private readonly options: WatchOptions,
   ) {
-    super();
+    super(client, options, 'rewatched');
     if ((options.key === undefined) === (options.prefix === undefined)) throw new RangeError('a watch takes exactly one of key and prefix');
     if (options.retained === true && options.fromOffset !== undefined) throw new RangeError('a watch takes retained or fromOffset, not both');
   }
@@ -77,13 +70,11 @@ export class FelixCacheWatch extends EventEmitter {
     await this.watchOnce(from, this.options.retained === true);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.detach?.();
-    this.detach = null;
-    this.client.untrack(this);
-    this.finish(null);
+  /** Watches again from the resume anchor (retained again only when there is none). */
+  protected async again(): Promise<{ subscriptionId: bigint | undefined; from: bigint | undefined }> {
+    const from = this.resumeFrom ?? undefined;
+    await this.watchOnce(from, from === undefined && this.options.retained === true);
+    return { subscriptionId: this.started?.subscriptionId, from };
   }
 
   private async watchOnce(fromOffset: bigint | undefined, retained: boolean): Promise<void> {
@@ -103,7 +94,7 @@ export class FelixCacheWatch extends EventEmitter {
       }),
       'cache_watch_started',
       o.timeoutMs ?? this.client.options.requestTimeoutMs,
-      (conn) => onceSink(() => `${conn.where} cache watch`, () => this.closed, (f) => this.onFrame(f), (err, where) => this.lost(err, where)),
+      (conn) => this.sink(conn, `a watch of cache ${this.cache}`),
       (stream, message) => requireFeature(stream.capabilities, message.type, retained ? Feature.cacheWatchRetained : 0),
     );
     if (this.closed) return detach();
@@ -114,7 +105,7 @@ export class FelixCacheWatch extends EventEmitter {
     this.emit('started', this.started);
   }
 
-  private onFrame(f: FelixFrame): FelixClientError | null {
+  protected onFrame(f: FelixFrame): FelixClientError | null {
     if (f.kind !== 'message') return new FelixProtocolError(`a ${f.kind} frame on a cache watch's event stream`);
     const m = f.message;
     if (m.type === 'cache_event') {
@@ -129,30 +120,5 @@ export class FelixCacheWatch extends EventEmitter {
       return null;
     }
     return new FelixProtocolError(`unexpected ${m.type} on a cache watch's event stream`);
-  }
-
-  private lost(err: FelixClientError | null, where: string): void {
-    this.detach?.();
-    this.detach = null;
-    const cause = err ?? new FelixConnectionError(`the event stream of ${where} ended`);
-    if (this.options.resume === false) return this.finish(cause);
-    void this.rewatch(cause);
-  }
-
-  private async rewatch(cause: FelixClientError): Promise<void> {
-    let from: bigint | undefined;
-    const failed = await retrying(this.client, this.options.resumeAttemptsMax ?? 10, () => this.closed, async () => {
-      from = this.resumeFrom ?? undefined;
-      await this.watchOnce(from, from === undefined && this.options.retained === true);
-    });
-    if (this.closed) return;
-    if (failed === null) return void this.emit('rewatched', { subscriptionId: this.started?.subscriptionId, from });
-    this.finish(isFelixClientError(failed) ? failed : cause);
-  }
-
-  private finish(err: FelixClientError | null): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.emit('end', err);
   }
 }

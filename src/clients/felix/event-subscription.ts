@@ -3,13 +3,15 @@
 // `cache_watch_started`), while the broker opens an event stream back on the same connection,
 // `event_stream_hello{subscription_id}` first. The client picks the subscription id it asks for
 // and attaches to it before sending, since the hello may come before the answer; a broker that
-// assigns another id is followed. Resuming after a loss is a bounded loop with backoff.
+// assigns another id is followed. Resuming after a loss is a bounded loop with backoff
+// (ResumingSubscription): the event 'end' carries what ended it, or null after close().
 
-import type { CacheWatchStarted, FelixMessage, Subscribed } from '../../protocols/felix/codec/index.js';
+import { EventEmitter } from 'node:events';
+import type { CacheWatchStarted, FelixFrame, FelixMessage, Subscribed } from '../../protocols/felix/codec/index.js';
 import type { FelixClient } from './client.js';
 import type { EventSink, FelixConnection } from './connection.js';
-import { isFelixClientError, type FelixClientError } from './errors.js';
-import { backoffDelayMs } from './pool.js';
+import { FelixConnectionError, isFelixClientError, type FelixClientError } from './errors.js';
+import { backoffDelayMs } from '../common/backoff.js';
 
 export type Established<T extends 'subscribed' | 'cache_watch_started'> = { answer: Extract<FelixMessage, { type: T }>; detach: () => void };
 
@@ -64,28 +66,89 @@ export async function retrying(client: FelixClient, attemptsMax: number, stopped
     } catch (err) {
       last = err;
       if (!isFelixClientError(err) || !err.retryable) break;
-      await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(n, client.options)));
+      await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(n, client.options, client.options.random)));
     }
   }
   return last instanceof Error ? last : null;
 }
 
-/** One event sink per established stream: frames until the first failure or end, then `lost` once. */
-export function onceSink(where: () => string, stopped: () => boolean, onFrame: (f: Parameters<EventSink['onFrame']>[0]) => FelixClientError | null, lost: (err: FelixClientError | null, where: string) => void): EventSink {
-  let done = false;
-  return {
-    onFrame: (f) => {
-      if (done || stopped()) return;
-      const err = onFrame(f);
-      if (err !== null) {
-        done = true;
-        lost(err, where());
-      }
-    },
-    onEnd: (err) => {
-      if (done || stopped()) return;
+export interface ResumeOptions {
+  /** Establish again after the event stream or the connection is lost (default true). */
+  resume?: boolean;
+  /** Attempts per resume before it ends (default 10). */
+  resumeAttemptsMax?: number;
+}
+
+/** A subscription or watch that establishes itself again, from where it stood, when its event stream is lost. */
+export abstract class ResumingSubscription extends EventEmitter {
+  protected detach: (() => void) | null = null;
+  protected closed = false;
+  private ended = false;
+
+  constructor(
+    protected readonly client: FelixClient,
+    private readonly resumeOptions: ResumeOptions,
+    /** The event emitted after a resume, with what again() returned. */
+    private readonly resumedEvent: string,
+  ) {
+    super();
+  }
+
+  /** Ends it and its event stream. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.detach?.();
+    this.detach = null;
+    this.client.untrack(this);
+    this.finish(null);
+  }
+
+  /** Establishes it again from where it stands; returns what the resumed event reports. */
+  protected abstract again(): Promise<object>;
+
+  /** One frame of the event stream; an error ends that stream (and resumes). */
+  protected abstract onFrame(f: FelixFrame): FelixClientError | null;
+
+  /** The sink of an event stream established on `conn`. */
+  protected sink(conn: FelixConnection, what: string): EventSink {
+    let done = false;
+    const lost = (err: FelixClientError | null): void => {
       done = true;
-      lost(err, where());
-    },
-  };
+      this.lost(err ?? new FelixConnectionError(`the event stream of ${what} on ${conn.where} ended`));
+    };
+    return {
+      onFrame: (f) => {
+        if (done || this.closed) return;
+        const err = this.onFrame(f);
+        if (err !== null) lost(err);
+      },
+      onEnd: (err) => {
+        if (!done && !this.closed) lost(err);
+      },
+    };
+  }
+
+  private lost(cause: FelixClientError): void {
+    this.detach?.();
+    this.detach = null;
+    if (this.resumeOptions.resume === false) return this.finish(cause);
+    void this.resume(cause);
+  }
+
+  private async resume(cause: FelixClientError): Promise<void> {
+    let info: object = {};
+    const failed = await retrying(this.client, this.resumeOptions.resumeAttemptsMax ?? 10, () => this.closed, async () => {
+      info = await this.again();
+    });
+    if (this.closed) return;
+    if (failed === null) return void this.emit(this.resumedEvent, info);
+    this.finish(isFelixClientError(failed) ? failed : cause);
+  }
+
+  private finish(err: FelixClientError | null): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.emit('end', err);
+  }
 }

@@ -7,6 +7,7 @@
 // the wire, not the pool. Opening a connection is retried with backoff (connectAttemptsMax).
 
 import type { Logger } from '../../base/logger.js';
+import { backoffDelayMs } from '../common/backoff.js';
 import { FelixConnection } from './connection.js';
 import { FelixClosedError, FelixConnectionError, isFelixClientError } from './errors.js';
 import type { PoolSize, ResolvedOptions } from './options.js';
@@ -112,17 +113,11 @@ export class Pool {
       } catch (err) {
         last = err;
         if (attempt === this.options.connectAttemptsMax) break;
-        const delayMs = backoffDelayMs(attempt, this.options);
+        const delayMs = backoffDelayMs(attempt, this.options, this.options.random);
         this.logger.debug('felix: connect failed; retrying', { pool: this.name, attempt, delayMs, error: String(err) });
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
     }
     throw isFelixClientError(last) ? last : new FelixConnectionError(`connect failed: ${String(last)}`, { cause: last });
   }
-}
-
-/** backoffMinMs × 2^(attempt-1), capped at backoffMaxMs, ±20 % jitter. */
-export function backoffDelayMs(attempt: number, o: { backoffMinMs: number; backoffMaxMs: number; random: () => number }): number {
-  const base = Math.min(o.backoffMaxMs, o.backoffMinMs * 2 ** (attempt - 1));
-  return Math.round(base * (0.8 + 0.4 * o.random()));
 }

@@ -18,24 +18,19 @@
 // Events: 'batch' (EventBatch), 'gap' (Gap), 'resubscribed' ({ subscriptionId, from }),
 // 'end' (the error that ended it, or null after close()).
 
-import { EventEmitter } from 'node:events';
 import { recordPayloads, type FelixFrame, type StartPosition } from '../../protocols/felix/codec/index.js';
 import type { FelixClient } from './client.js';
-import { FelixConnectionError, FelixProtocolError, isFelixClientError, type FelixClientError } from './errors.js';
-import { establish, onceSink, retrying } from './event-subscription.js';
+import { FelixProtocolError, type FelixClientError } from './errors.js';
+import { ResumingSubscription, establish, type ResumeOptions } from './event-subscription.js';
 
 export type StartInput = 'latest' | 'earliest' | { offset: bigint | number };
 
-export interface SubscribeOptions {
+export interface SubscribeOptions extends ResumeOptions {
   namespace?: string;
   /** The shard to read (default 0); stream_shards says how many there are. */
   shard?: number;
   /** Where to begin (default latest). */
   start?: StartInput;
-  /** Subscribe again after the event stream or connection is lost (default true). */
-  resume?: boolean;
-  /** Attempts per resume before the subscription ends (default 10). */
-  resumeAttemptsMax?: number;
   timeoutMs?: number;
 }
 
@@ -56,7 +51,7 @@ function startPosition(s: StartInput): StartPosition {
   return typeof s === 'string' ? s : { offset: BigInt(s.offset) };
 }
 
-export class FelixSubscription extends EventEmitter {
+export class FelixSubscription extends ResumingSubscription {
   readonly namespace: string;
   readonly shard: number;
   /** The broker's id for the current subscription (it changes on resume). */
@@ -68,16 +63,13 @@ export class FelixSubscription extends EventEmitter {
   liveOffset: bigint | null = null;
   /** Events lost so far (by offsets). */
   lostCount = 0n;
-  private detach: (() => void) | null = null;
-  private closed = false;
-  private ended = false;
 
   constructor(
-    private readonly client: FelixClient,
+    client: FelixClient,
     readonly stream: string,
     private readonly options: SubscribeOptions,
   ) {
-    super();
+    super(client, options, 'resubscribed');
     this.namespace = options.namespace ?? client.options.namespace;
     this.shard = options.shard ?? 0;
     if (options.start !== undefined && typeof options.start === 'object') this.nextOffset = BigInt(options.start.offset);
@@ -88,14 +80,11 @@ export class FelixSubscription extends EventEmitter {
     await this.subscribeOnce(startPosition(this.options.start ?? 'latest'));
   }
 
-  /** Ends the subscription and its event stream. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.detach?.();
-    this.detach = null;
-    this.client.untrack(this);
-    this.finish(null);
+  /** Subscribes again from the next offset (or latest, without offsets). */
+  protected async again(): Promise<{ subscriptionId: bigint | null; from: bigint | null }> {
+    const from = this.nextOffset;
+    await this.subscribeOnce(from !== null ? { offset: from } : 'latest');
+    return { subscriptionId: this.subscriptionId, from };
   }
 
   private async subscribeOnce(start: StartPosition): Promise<void> {
@@ -104,7 +93,7 @@ export class FelixSubscription extends EventEmitter {
       (subscriptionId) => ({ type: 'subscribe', tenantId: this.client.options.tenantId, namespace: this.namespace, stream: this.stream, subscriptionId, start, shard: this.shard }),
       'subscribed',
       this.options.timeoutMs ?? this.client.options.requestTimeoutMs,
-      (conn) => onceSink(() => `${conn.where} subscription ${String(this.subscriptionId)}`, () => this.closed, (f) => this.onFrame(f), (err, where) => this.lost(err, where)),
+      (conn) => this.sink(conn, `a subscription to ${this.stream}`),
     );
     if (this.closed) return detach();
     this.subscriptionId = answer.subscriptionId;
@@ -114,7 +103,7 @@ export class FelixSubscription extends EventEmitter {
     this.detach = detach;
   }
 
-  private onFrame(f: FelixFrame): FelixClientError | null {
+  protected onFrame(f: FelixFrame): FelixClientError | null {
     const batch = this.batchOf(f);
     if (batch instanceof Error) return batch;
     this.deliver(batch);
@@ -147,31 +136,5 @@ export class FelixSubscription extends EventEmitter {
     }
     this.nextOffset = first + BigInt(payloads.length);
     this.emit('batch', { baseOffset: first, payloads });
-  }
-
-  /** The event stream is gone: subscribe again from the next offset, or end. */
-  private lost(err: FelixClientError | null, where: string): void {
-    this.detach?.();
-    this.detach = null;
-    const cause = err ?? new FelixConnectionError(`the event stream of ${where} ended`);
-    if (this.options.resume === false) return this.finish(cause);
-    void this.resume(cause);
-  }
-
-  private async resume(cause: FelixClientError): Promise<void> {
-    let from: bigint | null = null;
-    const failed = await retrying(this.client, this.options.resumeAttemptsMax ?? 10, () => this.closed, async () => {
-      from = this.nextOffset;
-      await this.subscribeOnce(from !== null ? { offset: from } : 'latest');
-    });
-    if (this.closed) return;
-    if (failed === null) return void this.emit('resubscribed', { subscriptionId: this.subscriptionId, from });
-    this.finish(isFelixClientError(failed) ? failed : cause);
-  }
-
-  private finish(err: FelixClientError | null): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.emit('end', err);
   }
 }

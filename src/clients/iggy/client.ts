@@ -80,6 +80,7 @@ import {
   type SendMetadata,
 } from './inputs.js';
 
+import { backoffDelayMs } from '../common/backoff.js';
 import type { ReconnectOptions, IggyClientOptions, LoginResult, RequestOptions, SendResult, IggyClientState } from './options.js';
 
 export const sdkName = 'quartet-ts';
@@ -425,10 +426,7 @@ export class IggyClient extends EventEmitter {
   }
 
   private backoffMs(attempt: number): number {
-    const r = this.reconnect ?? { backoffMinMs: 100, backoffMaxMs: 5_000 };
-    const base = Math.min(r.backoffMaxMs, r.backoffMinMs * 2 ** (attempt - 1));
-    const random = this.options.random ?? Math.random;
-    return Math.round(base * (0.8 + 0.4 * random()));
+    return backoffDelayMs(attempt, this.reconnect ?? { backoffMinMs: 100, backoffMaxMs: 5_000 }, this.options.random);
   }
 
   private sleep(ms: number): Promise<void> {
