@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm install's prepare script: compiles src/ to dist/ (ESM JavaScript and .d.ts declarations;
 // tsconfig.build.json). `--all` (`npm run build`) then builds each workspace package (package.json
-// "workspaces": packages/iggy, packages/cursus) from its own tsconfig.build.json into its own
+// "workspaces": packages/iggy, packages/cursus, packages/felix) from its own tsconfig.build.json into its own
 // dist/; npm install builds those through their own prepare scripts, which run
 // `node ../../scripts/build.mjs .` (folders given are taken from the working directory). Each
 // dist/ is emptied first, so that a source file moved or deleted leaves no stale module behind to
