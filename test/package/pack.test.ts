@@ -1,6 +1,6 @@
 // The package as a user gets it: `npm pack` (whose prepare script builds dist/), the tarball
-// installed into a fresh project, then, with plain Node (no tsx), the main entry, quartet/iggy and
-// quartet/cursus imported, the quartet command run through npx, and the declarations type-checked. The only test
+// installed into a fresh project, then, with plain Node (no tsx), the main entry, quartet/iggy,
+// quartet/cursus and quartet/felix imported, the quartet command run through npx, and the declarations type-checked. The only test
 // that uses dist/.
 //
 // The fresh project installs with --ignore-scripts, then `npm rebuild quartet` runs Quartet's own
@@ -29,7 +29,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 test('the packed package installs, imports with plain Node and runs its command', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
   const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], repoRoot, packMsMax), 'npm pack');
   const { filename, files } = packInfo(packed.stdout);
-  for (const path of ['package.json', 'README.md', 'bin/quartet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/clients/iggy/index.js', 'dist/clients/cursus/index.js', 'dist/cli/main.js', 'binding.gyp', 'native/quartet_native.cc', 'scripts/build-native.mjs']) {
+  for (const path of ['package.json', 'README.md', 'bin/quartet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/clients/iggy/index.js', 'dist/clients/cursus/index.js', 'dist/clients/felix/index.js', 'dist/cli/main.js', 'binding.gyp', 'native/quartet_native.cc', 'scripts/build-native.mjs']) {
     assert.ok(files.has(path), `the tarball lacks ${path}`);
   }
   for (const path of files) assert.doesNotMatch(path, /^(src|test|bench|build|node_modules|packages)\//, `the tarball holds ${path}`);
@@ -54,6 +54,7 @@ test('the packed package installs, imports with plain Node and runs its command'
     `import * as quartet from '${pkg.name}';
 import * as iggy from '${pkg.name}/iggy';
 import * as cursus from '${pkg.name}/cursus';
+import * as felix from '${pkg.name}/felix';
 const { nativeStatus } = await import(new URL('./node_modules/${pkg.name}/dist/base/native.js', import.meta.url));
 const kinds = (m, names) => Object.fromEntries(names.map((n) => [n, typeof m[n]]));
 console.log(JSON.stringify({
@@ -62,6 +63,7 @@ console.log(JSON.stringify({
   quartet: kinds(quartet, ['IggyClient', 'IggyProducer', 'IggyConsumer', 'QuartetError', 'isQuartetError', 'IggyError', 'BatchFormat']),
   sdk: kinds(iggy, ['IggyClient', 'IggyProducer', 'IggyConsumer', 'IggyError', 'partitionForKey']),
   cursus: kinds(cursus, ['CursusClient', 'CursusProducer', 'CursusConsumer', 'CursusError', 'partitionForKey']),
+  felix: kinds(felix, ['FelixClient', 'FelixPublisher', 'FelixSubscription', 'FelixError']),
   same: quartet.IggyClient === iggy.IggyClient,
   sdkVersion: quartet.sdkVersion,
   native: { path: nativeStatus.path, loaded: nativeStatus.loaded },
@@ -75,6 +77,7 @@ console.log(JSON.stringify({
   assert.deepEqual(result['quartet'], { IggyClient: 'function', IggyProducer: 'function', IggyConsumer: 'function', QuartetError: 'function', isQuartetError: 'function', IggyError: 'function', BatchFormat: 'object' });
   assert.deepEqual(result['sdk'], { IggyClient: 'function', IggyProducer: 'function', IggyConsumer: 'function', IggyError: 'function', partitionForKey: 'function' });
   assert.deepEqual(result['cursus'], { CursusClient: 'function', CursusProducer: 'function', CursusConsumer: 'function', CursusError: 'function', partitionForKey: 'function' });
+  assert.deepEqual(result['felix'], { FelixClient: 'function', FelixPublisher: 'function', FelixSubscription: 'function', FelixError: 'function' });
   assert.equal(result['same'], true);
   assert.equal(result['sdkVersion'], pkg.version);
   assert.deepEqual(result['native'], { path: addon, loaded: existsSync(addon) });

@@ -130,12 +130,15 @@ export class RequestStream {
   }
 
   /**
-   * Ends the stream: FIN on the client's side (the broker ends its own), requests still waiting
+   * Ends the stream: FIN on the client's side, then the stream is released; requests still waiting
    * fail. A one-shot stream (subscribe, cache_watch, a long poll) is closed this way once answered.
    */
   close(): void {
     if (this.closedBy !== null) return;
-    this.duplex.end();
+    // Once the FIN is out the stream is released whole: a broker that keeps its side open (it
+    // stops reading a subscribe stream once answered) would otherwise hold one of the
+    // connection's streams for as long as the connection lives.
+    this.duplex.end(() => this.duplex.destroy());
     this.fail(new FelixConnectionError(`stream ${this.where} closed by the client`), false);
   }
 
