@@ -17,7 +17,9 @@ import {
   FelixForbiddenError,
   FelixNotFoundError,
   FelixOverloadedError,
+  FelixProtocolError,
   FelixPublishRefusedError,
+  FelixCursorError,
   FelixRequestError,
   FelixTimeoutError,
   FelixUnsupportedError,
@@ -29,7 +31,7 @@ import {
   type FelixClientOptions,
   type Gap,
 } from '../../../src/clients/felix/index.js';
-import { knownFlags, singleNodeFeatures } from '../../../src/protocols/felix/codec/index.js';
+import { encodeMessage, encodeMessageFrame, knownFlags, singleNodeFeatures } from '../../../src/protocols/felix/codec/index.js';
 import { FakeFelixPeer, type FakePeerOptions } from './fake-peer.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -212,6 +214,58 @@ describe('subscriptions', () => {
     await client.publisher('s').send('kept');
     await until(() => seen.length === 1, 'the kept batch');
     assert.deepEqual([seen[0]!.baseOffset, seen[0]!.payloads.map(String)], [null, ['kept']]);
+    await sub.close();
+  });
+});
+
+describe('bad answers', () => {
+  test('bytes the codec cannot read fail the call with FelixProtocolError; the next call gets a new stream', async () => {
+    const { peer, client } = await setup({}, { pools: { cache: { connections: 1, streamsPerConnection: 1 } } });
+    peer.script = (m) => (m.type === 'cache_get' ? [Buffer.from('not a felix frame at all')] : undefined);
+    const err = await client.cache('c').get('k').catch((e: unknown) => e);
+    assert.ok(err instanceof FelixProtocolError, String(err));
+    peer.script = null;
+    assert.equal(await client.cache('c').get('k'), null);
+    assert.equal(count(peer, 'auth'), 2, 'the broken stream was replaced');
+  });
+
+  test('an answer of the wrong type for a request_id is a FelixProtocolError', async () => {
+    const { peer, client } = await setup();
+    peer.script = (m) => (m.type === 'counter_get' ? encodeMessage({ type: 'cache_ok', requestId: m.requestId }) : undefined);
+    await assert.rejects(client.cache('c').getCounter('n'), FelixProtocolError);
+  });
+
+  test('a resume refused with a cursor error (too_old) ends the subscription with it', async () => {
+    const { peer, client } = await setup();
+    await client.publisher('s').send('a');
+    const sub = await client.subscribe('s', { start: 'earliest' });
+    sub.on('batch', () => {});
+    await until(() => sub.nextOffset === 1n, 'the first event');
+    const ended = once(sub, 'end') as Promise<[unknown]>;
+    peer.script = (m) => (m.type === 'subscribe' ? encodeMessage({ type: 'subscribe_cursor_error', reason: 'too_old', requested: 1n, available: 5n }) : undefined);
+    await peer.dropConnections();
+    const [err] = await ended;
+    assert.ok(err instanceof FelixCursorError && err.reason === 'too_old' && err.available === 5n, String(err));
+  });
+
+  test('an event stream that begins without a hello is dropped; the subscription is unaffected', async () => {
+    const { peer, client } = await setup();
+    const sub = await client.subscribe('s');
+    const seen: string[] = [];
+    sub.on('batch', (b: EventBatch) => b.payloads.forEach((p) => seen.push(p.toString())));
+    peer.script = (m) => {
+      if (m.type === 'cache_get') {
+        const [conn] = peer.openConnections();
+        const stray = conn!.openUni();
+        stray.on('error', () => {});
+        stray.end(encodeMessageFrame({ type: 'ok' }));
+      }
+      return undefined;
+    };
+    await client.cache('c').get('k');
+    await client.publisher('s').send('after');
+    await until(() => seen.length === 1, 'the event');
+    assert.deepEqual(seen, ['after']);
     await sub.close();
   });
 });

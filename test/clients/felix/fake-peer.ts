@@ -4,8 +4,8 @@
 // producers, subscribe with start positions and cursor errors then an event stream of hello and
 // event batches, caches with TTL and watches, counters, queue groups with dead letters,
 // stream_shards), over the small in-memory model of ./fake-model.ts. Test-only: no durability,
-// one node. Hooks let a test see what arrived, drop answers or events, lag watches and drop
-// every connection (a broker restart as a client sees it).
+// one node. Hooks let a test see what arrived, script or drop answers, drop events, lag watches
+// and drop every connection (a broker restart as a client sees it).
 
 import type { Duplex, Writable } from 'node:stream';
 import { silentLogger } from '../../../src/base/logger.js';
@@ -64,6 +64,8 @@ export class FakeFelixPeer {
   /** Requests of these types are applied but not answered, as many times as the count says. */
   readonly unanswered = new Map<string, number>();
   private readonly connections = new Set<FelixQuicConnection>();
+  /** A test's own answer to a request: frames to write instead, 'close' to end the stream, undefined to answer as usual. */
+  script: ((m: FelixMessage) => readonly Buffer[] | 'close' | undefined) | null = null;
   /** Refusals the next publish_idempotent requests get instead of the model's answer. */
   readonly refusals: PublishRefusalReason[] = [];
   private dropBatches = 0;
@@ -96,6 +98,11 @@ export class FakeFelixPeer {
   /** The next cache change ends every watch with cache_watch_lagged naming it. */
   lagWatchesOnNextChange(): void {
     this.lagNext = true;
+  }
+
+  /** The client connections now open. */
+  openConnections(): FelixQuicConnection[] {
+    return [...this.connections];
   }
 
   /** Closes every client connection (the broker restarting, as a client sees it). */
@@ -196,6 +203,9 @@ export class FakeFelixPeer {
     // A broker without the feature does not know the type: its control loop ends (notes §5).
     if (feature !== undefined && ((this.options.serverFeatures ?? singleNodeFeatures) & feature) === 0) return void ctx.duplex.destroy();
     if (this.swallow(m.type)) return;
+    const scripted = this.script?.(m);
+    if (scripted === 'close') return void ctx.duplex.destroy();
+    if (scripted !== undefined) return void scripted.forEach((c) => ctx.duplex.write(c));
     switch (m.type) {
       case 'publish':
       case 'publish_batch':
