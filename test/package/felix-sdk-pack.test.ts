@@ -11,33 +11,18 @@
 //   fails with FelixConnectionError; TypeScript checks a user's file against the declarations.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
+import { readJson, repoRoot, sdkClosure } from './sdk-package.js';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const packageDir = join(repoRoot, 'packages/felix');
 const sdkEntry = 'src/clients/felix/index.ts';
 /** The folders of src/ the SDK may be built from: base, the SDKs' common code, its codec and QUIC transport, itself. */
 const allowedSources = /^src\/(base\/|clients\/common\/|protocols\/felix\/codec\/|protocols\/felix\/quic\.ts$|protocols\/felix\/self-signed\.ts$|clients\/felix\/)/;
 
-interface PackageJson {
-  name: string;
-  version: string;
-  type?: string;
-  engines?: { node?: string };
-  main?: string;
-  types?: string;
-  exports?: Record<string, unknown>;
-  files?: string[];
-  workspaces?: string[];
-  dependencies?: Record<string, string>;
-}
-
-const readJson = (path: string): PackageJson => JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
 const rootPkg = readJson(join(repoRoot, 'package.json'));
 const sdkPkg = readJson(join(packageDir, 'package.json'));
 
@@ -45,38 +30,9 @@ const sdkPkg = readJson(join(packageDir, 'package.json'));
 const packMsMax = 90_000;
 const installMsMax = 120_000;
 
-function packageName(spec: string): string | null {
-  if (spec.startsWith('node:')) return null;
-  const parts = spec.split('/');
-  return spec.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
-}
-
-/** The SDK entry's sources ('src/...') and the npm packages they import, following every import (type-only too). */
-function sdkClosure(): { sources: string[]; packages: string[] } {
-  const sources = new Set<string>();
-  const packages = new Set<string>();
-  const visit = (file: string): void => {
-    if (sources.has(file)) return;
-    sources.add(file);
-    // Comment lines out: the codec's prose says `from "exactly right"`.
-    const text = readFileSync(join(repoRoot, file), 'utf8').replace(/^\s*\/\/.*$/gm, '');
-    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
-      const spec = m[1]!;
-      if (spec.startsWith('.')) {
-        visit(relative(repoRoot, join(repoRoot, dirname(file), spec)).split('\\').join('/').replace(/\.js$/, '.ts'));
-      } else {
-        const name = packageName(spec);
-        if (name !== null) packages.add(name);
-      }
-    }
-  };
-  visit(sdkEntry);
-  return { sources: [...sources].sort(), packages: [...packages].sort() };
-}
-
 describe('the Felix SDK package (packages/felix)', () => {
   it('is built from base, the SDKs\' common code, the Felix codec and QUIC transport and the SDK only, and depends on what they import', () => {
-    const { sources, packages } = sdkClosure();
+    const { sources, packages } = sdkClosure(sdkEntry);
     assert.deepEqual(sources.filter((f) => !allowedSources.test(f)), [], `the SDK (${sdkEntry}) imports sources it may not: @quartet/felix would carry them`);
     assert.ok(sources.includes('src/protocols/felix/quic.ts') && sources.includes('src/clients/felix/subscriber.ts'), sources.join('\n'));
     assert.ok(!sources.some((f) => /^src\/(core|log|server)\//.test(f)));
@@ -108,7 +64,7 @@ describe('the Felix SDK package (packages/felix)', () => {
   it('packs, installs without the broker, imports with plain Node and type-checks', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
     const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], packageDir, packMsMax), 'npm pack (packages/felix)');
     const { filename, files } = packInfo(packed.stdout);
-    const expected = sdkClosure().sources.flatMap((f) => {
+    const expected = sdkClosure(sdkEntry).sources.flatMap((f) => {
       const out = f.replace(/^src\//, 'dist/').replace(/\.ts$/, '');
       return [`${out}.js`, `${out}.d.ts`];
     });

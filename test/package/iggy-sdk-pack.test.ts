@@ -11,35 +11,19 @@
 //   the declarations.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { partitionForKey } from '../../src/clients/iggy/partitioning.js';
 import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
+import { readJson, repoRoot, sdkClosure } from './sdk-package.js';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const packageDir = join(repoRoot, 'packages/iggy');
 const sdkEntry = 'src/clients/iggy/index.ts';
 /** The folders of src/ the SDK may be built from: base, its protocol's codec, the SDKs' common code, itself. */
 const allowedSources = /^src\/(base|protocols\/iggy\/codec|clients\/iggy|clients\/common)\//;
 
-interface PackageJson {
-  name: string;
-  version: string;
-  type?: string;
-  engines?: { node?: string };
-  main?: string;
-  types?: string;
-  exports?: Record<string, unknown>;
-  files?: string[];
-  workspaces?: string[];
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
-}
-
-const readJson = (path: string): PackageJson => JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
 const rootPkg = readJson(join(repoRoot, 'package.json'));
 const sdkPkg = readJson(join(packageDir, 'package.json'));
 
@@ -47,38 +31,9 @@ const sdkPkg = readJson(join(packageDir, 'package.json'));
 const packMsMax = 90_000;
 const installMsMax = 90_000;
 
-/** The package an import specifier names ('@node-rs/xxhash/x' is '@node-rs/xxhash'), or null for a builtin. */
-function packageName(spec: string): string | null {
-  if (spec.startsWith('node:')) return null;
-  const parts = spec.split('/');
-  return spec.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
-}
-
-/** The SDK entry's sources ('src/...') and the npm packages they import, following every import (type-only too). */
-function sdkClosure(): { sources: string[]; packages: string[] } {
-  const sources = new Set<string>();
-  const packages = new Set<string>();
-  const visit = (file: string): void => {
-    if (sources.has(file)) return;
-    sources.add(file);
-    const text = readFileSync(join(repoRoot, file), 'utf8');
-    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
-      const spec = m[1]!;
-      if (spec.startsWith('.')) {
-        visit(relative(repoRoot, join(repoRoot, dirname(file), spec)).split('\\').join('/').replace(/\.js$/, '.ts'));
-      } else {
-        const name = packageName(spec);
-        if (name !== null) packages.add(name);
-      }
-    }
-  };
-  visit(sdkEntry);
-  return { sources: [...sources].sort(), packages: [...packages].sort() };
-}
-
 describe('the Iggy SDK package (packages/iggy)', () => {
   it('is built from base, the Iggy codec and the SDK only, and depends on what they import', () => {
-    const { sources, packages } = sdkClosure();
+    const { sources, packages } = sdkClosure(sdkEntry);
     assert.deepEqual(
       sources.filter((f) => !allowedSources.test(f)),
       [],
@@ -118,7 +73,7 @@ describe('the Iggy SDK package (packages/iggy)', () => {
       [],
       'the tarball holds modules from outside base, the Iggy codec and the SDK',
     );
-    const expected = sdkClosure().sources.flatMap((f) => {
+    const expected = sdkClosure(sdkEntry).sources.flatMap((f) => {
       const out = f.replace(/^src\//, 'dist/').replace(/\.ts$/, '');
       return [`${out}.js`, `${out}.d.ts`];
     });

@@ -54,17 +54,11 @@ export class FelixError extends FelixClientError {
 }
 
 export class FelixAuthError extends FelixError {
-  constructor(text: string, request: string) {
-    super(text, request);
-    this.name = 'FelixAuthError';
-  }
+  override readonly name: string = 'FelixAuthError';
 }
 
 export class FelixForbiddenError extends FelixError {
-  constructor(text: string, request: string) {
-    super(text, request);
-    this.name = 'FelixForbiddenError';
-  }
+  override readonly name: string = 'FelixForbiddenError';
 }
 
 /** What a not-found text names. */
@@ -84,18 +78,12 @@ export class FelixNotFoundError extends FelixError {
 }
 
 export class FelixOverloadedError extends FelixError {
+  override readonly name: string = 'FelixOverloadedError';
   override readonly retryable = true;
-  constructor(text: string, request: string) {
-    super(text, request);
-    this.name = 'FelixOverloadedError';
-  }
 }
 
 export class FelixRequestError extends FelixError {
-  constructor(text: string, request: string) {
-    super(text, request);
-    this.name = 'FelixRequestError';
-  }
+  override readonly name: string = 'FelixRequestError';
 }
 
 const authTexts: ReadonlySet<string> = new Set([ErrorText.authFailed, ErrorText.authRequired, ErrorText.authAlreadyEstablished, ErrorText.tenantMismatch]);

@@ -395,6 +395,7 @@ describe('errors and timeouts', () => {
     for (const [text, cls] of cases) {
       const e = felixError(text, 'publish');
       assert.ok(e instanceof cls, `${text} -> ${e.name}`);
+      assert.equal(e.name, cls.name);
       assert.equal(e.text, text);
     }
     const s = felixError('stream not found: tenant=t1 namespace=default stream=orders', 'publish') as FelixNotFoundError;
