@@ -16,6 +16,7 @@ import {
   FelixError,
   FelixForbiddenError,
   FelixNotFoundError,
+  FelixNotLeaderError,
   FelixOverloadedError,
   FelixProtocolError,
   FelixPublishRefusedError,
@@ -246,6 +247,14 @@ describe('bad answers', () => {
     await peer.dropConnections();
     const [err] = await ended;
     assert.ok(err instanceof FelixCursorError && err.reason === 'too_old' && err.available === 5n, String(err));
+  });
+
+  test('not_leader answering a subscribe is a FelixNotLeaderError naming the leader', async () => {
+    const { peer, client } = await setup();
+    peer.script = (m) => (m.type === 'subscribe' ? encodeMessage({ type: 'not_leader', nodeId: 'n2', addr: '10.0.0.2:5000', generation: 7n }) : undefined);
+    const err = await client.subscribe('s').catch((e: unknown) => e);
+    assert.ok(err instanceof FelixNotLeaderError, String(err));
+    assert.deepEqual([err.nodeId, err.addr, err.generation, err.retryable], ['n2', '10.0.0.2:5000', 7n, true]);
   });
 
   test('an event stream that begins without a hello is dropped; the subscription is unaffected', async () => {

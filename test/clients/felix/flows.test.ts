@@ -21,23 +21,30 @@ import {
 } from '../../../src/clients/felix/index.js';
 import { startPeer, uniqueName, type FelixPeer } from './peer.js';
 
-let peer: FelixPeer;
+let peer: FelixPeer | undefined;
 let client: FelixClient;
 
+/** The peer, started in before(). */
+function thePeer(): FelixPeer {
+  if (peer === undefined) throw new Error('no peer');
+  return peer;
+}
+
 before(async () => {
-  peer = await startPeer();
+  const p = (peer = await startPeer());
   client = new FelixClient({
-    addr: peer.addr,
-    ca: peer.ca,
-    tenantId: peer.tenantId,
-    token: peer.token,
+    addr: p.addr,
+    ca: p.ca,
+    tenantId: p.tenantId,
+    token: p.token,
     requestTimeoutMs: 10_000,
     pools: { publish: { connections: 2, streamsPerConnection: 2 }, cache: { connections: 2, streamsPerConnection: 2 }, eventConnections: 2 },
   });
 });
 after(async () => {
-  await client.close();
-  await peer.close();
+  // (before() may have failed: no peer, no client.)
+  await client?.close();
+  await peer?.close();
 });
 
 /** Resolves when `check` holds, polling every 10 ms; rejects after `ms`. */
@@ -72,7 +79,7 @@ describe('felix flows', () => {
 
   test('publishes binary acked batches, pipelined, keyed and not; a subscription from earliest reads them with offsets', async () => {
     const stream = uniqueName('orders');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     const publisher = client.publisher(stream);
     const sends = Array.from({ length: 40 }, (_, i) => publisher.send(`order-${i}`));
     const results = await Promise.all(sends);
@@ -97,7 +104,7 @@ describe('felix flows', () => {
 
   test('a live subscription gets what is published after it, and {offset: n} starts at n', async () => {
     const stream = uniqueName('live');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     const publisher = client.publisher(stream);
     await publisher.sendBatch(['a', 'b', 'c']);
     const live = await client.subscribe(stream);
@@ -117,7 +124,7 @@ describe('felix flows', () => {
 
   test('a start past the tail is a cursor error (in_future, with the tail)', async () => {
     const stream = uniqueName('cursor');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     await client.publisher(stream).sendBatch(['x', 'y']);
     const err = await client.subscribe(stream, { start: { offset: 99 } }).catch((e: unknown) => e);
     assert.ok(err instanceof FelixCursorError, String(err));
@@ -134,14 +141,14 @@ describe('felix flows', () => {
 
   test('stream_shards counts the shards (0 for a stream the broker does not know)', async () => {
     const stream = uniqueName('sharded');
-    await peer.prepare({ streams: [{ name: stream, shards: 3 }] });
+    await thePeer().prepare({ streams: [{ name: stream, shards: 3 }] });
     assert.equal(await client.streamShards(stream), 3);
     assert.equal(await client.streamShards(uniqueName('nothing')), 0);
   });
 
   test('keyed publishes: one key goes to one shard', async () => {
     const stream = uniqueName('keyed');
-    await peer.prepare({ streams: [{ name: stream, shards: 2 }] });
+    await thePeer().prepare({ streams: [{ name: stream, shards: 2 }] });
     const publisher = client.publisher(stream, { key: 'customer-7' });
     for (let i = 0; i < 4; i++) await publisher.send(`k-${i}`);
     const subs = await Promise.all([0, 1].map((shard) => client.subscribe(stream, { shard, start: 'earliest' })));
@@ -154,7 +161,7 @@ describe('felix flows', () => {
 
   test('an idempotent publisher numbers its batches from 0 and each lands once', async () => {
     const stream = uniqueName('idem');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     const publisher = client.idempotentPublisher(stream);
     const receipts = await Promise.all([publisher.send('one'), publisher.sendBatch(['two', 'three']), publisher.send('four')]);
     assert.deepEqual(receipts.map((r) => r.sequence), [0n, 1n, 2n]);
@@ -168,7 +175,7 @@ describe('felix flows', () => {
 
   test('caches: put and get, a TTL that lapses, delete returning the value, a missing key', async () => {
     const name = uniqueName('sessions');
-    await peer.prepare({ caches: [name] });
+    await thePeer().prepare({ caches: [name] });
     const cache = client.cache(name);
     await cache.put('alice', 'token-a', { ttlMs: 60_000 });
     await cache.put('bob', 'token-b', { ttlMs: 1 });
@@ -183,7 +190,7 @@ describe('felix flows', () => {
 
   test('counters: add returns the sum, get reads it, a counter never written is null', async () => {
     const name = uniqueName('counters');
-    await peer.prepare({ caches: [name] });
+    await thePeer().prepare({ caches: [name] });
     const cache = client.cache(name);
     assert.equal(await cache.getCounter('hits'), null);
     assert.equal(await cache.addCounter('hits', 5), 5n);
@@ -193,7 +200,7 @@ describe('felix flows', () => {
 
   test('cache watches: a key watch sees puts and deletes live; a retained prefix watch starts with current values', async () => {
     const name = uniqueName('config');
-    await peer.prepare({ caches: [name] });
+    await thePeer().prepare({ caches: [name] });
     const cache = client.cache(name);
     await cache.put('app/a', '1');
     await cache.put('app/b', '2');
@@ -221,7 +228,7 @@ describe('felix flows', () => {
 
   test('a watch from an offset replays the changes from there, then goes live', async () => {
     const name = uniqueName('replay');
-    await peer.prepare({ caches: [name] });
+    await thePeer().prepare({ caches: [name] });
     const cache = client.cache(name);
     const first = await cache.watch({ key: 'k' });
     const firstSeen = changes(first);
@@ -238,7 +245,7 @@ describe('felix flows', () => {
 
   test('groups: poll claims, ack settles, nack redelivers, out of attempts is a dead letter; redrive and discard', async () => {
     const stream = uniqueName('jobs');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     await client.publisher(stream).sendBatch(['j0', 'j1', 'j2']);
     const group = client.groupConsumer(stream, uniqueName('workers'));
     const first = await group.poll({ maxRecords: 10 });
@@ -278,7 +285,7 @@ describe('felix flows', () => {
 
   test('a long poll waits for the next record and answers when it is published', async () => {
     const stream = uniqueName('longpoll');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     const group = client.groupConsumer(stream, uniqueName('waiters'));
     const started = Date.now();
     const polled = group.poll({ waitMs: 20_000 });
@@ -291,7 +298,7 @@ describe('felix flows', () => {
 
   test('run() acks what the handler took and nacks what it threw on', async () => {
     const stream = uniqueName('run');
-    await peer.prepare({ streams: [{ name: stream }] });
+    await thePeer().prepare({ streams: [{ name: stream }] });
     await client.publisher(stream).sendBatch(['ok-1', 'bad', 'ok-2']);
     const group = client.groupConsumer(stream, uniqueName('runners'), { waitMs: 50 });
     const handled: string[] = [];
@@ -307,7 +314,8 @@ describe('felix flows', () => {
   });
 
   test('after close every call fails with FelixClosedError', async () => {
-    const own = new FelixClient({ addr: peer.addr, ca: peer.ca, tenantId: peer.tenantId, token: peer.token });
+    const p = thePeer();
+    const own = new FelixClient({ addr: p.addr, ca: p.ca, tenantId: p.tenantId, token: p.token });
     await own.connect();
     await own.close();
     await assert.rejects(own.streamShards('x'), FelixClosedError);
