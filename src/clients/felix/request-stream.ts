@@ -12,6 +12,8 @@
 //   waiting (one that timed out keeps its place until its answer comes, so order is not lost).
 // - A request that times out fails with FelixTimeoutError; the stream stays. When the stream
 //   ends every request still on it fails with FelixConnectionError.
+// - Frames are written in call order. Once the stream's buffer is full, later frames wait in a
+//   backlog until it drains, so a fast publisher is held to what QUIC's flow control lets through.
 
 import type { Duplex } from 'node:stream';
 import {
@@ -61,6 +63,13 @@ export interface AuthOffer {
   clientFeatures: number;
 }
 
+/** A frame waiting in the backlog; `written` once handed to the stream, `failed` if it never is. */
+interface Pending {
+  chunks: readonly Buffer[];
+  written?: () => void;
+  failed?: (err: FelixClientError) => void;
+}
+
 /** Answers without a request_id, and what each may answer. */
 const untaggedTypes: ReadonlySet<MessageType> = new Set<MessageType>(['subscribed', 'subscribe_cursor_error', 'cache_watch_started', 'not_leader']);
 
@@ -72,6 +81,8 @@ export class RequestStream {
   private closedBy: FelixClientError | null = null;
   private closeListeners: Array<(err: FelixClientError) => void> = [];
   private authWaiter: { resolve(): void; reject(err: FelixClientError): void } | null = null;
+  /** Frames waiting for the stream to drain (null: it takes writes). */
+  private backlog: Pending[] | null = null;
 
   private constructor(
     private readonly duplex: Duplex,
@@ -123,9 +134,11 @@ export class RequestStream {
   fireAndForget(chunks: readonly Buffer[]): Promise<void> {
     if (this.closedBy !== null) return Promise.reject(this.closedBy);
     return new Promise((resolve, reject) => {
-      writeFrame(this.duplex, chunks);
-      // An empty write's callback runs once everything before it was handed to the QUIC stream.
-      this.duplex.write(Buffer.alloc(0), (err) => (err ? reject(new FelixConnectionError(`write to ${this.where} failed: ${err.message}`)) : resolve()));
+      const written = (): void => {
+        // An empty write's callback runs once everything before it was handed to the QUIC stream.
+        this.duplex.write(Buffer.alloc(0), (err) => (err ? reject(new FelixConnectionError(`write to ${this.where} failed: ${err.message}`)) : resolve()));
+      };
+      this.write({ chunks, written, failed: reject });
     });
   }
 
@@ -153,8 +166,31 @@ export class RequestStream {
       }, timeoutMs);
       this.waiting.push(w);
       if (requestId !== null) this.byId.set(requestId, w);
-      writeFrame(this.duplex, chunks);
+      this.write({ chunks });
     });
+  }
+
+  /** Writes a frame now, or after the frames already waiting once the stream drains. */
+  private write(p: Pending): void {
+    if (this.backlog !== null) return void this.backlog.push(p);
+    const more = writeFrame(this.duplex, p.chunks);
+    p.written?.();
+    if (more) return;
+    this.backlog = [];
+    this.duplex.once('drain', () => this.drain());
+  }
+
+  private drain(): void {
+    const queued = this.backlog ?? [];
+    this.backlog = null;
+    for (let i = 0; i < queued.length; i++) {
+      this.write(queued[i]!);
+      if (this.backlog !== null) {
+        // Full again: what is left waits, in order, ahead of anything written since.
+        (this.backlog as Pending[]).unshift(...queued.slice(i + 1));
+        return;
+      }
+    }
   }
 
   private settle(w: Waiting, outcome: { answer: Answer } | { err: FelixClientError }): void {
@@ -225,6 +261,8 @@ export class RequestStream {
       this.authWaiter = null;
     }
     for (const w of [...this.waiting]) this.settle(w, { err });
+    for (const p of this.backlog ?? []) p.failed?.(err);
+    this.backlog = null;
     if (destroy) this.duplex.destroy();
     for (const l of this.closeListeners) l(err);
     this.closeListeners = [];

@@ -155,6 +155,22 @@ describe('negotiation and the JSON fallback', () => {
   });
 });
 
+describe('backpressure', () => {
+  test('a burst larger than the stream buffer goes out in call order as the stream drains, every send acked', async () => {
+    const { peer, client } = await setup({}, { pools: { publish: { connections: 1, streamsPerConnection: 1 } } });
+    const p = client.publisher('s');
+    const payloads = Array.from({ length: 40 }, (_, i) => Buffer.alloc(64 << 10, i));
+    const results = await Promise.all(payloads.map((x) => p.send(x)));
+    assert.ok(results.every((r) => r.acked));
+    const unacked = await Promise.all([p.send(Buffer.alloc(64 << 10, 0xee), { ack: 'none' }), p.send(Buffer.alloc(64 << 10, 0xef), { ack: 'none' })]);
+    assert.ok(unacked.every((r) => !r.acked));
+    const shards = peer.model.shards('default', 'default', 's');
+    assert.ok(typeof shards !== 'string');
+    await until(() => shards[0]!.records.length === 42, 'every record');
+    assert.deepEqual(shards[0]!.records.map((r) => r[0]), [...payloads.map((x) => x[0]), 0xee, 0xef], 'in call order');
+  });
+});
+
 describe('subscriptions', () => {
   test('a dropped batch is reported as a gap before the next batch', async () => {
     const { peer, client } = await setup();
