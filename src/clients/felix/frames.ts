@@ -17,11 +17,17 @@ export interface FrameSink {
 export function readFrames(stream: Readable, payloadBytesMax: number, where: string, sink: FrameSink): () => void {
   const framer = new FelixFramer({ payloadBytesMax });
   let ended = false;
+  // Once reading stops, a late error on the stream (a reset from the broker) has nothing to tell:
+  // it is swallowed rather than left without a listener, which would throw.
+  const detach = (): void => {
+    stream.off('data', onData).off('end', onFin).off('close', onClose).off('error', onError);
+    stream.on('error', () => {});
+    framer.dispose();
+  };
   const end = (err: FelixClientError | null): void => {
     if (ended) return;
     ended = true;
-    stream.off('data', onData).off('end', onFin).off('close', onClose).off('error', onError);
-    framer.dispose();
+    detach();
     sink.onEnd(err);
   };
   const onData = (chunk: Buffer): void => {
@@ -38,9 +44,9 @@ export function readFrames(stream: Readable, payloadBytesMax: number, where: str
   const onError = (err: Error): void => end(new FelixConnectionError(`stream to ${where} failed: ${err.message}`, { cause: err }));
   stream.on('data', onData).on('end', onFin).on('close', onClose).on('error', onError);
   return () => {
+    if (ended) return;
     ended = true;
-    stream.off('data', onData).off('end', onFin).off('close', onClose).off('error', onError);
-    framer.dispose();
+    detach();
   };
 }
 
