@@ -9,8 +9,8 @@
 //     the missing range before the batch itself (the broker drops events for a slow subscriber;
 //     spec "Backpressure": a gap between consecutive offsets is exactly a drop);
 //   - resumes: when the event stream or the connection ends, it subscribes again from the next
-//     offset ({"offset": n}) on a fresh connection, with backoff, and drops anything before n
-//     that arrives again. A cursor error on resume (retention passed it) ends the subscription
+//     offset ({"offset": n}) on the next event-pool connection, with backoff, and drops anything
+//     before n that arrives again. A cursor error on resume (retention passed it) ends the subscription
 //     with that error.
 // Without offsets (a broker that did not advertise 0x0020) batches carry none: no loss
 // detection, and a resume starts at "latest".
