@@ -7,12 +7,14 @@
 // classes of the notes' texts.
 
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import {
   Feature,
   FelixAuthError,
   FelixClient,
+  FelixConnectionError,
   FelixError,
   FelixForbiddenError,
   FelixNotFoundError,
@@ -385,6 +387,31 @@ describe('errors and timeouts', () => {
     assert.ok(err instanceof FelixTimeoutError && isRetryable(err), String(err));
     assert.equal((await cache.get('k'))?.toString(), 'v');
     assert.equal(count(peer, 'auth'), 1, 'one stream throughout');
+  });
+
+  test('a broker that does not answer the handshake is a FelixConnectionError after the attempts', async () => {
+    const silent = createSocket('udp4');
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    const client = new FelixClient({ addr: `127.0.0.1:${silent.address().port}`, ca: '', connectTimeoutMs: 300, connectAttemptsMax: 2, backoffMinMs: 10 });
+    try {
+      const err = await client.connect().catch((e: unknown) => e);
+      assert.ok(err instanceof FelixConnectionError && isRetryable(err), String(err));
+    } finally {
+      await client.close();
+      silent.close();
+    }
+  });
+
+  test('close() fails a call still waiting for its answer instead of leaving it hanging', async () => {
+    const { peer, client } = await setup();
+    peer.unanswered.set('cache_get', 1);
+    const waiting = client.cache('c').get('k', { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    await until(() => count(peer, 'cache_get') === 1, 'the request to arrive');
+    const started = Date.now();
+    await client.close();
+    const err = await waiting;
+    assert.ok(err instanceof FelixConnectionError, String(err));
+    assert.ok(Date.now() - started < 10_000);
   });
 
   test('an error answers the oldest request on the stream; later ones are answered as usual', async () => {
