@@ -11,13 +11,13 @@
 //   the declarations.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { partitionForKey } from '../../src/clients/iggy/partitioning.js';
-import { commandMsMax, npmMissing, ok, packInfo, run } from './npm-run.js';
-import { readJson, repoRoot, sdkClosure } from './sdk-package.js';
+import { commandMsMax, npmMissing, ok, run } from './npm-run.js';
+import { assertPackageShape, packAndInstall, readJson, repoRoot, sdkClosure } from './sdk-package.js';
 
 const packageDir = join(repoRoot, 'packages/iggy');
 const sdkEntry = 'src/clients/iggy/index.ts';
@@ -48,56 +48,15 @@ describe('the Iggy SDK package (packages/iggy)', () => {
   });
 
   it('is an ESM package for Node 20 with typed exports, versioned with Quartet', () => {
-    assert.equal(sdkPkg.name, '@quartet/iggy');
-    assert.equal(sdkPkg.version, rootPkg.version);
-    assert.equal(sdkPkg.type, 'module');
-    assert.equal(sdkPkg.engines?.node, rootPkg.engines?.node);
-    assert.deepEqual(sdkPkg.exports, {
-      '.': { types: './dist/clients/iggy/index.d.ts', default: './dist/clients/iggy/index.js' },
-      './package.json': './package.json',
-    });
-    assert.equal(sdkPkg.main, './dist/clients/iggy/index.js');
-    assert.equal(sdkPkg.types, './dist/clients/iggy/index.d.ts');
-    assert.deepEqual(sdkPkg.files, ['dist/']);
-    assert.ok(rootPkg.workspaces?.includes('packages/iggy'), 'the root lists packages/iggy among its workspaces');
+    assertPackageShape(sdkPkg, rootPkg, 'iggy');
   });
 
   const work = mkdtempSync(join(tmpdir(), 'quartet-iggy-pack-'));
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('packs, installs without the broker, imports with plain Node and type-checks', { skip: npmMissing(), timeout: 240_000 }, async (t) => {
-    const packed = ok(await run('npm', ['pack', '--json', '--pack-destination', work], packageDir, packMsMax), 'npm pack (packages/iggy)');
-    const { filename, files } = packInfo(packed.stdout);
-    assert.deepEqual(
-      [...files].filter((f) => f.startsWith('dist/') && !allowedSources.test(f.replace(/^dist\//, 'src/'))),
-      [],
-      'the tarball holds modules from outside base, the Iggy codec and the SDK',
-    );
-    const expected = sdkClosure(sdkEntry).sources.flatMap((f) => {
-      const out = f.replace(/^src\//, 'dist/').replace(/\.ts$/, '');
-      return [`${out}.js`, `${out}.d.ts`];
-    });
-    assert.deepEqual(
-      [...files].filter((f) => f.startsWith('dist/')).sort(),
-      expected.sort(),
-      'the tarball holds the compiled SDK sources, no more and no less',
-    );
-    assert.deepEqual([...files].filter((f) => !f.startsWith('dist/')).sort(), ['README.md', 'package.json']);
-    t.diagnostic(`npm pack (with the build): ${packed.ms} ms, ${files.size} files`);
-
-    const app = join(work, 'app');
-    mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'quartet-iggy-pack-check', version: '1.0.0', private: true, type: 'module' }));
-    const installed = ok(await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, filename)], app, installMsMax), 'npm install');
-    t.diagnostic(`npm install of the tarball: ${installed.ms} ms`);
-
-    // The installed tree (npm's own record of it), against the root's dependencies the SDK does not use.
-    const tree = readJson(join(app, 'node_modules/.package-lock.json')) as unknown as { packages: Record<string, unknown> };
-    const names = new Set(Object.keys(tree.packages).map((p) => p.replace(/^.*node_modules\//, '')));
-    const brokerOnly = ['quartet', ...Object.keys(rootPkg.dependencies ?? {}).filter((d) => !(d in (sdkPkg.dependencies ?? {})))];
-    assert.ok(brokerOnly.includes('better-sqlite3'));
-    assert.deepEqual(brokerOnly.filter((n) => names.has(n)), [], `installed: ${[...names].join(', ')}`);
-    assert.ok(names.has('@quartet/iggy') && names.has('@node-rs/xxhash'), [...names].join(', '));
+    const { app, names } = await packAndInstall(t, { sdk: 'iggy', work, sdkPkg, rootPkg, packMsMax, installMsMax });
+    assert.ok(names.has('@node-rs/xxhash'), [...names].join(', '));
     const installedDist = join(app, 'node_modules/@quartet/iggy/dist');
     assert.deepEqual(readdirSync(installedDist).sort(), ['base', 'clients', 'protocols']);
     assert.deepEqual(readdirSync(join(installedDist, 'protocols')), ['iggy']);
