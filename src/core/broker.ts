@@ -61,8 +61,11 @@ export interface BrokerOptions {
   topicDefaults?: Partial<TopicConfigValues>;
   /** Partitions of a topic created without a count; default 1. */
   defaultPartitions?: number;
-  /** Created (id 0) when no user exists; a random password is generated when none is given. */
-  rootUser?: { username: string; password?: string };
+  /**
+   * Created (id 0) when no user exists; a random password is generated when none is given. null
+   * leaves it to the caller (ensureRootUser), who creates root only once its listeners are bound.
+   */
+  rootUser?: { username: string; password?: string } | null;
   clock?: Clock;
   logger?: Logger;
   metrics?: MetricsRegistry;
@@ -188,7 +191,7 @@ export class Broker implements CatalogObserver {
   readonly transcoder: Transcoder;
   /** The batch formats this broker's logs and reads look inside (BrokerOptions.formats). */
   readonly formats: FormatRegistry;
-  /** Set only when open() just created root with a random password. Never logged. */
+  /** Set only when open() or ensureRootUser() just created root with a random password. Never logged. */
   readonly generatedRootPassword: string | null = null;
   readonly dataDir: string;
   /** The validated broker-level topic defaults. */
@@ -301,11 +304,7 @@ export class Broker implements CatalogObserver {
       broker.appends.attachTransactions(transactions);
       // Markers of transactions a crash left prepared go through append(), so only now.
       await transactions.start();
-      const root = await users.ensureRootUser(options.rootUser?.username ?? defaultRootUsername, options.rootUser?.password, undefined, { applyToExisting: true });
-      (broker as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
-      if (root.created) logger.info('created the root user', { username: options.rootUser?.username ?? defaultRootUsername, passwordGenerated: root.generatedPassword !== null });
-      if (root.updated.length > 0) logger.warn('the root user now has the configured credentials', { username: options.rootUser?.username, changed: root.updated });
-      if (root.renameRefused) logger.error('the root user keeps its name: another user already has the configured one', { username: options.rootUser?.username });
+      if (options.rootUser !== null) await broker.ensureRootUser(options.rootUser ?? { username: defaultRootUsername });
       catalog.setObserver(broker);
       broker.startMaintenanceTimer();
       broker.scrubber.start();
@@ -317,6 +316,19 @@ export class Broker implements CatalogObserver {
       await store.close().catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Creates root (id 0) when no user exists, or gives an existing root the configured password and
+   * name; logs what changed. A generated password is kept in generatedRootPassword, never logged.
+   */
+  async ensureRootUser(rootUser: { username: string; password?: string }): Promise<void> {
+    const { username, password } = rootUser;
+    const root = await this.users.ensureRootUser(username, password, undefined, { applyToExisting: true });
+    (this as { generatedRootPassword: string | null }).generatedRootPassword = root.generatedPassword;
+    if (root.created) this.logger.info('created the root user', { username, passwordGenerated: root.generatedPassword !== null });
+    if (root.updated.length > 0) this.logger.warn('the root user now has the configured credentials', { username, changed: root.updated });
+    if (root.renameRefused) this.logger.error('the root user keeps its name: another user already has the configured one', { username });
   }
 
   // --- the data path --------------------------------------------------------------------------

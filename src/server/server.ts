@@ -1,9 +1,10 @@
 // The broker process: lock, HTTP, broker recovery, protocol listeners, readiness, shutdown.
 //
 // Start-up order:  data-directory lock -> HTTP (/live answers 200, /ready 503) -> Broker.open
-// (metadata and log recovery) -> print a generated root password once on stdout -> the broker
-// watchers (a front-end's shared state kept right whether or not its listener opens) -> every
-// enabled listener that this build has -> ready (/ready 200).
+// (metadata and log recovery) -> the broker watchers (a front-end's shared state kept right whether
+// or not its listener opens) -> every enabled listener that this build has -> root created (or
+// given the configured credentials) and a generated password printed once on stdout -> ready
+// (/ready 200). A start that fails (a port in use) creates no root and prints no password.
 // Stop (stop(), SIGTERM or SIGINT): /ready 503 -> listeners stop accepting and drain their
 // in-flight requests (drainTimeoutMs) -> Broker.close (flush) -> HTTP closes -> lock released.
 // With signal handling on, a stop that exceeds shutdownTimeoutMs is logged and the process exits
@@ -172,11 +173,12 @@ class Server implements QuartetServer {
       const recoveryStartMs = performance.now();
       this.openedBroker = await this.openBroker();
       const recoveryMs = Math.round(performance.now() - recoveryStartMs);
-      this.announceRootPassword(this.openedBroker);
       for (const watch of this.options.brokerWatchers ?? builtinBrokerWatchers) await watch(this.openedBroker);
       if (this.stopping) throw new Error('stopped during start-up');
       await this.startListeners(this.openedBroker);
       if (this.stopping) throw new Error('stopped during start-up');
+      await this.openedBroker.ensureRootUser(this.rootUser());
+      this.announceRootPassword(this.openedBroker);
       this.setReadiness('ready');
       this.logger.info('ready', { recoveryMs, startupMs: Math.round(performance.now() - this.startedAtMs), listeners: [...this.listeners.keys()] });
       this.resolveReady();
@@ -195,7 +197,7 @@ class Server implements QuartetServer {
       dataDir: config.dataDir,
       topicDefaults: config.topicDefaults,
       defaultPartitions: config.defaultPartitions,
-      rootUser: config.root.password === null ? { username: config.root.username } : { username: config.root.username, password: config.root.password },
+      rootUser: null, // created once the listeners are bound (boot)
       logger: this.logger.child({ component: 'broker' }),
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
@@ -207,6 +209,11 @@ class Server implements QuartetServer {
       formats: builtinFormats(),
       workers: config.workers,
     });
+  }
+
+  private rootUser(): { username: string; password?: string } {
+    const { username, password } = this.config.root;
+    return password === null ? { username } : { username, password };
   }
 
   /** The generated root password goes to stdout exactly once, never to the log. */

@@ -5,7 +5,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { Broker, BrokerOptions } from '../../src/core/broker.js';
+import { Broker, type BrokerOptions } from '../../src/core/broker.js';
 import { createLogger } from '../../src/base/logger.js';
 import { loadConfig, type QuartetConfig } from '../../src/server/config.js';
 import type { ListenerFactory, ProtocolName } from '../../src/server/listeners.js';
@@ -35,7 +35,14 @@ class FakeBroker {
   /** As Broker.storage: whether appends fail for lack of disk space, and corrupt batches held. */
   storage = { full: false, corrupt: 0, corruptBatches: (): number => this.storage.corrupt };
   openedWith: BrokerOptions | null = null;
-  constructor(readonly generatedRootPassword: string | null) {}
+  /** What the server asked root to be, once its listeners were bound. */
+  rootEnsured: { username: string; password?: string } | null = null;
+  generatedRootPassword: string | null = null;
+  constructor(private readonly passwordToGenerate: string | null) {}
+  async ensureRootUser(rootUser: { username: string; password?: string }): Promise<void> {
+    this.rootEnsured = rootUser;
+    this.generatedRootPassword = this.passwordToGenerate;
+  }
   closeGate: Promise<void> = Promise.resolve();
   async close(): Promise<void> {
     await this.closeGate;
@@ -95,7 +102,8 @@ test('start-up: live first, ready after recovery and listeners; password once on
   await server.ready;
   assert.equal(await httpGet(httpPort, '/ready'), 200);
   assert.equal(fake.openedWith?.dataDir, cfg.dataDir);
-  assert.deepEqual(fake.openedWith?.rootUser, { username: 'admin' });
+  assert.equal(fake.openedWith?.rootUser, null, 'root is not created while opening');
+  assert.deepEqual(fake.rootEnsured, { username: 'admin' });
   assert.equal(fake.openedWith?.metrics, server.metrics);
 
   assert.deepEqual(h.stdout, ["quartet: generated root password for user 'admin': pw-Secret-123 (shown once; set QUARTET_ROOT_PASSWORD to choose it)\n"]);
@@ -196,9 +204,40 @@ test('a listener that cannot bind fails start-up and closes the broker', async (
     await assert.rejects(server.ready, new RegExp(`cannot listen for kafka on 127.0.0.1:${port}`));
     assert.equal(await server.stopped, 1);
     assert.equal(fake.closed, true);
+    assert.equal(fake.rootEnsured, null, 'no root for a start that failed');
   } finally {
     busy.close();
   }
+});
+
+test('a start that fails on a port in use creates no root user and prints no password (real broker)', async () => {
+  const busy = createTcpServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const port = (busy.address() as AddressInfo).port;
+  const cfg = config({ 'kafka-addr': `127.0.0.1:${port}` });
+  const { openBroker: _fake, ...options } = harness(new FakeBroker(null)).options;
+  const stdout: string[] = [];
+  const toStdout = (text: string): void => void stdout.push(text);
+  try {
+    const server = await startServer(cfg, { ...options, stdout: toStdout });
+    await assert.rejects(server.ready, /cannot listen for kafka/);
+    assert.equal(await server.stopped, 1);
+  } finally {
+    busy.close();
+  }
+  assert.deepEqual(stdout, [], 'no password printed');
+  const broker = await Broker.open({ dataDir: cfg.dataDir, rootUser: null });
+  try {
+    assert.deepEqual(broker.users.list(), [], 'no user was stored');
+  } finally {
+    await broker.close();
+  }
+  // The next start that binds creates root and prints its password once.
+  const server = await startServer(cfg, { ...options, stdout: toStdout });
+  await server.ready;
+  assert.equal(stdout.length, 1);
+  assert.match(stdout[0]!, /generated root password for user 'root'/);
+  assert.equal(await server.stop(), 0);
 });
 
 test('stop during recovery waits for it, then shuts down cleanly', async () => {
