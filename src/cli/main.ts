@@ -31,9 +31,9 @@ Commands for a running broker (over its HTTP admin API, default http://127.0.0.1
 
 Other commands:
   serve [options]                      run the broker until SIGTERM/SIGINT (options: docs/configuration.md)
-  log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
-                                       print one line per stored batch
-  log verify <data-dir|partition-dir> [--json]
+  log dump <partition-dir> | <data-dir> --topic NAME [--partition N] [--from OFFSET] [--limit N] [--records] [--json]
+                                       print one line per stored batch (--records: and its records)
+  log verify <data-dir|topic-dir|partition-dir> [--topic NAME [--partition N]] [--json]
                                        check every batch; exit 1 when a problem is found
   user <create|list|delete|permissions> --offline [--data-dir DIR]
                                        change users of a stopped broker's data directory
@@ -54,14 +54,19 @@ Runs the broker. Settings come from defaults < config file (--config, QUARTET_CO
 QUARTET_* environment variables < flags; every setting is listed in docs/configuration.md.
 Listeners: kafka, iggy, cursus, felix, http.
 `,
-  log: `Usage: quartet log dump <partition-dir> [--from OFFSET] [--limit N] [--json]
-       quartet log verify <data-dir|partition-dir> [--json]
+  log: `Usage: quartet log dump <partition-dir> [--from OFFSET] [--limit N] [--records] [--json]
+       quartet log dump <data-dir> --topic NAME [--partition N] [--from OFFSET] [--limit N] [--records] [--json]
+       quartet log verify <data-dir|topic-dir|partition-dir> [--topic NAME [--partition N]] [--json]
 
+A path is a data directory, a topic directory (logs/<id>/) or a partition directory
+(logs/<id>/<n>/); anything else is refused. --topic takes a Kafka name (orders, shop.events) or
+namespace/topic (shop/events) and looks it up in the data directory (or --data-dir DIR).
 dump    one line per batch: offset range, format, record count, timestamps, producer
-        id/epoch/sequence, flags, size. --from skips batches before OFFSET; --limit caps the lines.
-verify  checks every segment of one partition, or of every partition under <data-dir>/logs;
-        prints each problem as file:position: problem (--json: one object with the totals and
-        the problems). Exit 0 clean, 1 problems, 2 usage.
+        id/epoch/sequence, flags, size. --from skips batches before OFFSET; --limit caps the lines;
+        --records adds one line per record: offset, time, key, headers, value (quoted text, or hex).
+verify  checks every segment of the partitions named; prints each problem as
+        file:position: problem (--json: one object with the totals and the problems).
+        Exit 0 clean, 1 problems, 2 usage.
 `,
   'user-offline': `Usage: quartet user create NAME --offline [--password PW | --password-stdin] [--grant LIST] [--data-dir DIR] [--config FILE]
        quartet user list --offline [--json] [--data-dir DIR] [--config FILE]

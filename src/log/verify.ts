@@ -2,7 +2,7 @@
 // monotonicity, and every index entry against the data. Pure read-only: it never repairs (the
 // log does that at open); `quartet log verify` / `quartet log dump` print what it finds.
 
-import { checkEnvelope, envelopeBytes, type EnvelopeHeader } from './envelope.js';
+import { checkEnvelope, envelopeBytes, envelopeHeaderBytes, type EnvelopeHeader } from './envelope.js';
 import { nodeFileSystem, type LogFileSystem } from './fs.js';
 import { OffsetIndex } from './offset-index.js';
 import { readFully, scanEnvelopes } from './scan.js';
@@ -30,6 +30,8 @@ export interface DumpedBatch extends EnvelopeHeader {
   lastOffset: number;
   /** Whether the CRC32C over header and payload matches. */
   checksumValid: boolean;
+  /** The batch's payload (a copy), when the dump asked for payloads. */
+  payload?: Buffer;
 }
 
 async function segmentBases(fsys: LogFileSystem, dir: string): Promise<number[]> {
@@ -150,7 +152,7 @@ async function verifyTimeIndex(
  */
 export async function* dumpPartitionDir(
   dir: string,
-  options: { fromOffset?: number; limit?: number } = {},
+  options: { fromOffset?: number; limit?: number; payloads?: boolean } = {},
   fsys: LogFileSystem = nodeFileSystem,
 ): AsyncGenerator<DumpedBatch> {
   const fromOffset = options.fromOffset ?? 0;
@@ -166,7 +168,9 @@ export async function* dumpPartitionDir(
         const lastOffset = header.baseOffset + header.recordCount - 1;
         if (lastOffset < fromOffset) continue;
         const checksumValid = typeof checkEnvelope(buffer.subarray(at, at + envelopeBytes(header))) !== 'string';
-        yield { ...header, file: path, position, lastOffset, checksumValid };
+        const dumped: DumpedBatch = { ...header, file: path, position, lastOffset, checksumValid };
+        if (options.payloads === true) dumped.payload = Buffer.from(buffer.subarray(at + envelopeHeaderBytes, at + envelopeBytes(header)));
+        yield dumped;
         if (--left <= 0) return;
       }
     } finally {
