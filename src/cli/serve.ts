@@ -1,6 +1,6 @@
 // quartet serve: load the configuration, run the broker until SIGTERM/SIGINT, return its exit code.
 
-import { LogTail, createLogger } from '../base/logger.js';
+import { LogTail, createLogger, defaultLogFormat } from '../base/logger.js';
 import { ConfigError, configFlagSpecs, loadConfig } from '../server/config.js';
 import { DataDirLockedError } from '../server/lock.js';
 import { startServer } from '../server/server.js';
@@ -20,7 +20,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   // No serve flag is `multiple`: every value is a string or a boolean.
   const { config, warnings } = loadConfig({ flags: args.flags as Record<string, string | boolean>, env: io.env, cwd: io.cwd });
   // The last lines are also kept in memory, for the Iggy snapshot's server_logs.txt.
-  const logger = createLogger(config.logLevel, (line) => io.stderr(line + '\n'), {}, new LogTail());
+  const format = config.logFormat === 'auto' ? defaultLogFormat(io.stderrIsTTY) : config.logFormat;
+  const logger = createLogger(config.logLevel, (line) => io.stderr(line + '\n'), {}, new LogTail(), { format });
   for (const warning of warnings) logger.warn(warning);
   let server;
   try {

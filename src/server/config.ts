@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath, dirname } from 'node:path';
 import { workerSettingsDefault, type WorkerSettings } from '../core/offload.js';
-import { type LogLevel } from '../base/logger.js';
+import { type LogFormat, type LogLevel } from '../base/logger.js';
+import { applySecureProfile } from './exposure.js';
 import { type TopicConfig } from '../core/topic-config.js';
 import { availableListeners, protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
 import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultHandshakeTimeoutMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
@@ -88,6 +89,10 @@ export type TopicDefaults = TopicConfig;
 export interface QuartetConfig {
   dataDir: string;
   logLevel: LogLevel;
+  /** auto: text when stderr is a terminal, json otherwise (base/logger.ts defaultLogFormat). */
+  logFormat: LogFormat | 'auto';
+  /** The secure profile (server/exposure.ts applySecureProfile), applied by loadConfig. */
+  secure: boolean;
   listeners: Record<ProtocolName, ProtocolListenerConfig> & { http: HttpListenerConfig };
   root: { username: string; password: string | null };
   /** Failed-login throttling (core/auth-throttle.ts). */
@@ -172,6 +177,8 @@ function skeleton(): QuartetConfig {
   return {
     dataDir: '',
     logLevel: 'info',
+    logFormat: 'auto',
+    secure: false,
     listeners: {
       kafka: emptyListener(),
       iggy: emptyListener(),
@@ -296,6 +303,7 @@ export function loadConfig(sources: ConfigSources = {}): LoadedConfig {
     origins.set(setting.key, origin);
     if (problem) problems.push(`${origin}: ${describeValue(setting, raw)} is not valid: ${problem}`);
   }
+  if (config.secure) problems.push(...applySecureProfile(config, (key) => origins.get(key) ?? null));
   problems.push(...crossCheck(config, (key) => origins.get(key) ?? 'the default'));
   if (problems.length > 0) throw new ConfigError(problems);
   return { config, warnings };

@@ -12,7 +12,8 @@
 
 import { Broker, type BrokerOptions } from '../core/broker.js';
 import type { Logger } from '../base/logger.js';
-import { LogTail, createLogger } from '../base/logger.js';
+import { LogTail, createLogger, defaultLogFormat } from '../base/logger.js';
+import { openListenerWarning, unauthenticatedListeners } from './exposure.js';
 import { MetricsRegistry } from '../core/metrics.js';
 import { nativeStatus } from '../base/native.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
@@ -88,7 +89,8 @@ class Server implements QuartetServer {
     private readonly config: QuartetConfig,
     private readonly options: StartServerOptions,
   ) {
-    this.logger = options.logger ?? createLogger(config.logLevel, undefined, {}, new LogTail());
+    const format = config.logFormat === 'auto' ? defaultLogFormat(process.stderr.isTTY) : config.logFormat;
+    this.logger = options.logger ?? createLogger(config.logLevel, undefined, {}, new LogTail(), { format });
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -122,7 +124,8 @@ class Server implements QuartetServer {
 
   async begin(): Promise<void> {
     const { config } = this;
-    this.logger.info('starting', { version: quartetVersion, pid: process.pid, node: process.version, config: redactedConfig(config) });
+    this.logger.info('starting', { version: quartetVersion, pid: process.pid, node: process.version, dataDir: config.dataDir });
+    this.logger.debug('configuration', { config: redactedConfig(config) });
     if (nativeStatus.loaded) this.logger.info('native checksums', { loaded: true, sse42: nativeStatus.sse42, avx2: nativeStatus.avx2, vpclmul: nativeStatus.vpclmul });
     else this.logger.warn('native checksums', { loaded: false, reason: nativeStatus.reason, fallback: '@node-rs/crc32 and @node-rs/xxhash (same values, slower)' });
     this.lock = acquireDataDirLock(config.dataDir, { purpose: 'serve' });
@@ -179,6 +182,7 @@ class Server implements QuartetServer {
       if (this.stopping) throw new Error('stopped during start-up');
       await this.openedBroker.ensureRootUser(this.rootUser());
       this.announceRootPassword(this.openedBroker);
+      for (const open of unauthenticatedListeners(this.config)) this.logger.warn(openListenerWarning(open), { listener: open.listener, security: 'unauthenticated' });
       this.setReadiness('ready');
       this.logger.info('ready', { recoveryMs, startupMs: Math.round(performance.now() - this.startedAtMs), listeners: [...this.listeners.keys()] });
       this.resolveReady();

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
 import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
 import { scrubBytesPerSecDefault } from '../core/scrubber.js';
-import { isLogLevel, type LogLevel } from '../base/logger.js';
+import { isLogLevel, type LogFormat, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
 import { protocolNames, type ListenAddress, type ListenerName, type ProtocolName } from './listeners.js';
 import { defaultAuthTimeoutMs, defaultConnectionsPerPeerMax, defaultHandshakeTimeoutMs, defaultIdleTimeoutsMs, defaultUnauthenticatedConnectionsMax } from '../protocols/transport.js';
@@ -97,6 +97,11 @@ const addrKind: Kind<HostPort> = {
     const parsed = parseHostPort(raw);
     return typeof parsed === 'string' ? { problem: parsed } : { value: parsed };
   },
+};
+
+const logFormatKind: Kind<LogFormat | 'auto'> = {
+  describe: 'auto|text|json',
+  parse: (raw) => (raw === 'auto' || raw === 'text' || raw === 'json' ? { value: raw } : { problem: 'expected one of auto, text, json' }),
 };
 
 const logLevelKind: Kind<LogLevel> = {
@@ -556,8 +561,26 @@ export const settings: readonly Setting[] = [
     env: 'QUARTET_LOG_LEVEL',
     kind: logLevelKind,
     default: 'info',
-    doc: 'Least severe level written to the JSON log lines on stderr.',
+    doc: 'Least severe level written to the log lines on stderr.',
     set: (c, v) => void (c.logLevel = v),
+  }),
+  define<boolean>({
+    key: 'secure',
+    flag: 'secure',
+    env: 'QUARTET_SECURE',
+    kind: boolKind,
+    default: false,
+    doc: 'The secure profile: SASL required on Kafka (kafka.saslRequired), authentication required on Cursus (cursus.requireAuth), HTTP bound to 127.0.0.1; Iggy and Felix always authenticate, and every listener with a certificate uses TLS. Setting one of those against it is a configuration error (docs/security.md).',
+    set: (c, v) => void (c.secure = v),
+  }),
+  define<LogFormat | 'auto'>({
+    key: 'logFormat',
+    flag: 'log-format',
+    env: 'QUARTET_LOG_FORMAT',
+    kind: logFormatKind,
+    default: 'auto',
+    doc: 'How log lines are written on stderr: text (`time LEVEL message key=value ...`, for people), json (one JSON object per line, for collectors), or auto: text when stderr is a terminal, json otherwise.',
+    set: (c, v) => void (c.logFormat = v),
   }),
   ...protocolNames.flatMap(protocolSettings),
   define({
