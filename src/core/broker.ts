@@ -287,7 +287,7 @@ export class Broker implements CatalogObserver {
     let broker: Broker | null = null;
     try {
       const catalog = await Catalog.open(store, clock);
-      const users = await UserStore.open(store, { clock, ...(options.scryptCost ? { scryptCost: options.scryptCost } : {}) });
+      const users = await UserStore.open(store, { clock, logger: logger.child({ component: 'users' }), ...(options.scryptCost ? { scryptCost: options.scryptCost } : {}) });
       const producers = await ProducerStateManager.open(store, {
         clock,
         logger: logger.child({ component: 'producer-state' }),
@@ -452,8 +452,10 @@ export class Broker implements CatalogObserver {
     return merged;
   };
 
-  createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
-    return this.catalog.createNamespace(name, options);
+  async createNamespace(name: string, options: { id?: number } = {}): Promise<Namespace> {
+    const namespace = await this.catalog.createNamespace(name, options);
+    this.logger.info('created namespace', { namespace: namespace.name, id: namespace.id });
+    return namespace;
   }
 
   /** Deletes the namespace with every topic in it. */
@@ -512,6 +514,8 @@ export class Broker implements CatalogObserver {
   /** @internal CatalogObserver */
   async topicCreated(topic: Topic): Promise<void> {
     await this.logs.createTopic(topic);
+    // Logged here, once for every protocol; a front-end does not log the creation itself.
+    this.logger.info('created topic', { namespace: topic.namespace, topic: topic.name, partitions: topic.partitions, internalId: topic.internalId });
   }
 
   /** @internal CatalogObserver */
@@ -533,6 +537,7 @@ export class Broker implements CatalogObserver {
 
   /** @internal CatalogObserver */
   async namespaceDeleted(namespace: Namespace): Promise<void> {
+    this.logger.info('deleted namespace', { namespace: namespace.name, id: namespace.id });
     await this.tellListeners((l) => l.namespaceDeleted?.(namespace));
   }
 

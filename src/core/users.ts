@@ -12,6 +12,7 @@
 import { createHash, createHmac, pbkdf2, randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
 import type { Clock } from '../base/clock.js';
 import { QuartetError } from '../base/errors.js';
+import { silentLogger, type Logger } from '../base/logger.js';
 import type { MetadataStore, TokenRecord, UserRecord } from './metadata-store.js';
 import { SerialQueue } from './serial.js';
 
@@ -78,6 +79,8 @@ export interface CreateUserOptions {
 
 export interface UserStoreOptions {
   clock: Clock;
+  /** Where user and token changes are logged (names only, never secrets); default silent. */
+  logger?: Logger;
   scryptCost?: ScryptCost;
 }
 
@@ -102,12 +105,15 @@ export class UserStore {
   /** Hashed when a login names an unknown user, so that timing does not reveal which users exist. */
   private dummyHash: Promise<string> | null = null;
 
+  private readonly logger: Logger;
+
   private constructor(
     private readonly store: MetadataStore,
     options: UserStoreOptions,
   ) {
     this.clock = options.clock;
     this.scryptCost = options.scryptCost ?? defaultScryptCost;
+    this.logger = options.logger ?? silentLogger;
   }
 
   static async open(store: MetadataStore, options: UserStoreOptions): Promise<UserStore> {
@@ -199,6 +205,7 @@ export class UserStore {
         createdAt: this.clock.now(),
       };
       await this.store.putUser(record);
+      this.logger.info('created user', { user: record.username, id: record.id });
       return publicUser(this.index(record));
     });
   }
@@ -287,6 +294,7 @@ export class UserStore {
       this.byId.delete(record.id);
       this.byName.delete(record.username);
       for (const [hash, token] of this.tokensByHash) if (token.userId === record.id) this.tokensByHash.delete(hash);
+      this.logger.info('deleted user', { user: record.username, id: record.id });
       return publicUser(record);
     });
   }
@@ -362,6 +370,7 @@ export class UserStore {
       const record: TokenRecord = { tokenHash: hashToken(token), userId: user.id, name, expiresAt: lifetimeMs === null ? null : now + lifetimeMs, createdAt: now };
       await this.store.putToken(record);
       this.tokensByHash.set(record.tokenHash, record);
+      this.logger.info('created token', { user: user.username, token: name, expiresAt: record.expiresAt });
       return { token, info: tokenInfo(record) };
     });
   }
@@ -393,6 +402,7 @@ export class UserStore {
       if (!record) throw new QuartetError('invalid_token', `user '${user.username}' has no token named '${name}'`);
       await this.store.deleteToken(record.tokenHash);
       this.tokensByHash.delete(record.tokenHash);
+      this.logger.info('deleted token', { user: user.username, token: name });
     });
   }
 

@@ -129,7 +129,6 @@ async function createOne(frontend: KafkaFrontend, access: KafkaAccess, topic: Cr
   }
   try {
     const created = await frontend.broker.createTopic(defaultNamespaceName, name, { partitions, config });
-    frontend.logger.info('created topic', { topic: name, partitions });
     return { name, topicId: created.uuid, errorCode: 0, errorMessage: null, numPartitions: created.partitions, replicationFactor: 1, configs: configsOf(created.config, frontend) };
   } catch (err) {
     return failure(name, kafkaCodeOf(err), err instanceof Error ? err.message : String(err));

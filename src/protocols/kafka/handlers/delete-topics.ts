@@ -54,7 +54,6 @@ async function deleteOne(frontend: KafkaFrontend, access: KafkaAccess, target: T
   const name = kafkaNameOf(topic);
   try {
     await frontend.broker.deleteTopic(topic);
-    frontend.logger.info('deleted topic', { topic: name, namespace: topic.namespace });
     return { name, topicId: topic.uuid, errorCode: 0, errorMessage: null };
   } catch (err) {
     return { name, topicId: topic.uuid, errorCode: kafkaCodeOf(err), errorMessage: err instanceof Error ? err.message : String(err) };

@@ -63,7 +63,7 @@ async function describeOrCreate(frontend: KafkaFrontend, access: KafkaAccess, na
   if (!access.topicNamed(name, 'create')) return topicError(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   try {
     const created = await frontend.broker.createTopic(defaultNamespaceName, name, { partitions: frontend.settings.defaultPartitions });
-    frontend.logger.info('auto-created topic', { topic: name, partitions: created.partitions });
+    frontend.logger.debug('auto-created topic', { topic: name, partitions: created.partitions });
     return describeTopic(frontend, created);
   } catch (err) {
     // Another request created it first.
