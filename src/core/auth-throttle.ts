@@ -13,7 +13,7 @@
 // through an injected sleep so that tests need no real time.
 
 import type { Clock } from '../base/clock.js';
-import type { Logger } from '../base/logger.js';
+import { LogRateLimiter, type Logger } from '../base/logger.js';
 import type { Counter, MetricsRegistry } from './metrics.js';
 
 export interface AuthThrottleSettings {
@@ -61,6 +61,8 @@ export class AuthThrottle {
   private readonly delayedTotal: Counter;
   private readonly lockedOutTotal: Counter;
   private lastLockoutLogMs = -Infinity;
+  /** Failed logins are logged at most once a second (a guessing peer does not flood the log). */
+  private readonly failureLog: LogRateLimiter;
 
   constructor(
     private readonly settings: AuthThrottleSettings,
@@ -71,6 +73,7 @@ export class AuthThrottle {
   ) {
     this.failuresTotal = metrics.counter('quartet_auth_failures_total', 'Failed logins (wrong password or token, unknown or inactive user, refused while locked out)');
     this.delayedTotal = metrics.counter('quartet_auth_delayed_total', 'Login attempts slowed down because of earlier failures of their user name or peer');
+    this.failureLog = new LogRateLimiter(clock);
     this.lockedOutTotal = metrics.counter('quartet_auth_locked_out_total', 'Login attempts refused without a check because their user name or peer was locked out');
   }
 
@@ -101,6 +104,7 @@ export class AuthThrottle {
   /** A failed login (or one refused by admit). */
   failed(user: string | null, remote: string, protocol: string): void {
     this.failuresTotal.inc({ protocol });
+    this.failureLog.log(this.logger, 'warn', 'auth-failed', 'authentication failed', { protocol, peer: remote, ...(user === null ? {} : { user }) });
     if (user !== null) this.count(this.byUser, user);
     this.count(this.byPeer, peerHost(remote));
   }

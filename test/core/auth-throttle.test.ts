@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/base/clock.js';
-import { silentLogger } from '../../src/base/logger.js';
+import { createLogger, silentLogger } from '../../src/base/logger.js';
 import { AuthThrottle, defaultAuthThrottleSettings, peerHost } from '../../src/core/auth-throttle.js';
 import { MetricsRegistry } from '../../src/core/metrics.js';
 
@@ -69,4 +69,22 @@ test('a spray of names is bounded: the oldest entries go', () => {
   const { t } = throttle({ trackedMax: 100 });
   for (let i = 0; i < 10_000; i++) t.failed(`name${i}`, `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}:1`, 'iggy');
   assert.ok(t.tracked <= 100, `tracked ${t.tracked}`);
+});
+
+test('failed logins are logged with the peer address, at most one line per second, counting the dropped ones', () => {
+  const clock = new ManualClock(1_000_000);
+  const lines: string[] = [];
+  const t = new AuthThrottle(defaultAuthThrottleSettings, clock, new MetricsRegistry(), createLogger('info', (l) => lines.push(l)));
+  t.failed('alice', '10.0.0.7:51000', 'kafka');
+  for (let i = 0; i < 9; i++) t.failed('alice', '10.0.0.7:51000', 'iggy');
+  clock.advance(1_000);
+  t.failed(null, '[::1]:6000', 'cursus');
+  const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    logged.map(({ msg, protocol, peer, user, dropped }) => ({ msg, protocol, peer, user, dropped })),
+    [
+      { msg: 'authentication failed', protocol: 'kafka', peer: '10.0.0.7:51000', user: 'alice', dropped: undefined },
+      { msg: 'authentication failed', protocol: 'cursus', peer: '[::1]:6000', user: undefined, dropped: 9 },
+    ],
+  );
 });
