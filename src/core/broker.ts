@@ -22,6 +22,7 @@ import { TopicOptionsStore } from './topic-options.js';
 import { EventSnapshotStore } from './event-streams.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
+import { registerScrapeMetrics } from './scrape-metrics.js';
 import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ClientQuotas } from './client-quotas.js';
@@ -219,6 +220,8 @@ export class Broker implements CatalogObserver {
   private readonly options: BrokerOptions;
   /** The open partition logs of every topic. */
   private readonly logs: PartitionLogs;
+  /** Removes the scrape-time collector (consumer lag, disk bytes) from the registry. */
+  private readonly stopScrapeMetrics: () => void;
   private readonly appends: AppendPath;
   private readonly topicListeners = new Set<TopicChangeListener>();
   /** The marker type of a stored control batch of any format (BrokerTransactionOptions.markerKinds). */
@@ -268,6 +271,7 @@ export class Broker implements CatalogObserver {
     this.storage.countCorruptWith(() => this.corruptBatchesHeld());
     this.scrubber = new Scrubber(() => this.scrubbedPartitions(), parts.options.scrubBytesPerSec ?? 0, this.logger.child({ component: 'scrubber' }), this.metrics, () => void this.storage.corruptBatches());
     this.caches = new CacheService({ ...parts.options.caches, broker: this, clock: this.clock, logger: this.logger.child({ component: 'caches' }) });
+    this.stopScrapeMetrics = registerScrapeMetrics(this.metrics, { catalog: this.catalog, offsets: this.offsets, partitions: () => this.logs.entries() });
     this.appends = new AppendPath({ catalog: this.catalog, logs: this.logs, producers: this.producers, clock: this.clock, markerEncoders: parts.options.transactions?.markerEncoders ?? {}, storage: this.storage });
   }
 
@@ -664,6 +668,7 @@ export class Broker implements CatalogObserver {
   }
 
   private async shutdown(): Promise<void> {
+    this.stopScrapeMetrics();
     this.caches.close();
     this.appends.stop();
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);

@@ -1,6 +1,9 @@
 // A small Prometheus registry: counters, gauges and histograms with labels, rendered in the text
 // exposition format (version 0.0.4) by GET /metrics. Updates are O(1) map look-ups; nothing here
-// allocates on the hot path once a labels object has been seen.
+// allocates on the hot path once a labels object has been seen. Values that cost something to
+// compute (consumer lag, disk bytes, process figures) are set by collectors run at scrape time.
+// Hand-written rather than prom-client: the hot path keeps its per-object label keys (prom-client
+// builds a key from the labels object on every inc), and there is no dependency to keep in step.
 
 type Labels = Record<string, string>;
 
@@ -80,6 +83,10 @@ export class Gauge implements Metric {
   remove(labels: Labels): void {
     this.values.delete(labelKey(labels));
   }
+  /** Drops every series (a collector that sets them all again at each scrape). */
+  clear(): void {
+    this.values.clear();
+  }
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);
     for (const [key, value] of this.values) out.push(`${this.name}${key ? `{${key}}` : ''} ${value}`);
@@ -120,8 +127,29 @@ export class Histogram implements Metric {
   }
 }
 
+/** Sets metrics just before a scrape renders them; a collector that fails is skipped (and counted). */
+export type MetricsCollector = () => void | Promise<void>;
+
 export class MetricsRegistry {
   private readonly metrics = new Map<string, Metric>();
+  private readonly collectors = new Set<MetricsCollector>();
+
+  /** Runs `collector` before every scrape (collect()); returns the function that removes it. */
+  onCollect(collector: MetricsCollector): () => void {
+    this.collectors.add(collector);
+    return () => void this.collectors.delete(collector);
+  }
+
+  /** Runs every collector (GET /metrics does, then render()). */
+  async collect(): Promise<void> {
+    for (const collector of [...this.collectors]) {
+      try {
+        await collector();
+      } catch {
+        this.counter('quartet_metrics_collector_errors_total', 'Scrape-time collectors that failed (their metrics keep their previous values)').inc();
+      }
+    }
+  }
 
   counter(name: string, help: string): Counter {
     return this.register(name, () => new Counter(name, help), Counter);

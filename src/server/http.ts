@@ -97,8 +97,12 @@ export class HttpEndpoint {
       res.setHeader('Allow', 'GET, HEAD');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     }
-    const { status, type, body } = route(this.options);
-    send(res, status, type, req.method === 'HEAD' ? '' : body, Buffer.byteLength(body));
+    // Scrape-time values (consumer lag, disk bytes, process figures) are computed first.
+    const collected = path === '/metrics' ? this.options.metrics.collect() : Promise.resolve();
+    void collected.then(() => {
+      const { status, type, body } = route(this.options);
+      send(res, status, type, req.method === 'HEAD' ? '' : body, Buffer.byteLength(body));
+    });
   }
 }
 

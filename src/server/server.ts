@@ -14,6 +14,7 @@ import { Broker, type BrokerOptions } from '../core/broker.js';
 import type { Logger } from '../base/logger.js';
 import { LogTail, createLogger, defaultLogFormat } from '../base/logger.js';
 import { openListenerWarning, unauthenticatedListeners } from './exposure.js';
+import { registerProcessMetrics } from './process-metrics.js';
 import { MetricsRegistry } from '../core/metrics.js';
 import { nativeStatus } from '../base/native.js';
 import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js';
@@ -84,6 +85,7 @@ class Server implements QuartetServer {
   private booting: Promise<void> = Promise.resolve();
   private stopping: Promise<number> | null = null;
   private removeSignalHandlers: () => void = () => {};
+  private readonly stopProcessMetrics: () => void;
 
   constructor(
     private readonly config: QuartetConfig,
@@ -100,6 +102,7 @@ class Server implements QuartetServer {
     this.metrics.gauge('process_start_time_seconds', 'Start time of the process since the epoch, in seconds').set({}, Math.floor(Date.now() / 1000));
     this.metrics.gauge('quartet_build_info', 'Always 1; the labels say which build runs').set({ version: quartetVersion }, 1);
     this.setReadiness('starting');
+    this.stopProcessMetrics = registerProcessMetrics(this.metrics);
   }
 
   /**
@@ -268,6 +271,7 @@ class Server implements QuartetServer {
     if (this.http) await step('stopping http', () => this.http!.stop());
     await step('releasing the lock', () => this.lock?.release());
     this.removeSignalHandlers();
+    this.stopProcessMetrics();
     const code = failures === 0 ? 0 : 1;
     this.logger.info('stopped', { durationMs: Math.round(performance.now() - startMs), exitCode: code });
     this.resolveStopped(code);
