@@ -266,7 +266,7 @@ export class Broker implements CatalogObserver {
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.storage = new StorageHealth(this.metrics);
-    const onCorruptBatch = (partition: Readonly<{ topic: string; partition: string }>): void => this.storage.corruptBatchFound(partition);
+    const onCorruptBatch = (partition: Readonly<{ namespace: string; topic: string; partition: string }>): void => this.storage.corruptBatchFound(partition);
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch });
     this.storage.countCorruptWith(() => this.corruptBatchesHeld());
     this.scrubber = new Scrubber(() => this.scrubbedPartitions(), parts.options.scrubBytesPerSec ?? 0, this.logger.child({ component: 'scrubber' }), this.metrics, () => void this.storage.corruptBatches());

@@ -13,7 +13,7 @@ import { QuartetError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import { MemoryLog, openFileLog, type AppendRequest, type AppendResult, type DirectWriteGate, type FormatRegistry, type LogConfig, type PartitionLog } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
-import { defaultNamespaceName, type Topic } from './catalog.js';
+import type { Topic } from './catalog.js';
 import type { Counter, Gauge, MetricsRegistry } from './metrics.js';
 import { partitionKey } from './producer-state.js';
 import { mapLimit } from './serial.js';
@@ -31,7 +31,7 @@ export interface PartitionHandle {
   /** The partition's key in producer and transaction state (producer-state.ts partitionKey). */
   readonly key: string;
   /** Replaced, never edited (metrics.ts keys series by the object). */
-  labels: Readonly<{ topic: string; partition: string }>;
+  labels: Readonly<{ namespace: string; topic: string; partition: string }>;
 }
 
 export interface PartitionLogsOptions {
@@ -46,7 +46,7 @@ export interface PartitionLogsOptions {
   logFs?: LogFileSystem | undefined;
   directWrites?: DirectWriteGate | null | undefined;
   /** Told once about each batch a partition's log finds corrupt on disk (the log has logged it). */
-  onCorruptBatch?: ((partition: Readonly<{ topic: string; partition: string }>) => void) | undefined;
+  onCorruptBatch?: ((partition: Readonly<{ namespace: string; topic: string; partition: string }>) => void) | undefined;
 }
 
 /**
@@ -368,7 +368,7 @@ export class PartitionLogs {
   }
 }
 
-function metricLabels(topic: Topic, partition: number): { topic: string; partition: string } {
-  const name = topic.namespace === defaultNamespaceName ? topic.name : `${topic.namespace}/${topic.name}`;
-  return { topic: name, partition: String(partition) };
+/** Neutral labels: the catalog namespace and topic name (a Kafka topic `orders` is namespace `default`, topic `orders`). */
+function metricLabels(topic: Topic, partition: number): { namespace: string; topic: string; partition: string } {
+  return { namespace: topic.namespace, topic: topic.name, partition: String(partition) };
 }

@@ -51,7 +51,7 @@ export class StorageHealth {
   }
 
   /** A log found a corrupt batch (it has logged it). */
-  corruptBatchFound(partition: Readonly<{ topic: string; partition: string }>): void {
+  corruptBatchFound(partition: Readonly<{ namespace: string; topic: string; partition: string }>): void {
     this.corruptFoundTotal.inc(partition);
     this.corruptBatches();
   }

@@ -312,7 +312,7 @@ test('a file-sliced batch whose bytes rotted on disk is never transcoded for a r
     assert.equal(bad.chunks, null);
     assert.ok(isQuartetError(bad.failure?.error) && bad.failure.error.code === 'corrupt_batch', String(bad.failure?.error));
     assert.equal(broker.storage.corruptBatches(), 1);
-    assert.match(broker.metrics.render(), /quartet_corrupt_batches_total\{partition="0",topic="rot"\} 1/);
+    assert.match(broker.metrics.render(), /quartet_corrupt_batches_total\{namespace="default",partition="0",topic="rot"\} 1/);
     // A records read of it (an Iggy poll's path) fails the same way, with the records before it served.
     const records = await reader.readRecords({ from: 0, end: 60, recordsMax: 60, bytesMax: 1 << 20, format: BatchFormat.kafka, isolation: 'read_uncommitted', afterWrite: (release) => release(), fileSlicesMin: 1_024 });
     assert.equal(records.records, 20);

@@ -126,7 +126,7 @@ test('after a restart, a consumer never receives the records of a batch with a f
     const again = await consume(broker, topic);
     assert.deepEqual(again.values, consumed.values);
     const metrics = server.metrics.render();
-    assert.match(metrics, /quartet_corrupt_batches_total\{partition="0",topic="events"\} 1/);
+    assert.match(metrics, /quartet_corrupt_batches_total\{namespace="default",partition="0",topic="events"\} 1/);
     assert.match(metrics, /quartet_storage_corrupt_batches 1/);
     assert.deepEqual(await httpGet(port, '/ready'), { status: 503, body: 'storage_corrupt\n' });
     // Giving the batch up (Kafka DeleteRecords past it) makes the broker ready again; the rest is read.
@@ -149,7 +149,7 @@ test('the scrubber finds a flipped byte nobody reads and reports it', async () =
     assert.deepEqual(await httpGet(port, '/ready'), { status: 200, body: 'ready\n' }, 'nothing known before the scrub');
     const checked = await broker.scrubber.step(1 << 30);
     assert.ok(checked > batches * perBatch * 200, `${checked} bytes checked`);
-    assert.match(server.metrics.render(), /quartet_corrupt_batches_total\{partition="0",topic="events"\} 1/);
+    assert.match(server.metrics.render(), /quartet_corrupt_batches_total\{namespace="default",partition="0",topic="events"\} 1/);
     assert.match(server.metrics.render(), /quartet_scrubbed_bytes_total \d+/);
     assert.deepEqual(await httpGet(port, '/ready'), { status: 503, body: 'storage_corrupt\n' });
     const topic = broker.catalog.requireTopic({ topic: 'events' });
