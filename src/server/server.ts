@@ -185,7 +185,10 @@ class Server implements QuartetServer {
       if (this.stopping) throw new Error('stopped during start-up');
       await this.openedBroker.ensureRootUser(this.rootUser());
       this.announceRootPassword(this.openedBroker);
-      for (const open of unauthenticatedListeners(this.config)) this.logger.warn(openListenerWarning(open), { listener: open.listener, security: 'unauthenticated' });
+      for (const open of unauthenticatedListeners(this.config)) {
+        const bound = open.listener === 'http' ? this.http?.address() : this.listeners.get(open.listener)?.address;
+        this.logger.warn(openListenerWarning({ ...open, port: bound?.port ?? open.port }), { listener: open.listener, security: 'unauthenticated' });
+      }
       this.setReadiness('ready');
       this.logger.info('ready', { recoveryMs, startupMs: Math.round(performance.now() - this.startedAtMs), listeners: [...this.listeners.keys()] });
       this.resolveReady();

@@ -109,6 +109,7 @@ test('start-up: live first, ready after recovery and listeners; password once on
   assert.deepEqual(h.stdout, ["quartet: generated root password for user 'admin': pw-Secret-123 (shown once; set QUARTET_ROOT_PASSWORD to choose it)\n"]);
   assert.ok(h.logs.every((l) => !l.includes('pw-Secret-123')), 'the password never reaches the log');
   assert.ok(h.messages().includes('listener iggy not available yet'));
+  assert.ok(!h.messages().some((m) => m.startsWith('SECURITY')), 'listeners on loopback: no warning');
   const ready = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'ready')!;
   assert.equal(typeof ready.recoveryMs, 'number');
   assert.deepEqual(ready.listeners, ['kafka']);
