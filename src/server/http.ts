@@ -7,6 +7,7 @@
 //                 the logs hold batches found corrupt on disk (body `storage_corrupt`)
 //   GET /metrics  the MetricsRegistry in the Prometheus text format 0.0.4
 //   /api/v1/...   the admin API (admin/api.ts), authenticated, when the server gives one
+//   /, /console/* the web console's page and files (console.ts), when the server gives them
 //   anything else 404; other methods on these paths 405 (HEAD is served like GET)
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +16,7 @@ import type { Logger } from '../base/logger.js';
 import type { MetricsRegistry } from '../core/metrics.js';
 import type { HostPort } from './config.js';
 import { AdminApi } from './admin/api.js';
+import type { ConsoleAssets } from './console.js';
 import type { ListenAddress } from './listeners.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -37,6 +39,8 @@ export interface HttpEndpointOptions {
   logger: Logger;
   /** The admin API under /api/v1/ (absent: those paths are 404). */
   admin?: AdminApi;
+  /** The web console at / (absent: 404). */
+  console?: ConsoleAssets;
 }
 
 export class HttpEndpoint {
@@ -91,6 +95,7 @@ export class HttpEndpoint {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (this.options.admin && AdminApi.handles(path ?? '')) return this.options.admin.handle(req, res);
+    if (this.options.console?.handles(path ?? '')) return this.options.console.serve(path ?? '', req, res);
     const route = routes[path ?? ''];
     if (!route) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -21,6 +21,7 @@ import { formatHostPort, redactedConfig, type QuartetConfig } from './config.js'
 import { HttpEndpoint, type Readiness } from './http.js';
 import { AdminApi } from './admin/api.js';
 import { adminRoutes } from './admin/routes.js';
+import { ConsoleAssets } from './console.js';
 import { builtinBrokerWatchers, builtinFormats, builtinListenerFactories, builtinTransactionOptions, protocolNames, type ListenAddress, type ListenerRegistry, type ProtocolListener, type ProtocolName } from './listeners.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { quartetVersion } from '../base/version.js';
@@ -164,7 +165,7 @@ class Server implements QuartetServer {
       info: { version: quartetVersion, startedAtMs: Date.now(), listeners: () => this.listenerList() },
       logger,
     });
-    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.readiness(), logger, admin });
+    this.http = new HttpEndpoint({ addr: settings.addr, metrics: this.metrics, readiness: () => this.readiness(), logger, admin, console: new ConsoleAssets() });
     const address = await this.http.start();
     this.logger.info('listening', { listener: 'http', address: formatHostPort(address) });
   }
