@@ -15,4 +15,13 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  {
+    // The web console's browser modules (console/): plain JavaScript run by the browser.
+    files: ['console/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'window', 'location', 'sessionStorage', 'fetch', 'atob', 'btoa', 'TextEncoder', 'TextDecoder', 'Node', 'performance', 'confirm', 'setInterval', 'clearInterval'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 );
