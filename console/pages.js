@@ -39,10 +39,6 @@ function table(id, headings, rows) {
     h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((c) => (c instanceof Node && c.tagName === 'TD' ? c : h('td', { class: typeof c === 'number' ? 'num' : null }, c ?? '–')))))));
 }
 
-function stat(label, value) {
-  return h('div', { class: 'stat' }, h('b', {}, value), h('span', {}, label));
-}
-
 function errorLine(err) {
   return h('p', { class: 'error', role: 'alert' }, `${err.code ?? 'error'}: ${err.message}`);
 }
@@ -63,13 +59,14 @@ export async function overviewPage(main, session) {
   const byteChart = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   msgChart.id = 'chart-messages';
   byteChart.id = 'chart-bytes';
-  const uptime = h('b', {}, duration(o.uptimeMs));
+  // Each figure with how to show it from an overview answer; refreshed at every poll.
+  const figures = [
+    ['uptime', (x) => duration(x.uptimeMs)], ['version', (x) => x.version], ['topics', (x) => String(x.topics)],
+    ['partitions', (x) => String(x.partitions)], ['messages', (x) => String(x.messages)], ['on disk', (x) => bytes(x.sizeBytes)],
+  ].map(([label, show]) => ({ value: h('b', {}, show(o)), label, show }));
   main.replaceChildren(
     h('h1', {}, 'Overview'),
-    h('div', { class: 'stats', id: 'overview-stats' },
-      h('div', { class: 'stat' }, uptime, h('span', {}, 'uptime')),
-      stat('version', o.version), stat('topics', String(o.topics)), stat('partitions', String(o.partitions)),
-      stat('messages', String(o.messages)), stat('on disk', bytes(o.sizeBytes))),
+    h('div', { class: 'stats', id: 'overview-stats' }, figures.map((f) => h('div', { class: 'stat' }, f.value, h('span', {}, f.label)))),
     h('h2', {}, 'Throughput'),
     h('div', { class: 'charts' }, msgChart, byteChart),
     h('h2', {}, 'Listeners'),
@@ -84,7 +81,7 @@ export async function overviewPage(main, session) {
   const sample = (x) => {
     samples.push({ at: performance.now(), messages: x.messages, sizeBytes: x.sizeBytes });
     if (samples.length > samplesMax) samples.shift();
-    uptime.textContent = duration(x.uptimeMs);
+    for (const f of figures) f.value.textContent = f.show(x);
     draw();
   };
   sample(o);
