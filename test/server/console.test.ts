@@ -20,6 +20,7 @@ let started: StartedBroker;
 let browser: Browser;
 let origin: string;
 let shots: string;
+let kafka: Kafka;
 
 async function login(user: string, password: string): Promise<void> {
   await browser.navigate(`${origin}/`);
@@ -65,7 +66,7 @@ describe('web console in headless Chromium', { skip, timeout: 120_000 }, () => {
     const broker = started.broker!;
     origin = `http://127.0.0.1:${started.server!.httpAddress()!.port}`;
     await broker.users.create({ username: 'viewer', password: 'viewer-password', permissions: globalGrants(['read_topics', 'read_streams', 'read_servers', 'poll_messages']) });
-    const kafka = new Kafka({ clientId: 'console-test', brokers: [started.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
+    kafka = new Kafka({ clientId: 'console-test', brokers: [started.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
     const admin = kafka.admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: 'console-orders', numPartitions: 2 }] });
@@ -129,12 +130,19 @@ describe('web console in headless Chromium', { skip, timeout: 120_000 }, () => {
     assert.match(listeners, /http127\.0\.0\.1:\d+/);
     assert.match(await text('#overview-stats'), /3messages/);
     assert.equal(await browser.evaluate<string>(`location.search`), '');
+    // Records produced while the overview is open show in the live chart (sampled every 2 s).
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: 'console-orders', messages: Array.from({ length: 20 }, (_, i) => ({ partition: 1, value: `burst-${i}` })) });
+    await producer.disconnect();
+    await browser.waitFor(`document.querySelector('#chart-messages polyline') && Number(/max ([\\d.]+)/.exec(document.querySelector('#chart-messages text')?.textContent ?? '')?.[1]) > 1`, 'the throughput chart to show the burst', 20_000);
+    assert.match(await text('#overview-stats'), /23messages/);
     await screenshot('overview', '#listeners');
 
     await open('#/topics', 'topics');
     const topics = await text('#topics');
     assert.match(topics, /default\/console-orders/);
-    assert.match(topics, /default\/console-orders23/, 'two partitions, three messages');
+    assert.match(topics, /default\/console-orders223/, 'two partitions, 23 messages');
     assert.ok(await exists('#create-topic'));
     await screenshot('topics', '#topics');
 
@@ -154,6 +162,14 @@ describe('web console in headless Chromium', { skip, timeout: 120_000 }, () => {
     await browser.evaluate(`(() => { document.getElementById('browse-format').value = 'hex'; document.getElementById('browse').requestSubmit(); })()`);
     await browser.waitFor(`document.querySelector('#records')?.textContent.includes('6f 72 64 65 72 2d 31 37')`, 'the key in hex');
     await screenshot('messages', '#records');
+    await browser.evaluate(`(() => {
+      document.getElementById('browse-partition').value = '1';
+      document.getElementById('browse-mode').value = 'time';
+      document.getElementById('browse-from').value = '2000-01-01T00:00:00Z';
+      document.getElementById('browse-format').value = 'text';
+      document.getElementById('browse').requestSubmit();
+    })()`);
+    await browser.waitFor(`document.querySelector('#records')?.textContent.includes('burst-19')`, 'partition 1 read from a time');
 
     await open('#/groups', 'groups');
     assert.match(await text('#groups'), /kafkaconsole-billingempty0default\/console-orders2/);
