@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
+import { IggyClient } from '../../src/clients/iggy/index.js';
 import { globalGrants } from '../../src/core/access.js';
 import { startBroker, type StartedBroker } from '../conformance/helpers.js';
 import { Browser, chromiumSkip } from './cdp.js';
@@ -83,6 +84,15 @@ describe('web console in headless Chromium', { skip, timeout: 120_000 }, () => {
     await producer.disconnect();
     await admin.setOffsets({ groupId: 'console-billing', topic: 'console-orders', partitions: [{ partition: 0, offset: '1' }] });
     await admin.disconnect();
+    // An Iggy consumer group on the same topic (stream `default`), and a Cursus group over Kafka's offsets.
+    const [iggyHost, iggyPort] = started.iggyAddress!.split(':');
+    const iggy = new IggyClient({ host: iggyHost!, port: Number(iggyPort), credentials: { username: 'root', password: 'root-password' } });
+    await iggy.connect();
+    await iggy.createConsumerGroup('default', 'console-orders', 'console-iggy-readers');
+    await iggy.close();
+    const topic = broker.catalog.requireTopic({ namespace: 'default', topic: 'console-orders' });
+    await broker.groups.save('cursus', 'console-runners', { version: 1, selector: { topic: 'console-orders' }, expansion: [{ topic: 'console-orders', partitions: 2 }], registeredAt: 0 });
+    await broker.offsets.commit('kafka', 'console-runners', [{ topicInternalId: topic.internalId, partition: 0, offset: 2 }]);
     browser = await Browser.launch();
   });
   after(async () => {
@@ -156,6 +166,10 @@ describe('web console in headless Chromium', { skip, timeout: 120_000 }, () => {
 
     await open('#/groups', 'groups');
     assert.match(await text('#groups'), /kafkaconsole-billingempty0default\/console-orders2/);
+    assert.match(await text('#groups'), /iggyconsole-iggy-readersempty0default\/console-orders/);
+    assert.match(await text('#groups'), /cursusconsole-runnersempty0default\/console-orders1/);
+    await open('#/groups/iggy/default/console-orders/console-iggy-readers', 'groups');
+    assert.match(await text('#group-offsets'), /default\/console-orders0–3–default\/console-orders1–20–/);
     await open('#/groups/kafka/console-billing', 'groups');
     assert.match(await text('#group-offsets'), /default\/console-orders0132/);
     await screenshot('group', '#group-offsets');
