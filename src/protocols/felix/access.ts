@@ -14,6 +14,7 @@ import { isQuartetError } from '../../base/errors.js';
 import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import { mayTopic } from '../../core/access.js';
+import { cacheTopicName } from '../../core/caches/index.js';
 import type { User } from '../../core/users.js';
 import { ErrorText, type Auth } from './codec/index.js';
 import { FelixFailure } from './handler.js';
@@ -65,6 +66,18 @@ export class FelixAccess {
       if (!isQuartetError(error) || error.code !== 'invalid_token' || named === null) throw error;
     }
     return this.broker.users.verifyPassword(named, token.slice(colon + 1));
+  }
+
+  /**
+   * Throws "forbidden" unless the principal may `action` on a cache of the catalog namespace
+   * `namespace`: the grant on its values topic, or on the namespace while the cache has none.
+   */
+  authorizeCache(principal: FelixPrincipal, namespace: string, cache: string, action: FelixAction): void {
+    if (!this.requireAuth) return;
+    const user = principal.userId === null ? null : this.broker.users.get(principal.userId);
+    const ns = this.broker.catalog.getNamespace(namespace);
+    const topic = ns === null ? null : this.broker.catalog.getTopic({ namespace: ns.id, topic: cacheTopicName('cache', cache) });
+    if (user === null || !mayTopic(user, ns?.id ?? -1, topic?.id ?? -1, action)) throw new FelixFailure(ErrorText.forbidden);
   }
 
   /** Throws "forbidden" unless the principal may `action` on `topic` (read again: grant changes apply). */

@@ -3,7 +3,7 @@
 // handler tables of each area (handlers/<area>.ts). The features advertised in auth_ok are those
 // of the handlers in place (docs/protocols/felix-wire-v1.md §6: never more than is served).
 //
-// Adding an area (caches and counters, say) is one handler file exporting its table and one line
+// Adding an area is one handler file exporting its table and one line
 // in builtinHandlerTables; a table naming a type twice, or a type only a broker sends, is a
 // programmer error caught at construction.
 
@@ -17,6 +17,7 @@ import { FelixAccess } from './access.js';
 import { clientMessageTypes, serverFlags, type MessageType } from './codec/index.js';
 import { FelixEventStreams } from './event-streams.js';
 import type { FelixHandler, FelixServices } from './handler.js';
+import { cacheHandlers } from './handlers/caches.js';
 import { groupHandlers } from './handlers/groups.js';
 import { idempotentHandlers } from './handlers/idempotent.js';
 import { publishHandlers } from './handlers/publish.js';
@@ -26,7 +27,7 @@ import { felixSettingsDefault, type FelixSettings } from './settings.js';
 import { FelixStreams } from './streams.js';
 
 /** Every area's handlers; an area adds its table here (one line). */
-export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, idempotentHandlers, subscribeHandlers, shardHandlers, groupHandlers];
+export const builtinHandlerTables: ReadonlyArray<readonly FelixHandler[]> = [publishHandlers, idempotentHandlers, subscribeHandlers, shardHandlers, groupHandlers, cacheHandlers];
 
 /** One dispatch table by message type from handler tables. */
 export function buildDispatchTable(tables: ReadonlyArray<readonly FelixHandler[]>): ReadonlyMap<MessageType, FelixHandler> {
