@@ -87,7 +87,7 @@ export function createFelixListener(context: ListenerContext, settings?: Partial
         host: s.addr.host,
         port: s.addr.port,
         ...(tls !== undefined ? { tls } : {}),
-        limits: { idleTimeoutMs: s.idleTimeoutMs !== undefined && s.idleTimeoutMs > 0 ? s.idleTimeoutMs : felixIdleTimeoutMsDefault },
+        limits: { idleTimeoutMs: s.idleTimeoutMs !== undefined && s.idleTimeoutMs > 0 ? s.idleTimeoutMs : felixIdleTimeoutMsDefault, streamsMax: frontend.settings.streamsPerConnectionMax },
         logger: context.logger,
         onConnection: accept,
       });

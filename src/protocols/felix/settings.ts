@@ -14,6 +14,11 @@ export interface FelixSettings {
   frameBytesMax: number;
   /** Subscriptions one connection may hold (the reference's max_subscriptions_per_conn). */
   subscriptionsPerConnectionMax: number;
+  /**
+   * Streams a client may have open at once on one connection, each direction (QUIC's
+   * initial_max_streams; the reference's max_streams): the transport refuses one more.
+   */
+  streamsPerConnectionMax: number;
   /** Frames one stream may have read and not yet handled; beyond them reading pauses. */
   streamFramesAheadMax: number;
   /** An event batch carries at most this many records (event_batch_max_events) … */
@@ -35,6 +40,7 @@ export const felixSettingsDefault: Readonly<FelixSettings> = Object.freeze({
   requireAuth: false,
   frameBytesMax: payloadBytesMaxDefault,
   subscriptionsPerConnectionMax: 4096,
+  streamsPerConnectionMax: 1024,
   streamFramesAheadMax: 64,
   eventBatchRecordsMax: 64,
   eventBatchBytesMax: 65_536,
