@@ -160,10 +160,13 @@ export class FelixEventStreams {
   }
 
   private async read(reader: PartitionReader, from: number, end: number, bytesMax: number): Promise<{ shared: SharedRead; bytes: number }> {
-    const r = await reader.readRecords({ from, end, recordsMax: this.settings.eventBatchRecordsMax, bytesMax, format: BatchFormat.felix, isolation: 'read_committed' });
+    const recordsMax = this.settings.eventBatchRecordsMax;
+    const r = await reader.readRecords({ from, end, recordsMax, bytesMax, format: BatchFormat.felix, isolation: 'read_committed' });
     const batches: EventBatchFrames[] = [];
     for (const chunk of r.chunks) if (Buffer.isBuffer(chunk)) batches.push(...eventBatchesOf(chunk, from));
-    return { shared: { batches, next: r.next }, bytes: r.bytes };
+    // A read that stopped at recordsMax may have stopped inside a stored batch (one of more records
+    // than an event batch holds, a Kafka producer's, say): the next read starts after its last record.
+    return { shared: { batches, next: r.records >= recordsMax ? r.lastOffset + 1 : r.next }, bytes: r.bytes };
   }
 
   /** Until the subscriber's stream drains (or it goes). */

@@ -1,7 +1,7 @@
 // One log for Felix and Kafka: the whole server (startServer, as `npm start` runs it) with the
 // Kafka and Felix listeners. Records a Felix client publishes (keyed and not) reach a KafkaJS
 // consumer with their keys; records a KafkaJS producer sends reach a Felix subscriber, offsets
-// included; the listener's metrics are in /metrics; and after a restart on the same data directory a Felix subscriber from earliest gets
+// included (also from stored batches larger than an event batch); the listener's metrics are in /metrics; and after a restart on the same data directory a Felix subscriber from earliest gets
 // every record again.
 
 import assert from 'node:assert/strict';
@@ -132,6 +132,23 @@ describe('felix ↔ kafka, and a restart', { timeout: 90_000 }, () => {
     const metrics = await (await fetch(`http://127.0.0.1:${server.httpAddress()!.port}/metrics`)).text();
     assert.match(metrics, /quartet_listener_connections_total\{listener="felix"\} [1-9]/);
     assert.match(metrics, /quartet_listener_requests_total\{listener="felix",operation="publish_binary"\} 1/);
+  });
+
+  it('a Kafka batch of more records than an event batch holds reaches a Felix subscriber whole', async () => {
+    await admin.createTopics({ topics: [{ topic: 'wide', numPartitions: 1 }] });
+    // Three produce requests of 200 records: each one stored batch, three event batches and more.
+    for (let b = 0; b < 3; b++) await producer.send({ topic: 'wide', messages: Array.from({ length: 200 }, (_, i) => ({ value: `w${b * 200 + i}` })) });
+    const c = await felix();
+    const sub = await c.authed('default', 'x', 0x00ff);
+    sub.send({ type: 'subscribe', ...name, stream: 'wide', start: 'earliest' });
+    assert.equal((await sub.reader.message()).type, 'subscribed');
+    const events = await c.eventStream(0);
+    assert.equal((await events.message()).type, 'event_stream_hello');
+    assert.deepEqual(
+      await eventsUntil(events, 600),
+      Array.from({ length: 600 }, (_, i) => [i, `w${i}`]),
+    );
+    await c.close();
   });
 
   it('after a restart, a subscriber from earliest gets every record again', async () => {
