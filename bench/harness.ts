@@ -136,7 +136,7 @@ export function cpuSecondsOf(pid: number | undefined): number {
   }
 }
 
-export type BenchProtocol = 'kafka' | 'iggy' | 'cursus';
+export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 
 /**
  * node arguments for `quartet serve` with only the listeners of `protocol` (one or several), each

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { runCursusBench } from './cursus.js';
+import { runFelixBench } from './felix.js';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void>> = {
   iggy: runIggyBench,
   quic: runQuicBench,
   cursus: runCursusBench,
+  felix: runFelixBench,
   'slow-consumers': runSlowConsumersBench,
   stalls: runStallsBench,
   recompress: runRecompressBench,
