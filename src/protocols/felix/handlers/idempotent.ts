@@ -90,7 +90,8 @@ async function publishIdempotent(ctx: FelixStreamContext, m: MessageOf<'publish_
       const request = felixAppendRequest(records, key, broker.now());
       broker.checkBatchBytes(topic, request.payload.length);
       const result = await broker.append(topic, shard, request);
-      producers.recordAppend(stateKey, batch, { baseOffset: result.baseOffset, lastOffset: result.lastOffset, appendTime: result.appendTime });
+      // One sequence per batch, whatever its record count: the window holds the batch at its last offset.
+      producers.recordAppend(stateKey, batch, { baseOffset: result.lastOffset, lastOffset: result.lastOffset, appendTime: result.appendTime });
     } catch (error) {
       if (!(error instanceof QuartetError)) throw error;
       return ctx.send({ type: 'publish_error', requestId, message: error.message });
