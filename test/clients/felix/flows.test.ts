@@ -1,5 +1,5 @@
-// The Felix SDK's flows through its public API only, against whatever peer.ts gives (the scripted
-// fake now; Quartet's Felix listener with FELIX_PEER=quartet; a broker with FELIX_PEER_ADDR):
+// The Felix SDK's flows through its public API only, against whatever peer.ts gives (Quartet's
+// Felix listener by default; the scripted fake with FELIX_PEER=fake; a broker with FELIX_PEER_ADDR):
 // negotiation, binary acked and keyed publishes pipelined and read back by a subscription with
 // offsets, start positions and cursor errors, not-found errors, idempotent publishing, caches with
 // TTL, deletes, counters and watches (live, retained, resumed), queue groups (poll, long poll,

@@ -1,8 +1,8 @@
 // The peer the SDK's flow tests (flows.test.ts) run against, chosen by FELIX_PEER:
-//   fake (the default until Quartet's Felix listener is in the build): the scripted peer of
-//        ./fake-peer.ts, on the real QUIC server, in this process;
-//   quartet: Quartet itself (the whole server as `npm start` runs it, in this process, on a
-//        temporary data directory, with only the Felix listener and a certificate made here);
+//   quartet (the default): Quartet itself (the whole server as `npm start` runs it, in this
+//        process, on a temporary data directory, with only the Felix listener and a certificate
+//        made here);
+//   fake: the scripted peer of ./fake-peer.ts, on the real QUIC server, in this process;
 // and with FELIX_PEER_ADDR=host:port (plus FELIX_PEER_CA=<PEM file>, FELIX_PEER_TENANT,
 // FELIX_PEER_TOKEN) a Felix broker already listening there. Flow tests use the SDK only, never a
 // peer's internals, and name their streams, caches and groups uniquely; what a test needs to
@@ -31,7 +31,7 @@ export interface FelixPeer {
 export async function startPeer(): Promise<FelixPeer> {
   const given = process.env['FELIX_PEER_ADDR'];
   if (given !== undefined && given !== '') return externalBroker(given);
-  const kind = process.env['FELIX_PEER'] ?? 'fake';
+  const kind = process.env['FELIX_PEER'] ?? 'quartet';
   if (kind === 'fake') return startFake();
   if (kind === 'quartet') return startQuartet();
   throw new Error(`FELIX_PEER=${kind}: fake or quartet`);
