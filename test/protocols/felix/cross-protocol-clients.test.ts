@@ -1,25 +1,21 @@
 // Records crossing between Felix and real clients of the other protocols, on one server (the
-// whole server in this process, every listener on a free loopback port): what a Felix client
+// whole server in this process, every listener on a free loopback port): what the Felix SDK
 // publishes over QUIC (binary acked batches, keyed and not) is read by kcat (Kafka) and by the
 // Iggy SDK (stream `default`, topic of the same name: docs/mapping.md), keys included; and what
-// kcat and the Iggy SDK produce reaches a Felix subscriber with its offsets (Felix event batches
-// carry payloads and offsets, no keys). The kcat parts are skipped without kcat (and fail in CI,
+// kcat and the Iggy SDK produce reaches a Felix SDK subscription with its offsets (Felix event
+// batches carry payloads and offsets, no keys). The kcat parts are skipped without kcat (and fail in CI,
 // QUARTET_REQUIRE_CLIENTS=1), as the conformance tests.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../src/base/logger.js';
+import { FelixClient, type EventBatch } from '../../../src/clients/felix/index.js';
 import { IggyClient, headerValue, type IggyMessage } from '../../../src/clients/iggy/index.js';
-import { encodePublishBatch, recordPayloads } from '../../../src/protocols/felix/codec/index.js';
 import { selfSignedCertificateFile } from '../../../src/protocols/felix/listener.js';
-import { connectFelixQuic } from '../../../src/protocols/felix/quic.js';
 import { kcatClient, run, startBroker, type StartedBroker } from '../../conformance/helpers.js';
-import { TestClient } from './harness.js';
 
 const kcat = kcatClient();
-const ns = { tenantId: 'default', namespace: 'default' };
 
 interface KcatRecord {
   topic: string;
@@ -38,17 +34,15 @@ const published: Array<[string | null, string]> = [
 
 describe('records across Felix, kcat and the Iggy SDK', { timeout: 90_000 }, () => {
   let b: StartedBroker;
-  let felix: TestClient;
+  let felix: FelixClient;
   let iggy: IggyClient;
-  let uniSeen = 0;
-  let id = 1n;
 
   before(async () => {
     b = await startBroker({ flags: { 'iggy-enabled': true, 'felix-enabled': true } });
     const port = b.server!.listenerAddresses().get('felix')?.port;
     assert.ok(port, 'the Felix listener is up');
     const ca = readFileSync(join(b.dataDir, 'data', selfSignedCertificateFile), 'utf8');
-    felix = new TestClient(await connectFelixQuic({ host: '127.0.0.1', port, ca, logger: silentLogger }));
+    felix = new FelixClient({ addr: `127.0.0.1:${port}`, ca, tenantId: 'default', token: 'any', requestTimeoutMs: 10_000 });
     iggy = new IggyClient({ addr: b.iggyAddress!, credentials: { username: 'root', password: 'root-password' }, pingIntervalMs: 0, requestTimeoutMs: 10_000, reconnect: false });
     await iggy.connect();
   });
@@ -58,36 +52,24 @@ describe('records across Felix, kcat and the Iggy SDK', { timeout: 90_000 }, () 
     await b?.stop();
   });
 
-  /** Publishes `published` to `stream` (one partition, created first) as two acked binary batches. */
+  /** Publishes `published` to `stream` (one partition, created first) through the SDK: a keyed batch, then an unkeyed record. */
   async function publishThroughFelix(stream: string): Promise<void> {
     await b.broker!.createTopic('default', stream, { partitions: 1 });
-    const s = await felix.authed('default', 'x', 0x00ff);
-    const batches: Array<[Buffer | null, string[]]> = [
-      [Buffer.from('fk-1'), [published[0]![1], published[1]![1]]],
-      [null, [published[2]![1]]],
-    ];
-    for (const [key, payloads] of batches) {
-      const requestId = id++;
-      s.write(encodePublishBatch({ acked: { requestId, ackMode: 'per_batch' }, key, ...ns, stream, payloads: payloads.map((p) => Buffer.from(p)) }));
-      const ack = await s.reader.next();
-      assert.ok(ack.kind === 'frame' && ack.frame.kind === 'publish_ack' && ack.frame.ack.requestId === requestId && ack.frame.ack.error === null, 'acked');
-    }
+    await felix.publisher(stream, { key: 'fk-1' }).sendBatch([published[0]![1], published[1]![1]], { ack: 'per_batch' });
+    await felix.publisher(stream).send(published[2]![1]);
   }
 
-  /** [offset, payload] of the first `count` records a Felix subscriber from earliest gets. */
+  /** [offset, payload] of the first `count` records a Felix SDK subscription from earliest gets. */
   async function subscribeAll(stream: string, count: number): Promise<Array<[number, string]>> {
-    const s = await felix.authed('default', 'x', 0x00ff);
-    s.send({ type: 'subscribe', ...ns, stream, start: 'earliest' });
-    assert.equal((await s.reader.message()).type, 'subscribed');
-    const events = await felix.eventStream(uniSeen++);
-    assert.equal((await events.message()).type, 'event_stream_hello');
+    const sub = await felix.subscribe(stream, { start: 'earliest' });
     const out: Array<[number, string]> = [];
+    sub.on('batch', (batch: EventBatch) => batch.payloads.forEach((p, i) => out.push([Number(batch.baseOffset) + i, p.toString('latin1')])));
+    const deadline = Date.now() + 15_000;
     while (out.length < count) {
-      const got = await events.next();
-      if (got.kind !== 'frame' || got.frame.kind !== 'event_batch') throw new Error('expected an event batch');
-      const batch = got.frame.batch;
-      recordPayloads(batch.records).forEach((p, i) => out.push([Number(batch.baseOffset) + i, p.toString('latin1')]));
+      if (Date.now() > deadline) throw new Error(`${out.length} of ${count} records`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    await sub.close();
     return out;
   }
 
