@@ -2,20 +2,20 @@
 // and its Iggy listener (the Iggy SDK, src/clients/iggy), all three on one broker (a child
 // process) in the same run; every Felix figure is printed with its ratio to each.
 //
-// 1. Publish throughput: binary acked batches (0x0009, per_batch acks) of 64 records of 256 B,
-//    1 KiB, 4 KiB and 16 KiB, one connection with 4 request streams, one batch in flight on each;
+// 1. Publish throughput through the Felix SDK (src/clients/felix): binary acked batches (0x0009,
+//    per_batch acks) of 64 records of 256 B, 1 KiB, 4 KiB and 16 KiB, 4 batches in flight over the
+//    client's publish pool (its defaults: 4 connections x 2 streams);
 //    against KafkaJS send() of 64 records (acks=1, 4 in flight) and IggyClient.sendMessages of 64
 //    messages (4 clients, one in flight each). Each case runs for a fixed time.
 // 2. Fan-out: 10 subscribers, each on its own connection, read a topic of 1 KiB records from the
-//    start (Felix subscribe `earliest`, shared event batches with offsets); delivered MB/s over the
+//    start (FelixClient.subscribe `earliest`, shared event batches with offsets); delivered MB/s over the
 //    10, against 10 KafkaJS consumers (fetching from the start) and 10 Iggy clients polling from
 //    offset 0 in polls of 1,000.
 // 3. Publish latency: one 1 KiB record per acked request, one at a time, for a fixed time:
 //    p50/p99/p999 of Felix (a binary acked batch of one), KafkaJS send (acks=1) and Iggy
 //    sendMessages.
 //
-// The Felix client is the listener's codec over its QUIC client (src/protocols/felix/quic.ts):
-// the transport is the same one the Felix SDK uses. Every loop is bounded in count and time; the
+// The Felix SDK runs over the listener's QUIC transport (src/protocols/felix/quic.ts). Every loop is bounded in count and time; the
 // broker runs on 127.0.0.1 with a fresh directory under benchDir() and is stopped at the end, also
 // on error.
 //
@@ -27,11 +27,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Duplex, Readable } from 'node:stream';
-import { silentLogger } from '../src/base/logger.js';
+import { FelixClient, type EventBatch } from '../src/clients/felix/index.js';
 import { IggyClient } from '../src/clients/iggy/index.js';
-import { FelixFramer, decodeFrame, encodeMessage, encodePublishBatch, recordPayloads, type FelixFrame } from '../src/protocols/felix/codec/index.js';
-import { connectFelixQuic, type FelixQuicClient } from '../src/protocols/felix/quic.js';
 import { selfSignedCertificateFile } from '../src/protocols/felix/listener.js';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, quartetServeArgs, removeDir, stopChild, type Row } from './harness.js';
 
@@ -53,7 +50,6 @@ const fanoutRecordBytes = 1024;
 const fanoutSecondsMax = 120;
 const credentials = { username: 'bench', password: 'bench-root-password' };
 const iggyStream = 'default';
-const ns = { tenantId: 'default', namespace: 'default' };
 
 // ---------------------------------------------------------------------------------------------
 // The broker
@@ -121,55 +117,7 @@ async function startQuartet(): Promise<Quartet> {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// A raw Felix client: one authenticated request stream, acks matched by request id
-
-class FelixStream {
-  private readonly framer = new FelixFramer({ payloadBytesMax: 1 << 26 });
-  private readonly waiting = new Map<bigint, (error: string | null) => void>();
-  private nextId = 1n;
-  private onMessage: ((f: FelixFrame) => void) | null = null;
-
-  private constructor(private readonly d: Duplex) {
-    d.on('data', (chunk: Buffer) => {
-      for (const r of this.framer.push(chunk)) {
-        if (!r.ok) throw new Error(`felix framing: ${r.reason}`);
-        const f = decodeFrame(r.frame.header.flags, Buffer.from(r.frame.payload));
-        if (!f.ok) throw new Error(`felix frame: ${f.reason}`);
-        if (f.value.kind === 'publish_ack') {
-          const done = this.waiting.get(f.value.ack.requestId);
-          this.waiting.delete(f.value.ack.requestId);
-          done?.(f.value.ack.error);
-        } else this.onMessage?.(f.value);
-      }
-    });
-  }
-
-  static async open(c: FelixQuicClient): Promise<FelixStream> {
-    const s = new FelixStream(c.openBidi());
-    const reply = await s.request({ type: 'auth', ...{ tenantId: ns.tenantId }, token: 'bench', clientFlags: 0x00ff, clientFeatures: 0x03fc });
-    if (reply.kind !== 'message' || reply.message.type !== 'auth_ok') throw new Error('felix auth refused');
-    return s;
-  }
-
-  request(m: Parameters<typeof encodeMessage>[0]): Promise<FelixFrame> {
-    return new Promise((resolve) => {
-      this.onMessage = resolve;
-      for (const c of encodeMessage(m)) this.d.write(c);
-    });
-  }
-
-  /** One binary acked batch; resolves on its ack. */
-  publish(stream: string, payloads: readonly Buffer[]): Promise<void> {
-    const requestId = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(requestId, (error) => (error === null ? resolve() : reject(new Error(`felix publish: ${error}`))));
-      for (const c of encodePublishBatch({ acked: { requestId, ackMode: 'per_batch' }, key: null, ...ns, stream, payloads })) this.d.write(c);
-    });
-  }
-}
-
-const connectFelix = (q: Quartet): Promise<FelixQuicClient> => connectFelixQuic({ ...q.felix, logger: silentLogger, connectTimeoutMs: 30_000 });
+const felixClient = (q: Quartet): FelixClient => new FelixClient({ host: q.felix.host, port: q.felix.port, ca: q.felix.ca, tenantId: 'default', token: 'bench', requestTimeoutMs: 120_000 });
 
 // ---------------------------------------------------------------------------------------------
 // Cases
@@ -220,12 +168,12 @@ async function iggyClient(q: Quartet): Promise<IggyClient> {
 }
 
 async function felixPublish(q: Quartet, stream: string, size: number): Promise<Rate> {
-  const c = await connectFelix(q);
+  const c = felixClient(q);
   try {
-    const streams = await Promise.all(Array.from({ length: inFlight }, () => FelixStream.open(c)));
+    const publisher = c.publisher(stream);
     const payloads = Array.from({ length: batchRecords }, () => Buffer.alloc(size, 0x66));
-    await streams[0]!.publish(stream, payloads);
-    return await timedLoops(inFlight, batchRecords, size, (w) => streams[w]!.publish(stream, payloads));
+    await publisher.sendBatch(payloads, { ack: 'per_batch' });
+    return await timedLoops(inFlight, batchRecords, size, () => publisher.sendBatch(payloads, { ack: 'per_batch' }));
   } finally {
     await c.close();
   }
@@ -256,39 +204,31 @@ async function iggyPublish(q: Quartet, topic: string, size: number): Promise<Rat
   }
 }
 
-/** 10 Felix subscribers from the start of `stream` until each has `count` records. */
+/** 10 Felix subscribers (one client each) from the start of `stream` until each has `count` records. */
 async function felixFanout(q: Quartet, stream: string, count: number): Promise<Rate> {
-  const clients = await Promise.all(Array.from({ length: subscribers }, () => connectFelix(q)));
+  const clients = Array.from({ length: subscribers }, () => felixClient(q));
   try {
+    await Promise.all(clients.map((c) => c.connect()));
     const start = performance.now();
     const bytes = await Promise.all(
-      clients.map(
-        (c) =>
-          new Promise<number>((resolve, reject) => {
-            let got = 0;
-            let size = 0;
-            const timer = setTimeout(() => reject(new Error(`felix fan-out: ${got} of ${count} records in ${fanoutSecondsMax} s`)), fanoutSecondsMax * 1000);
-            c.once('uni', (r: Readable) => {
-              const framer = new FelixFramer({ payloadBytesMax: 1 << 26 });
-              r.on('data', (chunk: Buffer) => {
-                for (const f of framer.push(chunk)) {
-                  if (!f.ok) continue;
-                  const d = decodeFrame(f.frame.header.flags, Buffer.from(f.frame.payload));
-                  if (!d.ok || d.value.kind !== 'event_batch') continue;
-                  for (const p of recordPayloads(d.value.batch.records)) {
-                    got++;
-                    size += p.length;
-                  }
-                  if (got >= count) {
-                    clearTimeout(timer);
-                    resolve(size);
-                  }
-                }
-              });
-            });
-            void FelixStream.open(c).then((s) => s.request({ type: 'subscribe', ...ns, stream, start: 'earliest' }));
-          }),
-      ),
+      clients.map(async (c) => {
+        const sub = await c.subscribe(stream, { start: 'earliest' });
+        return new Promise<number>((resolve, reject) => {
+          let got = 0;
+          let size = 0;
+          const timer = setTimeout(() => reject(new Error(`felix fan-out: ${got} of ${count} records in ${fanoutSecondsMax} s`)), fanoutSecondsMax * 1000);
+          sub.on('batch', (b: EventBatch) => {
+            for (const p of b.payloads) {
+              got++;
+              size += p.length;
+            }
+            if (got >= count) {
+              clearTimeout(timer);
+              resolve(size);
+            }
+          });
+        });
+      }),
     );
     return { records: count * subscribers, bytes: bytes.reduce((a, b) => a + b, 0), seconds: (performance.now() - start) / 1000 };
   } finally {
@@ -380,7 +320,7 @@ function versus(what: string, felix: Rate, kafka: Rate, iggy: Rate): Row[] {
 }
 
 export async function runFelixBench(): Promise<void> {
-  console.log(`\n# Felix (QUIC) vs Kafka and Iggy on one broker: ${caseSeconds} s per case, batches of ${batchRecords}, ${inFlight} in flight`);
+  console.log(`\n# Felix (QUIC, the Felix SDK) vs Kafka and Iggy on one broker: ${caseSeconds} s per case, batches of ${batchRecords}, ${inFlight} in flight`);
   const q = await startQuartet();
   try {
     const kafka = await kafkaOf(q);
@@ -410,11 +350,11 @@ export async function runFelixBench(): Promise<void> {
     const iff = await iggyFanout(q, 'fanout', fanoutRecords);
     printTable(`Fan-out to ${subscribers} subscribers (${fanoutRecords} x ${fanoutRecordBytes} B each, delivered MB/s)`, versus('fan-out', ff, kf, iff));
 
-    const felixClient = await connectFelix(q);
-    const fs = await FelixStream.open(felixClient);
+    const fc = felixClient(q);
     const one = [Buffer.alloc(1024, 0x6c)];
-    const fl = await latencies(() => fs.publish('lat-felix', one));
-    await felixClient.close();
+    const latencyPublisher = fc.publisher('lat-felix');
+    const fl = await latencies(() => latencyPublisher.send(one[0]!));
+    await fc.close();
     const producer1 = kafka.producer({ allowAutoTopicCreation: false });
     await producer1.connect();
     const kl = await latencies(() => producer1.send({ topic: 'lat-kafka', acks: 1, messages: [{ value: one[0]! }] }));
