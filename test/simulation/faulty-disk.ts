@@ -1,0 +1,157 @@
+// The simulated disk: a FaultyFileSystem that can also fail any operation (open, read, fsync,
+// truncate, rename, unlink, readdir...) or crash the process between two of them. The simulation
+// arms at most one fault at a time from its PRNG; the fault fires at the n-th file operation (or
+// the n-th write) after it is armed, so a seed always hits the same operation.
+
+import { FaultyFileSystem, fsError, type OpenMode } from '../../src/log/fs.js';
+
+export type FaultKind =
+  /** The n-th write fails with EIO, nothing written. */
+  | 'eio-write'
+  /** The n-th write stores a prefix, then fails with ENOSPC (a torn write on a full disk). */
+  | 'torn-write'
+  /** The n-th fsync fails with EIO. */
+  | 'eio-fsync'
+  /** The n-th file operation of any kind fails with EIO. */
+  | 'eio-any'
+  /** The n-th file operation of any kind fails with ENOSPC. */
+  | 'enospc-any'
+  /** The process dies at the n-th file operation: it and every later one fail. */
+  | 'crash-op'
+  /** The process dies after `bytes` more bytes reach the files (the write crossing it is cut). */
+  | 'crash-bytes';
+
+export interface Fault {
+  kind: FaultKind;
+  /** Operations (or writes) to let through before the fault fires. */
+  after: number;
+  /** Bytes for a torn write or crash-bytes. */
+  bytes: number;
+}
+
+type Op = 'open' | 'read' | 'write' | 'fsync' | 'truncate' | 'fstat' | 'readdir' | 'mkdir' | 'unlink' | 'rename' | 'rm' | 'exists';
+
+export class SimDisk extends FaultyFileSystem {
+  private armed: Fault | null = null;
+  /** Faults that fired, by kind (the simulation's report). */
+  readonly fired = new Map<FaultKind, number>();
+
+  arm(fault: Fault): void {
+    this.armed = { ...fault };
+    if (fault.kind === 'crash-bytes') {
+      this.armed = null;
+      this.count('crash-bytes');
+      this.crashAfterBytes(fault.bytes);
+    }
+  }
+
+  /** Drops a fault that has not fired. */
+  disarm(): void {
+    this.armed = null;
+  }
+
+  /** Kills the disk now: every later operation fails (close still releases descriptors). */
+  crash(): void {
+    this.crashed = true;
+  }
+
+  private count(kind: FaultKind): void {
+    this.fired.set(kind, (this.fired.get(kind) ?? 0) + 1);
+  }
+
+  /** Fires the armed fault if this operation is the one it waits for. */
+  private trip(op: Op): void {
+    const f = this.armed;
+    if (f === null || this.crashed) return;
+    const writeFault = f.kind === 'eio-write' || f.kind === 'torn-write';
+    if (writeFault && op !== 'write') return;
+    if (f.kind === 'eio-fsync' && op !== 'fsync') return;
+    if (f.after > 0) {
+      f.after--;
+      return;
+    }
+    this.armed = null;
+    this.count(f.kind);
+    switch (f.kind) {
+      case 'eio-write':
+        this.failNextWrite();
+        return;
+      case 'torn-write':
+        this.shortNextWrite(f.bytes);
+        return;
+      case 'eio-fsync':
+        this.failNextFsync();
+        return;
+      case 'eio-any':
+        throw fsError('EIO', `injected failure of ${op}`);
+      case 'enospc-any':
+        throw fsError('ENOSPC', `injected full disk at ${op}`);
+      case 'crash-op':
+        this.crashed = true;
+        throw fsError('EIO', `simulated crash at ${op}`);
+      case 'crash-bytes':
+        return;
+    }
+  }
+
+  override async open(path: string, mode: OpenMode): Promise<number> {
+    this.trip('open');
+    return super.open(path, mode);
+  }
+  override async read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+    this.trip('read');
+    return super.read(fd, buffer, offset, length, position);
+  }
+  override async writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number> {
+    this.trip('write');
+    return super.writev(fd, buffers, position);
+  }
+  override writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
+    this.trip('write');
+    return super.writevSync(fd, buffers, position);
+  }
+  override async fsync(fd: number): Promise<void> {
+    this.trip('fsync');
+    return super.fsync(fd);
+  }
+  override async fdatasync(fd: number): Promise<void> {
+    this.trip('fsync');
+    return super.fdatasync(fd);
+  }
+  override async ftruncate(fd: number, length: number): Promise<void> {
+    this.trip('truncate');
+    return super.ftruncate(fd, length);
+  }
+  override async fstat(fd: number): Promise<{ size: number }> {
+    this.trip('fstat');
+    return super.fstat(fd);
+  }
+  override async readdir(dir: string): Promise<string[]> {
+    this.trip('readdir');
+    return super.readdir(dir);
+  }
+  override async mkdir(dir: string): Promise<void> {
+    this.trip('mkdir');
+    return super.mkdir(dir);
+  }
+  override async unlink(path: string): Promise<void> {
+    this.trip('unlink');
+    return super.unlink(path);
+  }
+  override async rename(from: string, to: string): Promise<void> {
+    this.trip('rename');
+    return super.rename(from, to);
+  }
+  override async rm(path: string): Promise<void> {
+    this.trip('rm');
+    return super.rm(path);
+  }
+  override async exists(path: string): Promise<boolean> {
+    this.trip('exists');
+    return super.exists(path);
+  }
+  override async fsyncDir(dir: string): Promise<void> {
+    this.trip('fsync');
+    return super.fsyncDir(dir);
+  }
+}

@@ -1,0 +1,689 @@
+// The deterministic simulation of the core (in the spirit of TigerBeetle's VOPR and FoundationDB's
+// simulator): one seed drives a random workload of Kafka produce (plain, idempotent, concurrent
+// bursts that share a group commit), Kafka transactions, Iggy sends, Kafka fetches and Iggy polls,
+// Kafka group and Iggy consumer offset commits, retention passes and simulated time, with a fault
+// armed at a file operation now and then (EIO, ENOSPC, torn writes, failed fsyncs, a crash at an
+// operation or a byte count) and clean restarts and crashes. After every step it reads every
+// partition back through both protocols and checks the invariants (checkInvariants). The model
+// is of a process crash: what reached the files stays (the page cache survives), the rest is gone.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../src/base/clock.js';
+import { ErrorCode } from '../../src/protocols/kafka/codec/errors.js';
+import { batchRecords, buildRecordBatch, readBatchHeader, splitBatches } from '../../src/protocols/kafka/codec/record-batch.js';
+import { produceHandler } from '../../src/protocols/kafka/handlers/produce.js';
+import { fetchHandler } from '../../src/protocols/kafka/handlers/fetch.js';
+import { offsetCommitHandler } from '../../src/protocols/kafka/handlers/offset-commit.js';
+import { offsetFetchHandler } from '../../src/protocols/kafka/handlers/offset-fetch.js';
+import { initProducerIdHandler } from '../../src/protocols/kafka/handlers/init-producer-id.js';
+import { addPartitionsToTxnHandler } from '../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
+import { endTxnHandler } from '../../src/protocols/kafka/handlers/end-txn.js';
+import { ConsumerKind, PollingKind, encodeBatch, numericId, parsePolledBatches, stringId, type MessageInput, type ParsedBatch } from '../../src/protocols/iggy/codec/index.js';
+import { SimDisk, type FaultKind } from './faulty-disk.js';
+import { CommandCode, SimNode } from './node.js';
+import { Model, OffsetRegister, idOf, partitionKey, type TopicSpec } from './model.js';
+import { Prng } from './prng.js';
+
+const startMs = 1_700_000_000_000;
+const groupId = 'sim-group';
+const iggyConsumerId = 7;
+/** Reads of a partition during a check stop after this many requests (a bound, never reached). */
+const checkReadsMax = 1_000;
+const fetchBytesMax = 1 << 20;
+
+export const topics: readonly TopicSpec[] = [
+  // Group commit: every append waits for its fsync; small segments so that retention has work.
+  { name: 'alpha', partitions: 2, retentionMs: 20_000, config: { 'quartet.fsync.policy': 'always', 'segment.bytes': '1024', 'retention.ms': '20000' } },
+  // The interval policy with an interval no run reaches (the timer is real time, not simulated).
+  { name: 'beta', partitions: 1, retentionMs: -1, config: { 'quartet.fsync.policy': 'interval', 'flush.ms': '3600000', 'segment.bytes': '2048', 'retention.ms': '-1' } },
+];
+
+const ops = {
+  kafkaPlain: 10,
+  kafkaIdempotent: 12,
+  groupCommitBurst: 5,
+  iggySend: 10,
+  txnProduce: 8,
+  txnEnd: 4,
+  kafkaFetch: 6,
+  iggyPoll: 6,
+  kafkaCommit: 5,
+  iggyCommit: 4,
+  advanceTime: 6,
+  retention: 4,
+  restart: 2,
+  crash: 2,
+} as const;
+type Op = keyof typeof ops;
+
+const faults: Readonly<Record<FaultKind, number>> = {
+  'eio-write': 3,
+  'torn-write': 3,
+  'eio-fsync': 2,
+  'eio-any': 3,
+  'enospc-any': 2,
+  'crash-op': 2,
+  'crash-bytes': 2,
+};
+
+export interface SimulationOptions {
+  seed: number;
+  steps: number;
+  /** Probability that a step runs with a fault armed. */
+  faultRate?: number;
+}
+
+export interface SimulationReport {
+  seed: number;
+  steps: number;
+  restarts: number;
+  crashes: number;
+  faultsFired: number;
+  recordsAcked: number;
+}
+
+/** An invariant that did not hold, with the seed that replays it. */
+export class InvariantViolation extends Error {
+  constructor(seed: number, step: number, trace: readonly string[], problem: string) {
+    super(`simulation seed ${seed}, step ${step}: ${problem}\nlast steps:\n  ${trace.slice(-15).join('\n  ')}\nreplay: QUARTET_SIM_SEED=${seed} node --import tsx --test test/simulation/core.test.ts`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+interface IdempotentProducer {
+  producerId: number;
+  epoch: number;
+  sequence: Map<string, number>;
+}
+
+interface TxnProducer extends IdempotentProducer {
+  /** The transaction under way (its number), or null. */
+  txn: number | null;
+  added: Set<string>;
+  /** InitProducerId must run before the next transaction (after any failure). */
+  needsInit: boolean;
+}
+
+export class Simulation {
+  private readonly rng: Prng;
+  private readonly model: Model;
+  private readonly clock = new ManualClock(startMs);
+  private readonly dataDir = mkdtempSync(join(tmpdir(), 'quartet-sim-'));
+  private node!: SimNode;
+  private readonly zombies: SimNode[] = [];
+  private readonly trace: string[] = [];
+  private step = 0;
+  private idempotent: IdempotentProducer | null = null;
+  private readonly txnProducer: TxnProducer = { producerId: -1, epoch: -1, sequence: new Map(), txn: null, added: new Set(), needsInit: true };
+  private nextTxn = 1;
+  private readonly kafkaCommits = new Map<string, OffsetRegister>();
+  private readonly iggyCommits = new Map<string, OffsetRegister>();
+  private readonly report: SimulationReport;
+
+  constructor(private readonly options: SimulationOptions) {
+    this.rng = new Prng(options.seed);
+    this.model = new Model(options.seed);
+    this.report = { seed: options.seed, steps: 0, restarts: 0, crashes: 0, faultsFired: 0, recordsAcked: 0 };
+    for (const t of topics) {
+      for (let p = 0; p < t.partitions; p++) {
+        this.kafkaCommits.set(partitionKey(t.name, p), new OffsetRegister());
+        this.iggyCommits.set(partitionKey(t.name, p), new OffsetRegister());
+      }
+    }
+  }
+
+  async run(): Promise<SimulationReport> {
+    try {
+      this.node = await SimNode.open(this.dataDir, new SimDisk(), this.clock);
+      for (const t of topics) await this.node.broker.createTopic('default', t.name, { partitions: t.partitions, config: t.config });
+      for (this.step = 1; this.step <= this.options.steps; this.step++) {
+        await this.runStep();
+        await this.checkInvariants();
+      }
+      await this.restart(false);
+      await this.checkInvariants();
+      this.report.steps = this.options.steps;
+      this.report.recordsAcked = [...this.model.records.values()].filter((r) => r.state !== 'maybe').length;
+      return this.report;
+    } finally {
+      await this.node?.release();
+      for (const z of this.zombies) await z.release();
+      rmSync(this.dataDir, { recursive: true, force: true });
+    }
+  }
+
+  private fail(problem: string): never {
+    throw new InvariantViolation(this.options.seed, this.step, this.trace, problem);
+  }
+
+  private note(line: string): void {
+    this.trace.push(`${this.step}: ${line}`);
+    if (this.trace.length > 50) this.trace.shift();
+  }
+
+  // --- steps -----------------------------------------------------------------------------------
+
+  private async runStep(): Promise<void> {
+    const op = this.rng.weighted<Op>(ops);
+    const disk = this.node.disk;
+    if (this.rng.chance(this.options.faultRate ?? 0.2) && op !== 'restart' && op !== 'crash') {
+      const kind = this.rng.weighted(faults);
+      const fault = { kind, after: this.rng.int(4), bytes: this.rng.between(0, kind === 'crash-bytes' ? 400 : 60) };
+      disk.arm(fault);
+      this.note(`arm ${kind} after ${fault.after} (${fault.bytes} bytes)`);
+    }
+    this.note(op);
+    await this.runOp(op);
+    disk.disarm();
+    if (disk.crashed && this.node.disk === disk) {
+      this.note('the disk died: the process crashed');
+      await this.restart(true);
+    }
+  }
+
+  private runOp(op: Op): Promise<void> {
+    switch (op) {
+      case 'kafkaPlain':
+        return this.kafkaPlain();
+      case 'kafkaIdempotent':
+        return this.kafkaIdempotent();
+      case 'groupCommitBurst':
+        return this.groupCommitBurst();
+      case 'iggySend':
+        return this.iggySend();
+      case 'txnProduce':
+        return this.txnProduce();
+      case 'txnEnd':
+        return this.txnEnd();
+      case 'kafkaFetch':
+        return this.kafkaFetchAnywhere();
+      case 'iggyPoll':
+        return this.iggyPollAnywhere();
+      case 'kafkaCommit':
+        return this.kafkaCommit();
+      case 'iggyCommit':
+        return this.iggyCommit();
+      case 'advanceTime':
+        return this.advanceTime(this.rng.between(100, 8_000));
+      case 'retention':
+        return this.retention();
+      case 'restart':
+        return this.restart(false);
+      case 'crash':
+        return this.restart(true);
+    }
+  }
+
+  private pickPartition(): { topic: string; partition: number } {
+    const t = this.rng.pick(topics);
+    return { topic: t.name, partition: this.rng.int(t.partitions) };
+  }
+
+  private values(n: number, topic: string, partition: number, txn: number | null): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = this.model.newId();
+      this.model.sent(id, topic, partition, this.clock.now(), txn);
+      out.push(`${id}:${'x'.repeat(this.rng.between(10, 120))}`);
+    }
+    return out;
+  }
+
+  private kafkaBatch(values: string[], producer?: { producerId: number; producerEpoch: number; baseSequence: number; transactional?: boolean }): Buffer {
+    const now = this.clock.now();
+    return buildRecordBatch(
+      values.map((v) => ({ timestamp: now, key: null, value: Buffer.from(v) })),
+      { partitionLeaderEpoch: -1, ...(producer ?? {}) },
+    );
+  }
+
+  /** A Produce of one batch; the partition's error code and base offset, or a thrown failure as an error. */
+  private async produce(topic: string, partition: number, records: Buffer, transactionalId: string | null = null, acks = -1): Promise<{ errorCode: number; baseOffset: number }> {
+    try {
+      const r = await this.node.kafkaCall(produceHandler, 9, { transactionalId, acks, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+      const p = r.responses[0]!.partitionResponses[0]!;
+      return { errorCode: p.errorCode, baseOffset: p.baseOffset };
+    } catch (error) {
+      this.note(`  produce ${topic}/${partition} threw ${String(error)}`);
+      return { errorCode: -1, baseOffset: -1 };
+    }
+  }
+
+  private ack(values: readonly string[], baseOffset: number): void {
+    values.forEach((v, i) => this.model.acked(idOf(v), baseOffset + i));
+  }
+
+  private async kafkaPlain(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const values = this.values(this.rng.between(1, 4), topic, partition, null);
+    const r = await this.produce(topic, partition, this.kafkaBatch(values), null, this.rng.pick([1, -1]));
+    this.note(`  kafka plain ${topic}/${partition} x${values.length}: error ${r.errorCode} at ${r.baseOffset}`);
+    if (r.errorCode === ErrorCode.NONE) this.ack(values, r.baseOffset);
+  }
+
+  private async initProducer(transactionalId: string | null): Promise<{ producerId: number; epoch: number } | null> {
+    try {
+      const r = await this.node.kafkaCall(initProducerIdHandler, 4, { transactionalId, transactionTimeoutMs: 30_000, producerId: -1, producerEpoch: -1 });
+      this.note(`  init producer ${transactionalId ?? '(idempotent)'}: error ${r.errorCode} id ${r.producerId}/${r.producerEpoch}`);
+      return r.errorCode === ErrorCode.NONE ? { producerId: r.producerId, epoch: r.producerEpoch } : null;
+    } catch (error) {
+      this.note(`  init producer failed: ${String(error)}`);
+      return null;
+    }
+  }
+
+  /**
+   * An idempotent producer's batch, retried with the same sequence as a client retries it (after
+   * a restart if the broker died); given up after three tries, when the client starts over with
+   * a new producer id.
+   */
+  private async kafkaIdempotent(): Promise<void> {
+    if (this.idempotent === null) {
+      const id = await this.initProducer(null);
+      if (id === null) return;
+      this.idempotent = { ...id, sequence: new Map() };
+    }
+    const p = this.idempotent;
+    const { topic, partition } = this.pickPartition();
+    const key = partitionKey(topic, partition);
+    const values = this.values(this.rng.between(1, 4), topic, partition, null);
+    const baseSequence = p.sequence.get(key) ?? 0;
+    const batch = this.kafkaBatch(values, { producerId: p.producerId, producerEpoch: p.epoch, baseSequence });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const r = await this.produce(topic, partition, batch);
+      this.note(`  kafka idempotent ${key} seq ${baseSequence} x${values.length} try ${attempt}: error ${r.errorCode} at ${r.baseOffset}`);
+      if (r.errorCode === ErrorCode.NONE) {
+        this.ack(values, r.baseOffset);
+        p.sequence.set(key, baseSequence + values.length);
+        return;
+      }
+      this.node.disk.disarm();
+      if (this.node.disk.crashed) await this.restart(true);
+    }
+    this.idempotent = null;
+  }
+
+  /** Concurrent appends to one partition: under fsync 'always' they share fsyncs. */
+  private async groupCommitBurst(): Promise<void> {
+    const topic = 'alpha';
+    const partition = this.rng.int(2);
+    const batches = Array.from({ length: this.rng.between(2, 5) }, () => this.values(this.rng.between(1, 3), topic, partition, null));
+    const results = await Promise.all(batches.map((values) => this.produce(topic, partition, this.kafkaBatch(values))));
+    results.forEach((r, i) => {
+      this.note(`  burst ${topic}/${partition} #${i}: error ${r.errorCode} at ${r.baseOffset}`);
+      if (r.errorCode === ErrorCode.NONE) this.ack(batches[i]!, r.baseOffset);
+    });
+  }
+
+  private async iggySend(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const values = this.values(this.rng.between(1, 4), topic, partition, null);
+    const origin = BigInt(this.clock.now()) * 1000n;
+    const inputs: MessageInput[] = values.map((v, i) => ({ id: 0n, originTimestamp: origin + BigInt(i), payload: Buffer.from(v), userHeaders: Buffer.alloc(0), offsetDelta: i }));
+    try {
+      const r = await this.node.iggyCall(CommandCode.sendMessages, {
+        streamId: stringId('default'),
+        topicId: stringId(topic),
+        partitioning: { kind: 'partitionId', partitionId: partition },
+        messagesCount: values.length,
+        batch: Buffer.concat(encodeBatch(inputs)),
+      });
+      this.note(`  iggy send ${topic}/${partition} x${values.length}: ${r.ok ? `at ${r.value.confirmations[0]?.baseOffset}` : `error ${r.code}`}`);
+      if (r.ok) this.ack(values, Number(r.value.confirmations[0]!.baseOffset));
+    } catch (error) {
+      this.note(`  iggy send failed: ${String(error)}`);
+    }
+  }
+
+  // --- transactions ----------------------------------------------------------------------------
+
+  private async txnProduce(): Promise<void> {
+    const tp = this.txnProducer;
+    if (tp.needsInit) {
+      const id = await this.initProducer('sim-tx');
+      if (id === null) return;
+      // InitProducerId aborts (or has aborted) whatever the previous epoch left open.
+      Object.assign(tp, { producerId: id.producerId, epoch: id.epoch, needsInit: false, txn: null });
+      tp.sequence.clear();
+      tp.added.clear();
+    }
+    const topic = this.rng.chance(0.7) ? 'beta' : 'alpha';
+    const partition = topic === 'beta' ? 0 : 1;
+    const key = partitionKey(topic, partition);
+    if (tp.txn === null) {
+      tp.txn = this.nextTxn++;
+      this.model.txnCommittable.set(tp.txn, false);
+      tp.added.clear();
+    }
+    if (!tp.added.has(key)) {
+      const ok = await this.kafkaOk(async () => {
+        const r = await this.node.kafkaCall(addPartitionsToTxnHandler, 3, { transactionalId: 'sim-tx', producerId: tp.producerId, producerEpoch: tp.epoch, topics: [{ name: topic, partitions: [partition] }] });
+        return r.results[0]!.results[0]!.partitionErrorCode;
+      }, `add ${key} to txn ${tp.txn}`);
+      if (!ok) {
+        tp.needsInit = true;
+        return;
+      }
+      tp.added.add(key);
+    }
+    const values = this.values(this.rng.between(1, 3), topic, partition, tp.txn);
+    const baseSequence = tp.sequence.get(key) ?? 0;
+    const r = await this.produce(topic, partition, this.kafkaBatch(values, { producerId: tp.producerId, producerEpoch: tp.epoch, baseSequence, transactional: true }), 'sim-tx');
+    this.note(`  txn ${tp.txn} produce ${key} x${values.length}: error ${r.errorCode} at ${r.baseOffset}`);
+    if (r.errorCode !== ErrorCode.NONE) {
+      // An abortable error: the client aborts by starting over.
+      tp.needsInit = true;
+      return;
+    }
+    this.ack(values, r.baseOffset);
+    tp.sequence.set(key, baseSequence + values.length);
+  }
+
+  private async txnEnd(): Promise<void> {
+    const tp = this.txnProducer;
+    if (tp.txn === null || tp.needsInit) return;
+    const commit = this.rng.chance(0.6);
+    // Once a commit is asked for, its records may become visible whatever the answer.
+    if (commit) this.model.txnCommittable.set(tp.txn, true);
+    const ok = await this.kafkaOk(async () => (await this.node.kafkaCall(endTxnHandler, 3, { transactionalId: 'sim-tx', producerId: tp.producerId, producerEpoch: tp.epoch, committed: commit })).errorCode, `${commit ? 'commit' : 'abort'} txn ${tp.txn}`);
+    tp.txn = null;
+    tp.added.clear();
+    if (!ok) tp.needsInit = true;
+  }
+
+  private async kafkaOk(call: () => Promise<number>, what: string): Promise<boolean> {
+    try {
+      const code = await call();
+      this.note(`  ${what}: error ${code}`);
+      return code === ErrorCode.NONE;
+    } catch (error) {
+      this.note(`  ${what}: ${String(error)}`);
+      return false;
+    }
+  }
+
+  // --- reads and offsets -----------------------------------------------------------------------
+
+  /** A consumer's fetch at a random offset, perhaps under a fault: what it returns must be true. */
+  private async kafkaFetchAnywhere(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const stats = this.node.broker.partition({ topic }, partition).stats();
+    const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
+    const isolation = this.rng.int(2);
+    const read = await this.kafkaFetch(topic, partition, offset, isolation).catch((error: unknown) => String(error));
+    this.note(`  kafka fetch ${topic}/${partition} @${offset} iso ${isolation}: ${typeof read === 'string' ? read : `${read.records.length} records`}`);
+    if (typeof read !== 'string') this.checkRecordsRead(topic, partition, read.records, isolation === 1, 'kafka fetch');
+  }
+
+  private async iggyPollAnywhere(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const stats = this.node.broker.partition({ topic }, partition).stats();
+    const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
+    const read = await this.iggyPoll(topic, partition, offset, this.rng.between(1, 50)).catch((error: unknown) => String(error));
+    this.note(`  iggy poll ${topic}/${partition} @${offset}: ${typeof read === 'string' ? read : `${read.length} messages`}`);
+    if (typeof read !== 'string') this.checkRecordsRead(topic, partition, read, true, 'iggy poll');
+  }
+
+  private async kafkaCommit(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const register = this.kafkaCommits.get(partitionKey(topic, partition))!;
+    const offset = Math.max(register.acked ?? 0, register.lastRead ?? 0) + this.rng.between(0, 20);
+    const ok = await this.kafkaOk(async () => {
+      const r = await this.node.kafkaCall(offsetCommitHandler, 8, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+      return r.topics[0]!.partitions[0]!.errorCode;
+    }, `kafka commit ${topic}/${partition} = ${offset}`);
+    register.commit(offset, ok);
+  }
+
+  private async iggyCommit(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const register = this.iggyCommits.get(partitionKey(topic, partition))!;
+    const offset = Math.max(register.acked ?? 0, register.lastRead ?? 0) + this.rng.between(0, 20);
+    let ok = false;
+    try {
+      const r = await this.node.iggyCall(CommandCode.storeConsumerOffset, { consumer: { kind: ConsumerKind.consumer, id: numericId(iggyConsumerId) }, streamId: stringId('default'), topicId: stringId(topic), partitionId: partition, offset: BigInt(offset), ack: 0 });
+      ok = r.ok;
+      this.note(`  iggy commit ${topic}/${partition} = ${offset}: ${r.ok ? 'ok' : `error ${r.code}`}`);
+    } catch (error) {
+      this.note(`  iggy commit failed: ${String(error)}`);
+    }
+    register.commit(offset, ok);
+  }
+
+  private async advanceTime(ms: number): Promise<void> {
+    this.node.scheduler.advance(ms);
+    this.note(`  time +${ms} ms`);
+    await Promise.resolve();
+  }
+
+  /** A retention pass; the check that follows verifies what it deleted. */
+  private async retention(): Promise<void> {
+    await this.advanceTime(this.rng.between(1_000, 15_000));
+    try {
+      await this.node.broker.runMaintenance();
+      this.note('  retention pass done');
+    } catch (error) {
+      this.note(`  retention pass failed: ${String(error)}`);
+    }
+  }
+
+  /** Reopens the broker on the same directory: after a clean close, or after a crash. */
+  private async restart(crash: boolean): Promise<void> {
+    const old = this.node;
+    if (!crash) {
+      try {
+        await old.close();
+        this.report.restarts++;
+        this.note('  clean restart');
+      } catch (error) {
+        this.note(`  close failed (${String(error)}): the process dies`);
+        crash = true;
+      }
+    }
+    if (crash) {
+      old.crash();
+      this.zombies.push(old);
+      this.report.crashes++;
+      this.note('  crash');
+    }
+    this.report.faultsFired += [...old.disk.fired.values()].reduce((a, b) => a + b, 0);
+    for (let attempt = 0; ; attempt++) {
+      const disk = new SimDisk();
+      // Recovery runs under faults too, but the last attempt is on a healthy disk.
+      if (attempt < 2 && this.rng.chance(0.3)) disk.arm({ kind: this.rng.pick(['eio-any', 'enospc-any', 'crash-op'] as const), after: this.rng.int(30), bytes: 0 });
+      try {
+        this.node = await SimNode.open(this.dataDir, disk, this.clock);
+        disk.disarm();
+        this.note(`  reopened (attempt ${attempt})`);
+        return;
+      } catch (error) {
+        this.note(`  reopen attempt ${attempt} failed: ${String(error)}`);
+        if (attempt >= 2) this.fail(`the broker does not start on a healthy disk: ${String(error)}`);
+      }
+    }
+  }
+
+  // --- reading back ----------------------------------------------------------------------------
+
+  private async kafkaFetch(topic: string, partition: number, offset: number, isolationLevel: number): Promise<{ errorCode: number; records: Array<{ offset: number; id: string }>; batches: Array<{ base: number; last: number; control: boolean }>; highWatermark: number; lastStableOffset: number; logStartOffset: number }> {
+    const r = await this.node.kafkaCall(fetchHandler, 12, {
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: fetchBytesMax,
+      isolationLevel,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{ topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: fetchBytesMax, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
+      forgottenTopicsData: [],
+      rackId: '',
+    });
+    const p = r.responses[0]!.partitions[0]!;
+    const out = { errorCode: p.errorCode, records: [] as Array<{ offset: number; id: string }>, batches: [] as Array<{ base: number; last: number; control: boolean }>, highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
+    if (p.errorCode !== ErrorCode.NONE || p.records === null) return out;
+    const split = splitBatches(p.records);
+    if (split.reason !== null) this.fail(`fetch of ${topic}/${partition} returned a bad batch: ${split.reason}`);
+    // read_committed: the client drops aborted transactions' batches (KIP-98), as librdkafka does.
+    const aborted = [...(p.abortedTransactions ?? [])].sort((a, b) => a.firstOffset - b.firstOffset);
+    const active = new Set<number>();
+    for (const batch of split.batches) {
+      const h = readBatchHeader(batch);
+      out.batches.push({ base: h.baseOffset, last: h.baseOffset + h.lastOffsetDelta, control: h.isControl });
+      if (h.baseOffset + h.lastOffsetDelta < offset) continue;
+      while (aborted.length > 0 && aborted[0]!.firstOffset <= h.baseOffset + h.lastOffsetDelta) active.add(aborted.shift()!.producerId);
+      const recs = batchRecords(batch, h);
+      if (!recs.ok) this.fail(`fetch of ${topic}/${partition} returned undecodable records: ${recs.reason}`);
+      if (h.isControl) {
+        const type = recs.value[0]?.key?.readInt16BE(2);
+        if (isolationLevel === 1 && type === 0) active.delete(h.producerId);
+        continue;
+      }
+      if (isolationLevel === 1 && h.isTransactional && active.has(h.producerId)) continue;
+      for (const rec of recs.value) {
+        const at = h.baseOffset + rec.offsetDelta;
+        if (at >= offset) out.records.push({ offset: at, id: idOf(rec.value) });
+      }
+    }
+    return out;
+  }
+
+  private async iggyPoll(topic: string, partition: number, offset: number, count: number): Promise<Array<{ offset: number; id: string }>> {
+    const r = await this.node.iggyCall(CommandCode.pollMessages, {
+      consumer: { kind: ConsumerKind.consumer, id: numericId(iggyConsumerId + 1) },
+      streamId: stringId('default'),
+      topicId: stringId(topic),
+      partitionId: partition,
+      strategy: { kind: PollingKind.offset, value: BigInt(offset) },
+      count,
+      autoCommit: false,
+    });
+    if (!r.ok) throw new Error(`iggy poll error ${r.code}`);
+    const buffers = r.value.batches.filter((b): b is Buffer => Buffer.isBuffer(b));
+    if (buffers.length === 0) return [];
+    const parsed = parsePolledBatches(Buffer.concat(buffers));
+    if (!Array.isArray(parsed)) this.fail(`iggy poll of ${topic}/${partition} returned a bad batch: ${parsed.reason}`);
+    return (parsed as ParsedBatch[]).flatMap((b) => b.frames.map((f) => ({ offset: Number(b.header.baseOffset) + f.offsetDelta, id: idOf(f.payload) })));
+  }
+
+  /** What any read returned must be true: each record at its one offset, no aborted or open transaction under read_committed. */
+  private checkRecordsRead(topic: string, partition: number, records: ReadonlyArray<{ offset: number; id: string }>, committedOnly: boolean, what: string): void {
+    let previous = -1;
+    for (const { offset, id } of records) {
+      if (offset <= previous) this.fail(`${what} of ${topic}/${partition}: offset ${offset} after ${previous}`);
+      previous = offset;
+      const facts = this.model.records.get(id);
+      if (facts === undefined) this.fail(`${what} of ${topic}/${partition} returned ${id} at ${offset}, a record nobody sent`);
+      if (facts.topic !== topic || facts.partition !== partition) this.fail(`${what} of ${topic}/${partition} returned ${id}, sent to ${facts.topic}/${facts.partition}`);
+      if (facts.offset !== null && facts.offset !== offset) this.fail(`${what} of ${topic}/${partition} returned ${id} at ${offset}, acknowledged or seen at ${facts.offset}`);
+      if (committedOnly && facts.txn !== null && this.model.txnCommittable.get(facts.txn) !== true) this.fail(`${what} (read_committed) of ${topic}/${partition} returned ${id} at ${offset} of transaction ${facts.txn}, never committed`);
+      if (facts.state === 'maybe') {
+        facts.state = 'seen';
+        facts.offset = offset;
+      }
+    }
+  }
+
+  // --- the invariants --------------------------------------------------------------------------
+
+  /**
+   * Reads every partition whole (read_uncommitted and read_committed through Kafka, and through
+   * Iggy) on a healthy disk and checks: offsets dense and in order batch after batch; every
+   * acknowledged or seen record present exactly once at its offset; no record nobody sent, none
+   * twice; read_committed showing no aborted or open transaction and nothing at or past the LSO;
+   * retention deleting only what is older than retention.ms; committed offsets never lost or
+   * going back.
+   */
+  private async checkInvariants(): Promise<void> {
+    this.node.disk.disarm();
+    for (const t of topics) {
+      for (let p = 0; p < t.partitions; p++) await this.checkPartition(t, p);
+    }
+    await this.checkCommittedOffsets();
+  }
+
+  private async checkPartition(t: TopicSpec, partition: number): Promise<void> {
+    const key = partitionKey(t.name, partition);
+    const stats = this.node.broker.partition({ topic: t.name }, partition).stats();
+    const previousStart = this.model.logStart.get(key) ?? 0;
+    if (stats.logStartOffset < previousStart) this.fail(`${key}: log start went back from ${previousStart} to ${stats.logStartOffset}`);
+    this.model.logStart.set(key, stats.logStartOffset);
+    const all = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 0);
+    const seenIds = new Set<string>();
+    for (const r of all) {
+      if (seenIds.has(r.id)) this.fail(`${key}: record ${r.id} is in the log twice`);
+      seenIds.add(r.id);
+    }
+    this.checkRecordsRead(t.name, partition, all, false, 'read_uncommitted');
+    const now = this.clock.now();
+    for (const facts of this.model.mustHave(t.name, partition)) {
+      const id = facts.id;
+      if (facts.offset! >= stats.logStartOffset) {
+        if (facts.offset! >= stats.highWatermark) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} is above the high watermark ${stats.highWatermark}`);
+        if (!seenIds.has(id)) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} is lost`);
+      } else if (t.retentionMs < 0 || facts.sentMs >= now - t.retentionMs) {
+        this.fail(`${key}: record ${id} at ${facts.offset}, sent ${now - facts.sentMs} ms ago, is below the log start ${stats.logStartOffset} (retention.ms ${t.retentionMs})`);
+      }
+    }
+    const committed = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 1);
+    this.checkRecordsRead(t.name, partition, committed, true, 'read_committed');
+    const polled = await this.pollWhole(t.name, partition, stats.logStartOffset, stats.highWatermark);
+    this.checkRecordsRead(t.name, partition, polled, true, 'iggy poll');
+    if (committed.length !== polled.length) this.fail(`${key}: Kafka read_committed returned ${committed.length} records, an Iggy poll ${polled.length}`);
+  }
+
+  /** Fetches [from, to) at `isolation`, checking that batches follow each other with no gap. */
+  private async readWhole(topic: string, partition: number, from: number, to: number, isolation: number): Promise<Array<{ offset: number; id: string }>> {
+    const out: Array<{ offset: number; id: string }> = [];
+    let next = from;
+    for (let reads = 0; next < to; reads++) {
+      if (reads >= checkReadsMax) this.fail(`${topic}/${partition}: no end to reading [${from}, ${to})`);
+      const r = await this.kafkaFetch(topic, partition, next, isolation);
+      if (r.errorCode !== ErrorCode.NONE) this.fail(`${topic}/${partition}: fetch at ${next} (isolation ${isolation}) failed with ${r.errorCode} on a healthy disk`);
+      const end = isolation === 1 ? r.lastStableOffset : r.highWatermark;
+      if (r.batches.length === 0) {
+        if (isolation === 1 && next >= end) break;
+        this.fail(`${topic}/${partition}: fetch at ${next} (isolation ${isolation}) returned nothing below ${end}`);
+      }
+      for (const b of r.batches) {
+        if (b.last < next) continue;
+        if (b.base > next) this.fail(`${topic}/${partition}: offsets ${next}..${b.base - 1} are missing (a gap before a batch at ${b.base})`);
+        if (isolation === 1 && b.last >= end) this.fail(`${topic}/${partition}: read_committed returned a batch ending at ${b.last}, at or past the LSO ${end}`);
+        next = b.last + 1;
+      }
+      out.push(...r.records);
+    }
+    return out;
+  }
+
+  private async pollWhole(topic: string, partition: number, from: number, to: number): Promise<Array<{ offset: number; id: string }>> {
+    const out: Array<{ offset: number; id: string }> = [];
+    let next = from;
+    for (let reads = 0; next < to && reads < checkReadsMax; reads++) {
+      const got = await this.iggyPoll(topic, partition, next, 1_000);
+      if (got.length === 0) break;
+      out.push(...got);
+      next = got[got.length - 1]!.offset + 1;
+    }
+    return out;
+  }
+
+  private async checkCommittedOffsets(): Promise<void> {
+    for (const t of topics) {
+      for (let p = 0; p < t.partitions; p++) {
+        const key = partitionKey(t.name, p);
+        const r = await this.node.kafkaCall(offsetFetchHandler, 7, { groupId, topics: [{ name: t.name, partitionIndexes: [p] }], requireStable: false });
+        const got = r.topics![0]!.partitions[0]!;
+        if (got.errorCode !== ErrorCode.NONE) this.fail(`${key}: OffsetFetch failed with ${got.errorCode}`);
+        const kafkaProblem = this.kafkaCommits.get(key)!.check(got.committedOffset < 0 ? null : got.committedOffset);
+        if (kafkaProblem !== null) this.fail(`${key}: Kafka group offset ${kafkaProblem}`);
+        const iggy = await this.node.iggyCall(CommandCode.getConsumerOffset, { consumer: { kind: ConsumerKind.consumer, id: numericId(iggyConsumerId) }, streamId: stringId('default'), topicId: stringId(t.name), partitionId: p });
+        if (!iggy.ok) this.fail(`${key}: GetConsumerOffset failed with ${iggy.code}`);
+        const stored = iggy.value === null ? null : Number(iggy.value.storedOffset);
+        const iggyProblem = this.iggyCommits.get(key)!.check(stored);
+        if (iggyProblem !== null) this.fail(`${key}: Iggy consumer offset ${iggyProblem}`);
+      }
+    }
+  }
+}
