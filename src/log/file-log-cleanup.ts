@@ -1,8 +1,8 @@
 // The whole-log passes of a FileLog (file-log.ts), each run under its `maintenance` lock: moving the
 // log start (DeleteRecords, a purge's truncateAll, Iggy's DeleteSegments), time and size retention,
 // and compaction, which rewrites sealed segments below the recovery point and installs them over
-// the originals. The log start is checkpointed before any file is deleted; retention moves it
-// before it unlinks anything.
+// the originals. The log start is checkpointed before any file is deleted, and moved in memory
+// before anything is unlinked.
 
 import assert from 'node:assert/strict';
 import { writeCheckpoint } from './checkpoint.js';
@@ -101,10 +101,26 @@ export class LogCleanup {
     await this.dropSegments((segments) => (segments.length > 1 && segments[1]!.baseOffset <= this.state.logStartOffset ? 1 : 0));
   }
 
-  /** Deletes the oldest segments one at a time while `howMany` says so (never the active one). */
+  /**
+   * Deletes the oldest segments one at a time while `howMany` says so (never the active one). The
+   * start they leave is checkpointed, and taken, before the first file goes: a delete that fails or
+   * a crash half-way leaves files that recovery drops again, instead of records coming back.
+   */
   private async dropSegments(howMany: (segments: Segment[]) => number): Promise<CleanupResult> {
     const result: CleanupResult = { segmentsDeleted: 0, bytesDeleted: 0, recordsRemoved: 0 };
-    while (howMany(this.state.segments) > 0 && this.state.segments.length > 1) {
+    let doomed = 0;
+    for (let rest = this.state.segments; rest.length > 1 && howMany(rest) > 0; rest = rest.slice(1)) doomed++;
+    if (doomed === 0) return result;
+    const newStart = this.state.segments[doomed]!.baseOffset;
+    if (newStart > this.state.logStartOffset) {
+      try {
+        await writeCheckpoint(this.state.fsys, this.state.dir, newStart);
+      } catch (error) {
+        throw storageError('cannot write the log start checkpoint', error);
+      }
+      this.state.logStartOffset = newStart;
+    }
+    for (let i = 0; i < doomed; i++) {
       const [oldest, ...rest] = this.state.segments;
       result.segmentsDeleted += 1;
       result.bytesDeleted += oldest!.size;

@@ -1583,3 +1583,31 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
     await log.close();
   });
 });
+
+describe('FileLog retention and failures', () => {
+  /** A filesystem whose unlinks fail until `heal()`: a segment retention drops stays on disk. */
+  class StickyUnlinks extends FaultyFileSystem {
+    failing = true;
+    override async unlink(path: string): Promise<void> {
+      if (this.failing) throw fsError('EIO', `injected unlink failure of ${path}`);
+      return super.unlink(path);
+    }
+  }
+
+  it('a segment retention dropped but could not delete stays dropped after a restart (the log start is checkpointed first)', async () => {
+    const dir = freshDir();
+    const config = testConfig({ segmentBytes: 1024, retentionMs: 10_000 });
+    const fs = new StickyUnlinks();
+    const log = await openFileLog(dir, config, { fs });
+    for (let i = 0; i < 40; i++) await log.append(batch(`b${i}`, 1, i < 20 ? 1_000 : 50_000));
+    await assert.rejects(log.applyRetention(20_000));
+    const start = log.stats().logStartOffset;
+    assert.ok(start > 0, 'retention moved the log start');
+    await log.close();
+    fs.failing = false;
+    await withReopened(dir, config, async (reopened) => {
+      assert.equal(reopened.stats().logStartOffset, start, 'records retention removed do not come back');
+      await rejectsWith(reopened.read(0, { maxBytes: 100 }), 'offset_out_of_range');
+    }, { fs });
+  });
+});
