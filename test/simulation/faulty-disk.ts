@@ -3,7 +3,7 @@
 // arms at most one fault at a time from its PRNG; the fault fires at the n-th file operation (or
 // the n-th write) after it is armed, so a seed always hits the same operation.
 
-import { FaultyFileSystem, fsError, type OpenMode } from '../../src/log/fs.js';
+import { FaultyFileSystem, fsError, totalLength, type OpenMode } from '../../src/log/fs.js';
 
 export type FaultKind =
   /** The n-th write fails with EIO, nothing written. */
@@ -36,18 +36,18 @@ export class SimDisk extends FaultyFileSystem {
   /** Faults that fired, by kind (the simulation's report). */
   readonly fired = new Map<FaultKind, number>();
 
+  /** Bytes still allowed before an armed crash-bytes fault kills the disk, or null. */
+  private crashBytesLeft: number | null = null;
+
   arm(fault: Fault): void {
-    this.armed = { ...fault };
-    if (fault.kind === 'crash-bytes') {
-      this.armed = null;
-      this.count('crash-bytes');
-      this.crashAfterBytes(fault.bytes);
-    }
+    if (fault.kind === 'crash-bytes') this.crashBytesLeft = fault.bytes;
+    else this.armed = { ...fault };
   }
 
   /** Drops a fault that has not fired. */
   disarm(): void {
     this.armed = null;
+    this.crashBytesLeft = null;
   }
 
   /** Kills the disk now: every later operation fails (close still releases descriptors). */
@@ -102,13 +102,37 @@ export class SimDisk extends FaultyFileSystem {
     this.trip('read');
     return super.read(fd, buffer, offset, length, position);
   }
+  /** Arms the cut of a write that crosses an armed crash-bytes limit; true when this write dies. */
+  private crashesWithin(buffers: readonly Buffer[]): boolean {
+    if (this.crashBytesLeft === null || this.crashed) return false;
+    const total = totalLength(buffers);
+    if (total < this.crashBytesLeft) {
+      this.crashBytesLeft -= total;
+      return false;
+    }
+    this.count('crash-bytes');
+    this.shortNextWrite(this.crashBytesLeft);
+    this.crashBytesLeft = null;
+    return true;
+  }
+
   override async writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number> {
     this.trip('write');
-    return super.writev(fd, buffers, position);
+    if (!this.crashesWithin(buffers)) return super.writev(fd, buffers, position);
+    try {
+      return await super.writev(fd, buffers, position);
+    } finally {
+      this.crashed = true;
+    }
   }
   override writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
     this.trip('write');
-    return super.writevSync(fd, buffers, position);
+    if (!this.crashesWithin(buffers)) return super.writevSync(fd, buffers, position);
+    try {
+      return super.writevSync(fd, buffers, position);
+    } finally {
+      this.crashed = true;
+    }
   }
   override async fsync(fd: number): Promise<void> {
     this.trip('fsync');

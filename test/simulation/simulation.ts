@@ -597,6 +597,12 @@ export class Simulation {
    */
   private async checkInvariants(): Promise<void> {
     this.node.disk.disarm();
+    // Work the step left running (a transaction timed out, its markers being written) may have
+    // died with the disk since: the process crashed then.
+    if (this.node.disk.crashed) {
+      this.note('the disk died after the step: the process crashed');
+      await this.restart(true);
+    }
     for (const t of topics) {
       for (let p = 0; p < t.partitions; p++) await this.checkPartition(t, p);
     }
@@ -640,7 +646,7 @@ export class Simulation {
     for (let reads = 0; next < to; reads++) {
       if (reads >= checkReadsMax) this.fail(`${topic}/${partition}: no end to reading [${from}, ${to})`);
       const r = await this.kafkaFetch(topic, partition, next, isolation);
-      if (r.errorCode !== ErrorCode.NONE) this.fail(`${topic}/${partition}: fetch at ${next} (isolation ${isolation}) failed with ${r.errorCode} on a healthy disk`);
+      if (r.errorCode !== ErrorCode.NONE) this.fail(`${topic}/${partition}: fetch at ${next} (isolation ${isolation}) failed with ${r.errorCode} on a healthy disk (crashed: ${this.node.disk.crashed})`);
       const end = isolation === 1 ? r.lastStableOffset : r.highWatermark;
       if (r.batches.length === 0) {
         if (isolation === 1 && next >= end) break;
