@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import { Simulation } from './simulation.js';
 
-const seedsDefault = 6;
-const stepsDefault = 120;
+const seedsDefault = 4;
+const stepsDefault = 80;
 
 function envInt(name: string): number | null {
   const raw = process.env[name];
