@@ -1,8 +1,8 @@
 // Runs the deterministic simulation of the core (simulation.ts) over a set of seeds. A failing
 // seed prints itself and replays exactly:
 //   QUARTET_SIM_SEED=<n> node --import tsx --test test/simulation/core.test.ts
-// QUARTET_SIM_SEEDS=<count> runs seeds 1..count (a soak), QUARTET_SIM_STEPS=<n> sets the steps
-// per seed. docs/testing.md describes it.
+// QUARTET_SIM_SEEDS=<count> runs that many seeds from QUARTET_SIM_FIRST_SEED (default 1), a soak;
+// QUARTET_SIM_STEPS=<n> sets the steps per seed. docs/testing.md describes it.
 
 import { test } from 'node:test';
 import { Simulation } from './simulation.js';
@@ -20,8 +20,9 @@ function envInt(name: string): number | null {
 
 const one = envInt('QUARTET_SIM_SEED');
 const count = envInt('QUARTET_SIM_SEEDS') ?? seedsDefault;
+const first = envInt('QUARTET_SIM_FIRST_SEED') ?? 1;
 const steps = envInt('QUARTET_SIM_STEPS') ?? stepsDefault;
-const seeds = one !== null ? [one] : Array.from({ length: count }, (_, i) => i + 1);
+const seeds = one !== null ? [one] : Array.from({ length: count }, (_, i) => first + i);
 
 test(`the core keeps its invariants under seeded workloads, faults and restarts (${seeds.length} seeds x ${steps} steps)`, { timeout: 60_000 + seeds.length * 30_000 }, async (t) => {
   for (const seed of seeds) {
