@@ -4,6 +4,7 @@
 // QUARTET_SIM_SEEDS=<count> runs that many seeds from QUARTET_SIM_FIRST_SEED (default 1), a soak;
 // QUARTET_SIM_STEPS=<n> sets the steps per seed. docs/testing.md describes it.
 
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Simulation } from './simulation.js';
 
@@ -31,4 +32,12 @@ test(`the core keeps its invariants under seeded workloads, faults and restarts 
       t.diagnostic(`seed ${seed}: ${report.recordsAcked} records acknowledged, ${report.faultsFired} faults fired, ${report.restarts} restarts, ${report.crashes} crashes`);
     });
   }
+});
+
+test('a seed replays exactly: the same steps, faults and answers', { timeout: 120_000 }, async () => {
+  const seed = one ?? 3;
+  const a = await new Simulation({ seed, steps: 30 }).run();
+  const b = await new Simulation({ seed, steps: 30 }).run();
+  assert.ok(a.faultsFired + a.restarts + a.crashes > 0, 'the run met a fault or a restart');
+  assert.deepEqual(b, a);
 });

@@ -23,6 +23,13 @@ export type FaultKind =
 
 export interface Fault {
   kind: FaultKind;
+  /**
+   * The directory (a partition's) whose operations count and fail. Partitions open, recover and
+   * write their transaction markers concurrently, so counting across all of them would depend on
+   * the order real I/O completes in; inside one partition the log runs its file operations in a
+   * fixed order, so the n-th of them is the same operation in every run of a seed.
+   */
+  scope: string;
   /** Operations (or writes) to let through before the fault fires. */
   after: number;
   /** Bytes for a torn write or crash-bytes. */
@@ -36,12 +43,19 @@ export class SimDisk extends FaultyFileSystem {
   /** Faults that fired, by kind (the simulation's report). */
   readonly fired = new Map<FaultKind, number>();
 
+  /** The path of each open descriptor (to scope faults by directory). */
+  private readonly paths = new Map<number, string>();
   /** Bytes still allowed before an armed crash-bytes fault kills the disk, or null. */
   private crashBytesLeft: number | null = null;
+  private crashScope = '';
 
   arm(fault: Fault): void {
-    if (fault.kind === 'crash-bytes') this.crashBytesLeft = fault.bytes;
-    else this.armed = { ...fault };
+    if (fault.kind === 'crash-bytes') {
+      this.crashBytesLeft = fault.bytes;
+      this.crashScope = fault.scope;
+    } else {
+      this.armed = { ...fault };
+    }
   }
 
   /** Drops a fault that has not fired. */
@@ -64,9 +78,10 @@ export class SimDisk extends FaultyFileSystem {
   }
 
   /** Fires the armed fault if this operation is the one it waits for. */
-  private trip(op: Op): void {
+  private trip(op: Op, path: string | number): void {
     const f = this.armed;
     if (f === null || this.crashed) return;
+    if (!(typeof path === 'number' ? this.paths.get(path) ?? '' : path).startsWith(f.scope)) return;
     const writeFault = f.kind === 'eio-write' || f.kind === 'torn-write';
     if (writeFault && op !== 'write') return;
     if (f.kind === 'eio-fsync' && op !== 'fsync') return;
@@ -98,16 +113,19 @@ export class SimDisk extends FaultyFileSystem {
   }
 
   override async open(path: string, mode: OpenMode): Promise<number> {
-    this.trip('open');
-    return super.open(path, mode);
+    this.trip('open', path);
+    const fd = await super.open(path, mode);
+    this.paths.set(fd, path);
+    return fd;
   }
   override async read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
-    this.trip('read');
+    this.trip('read', fd);
     return super.read(fd, buffer, offset, length, position);
   }
   /** Arms the cut of a write that crosses an armed crash-bytes limit; true when this write dies. */
-  private crashesWithin(buffers: readonly Buffer[]): boolean {
+  private crashesWithin(fd: number, buffers: readonly Buffer[]): boolean {
     if (this.crashBytesLeft === null || this.crashed) return false;
+    if (!(this.paths.get(fd) ?? '').startsWith(this.crashScope)) return false;
     const total = totalLength(buffers);
     if (total < this.crashBytesLeft) {
       this.crashBytesLeft -= total;
@@ -120,8 +138,8 @@ export class SimDisk extends FaultyFileSystem {
   }
 
   override async writev(fd: number, buffers: readonly Buffer[], position: number): Promise<number> {
-    this.trip('write');
-    if (!this.crashesWithin(buffers)) return super.writev(fd, buffers, position);
+    this.trip('write', fd);
+    if (!this.crashesWithin(fd, buffers)) return super.writev(fd, buffers, position);
     try {
       return await super.writev(fd, buffers, position);
     } finally {
@@ -129,8 +147,8 @@ export class SimDisk extends FaultyFileSystem {
     }
   }
   override writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
-    this.trip('write');
-    if (!this.crashesWithin(buffers)) return super.writevSync(fd, buffers, position);
+    this.trip('write', fd);
+    if (!this.crashesWithin(fd, buffers)) return super.writevSync(fd, buffers, position);
     try {
       return super.writevSync(fd, buffers, position);
     } finally {
@@ -139,48 +157,52 @@ export class SimDisk extends FaultyFileSystem {
   }
   // Syncs are checked and counted but reach no disk: the simulation models a process crash, which
   // the page cache survives, so a real fsync would only make the runs slower.
-  override async fsync(): Promise<void> {
-    this.trip('fsync');
+  override async fsync(fd: number): Promise<void> {
+    this.trip('fsync', fd);
     this.stillAlive();
   }
-  override async fdatasync(): Promise<void> {
-    this.trip('fsync');
+  override async fdatasync(fd: number): Promise<void> {
+    this.trip('fsync', fd);
     this.stillAlive();
   }
   override async ftruncate(fd: number, length: number): Promise<void> {
-    this.trip('truncate');
+    this.trip('truncate', fd);
     return super.ftruncate(fd, length);
   }
+  override close(fd: number): Promise<void> {
+    this.paths.delete(fd);
+    return super.close(fd);
+  }
   override async fstat(fd: number): Promise<{ size: number }> {
-    this.trip('fstat');
+    this.trip('fstat', fd);
     return super.fstat(fd);
   }
   override async readdir(dir: string): Promise<string[]> {
-    this.trip('readdir');
+    this.trip('readdir', dir);
     return super.readdir(dir);
   }
   override async mkdir(dir: string): Promise<void> {
-    this.trip('mkdir');
+    this.trip('mkdir', dir);
     return super.mkdir(dir);
   }
   override async unlink(path: string): Promise<void> {
-    this.trip('unlink');
+    this.trip('unlink', path);
     return super.unlink(path);
   }
   override async rename(from: string, to: string): Promise<void> {
-    this.trip('rename');
+    this.trip('rename', from);
     return super.rename(from, to);
   }
   override async rm(path: string): Promise<void> {
-    this.trip('rm');
+    this.trip('rm', path);
     return super.rm(path);
   }
   override async exists(path: string): Promise<boolean> {
-    this.trip('exists');
+    this.trip('exists', path);
     return super.exists(path);
   }
-  override async fsyncDir(): Promise<void> {
-    this.trip('fsync');
+  override async fsyncDir(dir: string): Promise<void> {
+    this.trip('fsync', dir);
     this.stillAlive();
   }
 }

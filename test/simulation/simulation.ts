@@ -7,9 +7,10 @@
 // partition back through both protocols and checks the invariants (checkInvariants). The model
 // is of a process crash: what reached the files stays (the page cache survives), the rest is gone.
 
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { ManualClock } from '../../src/base/clock.js';
 import { ErrorCode } from '../../src/protocols/kafka/codec/errors.js';
 import { batchRecords, buildRecordBatch, readBatchHeader, splitBatches } from '../../src/protocols/kafka/codec/record-batch.js';
@@ -82,6 +83,8 @@ export interface SimulationReport {
   crashes: number;
   faultsFired: number;
   recordsAcked: number;
+  /** A digest of every step taken and every answer received: equal for two runs of one seed. */
+  traceDigest: string;
 }
 
 /** An invariant that did not hold, with the seed that replays it. */
@@ -114,6 +117,7 @@ export class Simulation {
   private node!: SimNode;
   private readonly zombies: SimNode[] = [];
   private readonly trace: string[] = [];
+  private readonly digest = createHash('sha256');
   private step = 0;
   private idempotent: IdempotentProducer | null = null;
   private readonly txnProducer: TxnProducer = { producerId: -1, epoch: -1, sequence: new Map(), txn: null, added: new Set(), needsInit: true };
@@ -125,7 +129,7 @@ export class Simulation {
   constructor(private readonly options: SimulationOptions) {
     this.rng = new Prng(options.seed);
     this.model = new Model(options.seed);
-    this.report = { seed: options.seed, steps: 0, restarts: 0, crashes: 0, faultsFired: 0, recordsAcked: 0 };
+    this.report = { seed: options.seed, steps: 0, restarts: 0, crashes: 0, faultsFired: 0, recordsAcked: 0, traceDigest: '' };
     for (const t of topics) {
       for (let p = 0; p < t.partitions; p++) {
         this.kafkaCommits.set(partitionKey(t.name, p), new OffsetRegister());
@@ -146,6 +150,7 @@ export class Simulation {
       await this.checkInvariants();
       this.report.steps = this.options.steps;
       this.report.recordsAcked = [...this.model.records.values()].filter((r) => r.state !== 'maybe').length;
+      this.report.traceDigest = this.digest.digest('hex');
       return this.report;
     } finally {
       await this.node?.release();
@@ -158,7 +163,9 @@ export class Simulation {
     throw new InvariantViolation(this.options.seed, this.step, this.trace, problem);
   }
 
-  private note(line: string): void {
+  private note(text: string): void {
+    const line = text.replaceAll(this.dataDir, '<dir>');
+    this.digest.update(`${this.step}: ${line}\n`);
     this.trace.push(`${this.step}: ${line}`);
     if (this.trace.length > 50) this.trace.shift();
   }
@@ -170,9 +177,10 @@ export class Simulation {
     const disk = this.node.disk;
     if (this.rng.chance(this.options.faultRate ?? 0.2) && op !== 'restart' && op !== 'crash') {
       const kind = this.rng.weighted(faults);
-      const fault = { kind, after: this.rng.int(4), bytes: this.rng.between(0, kind === 'crash-bytes' ? 400 : 60) };
+      const { topic, partition } = this.pickPartition();
+      const fault = { kind, after: this.rng.int(4), bytes: this.rng.between(0, kind === 'crash-bytes' ? 400 : 60), scope: this.partitionDir(topic, partition) };
       disk.arm(fault);
-      this.note(`arm ${kind} after ${fault.after} (${fault.bytes} bytes)`);
+      this.note(`arm ${kind} at ${topic}/${partition} after ${fault.after} (${fault.bytes} bytes)`);
     }
     this.note(op);
     await this.runOp(op);
@@ -214,6 +222,12 @@ export class Simulation {
       case 'crash':
         return this.restart(true);
     }
+  }
+
+  /** A partition's directory (with a trailing separator): the scope of a fault. */
+  private partitionDir(topic: string, partition: number): string {
+    const internalId = this.node.broker.catalog.requireTopic({ topic }).internalId;
+    return join(this.dataDir, 'logs', String(internalId), String(partition)) + sep;
   }
 
   private pickPartition(): { topic: string; partition: number } {
@@ -492,7 +506,10 @@ export class Simulation {
     for (let attempt = 0; ; attempt++) {
       const disk = new SimDisk();
       // Recovery runs under faults too, but the last attempt is on a healthy disk.
-      if (attempt < 2 && this.rng.chance(0.3)) disk.arm({ kind: this.rng.pick(['eio-any', 'enospc-any', 'crash-op'] as const), after: this.rng.int(30), bytes: 0 });
+      if (attempt < 2 && this.rng.chance(0.3)) {
+        const { topic, partition } = this.pickPartition();
+        disk.arm({ kind: this.rng.pick(['eio-any', 'enospc-any', 'crash-op'] as const), after: this.rng.int(12), bytes: 0, scope: this.partitionDir(topic, partition) });
+      }
       try {
         this.node = await SimNode.open(this.dataDir, disk, this.clock);
         disk.disarm();
