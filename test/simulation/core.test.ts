@@ -2,7 +2,8 @@
 // seed prints itself and replays exactly:
 //   QUARTET_SIM_SEED=<n> node --import tsx --test test/simulation/core.test.ts
 // QUARTET_SIM_SEEDS=<count> runs that many seeds from QUARTET_SIM_FIRST_SEED (default 1), a soak;
-// QUARTET_SIM_STEPS=<n> sets the steps per seed. docs/testing.md describes it.
+// QUARTET_SIM_STEPS=<n> sets the steps per seed, QUARTET_SIM_FAULT_PERCENT=<p> the share of steps
+// run with a fault armed. docs/testing.md describes it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -23,12 +24,15 @@ const one = envInt('QUARTET_SIM_SEED');
 const count = envInt('QUARTET_SIM_SEEDS') ?? seedsDefault;
 const first = envInt('QUARTET_SIM_FIRST_SEED') ?? 1;
 const steps = envInt('QUARTET_SIM_STEPS') ?? stepsDefault;
+/** Percent of steps run with a fault armed (default: the simulation's). */
+const faultPercent = envInt('QUARTET_SIM_FAULT_PERCENT');
+const faultRate = faultPercent === null ? {} : { faultRate: Math.min(faultPercent, 100) / 100 };
 const seeds = one !== null ? [one] : Array.from({ length: count }, (_, i) => first + i);
 
 test(`the core keeps its invariants under seeded workloads, faults and restarts (${seeds.length} seeds x ${steps} steps)`, { timeout: 60_000 + seeds.length * 30_000 }, async (t) => {
   for (const seed of seeds) {
     await t.test(`seed ${seed}`, async () => {
-      const report = await new Simulation({ seed, steps }).run();
+      const report = await new Simulation({ seed, steps, ...faultRate }).run();
       t.diagnostic(`seed ${seed}: ${report.recordsAcked} records acknowledged, ${report.faultsFired} faults fired, ${report.restarts} restarts, ${report.crashes} crashes`);
     });
   }
