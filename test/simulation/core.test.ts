@@ -33,7 +33,7 @@ test(`the core keeps its invariants under seeded workloads, faults and restarts 
   for (const seed of seeds) {
     await t.test(`seed ${seed}`, async () => {
       const report = await new Simulation({ seed, steps, ...faultRate }).run();
-      t.diagnostic(`seed ${seed}: ${report.recordsAcked} records acknowledged, ${report.faultsFired} faults fired, ${report.restarts} restarts, ${report.crashes} crashes`);
+      t.diagnostic(`seed ${seed}: ${report.recordsAcked} records acknowledged (${report.recordsCompacted} compacted away), ${report.faultsFired} faults fired, ${report.restarts} restarts, ${report.crashes} crashes`);
     });
   }
 });

@@ -17,6 +17,8 @@ export interface RecordFacts {
   sentMs: number;
   /** The transaction it was written in, or null. */
   txn: number | null;
+  /** The record key (compacted topics), or null. */
+  key: string | null;
 }
 
 export interface TopicSpec {
@@ -24,6 +26,8 @@ export interface TopicSpec {
   partitions: number;
   /** -1: retention never deletes. */
   retentionMs: number;
+  /** cleanup.policy=compact: keyed Kafka records only; a record may go once a newer one has its key. */
+  compacted: boolean;
   config: Record<string, string>;
 }
 
@@ -73,8 +77,8 @@ export class Model {
     return `r${this.nextId++}`;
   }
 
-  sent(id: string, topic: string, partition: number, sentMs: number, txn: number | null): void {
-    this.records.set(id, { id, topic, partition, offset: null, state: 'maybe', sentMs, txn });
+  sent(id: string, topic: string, partition: number, sentMs: number, txn: number | null, key: string | null = null): void {
+    this.records.set(id, { id, topic, partition, offset: null, state: 'maybe', sentMs, txn, key });
   }
 
   acked(id: string, offset: number): void {

@@ -36,13 +36,19 @@ const fetchBytesMax = 1 << 20;
 
 export const topics: readonly TopicSpec[] = [
   // Group commit: every append waits for its fsync; small segments so that retention has work.
-  { name: 'alpha', partitions: 2, retentionMs: 20_000, config: { 'quartet.fsync.policy': 'always', 'segment.bytes': '1024', 'retention.ms': '20000' } },
+  { name: 'alpha', partitions: 2, retentionMs: 20_000, compacted: false, config: { 'quartet.fsync.policy': 'always', 'segment.bytes': '1024', 'retention.ms': '20000' } },
   // The interval policy with an interval no run reaches (the timer is real time, not simulated).
-  { name: 'beta', partitions: 1, retentionMs: -1, config: { 'quartet.fsync.policy': 'interval', 'flush.ms': '3600000', 'segment.bytes': '2048', 'retention.ms': '-1' } },
+  { name: 'beta', partitions: 1, retentionMs: -1, compacted: false, config: { 'quartet.fsync.policy': 'interval', 'flush.ms': '3600000', 'segment.bytes': '2048', 'retention.ms': '-1' } },
+  // Compaction (on each retention pass) rewriting small segments of keyed Kafka records.
+  { name: 'gamma', partitions: 1, retentionMs: -1, compacted: true, config: { 'cleanup.policy': 'compact', 'segment.bytes': '1024', 'retention.ms': '-1' } },
 ];
+/** The topics every writer uses; the compacted one takes keyed Kafka records only (kafkaKeyed). */
+const plainTopics = topics.filter((t) => !t.compacted);
+const keysPerCompactedTopic = 5;
 
 const ops = {
   kafkaPlain: 10,
+  kafkaKeyed: 8,
   kafkaIdempotent: 12,
   groupCommitBurst: 5,
   iggySend: 10,
@@ -83,6 +89,8 @@ export interface SimulationReport {
   crashes: number;
   faultsFired: number;
   recordsAcked: number;
+  /** Acknowledged records of the compacted topic that compaction removed (at the last check). */
+  recordsCompacted: number;
   /** A digest of every step taken and every answer received: equal for two runs of one seed. */
   traceDigest: string;
 }
@@ -119,6 +127,8 @@ export class Simulation {
   private readonly trace: string[] = [];
   private readonly digest = createHash('sha256');
   private step = 0;
+  /** The partition the step's armed fault watches, or null. */
+  private faultTarget: { topic: string; partition: number } | null = null;
   private idempotent: IdempotentProducer | null = null;
   private readonly txnProducer: TxnProducer = { producerId: -1, epoch: -1, sequence: new Map(), txn: null, added: new Set(), needsInit: true };
   private nextTxn = 1;
@@ -129,7 +139,7 @@ export class Simulation {
   constructor(private readonly options: SimulationOptions) {
     this.rng = new Prng(options.seed);
     this.model = new Model(options.seed);
-    this.report = { seed: options.seed, steps: 0, restarts: 0, crashes: 0, faultsFired: 0, recordsAcked: 0, traceDigest: '' };
+    this.report = { seed: options.seed, steps: 0, restarts: 0, crashes: 0, faultsFired: 0, recordsAcked: 0, recordsCompacted: 0, traceDigest: '' };
     for (const t of topics) {
       for (let p = 0; p < t.partitions; p++) {
         this.kafkaCommits.set(partitionKey(t.name, p), new OffsetRegister());
@@ -177,13 +187,16 @@ export class Simulation {
     const disk = this.node.disk;
     if (this.rng.chance(this.options.faultRate ?? 0.2) && op !== 'restart' && op !== 'crash') {
       const kind = this.rng.weighted(faults);
-      const { topic, partition } = this.pickPartition();
-      const fault = { kind, after: this.rng.int(4), bytes: this.rng.between(0, kind === 'crash-bytes' ? 400 : 60), scope: this.partitionDir(topic, partition) };
+      const { topic, partition } = this.pickAnyPartition();
+      // The step's own partition, most of the time: a fault elsewhere would mostly wait unfired.
+      this.faultTarget = { topic, partition };
+      const fault = { kind, after: this.rng.chance(0.5) ? 0 : this.rng.int(4), bytes: this.rng.between(0, kind === 'crash-bytes' ? 400 : 60), scope: this.partitionDir(topic, partition) };
       disk.arm(fault);
       this.note(`arm ${kind} at ${topic}/${partition} after ${fault.after} (${fault.bytes} bytes)`);
     }
     this.note(op);
     await this.runOp(op);
+    this.faultTarget = null;
     disk.disarm();
     if (disk.crashed && this.node.disk === disk) {
       this.note('the disk died: the process crashed');
@@ -195,6 +208,8 @@ export class Simulation {
     switch (op) {
       case 'kafkaPlain':
         return this.kafkaPlain();
+      case 'kafkaKeyed':
+        return this.kafkaKeyed();
       case 'kafkaIdempotent':
         return this.kafkaIdempotent();
       case 'groupCommitBurst':
@@ -230,16 +245,23 @@ export class Simulation {
     return join(this.dataDir, 'logs', String(internalId), String(partition)) + sep;
   }
 
-  private pickPartition(): { topic: string; partition: number } {
+  private pickAnyPartition(): { topic: string; partition: number } {
+    if (this.faultTarget !== null && this.rng.chance(0.8)) return this.faultTarget;
     const t = this.rng.pick(topics);
     return { topic: t.name, partition: this.rng.int(t.partitions) };
   }
 
-  private values(n: number, topic: string, partition: number, txn: number | null): string[] {
+  private pickPartition(): { topic: string; partition: number } {
+    if (this.faultTarget !== null && this.faultTarget.topic !== 'gamma' && this.rng.chance(0.8)) return this.faultTarget;
+    const t = this.rng.pick(plainTopics);
+    return { topic: t.name, partition: this.rng.int(t.partitions) };
+  }
+
+  private values(n: number, topic: string, partition: number, txn: number | null, keyed = false): string[] {
     const out: string[] = [];
     for (let i = 0; i < n; i++) {
       const id = this.model.newId();
-      this.model.sent(id, topic, partition, this.clock.now(), txn);
+      this.model.sent(id, topic, partition, this.clock.now(), txn, keyed ? `k${this.rng.int(keysPerCompactedTopic)}` : null);
       out.push(`${id}:${'x'.repeat(this.rng.between(10, 120))}`);
     }
     return out;
@@ -247,8 +269,12 @@ export class Simulation {
 
   private kafkaBatch(values: string[], producer?: { producerId: number; producerEpoch: number; baseSequence: number; transactional?: boolean }): Buffer {
     const now = this.clock.now();
+    const keyOf = (v: string): Buffer | null => {
+      const key = this.model.records.get(idOf(v))?.key ?? null;
+      return key === null ? null : Buffer.from(key);
+    };
     return buildRecordBatch(
-      values.map((v) => ({ timestamp: now, key: null, value: Buffer.from(v) })),
+      values.map((v) => ({ timestamp: now, key: keyOf(v), value: Buffer.from(v) })),
       { partitionLeaderEpoch: -1, ...(producer ?? {}) },
     );
   }
@@ -274,6 +300,14 @@ export class Simulation {
     const values = this.values(this.rng.between(1, 4), topic, partition, null);
     const r = await this.produce(topic, partition, this.kafkaBatch(values), null, this.rng.pick([1, -1]));
     this.note(`  kafka plain ${topic}/${partition} x${values.length}: error ${r.errorCode} at ${r.baseOffset}`);
+    if (r.errorCode === ErrorCode.NONE) this.ack(values, r.baseOffset);
+  }
+
+  /** Keyed records to the compacted topic. */
+  private async kafkaKeyed(): Promise<void> {
+    const values = this.values(this.rng.between(1, 4), 'gamma', 0, null, true);
+    const r = await this.produce('gamma', 0, this.kafkaBatch(values));
+    this.note(`  kafka keyed gamma/0 x${values.length}: error ${r.errorCode} at ${r.baseOffset}`);
     if (r.errorCode === ErrorCode.NONE) this.ack(values, r.baseOffset);
   }
 
@@ -422,7 +456,7 @@ export class Simulation {
 
   /** A consumer's fetch at a random offset, perhaps under a fault: what it returns must be true. */
   private async kafkaFetchAnywhere(): Promise<void> {
-    const { topic, partition } = this.pickPartition();
+    const { topic, partition } = this.pickAnyPartition();
     const stats = this.node.broker.partition({ topic }, partition).stats();
     const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
     const isolation = this.rng.int(2);
@@ -432,7 +466,7 @@ export class Simulation {
   }
 
   private async iggyPollAnywhere(): Promise<void> {
-    const { topic, partition } = this.pickPartition();
+    const { topic, partition } = this.pickAnyPartition();
     const stats = this.node.broker.partition({ topic }, partition).stats();
     const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
     const read = await this.iggyPoll(topic, partition, offset, this.rng.between(1, 50)).catch((error: unknown) => String(error));
@@ -441,7 +475,7 @@ export class Simulation {
   }
 
   private async kafkaCommit(): Promise<void> {
-    const { topic, partition } = this.pickPartition();
+    const { topic, partition } = this.pickAnyPartition();
     const register = this.kafkaCommits.get(partitionKey(topic, partition))!;
     const offset = Math.max(register.acked ?? 0, register.lastRead ?? 0) + this.rng.between(0, 20);
     const ok = await this.kafkaOk(async () => {
@@ -452,7 +486,7 @@ export class Simulation {
   }
 
   private async iggyCommit(): Promise<void> {
-    const { topic, partition } = this.pickPartition();
+    const { topic, partition } = this.pickAnyPartition();
     const register = this.iggyCommits.get(partitionKey(topic, partition))!;
     const offset = Math.max(register.acked ?? 0, register.lastRead ?? 0) + this.rng.between(0, 20);
     let ok = false;
@@ -507,7 +541,7 @@ export class Simulation {
       const disk = new SimDisk();
       // Recovery runs under faults too, but the last attempt is on a healthy disk.
       if (attempt < 2 && this.rng.chance(0.3)) {
-        const { topic, partition } = this.pickPartition();
+        const { topic, partition } = this.pickAnyPartition();
         disk.arm({ kind: this.rng.pick(['eio-any', 'enospc-any', 'crash-op'] as const), after: this.rng.int(12), bytes: 0, scope: this.partitionDir(topic, partition) });
       }
       try {
@@ -632,7 +666,7 @@ export class Simulation {
     const previousStart = this.model.logStart.get(key) ?? 0;
     if (stats.logStartOffset < previousStart) this.fail(`${key}: log start went back from ${previousStart} to ${stats.logStartOffset}`);
     this.model.logStart.set(key, stats.logStartOffset);
-    const all = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 0);
+    const all = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 0, t.compacted);
     const seenIds = new Set<string>();
     for (const r of all) {
       if (seenIds.has(r.id)) this.fail(`${key}: record ${r.id} is in the log twice`);
@@ -640,24 +674,32 @@ export class Simulation {
     }
     this.checkRecordsRead(t.name, partition, all, false, 'read_uncommitted');
     const now = this.clock.now();
-    for (const facts of this.model.mustHave(t.name, partition)) {
+    const mustHave = this.model.mustHave(t.name, partition);
+    const newestOfKey = new Map<string, number>();
+    let compactedAway = 0;
+    for (const f of mustHave) if (f.key !== null) newestOfKey.set(f.key, Math.max(newestOfKey.get(f.key) ?? -1, f.offset!));
+    for (const facts of mustHave) {
       const id = facts.id;
       if (facts.offset! >= stats.logStartOffset) {
         if (facts.offset! >= stats.highWatermark) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} is above the high watermark ${stats.highWatermark}`);
-        if (!seenIds.has(id)) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} is lost`);
+        // Compaction may drop a record once a newer one with its key is in the log.
+        const superseded = t.compacted && facts.key !== null && newestOfKey.get(facts.key)! > facts.offset!;
+        if (!seenIds.has(id) && !superseded) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} (key ${facts.key}) is lost`);
+        if (!seenIds.has(id)) compactedAway++;
       } else if (t.retentionMs < 0 || facts.sentMs >= now - t.retentionMs) {
         this.fail(`${key}: record ${id} at ${facts.offset}, sent ${now - facts.sentMs} ms ago, is below the log start ${stats.logStartOffset} (retention.ms ${t.retentionMs})`);
       }
     }
-    const committed = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 1);
+    if (t.compacted) this.report.recordsCompacted = compactedAway;
+    const committed = await this.readWhole(t.name, partition, stats.logStartOffset, stats.highWatermark, 1, t.compacted);
     this.checkRecordsRead(t.name, partition, committed, true, 'read_committed');
     const polled = await this.pollWhole(t.name, partition, stats.logStartOffset, stats.highWatermark);
     this.checkRecordsRead(t.name, partition, polled, true, 'iggy poll');
     if (committed.length !== polled.length) this.fail(`${key}: Kafka read_committed returned ${committed.length} records, an Iggy poll ${polled.length}`);
   }
 
-  /** Fetches [from, to) at `isolation`, checking that batches follow each other with no gap. */
-  private async readWhole(topic: string, partition: number, from: number, to: number, isolation: number): Promise<Array<{ offset: number; id: string }>> {
+  /** Fetches [from, to) at `isolation`, checking that batches follow each other with no gap (but the gaps compaction leaves). */
+  private async readWhole(topic: string, partition: number, from: number, to: number, isolation: number, gapsAllowed: boolean): Promise<Array<{ offset: number; id: string }>> {
     const out: Array<{ offset: number; id: string }> = [];
     let next = from;
     for (let reads = 0; next < to; reads++) {
@@ -671,7 +713,7 @@ export class Simulation {
       }
       for (const b of r.batches) {
         if (b.last < next) continue;
-        if (b.base > next) this.fail(`${topic}/${partition}: offsets ${next}..${b.base - 1} are missing (a gap before a batch at ${b.base})`);
+        if (b.base > next && !gapsAllowed) this.fail(`${topic}/${partition}: offsets ${next}..${b.base - 1} are missing (a gap before a batch at ${b.base})`);
         if (isolation === 1 && b.last >= end) this.fail(`${topic}/${partition}: read_committed returned a batch ending at ${b.last}, at or past the LSO ${end}`);
         next = b.last + 1;
       }
