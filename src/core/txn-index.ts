@@ -289,9 +289,14 @@ export class TxnIndex {
     this.pending.delete(key);
     this.partitions.delete(key);
     let from = stats.logStartOffset;
+    // Batches below this are in the checkpoint. A batch that begins below the log start but reaches
+    // it (DeleteRecords moved the start inside it) is still in the log and observed: it may open a
+    // transaction that bounds the LSO.
+    let covered = 0;
     if (checkpoint && checkpoint.nextOffset <= stats.nextOffset) {
       this.loadState(key, checkpoint.state);
       from = Math.max(checkpoint.nextOffset, stats.logStartOffset);
+      covered = checkpoint.nextOffset;
     } else if (checkpoint) {
       // The log lost its unflushed tail after the checkpoint: it may describe batches that are gone.
       this.logger.warn('transaction checkpoint is ahead of the log; scanning the whole partition', { partition: key, checkpointOffset: checkpoint.nextOffset, logEndOffset: stats.nextOffset });
@@ -303,7 +308,7 @@ export class TxnIndex {
       const batches = await log.read(offset, { maxBytes: txnIndexScanReadBytes, verify: false });
       if (batches.length === 0) break;
       for (const batch of batches) {
-        if (batch.baseOffset < from || (batch.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) continue;
+        if (batch.baseOffset < covered || (batch.flags & (BatchFlags.transactional | BatchFlags.control)) === 0) continue;
         this.observe(key, batch);
         observed++;
       }

@@ -970,3 +970,25 @@ test('a marker already queued in the log a purge closes is not flushed again (no
   assert.equal(tx.lastStableOffset({ topic: 't' }, 0), 2);
   await broker.close(); // not in t.after: the temp directory goes first there
 });
+
+test('after a crash, an open transaction whose first batch straddles the log start (DeleteRecords inside it) still holds the LSO', async (t) => {
+  const h = harness();
+  const dir = tempDir(t);
+  const crashed = await Broker.open(options(dir, h));
+  t.after(() => crashed.close().catch(() => undefined));
+  await crashed.createTopic('default', 'straddle', { partitions: 1 });
+  const id = await begin(crashed, 'tx-straddle');
+  await crashed.transactions.addPartitions(id, [{ topic: { topic: 'straddle' }, partition: 0 }]);
+  await crashed.append({ topic: 'straddle' }, 0, plain(h.clock, ['before']));
+  await crashed.append({ topic: 'straddle' }, 0, txnBatch(h.clock, id, 0, ['t1', 't2', 't3']), { transaction: id });
+  assert.equal(await crashed.partition({ topic: 'straddle' }, 0).deleteRecordsBefore(3), 3, 'the log start falls inside the open transaction');
+  assert.equal(crashed.transactions.lastStableOffset({ topic: 'straddle' }, 0), 1);
+  // The process dies: no close, so no transaction checkpoint; a new broker opens the directory.
+  const broker = await Broker.open(options(dir, { clock: h.clock, scheduler: new ManualScheduler(h.clock) }));
+  try {
+    assert.ok(broker.transactions.lastStableOffset({ topic: 'straddle' }, 0) <= 3, 'the open transaction still bounds the LSO');
+    assert.deepEqual(valuesOf((await broker.transactions.readCommitted({ topic: 'straddle' }, 0, 3, { maxBytes: 1 << 20 })).batches), []);
+  } finally {
+    await broker.close();
+  }
+});
