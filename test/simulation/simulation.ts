@@ -16,6 +16,7 @@ import { ErrorCode } from '../../src/protocols/kafka/codec/errors.js';
 import { batchRecords, buildRecordBatch, readBatchHeader, splitBatches } from '../../src/protocols/kafka/codec/record-batch.js';
 import { produceHandler } from '../../src/protocols/kafka/handlers/produce.js';
 import { fetchHandler } from '../../src/protocols/kafka/handlers/fetch.js';
+import { deleteRecordsHandler } from '../../src/protocols/kafka/handlers/delete-records.js';
 import { offsetCommitHandler } from '../../src/protocols/kafka/handlers/offset-commit.js';
 import { offsetFetchHandler } from '../../src/protocols/kafka/handlers/offset-fetch.js';
 import { initProducerIdHandler } from '../../src/protocols/kafka/handlers/init-producer-id.js';
@@ -47,6 +48,7 @@ const plainTopics = topics.filter((t) => !t.compacted);
 const keysPerCompactedTopic = 5;
 
 const ops = {
+  deleteRecords: 2,
   kafkaPlain: 10,
   kafkaKeyed: 8,
   kafkaIdempotent: 12,
@@ -132,6 +134,8 @@ export class Simulation {
   private idempotent: IdempotentProducer | null = null;
   private readonly txnProducer: TxnProducer = { producerId: -1, epoch: -1, sequence: new Map(), txn: null, added: new Set(), needsInit: true };
   private nextTxn = 1;
+  /** The highest offset a DeleteRecords was sent for, per partition. */
+  private readonly deletedBefore = new Map<string, number>();
   private readonly kafkaCommits = new Map<string, OffsetRegister>();
   private readonly iggyCommits = new Map<string, OffsetRegister>();
   private readonly report: SimulationReport;
@@ -206,6 +210,8 @@ export class Simulation {
 
   private runOp(op: Op): Promise<void> {
     switch (op) {
+      case 'deleteRecords':
+        return this.deleteRecords();
       case 'kafkaPlain':
         return this.kafkaPlain();
       case 'kafkaKeyed':
@@ -506,6 +512,19 @@ export class Simulation {
     await Promise.resolve();
   }
 
+  /** Kafka DeleteRecords below an offset up to the high watermark: whatever the answer, records below it may go. */
+  private async deleteRecords(): Promise<void> {
+    const { topic, partition } = this.pickPartition();
+    const stats = this.node.broker.partition({ topic }, partition).stats();
+    const before = this.rng.between(stats.logStartOffset, stats.highWatermark);
+    const key = partitionKey(topic, partition);
+    this.deletedBefore.set(key, Math.max(this.deletedBefore.get(key) ?? 0, before));
+    await this.kafkaOk(async () => {
+      const r = await this.node.kafkaCall(deleteRecordsHandler, 2, { topics: [{ name: topic, partitions: [{ partitionIndex: partition, offset: before }] }], timeoutMs: 1000 });
+      return r.topics[0]!.partitions[0]!.errorCode;
+    }, `delete records of ${key} before ${before}`);
+  }
+
   /** A retention pass; the check that follows verifies what it deleted. */
   private async retention(): Promise<void> {
     await this.advanceTime(this.rng.between(1_000, 15_000));
@@ -686,7 +705,7 @@ export class Simulation {
         const superseded = t.compacted && facts.key !== null && newestOfKey.get(facts.key)! > facts.offset!;
         if (!seenIds.has(id) && !superseded) this.fail(`${key}: acknowledged record ${id} at ${facts.offset} (key ${facts.key}) is lost`);
         if (!seenIds.has(id)) compactedAway++;
-      } else if (t.retentionMs < 0 || facts.sentMs >= now - t.retentionMs) {
+      } else if (facts.offset! >= (this.deletedBefore.get(key) ?? 0) && (t.retentionMs < 0 || facts.sentMs >= now - t.retentionMs)) {
         this.fail(`${key}: record ${id} at ${facts.offset}, sent ${now - facts.sentMs} ms ago, is below the log start ${stats.logStartOffset} (retention.ms ${t.retentionMs})`);
       }
     }
