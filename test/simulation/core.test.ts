@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Simulation } from './simulation.js';
 
-const seedsDefault = 4;
-const stepsDefault = 80;
+const seedsDefault = 3;
+const stepsDefault = 60;
 
 function envInt(name: string): number | null {
   const raw = process.env[name];
@@ -40,8 +40,8 @@ test(`the core keeps its invariants under seeded workloads, faults and restarts 
 
 test('a seed replays exactly: the same steps, faults and answers', { timeout: 120_000 }, async () => {
   const seed = one ?? 3;
-  const a = await new Simulation({ seed, steps: 30 }).run();
-  const b = await new Simulation({ seed, steps: 30 }).run();
+  const a = await new Simulation({ seed, steps: 25 }).run();
+  const b = await new Simulation({ seed, steps: 25 }).run();
   assert.ok(a.faultsFired + a.restarts + a.crashes > 0, 'the run met a fault or a restart');
   assert.deepEqual(b, a);
 });
