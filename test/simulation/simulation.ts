@@ -18,6 +18,8 @@ import { produceHandler } from '../../src/protocols/kafka/handlers/produce.js';
 import { fetchHandler } from '../../src/protocols/kafka/handlers/fetch.js';
 import { deleteRecordsHandler } from '../../src/protocols/kafka/handlers/delete-records.js';
 import { offsetCommitHandler } from '../../src/protocols/kafka/handlers/offset-commit.js';
+import { joinGroupHandler } from '../../src/protocols/kafka/handlers/join-group.js';
+import { syncGroupHandler } from '../../src/protocols/kafka/handlers/sync-group.js';
 import { offsetFetchHandler } from '../../src/protocols/kafka/handlers/offset-fetch.js';
 import { initProducerIdHandler } from '../../src/protocols/kafka/handlers/init-producer-id.js';
 import { addPartitionsToTxnHandler } from '../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
@@ -134,6 +136,8 @@ export class Simulation {
   private idempotent: IdempotentProducer | null = null;
   private readonly txnProducer: TxnProducer = { producerId: -1, epoch: -1, sequence: new Map(), txn: null, added: new Set(), needsInit: true };
   private nextTxn = 1;
+  /** This client's membership of the Kafka group, or null. */
+  private member: { memberId: string; generationId: number } | null = null;
   /** The highest offset a DeleteRecords was sent for, per partition. */
   private readonly deletedBefore = new Map<string, number>();
   private readonly kafkaCommits = new Map<string, OffsetRegister>();
@@ -480,15 +484,45 @@ export class Simulation {
     if (typeof read !== 'string') this.checkRecordsRead(topic, partition, read, true, 'iggy poll');
   }
 
+  /**
+   * A Kafka group offset commit: as the group's one member (JoinGroup and SyncGroup first, again
+   * once the member is gone: a restart or a session timeout in simulated time), or, when joining
+   * fails, as a simple consumer (generation -1) while the group is empty.
+   */
   private async kafkaCommit(): Promise<void> {
     const { topic, partition } = this.pickAnyPartition();
     const register = this.kafkaCommits.get(partitionKey(topic, partition))!;
     const offset = Math.max(register.acked ?? 0, register.lastRead ?? 0) + this.rng.between(0, 20);
+    if (this.member === null && this.rng.chance(0.7)) this.member = await this.joinGroup();
+    const member = this.member ?? { memberId: '', generationId: -1 };
+    let code = -1;
     const ok = await this.kafkaOk(async () => {
-      const r = await this.node.kafkaCall(offsetCommitHandler, 8, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }] });
-      return r.topics[0]!.partitions[0]!.errorCode;
-    }, `kafka commit ${topic}/${partition} = ${offset}`);
+      const r = await this.node.kafkaCall(offsetCommitHandler, 8, { groupId, generationIdOrMemberEpoch: member.generationId, memberId: member.memberId, groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+      code = r.topics[0]!.partitions[0]!.errorCode;
+      return code;
+    }, `kafka commit ${topic}/${partition} = ${offset} as ${member.generationId < 0 ? 'a simple consumer' : `the member of generation ${member.generationId}`}`);
+    if (!ok && code !== ErrorCode.KAFKA_STORAGE_ERROR) this.member = null;
     register.commit(offset, ok);
+  }
+
+  /** Joins the group as its only member and syncs; null when either fails. */
+  private async joinGroup(): Promise<{ memberId: string; generationId: number } | null> {
+    const join = this.node.kafkaCall(joinGroupHandler, 3, { groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from('sim') }] });
+    // The join completes on the coordinator's timer (a zero initial delay): step it until it does.
+    let joined: Awaited<typeof join> | 'pending' = 'pending';
+    void join.then((r) => (joined = r), () => (joined = 'pending'));
+    for (let turn = 0; turn < 20 && joined === 'pending'; turn++) {
+      this.node.scheduler.advance(0);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const j = joined as Awaited<typeof join> | 'pending';
+    if (j === 'pending' || j.errorCode !== ErrorCode.NONE) {
+      this.note(`  join ${groupId}: ${j === 'pending' ? 'no answer' : `error ${j.errorCode}`}`);
+      return null;
+    }
+    const sync = await this.node.kafkaCall(syncGroupHandler, 3, { groupId, generationId: j.generationId, memberId: j.memberId, assignments: [{ memberId: j.memberId, assignment: Buffer.from('all') }] });
+    this.note(`  joined ${groupId} generation ${j.generationId}: sync error ${sync.errorCode}`);
+    return sync.errorCode === ErrorCode.NONE ? { memberId: j.memberId, generationId: j.generationId } : null;
   }
 
   private async iggyCommit(): Promise<void> {
@@ -666,17 +700,24 @@ export class Simulation {
    * going back.
    */
   private async checkInvariants(): Promise<void> {
-    this.node.disk.disarm();
-    // Work the step left running (a transaction timed out, its markers being written) may have
-    // died with the disk since: the process crashed then.
-    if (this.node.disk.crashed) {
-      this.note('the disk died after the step: the process crashed');
-      await this.restart(true);
+    for (let attempt = 0; ; attempt++) {
+      this.node.disk.disarm();
+      // Work the step left running (a transaction timed out, its markers being written) may have
+      // died with the disk since, or dies during the checks: the process crashed then.
+      if (this.node.disk.crashed) {
+        this.note('the disk died after the step: the process crashed');
+        await this.restart(true);
+      }
+      try {
+        for (const t of topics) {
+          for (let p = 0; p < t.partitions; p++) await this.checkPartition(t, p);
+        }
+        await this.checkCommittedOffsets();
+        return;
+      } catch (error) {
+        if (attempt >= 2 || !this.node.disk.crashed) throw error;
+      }
     }
-    for (const t of topics) {
-      for (let p = 0; p < t.partitions; p++) await this.checkPartition(t, p);
-    }
-    await this.checkCommittedOffsets();
   }
 
   private async checkPartition(t: TopicSpec, partition: number): Promise<void> {
