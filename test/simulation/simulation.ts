@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { ManualClock } from '../../src/base/clock.js';
 import { ErrorCode } from '../../src/protocols/kafka/codec/errors.js';
-import { batchRecords, buildRecordBatch, readBatchHeader, splitBatches } from '../../src/protocols/kafka/codec/record-batch.js';
+import { buildRecordBatch } from '../../src/protocols/kafka/codec/record-batch.js';
 import { produceHandler } from '../../src/protocols/kafka/handlers/produce.js';
-import { fetchHandler } from '../../src/protocols/kafka/handlers/fetch.js';
 import { deleteRecordsHandler } from '../../src/protocols/kafka/handlers/delete-records.js';
 import { offsetCommitHandler } from '../../src/protocols/kafka/handlers/offset-commit.js';
 import { joinGroupHandler } from '../../src/protocols/kafka/handlers/join-group.js';
@@ -24,18 +23,18 @@ import { offsetFetchHandler } from '../../src/protocols/kafka/handlers/offset-fe
 import { initProducerIdHandler } from '../../src/protocols/kafka/handlers/init-producer-id.js';
 import { addPartitionsToTxnHandler } from '../../src/protocols/kafka/handlers/add-partitions-to-txn.js';
 import { endTxnHandler } from '../../src/protocols/kafka/handlers/end-txn.js';
-import { ConsumerKind, PollingKind, encodeBatch, numericId, parsePolledBatches, stringId, type MessageInput, type ParsedBatch } from '../../src/protocols/iggy/codec/index.js';
+import { ConsumerKind, encodeBatch, numericId, stringId, type MessageInput } from '../../src/protocols/iggy/codec/index.js';
 import { SimDisk, type FaultKind } from './faulty-disk.js';
 import { CommandCode, SimNode } from './node.js';
 import { Model, OffsetRegister, idOf, partitionKey, type TopicSpec } from './model.js';
 import { Prng } from './prng.js';
+import { BadRead, fetchRecords, pollRecords } from './readers.js';
 
 const startMs = 1_700_000_000_000;
 const groupId = 'sim-group';
 const iggyConsumerId = 7;
 /** Reads of a partition during a check stop after this many requests (a bound, never reached). */
 const checkReadsMax = 1_000;
-const fetchBytesMax = 1 << 20;
 
 export const topics: readonly TopicSpec[] = [
   // Group commit: every append waits for its fsync; small segments so that retention has work.
@@ -470,7 +469,7 @@ export class Simulation {
     const stats = this.node.broker.partition({ topic }, partition).stats();
     const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
     const isolation = this.rng.int(2);
-    const read = await this.kafkaFetch(topic, partition, offset, isolation).catch((error: unknown) => String(error));
+    const read = await this.read(fetchRecords(this.node, topic, partition, offset, isolation), true);
     this.note(`  kafka fetch ${topic}/${partition} @${offset} iso ${isolation}: ${typeof read === 'string' ? read : `${read.records.length} records`}`);
     if (typeof read !== 'string') this.checkRecordsRead(topic, partition, read.records, isolation === 1, 'kafka fetch');
   }
@@ -479,7 +478,7 @@ export class Simulation {
     const { topic, partition } = this.pickAnyPartition();
     const stats = this.node.broker.partition({ topic }, partition).stats();
     const offset = this.rng.between(stats.logStartOffset, stats.highWatermark);
-    const read = await this.iggyPoll(topic, partition, offset, this.rng.between(1, 50)).catch((error: unknown) => String(error));
+    const read = await this.read(pollRecords(this.node, topic, partition, offset, this.rng.between(1, 50)), true);
     this.note(`  iggy poll ${topic}/${partition} @${offset}: ${typeof read === 'string' ? read : `${read.length} messages`}`);
     if (typeof read !== 'string') this.checkRecordsRead(topic, partition, read, true, 'iggy poll');
   }
@@ -609,68 +608,6 @@ export class Simulation {
     }
   }
 
-  // --- reading back ----------------------------------------------------------------------------
-
-  private async kafkaFetch(topic: string, partition: number, offset: number, isolationLevel: number): Promise<{ errorCode: number; records: Array<{ offset: number; id: string }>; batches: Array<{ base: number; last: number; control: boolean }>; highWatermark: number; lastStableOffset: number; logStartOffset: number }> {
-    const r = await this.node.kafkaCall(fetchHandler, 12, {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 1,
-      maxBytes: fetchBytesMax,
-      isolationLevel,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics: [{ topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: fetchBytesMax, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
-      forgottenTopicsData: [],
-      rackId: '',
-    });
-    const p = r.responses[0]!.partitions[0]!;
-    const out = { errorCode: p.errorCode, records: [] as Array<{ offset: number; id: string }>, batches: [] as Array<{ base: number; last: number; control: boolean }>, highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
-    if (p.errorCode !== ErrorCode.NONE || p.records === null) return out;
-    const split = splitBatches(p.records);
-    if (split.reason !== null) this.fail(`fetch of ${topic}/${partition} returned a bad batch: ${split.reason}`);
-    // read_committed: the client drops aborted transactions' batches (KIP-98), as librdkafka does.
-    const aborted = [...(p.abortedTransactions ?? [])].sort((a, b) => a.firstOffset - b.firstOffset);
-    const active = new Set<number>();
-    for (const batch of split.batches) {
-      const h = readBatchHeader(batch);
-      out.batches.push({ base: h.baseOffset, last: h.baseOffset + h.lastOffsetDelta, control: h.isControl });
-      if (h.baseOffset + h.lastOffsetDelta < offset) continue;
-      while (aborted.length > 0 && aborted[0]!.firstOffset <= h.baseOffset + h.lastOffsetDelta) active.add(aborted.shift()!.producerId);
-      const recs = batchRecords(batch, h);
-      if (!recs.ok) this.fail(`fetch of ${topic}/${partition} returned undecodable records: ${recs.reason}`);
-      if (h.isControl) {
-        const type = recs.value[0]?.key?.readInt16BE(2);
-        if (isolationLevel === 1 && type === 0) active.delete(h.producerId);
-        continue;
-      }
-      if (isolationLevel === 1 && h.isTransactional && active.has(h.producerId)) continue;
-      for (const rec of recs.value) {
-        const at = h.baseOffset + rec.offsetDelta;
-        if (at >= offset) out.records.push({ offset: at, id: idOf(rec.value) });
-      }
-    }
-    return out;
-  }
-
-  private async iggyPoll(topic: string, partition: number, offset: number, count: number): Promise<Array<{ offset: number; id: string }>> {
-    const r = await this.node.iggyCall(CommandCode.pollMessages, {
-      consumer: { kind: ConsumerKind.consumer, id: numericId(iggyConsumerId + 1) },
-      streamId: stringId('default'),
-      topicId: stringId(topic),
-      partitionId: partition,
-      strategy: { kind: PollingKind.offset, value: BigInt(offset) },
-      count,
-      autoCommit: false,
-    });
-    if (!r.ok) throw new Error(`iggy poll error ${r.code}`);
-    const buffers = r.value.batches.filter((b): b is Buffer => Buffer.isBuffer(b));
-    if (buffers.length === 0) return [];
-    const parsed = parsePolledBatches(Buffer.concat(buffers));
-    if (!Array.isArray(parsed)) this.fail(`iggy poll of ${topic}/${partition} returned a bad batch: ${parsed.reason}`);
-    return (parsed as ParsedBatch[]).flatMap((b) => b.frames.map((f) => ({ offset: Number(b.header.baseOffset) + f.offsetDelta, id: idOf(f.payload) })));
-  }
-
   /** What any read returned must be true: each record at its one offset, no aborted or open transaction under read_committed. */
   private checkRecordsRead(topic: string, partition: number, records: ReadonlyArray<{ offset: number; id: string }>, committedOnly: boolean, what: string): void {
     let previous = -1;
@@ -686,6 +623,22 @@ export class Simulation {
         facts.state = 'seen';
         facts.offset = offset;
       }
+    }
+  }
+
+  /**
+   * A read's result. A read that returns bytes that do not decode breaks an invariant, under a
+   * fault too (a failed read must fail, not return garbage); any other failure is the read's
+   * answer when `failureAllowed`, and breaks an invariant otherwise (the checks run on a healthy disk).
+   */
+  private read<T>(read: Promise<T>, failureAllowed: true): Promise<T | string>;
+  private read<T>(read: Promise<T>): Promise<T>;
+  private async read<T>(read: Promise<T>, failureAllowed = false): Promise<T | string> {
+    try {
+      return await read;
+    } catch (error) {
+      if (error instanceof BadRead || !failureAllowed) this.fail(String(error));
+      return String(error);
     }
   }
 
@@ -764,7 +717,7 @@ export class Simulation {
     let next = from;
     for (let reads = 0; next < to; reads++) {
       if (reads >= checkReadsMax) this.fail(`${topic}/${partition}: no end to reading [${from}, ${to})`);
-      const r = await this.kafkaFetch(topic, partition, next, isolation);
+      const r = await this.read(fetchRecords(this.node, topic, partition, next, isolation));
       if (r.errorCode !== ErrorCode.NONE) this.fail(`${topic}/${partition}: fetch at ${next} (isolation ${isolation}) failed with ${r.errorCode} on a healthy disk (crashed: ${this.node.disk.crashed})`);
       const end = isolation === 1 ? r.lastStableOffset : r.highWatermark;
       if (r.batches.length === 0) {
@@ -786,7 +739,7 @@ export class Simulation {
     const out: Array<{ offset: number; id: string }> = [];
     let next = from;
     for (let reads = 0; next < to && reads < checkReadsMax; reads++) {
-      const got = await this.iggyPoll(topic, partition, next, 1_000);
+      const got = await this.read(pollRecords(this.node, topic, partition, next, 1_000));
       if (got.length === 0) break;
       out.push(...got);
       next = got[got.length - 1]!.offset + 1;
