@@ -317,7 +317,7 @@ export class UserStore {
     options: { applyToExisting?: boolean } = {},
   ): Promise<{ created: boolean; generatedPassword: string | null; updated: Array<'username' | 'password' | 'status'>; renameRefused: boolean }> {
     const root = this.byId.get(rootUserId);
-    if (root === undefined && this.byId.size === 0) {
+    if (root === undefined && !this.byName.has(username)) {
       const generated = password === undefined ? randomBytes(generatedPasswordBytes).toString('base64url') : null;
       await this.create({ username, password: password ?? generated!, id: rootUserId, permissions });
       return { created: true, generatedPassword: generated, updated: [], renameRefused: false };
@@ -440,9 +440,11 @@ export class UserStore {
       if (this.byId.has(explicit)) throw new QuartetError('user_exists', `user id ${explicit} is already in use`);
       return explicit;
     }
+    // Id 0 is root's alone: a user made before root (the server creates root once its listeners
+    // are bound) must not take it, or root's credentials would later be applied to that user.
     for (;;) {
       const id = await this.store.nextId(userIdCounter, 0);
-      if (!this.byId.has(id)) return id;
+      if (id !== rootUserId && !this.byId.has(id)) return id;
     }
   }
 

@@ -40,7 +40,8 @@ test('SCRAM-SHA-256 credentials match the RFC 7677 example exchange', async () =
 
 test('users: create, verify (wrong password, unknown user, inactive), SCRAM stored for both mechanisms', async () => {
   const { users } = await openUsers();
-  const alice = await users.create({ username: 'alice', password: 's3cret', permissions: { kafka: ['*'] } });
+  // Id 0 is root's, and only given explicitly (ensureRootUser does).
+  const alice = await users.create({ username: 'alice', password: 's3cret', permissions: { kafka: ['*'] }, id: 0 });
   assert.equal(alice.id, 0);
   assert.equal(alice.root, true);
   const bob = await users.create({ username: 'bob', password: 'hunter2' });
@@ -69,7 +70,7 @@ test('users: change password, rename, permissions, delete; persisted across reop
   const clock = new ManualClock();
   let store = SqliteMetadataStore.openInDataDir(dir);
   let users = await UserStore.open(store, { clock, scryptCost: testScryptCost });
-  await users.create({ username: 'root', password: 'r00t' });
+  await users.create({ username: 'root', password: 'r00t', id: 0 });
   await users.create({ username: 'eve', password: 'old' });
   await assert.rejects(users.changePassword('eve', 'wrong', 'new'), code('invalid_credentials'));
   await users.changePassword('eve', 'old', 'new');
@@ -211,4 +212,14 @@ test('editPermissions edits each user in the store queue: a setPermissions queue
   assert.deepEqual(users.get(b.id)?.permissions, { grants: ['new'] });
   // Returning the same object changes nothing.
   assert.equal(await users.editPermissions((current) => current), 0);
+});
+
+test('users: a user made before root never takes id 0; root is made later under its own id and keeps its credentials', async () => {
+  const { users } = await openUsers();
+  const early = await users.create({ username: 'alice', password: 'alice-pw' });
+  assert.notEqual(early.id, 0);
+  const made = await users.ensureRootUser('root', 'root-pw', undefined, { applyToExisting: true });
+  assert.equal(made.created, true);
+  assert.equal((await users.verifyPassword('root', 'root-pw')).id, 0);
+  assert.equal((await users.verifyPassword('alice', 'alice-pw')).username, 'alice', 'alice keeps her name and password');
 });
