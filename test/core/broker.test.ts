@@ -37,11 +37,11 @@ test('end to end with file logs: create, append, read, reopen, read again', asyn
   await broker.append({ namespace: 0, topic: topic.id }, 1, batch(clock, ['x']));
   assert.deepEqual([r0.baseOffset, r0.lastOffset, r1.baseOffset], [0, 1, 2]);
   assert.deepEqual(values(await broker.read({ topic: 'orders' }, 0, 0, { maxBytes: 1 << 20 })), ['a', 'b', 'c']);
-  const labels = { topic: 'orders', partition: '0' };
+  const labels = { namespace: 'default', topic: 'orders', partition: '0' };
   assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get(labels), 3);
   assert.ok(broker.metrics.counter('quartet_partition_appended_bytes_total', '').get(labels) > 0);
   assert.equal(broker.metrics.gauge('quartet_partition_log_end_offset', '').get(labels), 3);
-  assert.match(broker.metrics.render(), /quartet_partition_log_end_offset\{partition="1",topic="orders"\} 1/);
+  assert.match(broker.metrics.render(), /quartet_partition_log_end_offset\{namespace="default",partition="1",topic="orders"\} 1/);
   await broker.close();
   await broker.close(); // idempotent
   await assert.rejects(broker.append(topic, 0, batch(clock, ['late'])), code('shutting_down'));
@@ -188,7 +188,7 @@ test('namespaces, partitions and config changes reach the logs', async (t) => {
   const topic = await broker.createTopic('stream-a', 'events', { partitions: 1 });
   assert.equal(broker.partition(topic, 0).config.retentionMs, 1000, 'broker default applies');
   await broker.append(topic, 0, batch(clock, ['v']));
-  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ topic: 'stream-a/events', partition: '0' }), 1);
+  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ namespace: 'stream-a', topic: 'events', partition: '0' }), 1);
   await broker.addPartitions(topic, 3);
   assert.equal(broker.partition({ namespace: 'stream-a', topic: 'events' }, 2).stats().nextOffset, 0);
   await broker.updateTopicConfig({ namespace: 'stream-a', topic: 'events' }, { 'retention.ms': '5000', 'cleanup.policy': 'compact' });
@@ -493,7 +493,7 @@ test('deleting a topic or removing partitions drops their metric series', async 
   const broker = await Broker.open(options(tempDir(t), clock));
   const topic = await broker.createTopic('default', 'gone', { partitions: 3 });
   for (let p = 0; p < 3; p++) await broker.append(topic, p, batch(clock, ['v']));
-  const series = (partition: number) => new RegExp(`quartet_partition_(appended_bytes_total|appended_records_total|log_end_offset)\\{partition="${partition}",topic="gone"\\}`);
+  const series = (partition: number) => new RegExp(`quartet_partition_(appended_bytes_total|appended_records_total|log_end_offset)\\{namespace="default",partition="${partition}",topic="gone"\\}`);
   for (let p = 0; p < 3; p++) assert.match(broker.metrics.render(), series(p));
   await broker.removePartitions(topic, 1);
   const afterRemove = broker.metrics.render();
@@ -513,9 +513,9 @@ test('renaming a topic moves its metric series to the new name', async (t) => {
   await broker.catalog.renameTopic(topic, 'after');
   const text = broker.metrics.render();
   assert.doesNotMatch(text, /topic="before"/);
-  assert.match(text, /quartet_partition_log_end_offset\{partition="0",topic="after"\} 2/);
+  assert.match(text, /quartet_partition_log_end_offset\{namespace="default",partition="0",topic="after"\} 2/);
   await broker.append({ topic: 'after' }, 0, batch(clock, ['c']));
-  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ topic: 'after', partition: '0' }), 1);
+  assert.equal(broker.metrics.counter('quartet_partition_appended_records_total', '').get({ namespace: 'default', topic: 'after', partition: '0' }), 1);
   await broker.close();
 });
 
