@@ -69,7 +69,7 @@ describe('iggy restart', () => {
     for (const r of db.prepare('SELECT * FROM group_id_counters').all() as Array<{ topic_internal_id: number; next_id: number }>) {
       put.run('iggy', `${r.topic_internal_id}/next`, JSON.stringify({ topicInternalId: r.topic_internal_id, nextGroupId: r.next_id }));
     }
-    db.exec('DROP TABLE topic_options; DROP TABLE group_id_counters; DROP TABLE producer_names; DROP TABLE event_snapshots; DELETE FROM schema_migrations WHERE version >= 3');
+    db.exec('DROP TABLE topic_options; DROP TABLE group_id_counters; DROP TABLE producer_names; DROP TABLE event_snapshots; DROP TABLE client_quotas; DELETE FROM schema_migrations WHERE version >= 3');
     db.close();
 
     const h = await startIggy(t, { dataDir });
