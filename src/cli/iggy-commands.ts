@@ -759,6 +759,20 @@ async function poll(ctx: Context): Promise<void> {
     // Single consumer: each partition starts at --from, then continues after its last message.
     const next = new Map<number, bigint>();
     const caughtUp = new Set<number>();
+    if (strategy === 'last' && partitions.length > 1) {
+      // 'last' on several partitions means the newest --count messages (default 1) of the topic:
+      // each partition's newest, merged by time, the last ones kept. A --follow goes on after them.
+      const n = Math.min(POLL_BATCH_MAX, count ?? 1);
+      const newest: IggyMessage[] = [];
+      for (const p of partitions) {
+        const polled = await client.pollMessages({ streamId, topicId, partitionId: p, strategy: 'last', count: n });
+        newest.push(...polled.messages);
+        next.set(p, (polled.messages.at(-1)?.offset ?? -1n) + 1n);
+      }
+      newest.sort(byTimeThenPartition);
+      print(newest.slice(-n));
+      if (!follow) return;
+    }
     while (!done()) {
       let got = 0;
       for (const p of partitions) {
@@ -785,6 +799,12 @@ async function poll(ctx: Context): Promise<void> {
   } finally {
     offInterrupt?.();
   }
+}
+
+function byTimeThenPartition(a: IggyMessage, b: IggyMessage): number {
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? -1 : 1;
+  if (a.partitionId !== b.partitionId) return a.partitionId - b.partitionId;
+  return a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0;
 }
 
 function messageJson(m: IggyMessage): string {

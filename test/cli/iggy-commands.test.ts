@@ -348,6 +348,17 @@ describe('quartet iggy', () => {
     assert.equal(quiet.err, '');
   });
 
+  test('poll --from last on several partitions prints the newest messages of the topic, oldest first', async () => {
+    await ok(['stream', 'create', 'cli-last']);
+    await ok(['topic', 'create', 'cli-last', 't', '--partitions', '3']);
+    // One send per message, so that each gets its own time: partitions 0, 1, 2, 0, 1, 2, 0.
+    for (let i = 0; i < 7; i++) await ok(['send', 'cli-last', 't', `m${i}`, '--partition', String(i % 3)]);
+    assert.deepEqual(lines(await ok(['poll', 'cli-last', 't', '--from', 'last', '--count', '4'])), ['m3', 'm4', 'm5', 'm6']);
+    assert.deepEqual(lines(await ok(['poll', 'cli-last', 't', '--from', 'last'])), ['m6']);
+    // One partition named: its own newest.
+    assert.deepEqual(lines(await ok(['poll', 'cli-last', 't', '--partition', '1', '--from', 'last', '--count', '2'])), ['m1', 'm4']);
+  });
+
   test('poll --from, --count, --json, headers', async () => {
     await ok(['stream', 'create', 'cli-poll']);
     await ok(['topic', 'create', 'cli-poll', 't']);
