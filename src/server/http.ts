@@ -20,7 +20,12 @@ import type { ConsoleAssets } from './console.js';
 import type { ListenAddress } from './listeners.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-/** Probes and scrapers only: a handful of connections at a time. */
+/**
+ * Probes, scrapers, the console and the CLI: a handful of connections at a time. A new connection
+ * beyond this closes the oldest one that has no request in progress (still sending its headers, or
+ * idle between keep-alive requests), so slow or idle peers cannot lock probes out; when every
+ * connection is busy, the new one is closed.
+ */
 export const HTTP_CONNECTIONS_MAX = 64;
 export const HTTP_HEADERS_TIMEOUT_MS = 5_000;
 export const HTTP_REQUEST_TIMEOUT_MS = 10_000;
@@ -45,7 +50,9 @@ export interface HttpEndpointOptions {
 
 export class HttpEndpoint {
   private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
+  /** Open connections, oldest first, each with whether a request is in progress on it. */
+  private readonly sockets = new Map<Socket, { busy: boolean }>();
+  private readonly evictedTotal;
   private bound: ListenAddress | null = null;
 
   constructor(private readonly options: HttpEndpointOptions) {
@@ -53,10 +60,16 @@ export class HttpEndpoint {
       { requestTimeout: HTTP_REQUEST_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS },
       (req, res) => this.handle(req, res),
     );
-    this.server.maxConnections = HTTP_CONNECTIONS_MAX;
-    this.server.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+    this.evictedTotal = options.metrics.counter(
+      'quartet_http_connections_evicted_total',
+      'HTTP connections closed to make room for a new one (the endpoint was full): the oldest without a request in progress, or the new one when all were busy',
+    );
+    this.server.on('connection', (socket: Socket) => this.admit(socket));
+    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const state = this.sockets.get(req.socket);
+      if (!state) return;
+      state.busy = true;
+      res.once('close', () => void (state.busy = false));
     });
     this.server.on('clientError', (err, socket) => {
       options.logger.debug('http client error', { error: err });
@@ -88,8 +101,24 @@ export class HttpEndpoint {
     if (!this.server.listening) return Promise.resolve();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
+      for (const socket of this.sockets.keys()) socket.destroy();
     });
+  }
+
+  /** Makes room for a new connection when the endpoint is full (see HTTP_CONNECTIONS_MAX). */
+  private admit(socket: Socket): void {
+    if (this.sockets.size >= HTTP_CONNECTIONS_MAX) {
+      const idle = [...this.sockets].find(([, state]) => !state.busy)?.[0];
+      this.evictedTotal.inc();
+      if (!idle) {
+        socket.destroy();
+        return;
+      }
+      idle.destroy();
+      this.sockets.delete(idle);
+    }
+    this.sockets.set(socket, { busy: false });
+    socket.once('close', () => this.sockets.delete(socket));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

@@ -67,3 +67,30 @@ test('a port in use is a clear start error', async () => {
   const other = new HttpEndpoint({ addr: { host: '127.0.0.1', port }, metrics, readiness: () => state, logger: silentLogger });
   await assert.rejects(other.start(), new RegExp(`cannot listen for http on 127.0.0.1:${port}: .*EADDRINUSE`));
 });
+
+test('connections that never finish their headers cannot lock out a probe: the oldest is closed for a new one', async () => {
+  const { connect } = await import('node:net');
+  const { HTTP_CONNECTIONS_MAX } = await import('../../src/server/http.js');
+  const slow = Array.from({ length: HTTP_CONNECTIONS_MAX + 8 }, () => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.on('connect', () => socket.write('GET /ready HTTP/1.1\r\nHost: x\r\n'));
+    return socket;
+  });
+  try {
+    await Promise.all(slow.map((s) => new Promise((resolve) => (s.readyState === 'open' ? resolve(null) : s.once('connect', resolve)))));
+    state = 'ready';
+    // Without eviction the endpoint would hold the probe's connection unanswered until the slow
+    // ones hit the headers timeout (5 s, checked every 30 s); the deadline here is below that.
+    const r = await Promise.race([
+      call('GET', '/ready'),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the probe was not answered within 4 s')), 4000).unref()),
+    ]);
+    assert.equal(r.status, 200);
+    assert.match(metrics.render(), /quartet_http_connections_evicted_total \d+/);
+    const evicted = Number(/quartet_http_connections_evicted_total (\d+)/.exec(metrics.render())?.[1]);
+    assert.ok(evicted >= 9, `evicted ${evicted}`);
+  } finally {
+    for (const s of slow) s.destroy();
+  }
+});
