@@ -174,11 +174,12 @@ export class CursusGroups {
 
   /**
    * JOIN_GROUP: a new member (`member` plus `-NNNN`) joins and the group rebalances; a member
-   * that is still in (it sent its full id) resumes with its assignment. A missing group is
-   * registered against `topicName` first (spec: "A fresh join atomically registers a missing
-   * group against the supplied topic").
+   * that is still in (it sent its full id) resumes with its assignment, unless `alwaysNew` (Cursus
+   * v1, whose JOIN_GROUP without a generation always makes a new member `<member>-NNNN`, whatever
+   * `member` is). A missing group is registered against `topicName` first (spec: "A fresh join
+   * atomically registers a missing group against the supplied topic").
    */
-  async join(name: string, member: string, topicName: string | undefined): Promise<{ group: CursusGroup; memberId: string }> {
+  async join(name: string, member: string, topicName: string | undefined, options: { alwaysNew?: boolean } = {}): Promise<{ group: CursusGroup; memberId: string }> {
     checkMemberId(member);
     let group = this.groups.get(name);
     if (group === undefined) {
@@ -188,7 +189,7 @@ export class CursusGroups {
     }
     if (topicName !== undefined) requireSelected(group, topicName);
     let memberId = member;
-    if (group.state.members.has(member)) {
+    if (options.alwaysNew !== true && group.state.members.has(member)) {
       this.engine.heartbeat(group.state, member, group.state.generation);
     } else {
       memberId = this.newMemberId(group, member);

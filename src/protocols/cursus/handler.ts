@@ -66,6 +66,8 @@ export interface CursusRequest {
   readonly requestId: bigint;
   readonly payload: CommandPayload | null;
   readonly batch: { readonly value: CursusBatch; readonly bytes: Buffer } | null;
+  /** Set when the request came from a Cursus v1 connection, for the few rules v1 keeps differently. */
+  readonly dialect?: 'v1';
 }
 
 /** Where a stream reply's frames go (kind 5). `closed` aborts when the connection goes away. */

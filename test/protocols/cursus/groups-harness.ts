@@ -24,9 +24,10 @@ export interface GroupsHarness {
   readonly scheduler: ManualScheduler;
   broker: Broker;
   groups: CursusGroups;
-  ask(command: string, fields?: Record<string, string>): Promise<CursusReply>;
+  /** `dialect: 'v1'` sends the request as a Cursus v1 connection's. */
+  ask(command: string, fields?: Record<string, string>, dialect?: 'v1'): Promise<CursusReply>;
   /** The fields of a text reply, as a record (fails on anything else). */
-  ok(command: string, fields?: Record<string, string>): Promise<Record<string, string>>;
+  ok(command: string, fields?: Record<string, string>, dialect?: 'v1'): Promise<Record<string, string>>;
   /** The JSON value of a json reply. */
   json(command: string, fields?: Record<string, string>): Promise<Record<string, unknown>>;
   /** The refusal as its readable form writes it, `<code> k=v ...` (fails when the request succeeds). */
@@ -77,15 +78,15 @@ export async function groupsHarness(t: { after(fn: () => Promise<void> | void): 
     return { services, principal: { name: null, permissions: new Set(['*']) }, peer: '127.0.0.1:50000' };
   };
   let requestId = 0n;
-  h.ask = async (command, fields = {}) => {
+  h.ask = async (command, fields = {}, dialect) => {
     const handler = groupHandlers.find((x) => x.command === command);
     assert.ok(handler, `no handler for ${command}`);
     const decoded = decodeCommandPayload(Buffer.concat(encodeCommandPayload(fields)));
     assert.ok(decoded.ok, decoded.ok ? '' : decoded.reason);
-    return handler.handle(context(), { command, requestId: ++requestId, payload: decoded.value, batch: null });
+    return handler.handle(context(), { command, requestId: ++requestId, payload: decoded.value, batch: null, ...(dialect !== undefined ? { dialect } : {}) });
   };
-  h.ok = async (command, fields) => {
-    const reply = await h.ask(command, fields);
+  h.ok = async (command, fields, dialect) => {
+    const reply = await h.ask(command, fields, dialect);
     assert.equal(reply.kind, 'text', `${command}: ${JSON.stringify(reply)}`);
     return Object.fromEntries(reply.kind === 'text' ? reply.fields : []);
   };

@@ -8,6 +8,15 @@ import { sessionTimeoutMsDefault } from '../../../src/protocols/cursus/groups.js
 import { groupsHarness } from './groups-harness.js';
 
 describe('Cursus group membership', () => {
+  it('a Cursus v1 JOIN_GROUP without a generation always makes a new member <member>-NNNN, as v1 does, even from a member still in', async (t) => {
+    const h = await groupsHarness(t, { topics: { t: 2 } });
+    assert.deepEqual(await h.ok('JOIN_GROUP', { topic: 't', group: 'g', member: 'a' }, 'v1'), { generation: '1', member: 'a-0001', assignments: '[0,1]' });
+    assert.deepEqual(await h.ok('JOIN_GROUP', { topic: 't', group: 'g', member: 'a-0001' }, 'v1'), { generation: '2', member: 'a-0001-0002', assignments: '[1]' }, "v1 suffixes whatever member= says");
+    const status = await h.json('GROUP_STATUS', { group: 'g' });
+    assert.deepEqual((status.members as Array<{ member_id: string }>).map((m) => m.member_id), ['a-0001', 'a-0001-0002']);
+    assert.deepEqual(await h.ok('JOIN_GROUP', { topic: 't', group: 'g', member: 'a-0001' }), { generation: '2', member: 'a-0001', assignments: '[0]' }, 'Wire v2 resumes a member that is still in');
+  });
+
   it('joins, syncs, heartbeats and leaves with two members: every change a new generation, the stale member fenced', async (t) => {
     const h = await groupsHarness(t, { topics: { t: 4 } });
     const a = await h.ok('JOIN_GROUP', { topic: 't', group: 'g', member: 'a' });

@@ -183,6 +183,10 @@ describe('Cursus v1 over the whole server (--cursus-v1-compat)', { timeout: 120_
     assert.equal(await c.line(`COMMIT_OFFSET topic=orders partition=0 group=g1 offset=2 member=${member} generation=1`), 'OK');
     assert.equal(await c.line('FETCH_OFFSET topic=orders partition=0 group=g1'), 'OK offset=2');
     assert.match(await c.line(`COMMIT_OFFSET topic=orders partition=0 group=g1 offset=3 member=${member} generation=7`), /^ERROR: GEN_MISMATCH /);
+    assert.match(member, /^m1-\d{4}$/, "v1's member id: the member sent, '-', 4 digits");
+    const again = /^OK generation=2 member=(\S+) assignments=\[\]$/.exec(await c.line(`JOIN_GROUP topic=orders group=g1 member=${member}`));
+    assert.ok(again, 'a fresh JOIN_GROUP of a member still in makes a new member, as v1 does');
+    assert.match(again[1]!, new RegExp(`^${member}-\\d{4}$`));
   });
 
   it('runs a transaction: INIT_PRODUCER_ID, BEGIN_TXN, TXN_PUBLISH, END_TXN', async () => {

@@ -67,7 +67,7 @@ const joinGroup: CursusCommandHandler = {
     const name = groupField(req);
     const member = requiredText(req, 'member');
     const topic = optionalText(req, 'topic');
-    const { group, memberId } = await groups(ctx).join(name, member, topic === '' ? undefined : topic);
+    const { group, memberId } = await groups(ctx).join(name, member, topic === '' ? undefined : topic, { alwaysNew: req.dialect === 'v1' });
     return text([['generation', String(group.state.generation)], ['member', memberId], assignmentField(group, groups(ctx).assignmentOf(group, memberId))]);
   },
 };

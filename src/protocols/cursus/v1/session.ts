@@ -155,7 +155,7 @@ export class V1Session {
   }
 
   private request(command: string, payload: CursusRequest['payload'], batch: CursusRequest['batch'] = null): CursusRequest {
-    return { command, requestId: this.nextRequestId++, payload, batch };
+    return { command, requestId: this.nextRequestId++, payload, batch, dialect: 'v1' };
   }
 
   // ---- 0xBA7C batches ----
