@@ -79,12 +79,8 @@ export interface V1BatchOut {
   nextOffset: number | null;
 }
 
-/**
- * A CBV2 batch from a v2 handler (CONSUME, STREAM, READ_STREAM) as the 0xBA7C batch v1 sends:
- * the topic the client asked for, its partition, acks "1", not idempotent. A record v1 cannot
- * carry (a key or producer id over 65,535 bytes) fails the reply as v1 fails to encode it.
- */
-export function cbv2ToV1Batch(chunks: readonly Buffer[], topic: Buffer, partition: number): Converted<V1BatchOut> {
+/** The records of a CBV2 batch from a v2 handler as v1 records, and the offset after the last one (null when empty). */
+export function cbv2ToV1Records(chunks: readonly Buffer[]): Converted<{ records: V1Record[]; nextOffset: number | null }> {
   const p = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   const decoded = decodeBatch(p, { emptyTopic: true });
   if (!decoded.ok) return { ok: false, line: formatV1Error('command_failed', [['reason', `failed to encode batch: ${decoded.reason}`]]) };
@@ -100,14 +96,28 @@ export function cbv2ToV1Batch(chunks: readonly Buffer[], topic: Buffer, partitio
     aggregateVersion: BigInt(r.aggregateVersion ?? 0),
     metadata: utf8(r.metadata),
   }));
+  const last = decoded.value.records[decoded.value.records.length - 1];
+  return { ok: true, value: { records, nextOffset: last === undefined ? null : last.offset + 1 } };
+}
+
+/**
+ * v1 records as the 0xBA7C batch v1 sends: the topic the client asked for (a pattern, for a
+ * wildcard CONSUME), its partition, acks "1", not idempotent. A record v1 cannot carry (a key or
+ * producer id over 65,535 bytes) fails the reply as v1 fails to encode it.
+ */
+export function v1ReplyBatch(records: readonly V1Record[], topic: Buffer, partition: number): Converted<Buffer[]> {
   for (const r of records) {
     for (const [what, b] of [['producerID', r.producerId], ['key', r.key], ['eventType', r.eventType], ['metadata', r.metadata]] as const) {
       if (b.length > 0xffff) return { ok: false, line: formatV1Error('command_failed', [['reason', `failed to encode batch: ${what} too long: ${b.length} bytes`]]) };
     }
   }
-  const last = decoded.value.records[decoded.value.records.length - 1];
-  return {
-    ok: true,
-    value: { chunks: encodeV1Batch({ topic, partition, acks: Buffer.from('1'), idempotent: false }, records), nextOffset: last === undefined ? null : last.offset + 1 },
-  };
+  return { ok: true, value: encodeV1Batch({ topic, partition, acks: Buffer.from('1'), idempotent: false }, records) };
+}
+
+/** A CBV2 batch from a v2 handler (CONSUME, STREAM, READ_STREAM) as the 0xBA7C batch v1 sends (v1ReplyBatch). */
+export function cbv2ToV1Batch(chunks: readonly Buffer[], topic: Buffer, partition: number): Converted<V1BatchOut> {
+  const read = cbv2ToV1Records(chunks);
+  if (!read.ok) return read;
+  const batch = v1ReplyBatch(read.value.records, topic, partition);
+  return batch.ok ? { ok: true, value: { chunks: batch.value, nextOffset: read.value.nextOffset } } : batch;
 }

@@ -10,6 +10,7 @@
 // continue where the last one stopped), and the end of the connection after malformed input or
 // after a STREAM (an accepted STREAM owns the socket until it closes).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../../base/logger.js';
 import { isBatchPayload } from '../codec/batch.js';
 import { checkKey } from '../codec/primitives.js';
@@ -20,7 +21,8 @@ import { decodeV1Batch } from './batch.js';
 import { classifyBody } from './classify.js';
 import { lastToken, matchCommand, parseArgs, type V1Command } from './commands.js';
 import { decompressV1Body, type V1Compression } from './compression.js';
-import { cbv2ToV1Batch, v1BatchToCbv2 } from './convert.js';
+import { cbv2ToV1Batch, cbv2ToV1Records, v1BatchToCbv2, v1ReplyBatch } from './convert.js';
+import type { V1Record } from './batch.js';
 import { enrichErrorResponse, formatV1Error } from './errors.js';
 import { v1EpochExactMax, v2EpochOf } from './epochs.js';
 import { encodeV1Frame, encodeV1Text, v1FrameBytesMax, v1Keepalive } from './framing.js';
@@ -52,6 +54,13 @@ export interface V1SessionOptions {
 
 /** How many topic-partitions the CONSUME offset cache remembers per connection. */
 export const offsetCacheEntriesMax = 4096;
+/** The longest topic pattern a CONSUME may give (v1's `maxPatternLength`, in bytes). */
+export const topicPatternBytesMax = 256;
+/** A wildcard CONSUME's records per reply when `batch` is not a positive number (v1's DefaultMaxPollRecords). */
+const patternBatchDefault = 8192;
+/** A wildcard CONSUME's `wait_ms`, at most (as Wire v2 cuts it), and the tick it looks again at (v1's). */
+const patternWaitMsMax = 60_000;
+const patternWaitTickMs = 100;
 
 const resumedJoinMapping: V1Mapping = { v2: 'SYNC_GROUP', reply: [] };
 
@@ -199,6 +208,7 @@ export class V1Session {
       if (!(args.get(key)?.length ?? 0)) return this.text(this.decorate(line));
     }
     if (name === 'JOIN_GROUP' && (args.get('generation')?.length ?? 0) > 0) return this.resumeJoin(args);
+    if (name === 'CONSUME' && isTopicPattern(args.get('topic')!)) return this.consumePattern(cmd, mapping, args);
     if (name === 'CONSUME') this.applyOffsetCache(args);
     const outcome = await this.call(this.request(mapping.v2, { positional: [], fields: this.fields(cmd, mapping, args) }));
     const producerEpoch = atoi(args.get('epoch')?.toString('utf8') ?? '');
@@ -231,6 +241,78 @@ export class V1Session {
     if (!outcome.ok || outcome.reply.kind !== 'text') return this.reply(outcome, { name: 'JOIN_GROUP', mapping: resumedJoinMapping, args });
     const assignments = renderOkLine({ v2: 'SYNC_GROUP', reply: ['assignments'] }, outcome.reply.fields, args).slice(2);
     return this.text(`OK generation=${generation} member=${args.get('member')!.toString('utf8')}${assignments} resumed=true`);
+  }
+
+  // ---- wildcard CONSUME ----
+
+  /**
+   * CONSUME of a topic pattern (`*` any run of characters, `?` one character; v1's
+   * matchTopicPattern): the same partition of every topic the pattern matches, in name order,
+   * each from its own place (the offset cache, else the group's committed offset or offset=), until
+   * `batch` records; all in one 0xBA7C batch named by the pattern. Nothing read and wait_ms given:
+   * every topic is looked at again each 100 ms until one has records or the time is up.
+   */
+  private async consumePattern(cmd: V1Command, mapping: V1Mapping, args: Map<string, Buffer>): Promise<void> {
+    const pattern = args.get('topic')!;
+    if (pattern.length > topicPatternBytesMax) return this.commandFailed(`topic pattern exceeds maximum length of ${topicPatternBytesMax} characters`);
+    const listed = await this.call(this.request('LIST', { positional: [], fields: new Map() }));
+    if (!listed.ok) return this.failure(listed.error, 'CONSUME', 'LIST');
+    const names = listed.reply.kind === 'text' ? (listed.reply.fields.find(([k]) => k === 'topics')?.[1] ?? '') : '';
+    const matcher = patternMatcher(pattern.toString('utf8'));
+    const topics = names.split(',').filter((n) => n !== '' && matcher.test(n)).sort(byBytes);
+    if (topics.length === 0) return this.commandFailed(`no topics match pattern '${pattern.toString('utf8')}'`);
+    const batch = atoi(args.get('batch')?.toString('utf8') ?? '');
+    const batchMax = batch !== null && batch > 0n ? Number(batch < 100_000n ? batch : 100_000n) : patternBatchDefault;
+    const wait = atoi(args.get('wait_ms')?.toString('utf8') ?? '');
+    const waitMs = wait !== null && wait > 0n ? Number(wait < BigInt(patternWaitMsMax) ? wait : BigInt(patternWaitMsMax)) : 0;
+    args.delete('wait_ms');
+    const records: V1Record[] = [];
+    const readAll = async (firstOnly: boolean): Promise<boolean> => {
+      for (const topic of topics) {
+        if (records.length >= batchMax) break;
+        const read = await this.consumeOne(cmd, mapping, args, topic, batchMax - records.length);
+        if (read === null) return false;
+        records.push(...read);
+        if (firstOnly && read.length > 0) break;
+      }
+      return true;
+    };
+    if (!(await readAll(false))) return;
+    for (const deadline = Date.now() + waitMs; records.length === 0 && Date.now() < deadline && !this.output.closed.aborted; ) {
+      await sleep(patternWaitTickMs, undefined, { signal: this.output.closed }).catch(() => undefined);
+      if (!(await readAll(true))) return;
+    }
+    const { partition } = this.topicAndPartition(args);
+    const out = v1ReplyBatch(records, pattern, partition);
+    if (!out.ok) return this.text(this.decorate(out.line));
+    await this.output.write(encodeV1Frame(out.value));
+  }
+
+  /** One matched topic of a wildcard CONSUME: its records, or null once a failure was answered. */
+  private async consumeOne(cmd: V1Command, mapping: V1Mapping, args: ReadonlyMap<string, Buffer>, topic: string, batch: number): Promise<V1Record[] | null> {
+    const topicArgs = new Map(args);
+    topicArgs.set('topic', Buffer.from(topic, 'utf8'));
+    this.applyOffsetCache(topicArgs);
+    const fields = this.fields(cmd, mapping, topicArgs);
+    fields.set('batch', Buffer.from(String(batch)));
+    const outcome = await this.call(this.request('CONSUME', { positional: [], fields }));
+    if (!outcome.ok) {
+      await this.failure(outcome.error, 'CONSUME', 'CONSUME');
+      return null;
+    }
+    if (outcome.reply.kind !== 'batch') return [];
+    const read = cbv2ToV1Records(outcome.reply.chunks);
+    if (!read.ok) {
+      await this.text(this.decorate(read.line));
+      return null;
+    }
+    if (read.value.nextOffset !== null) this.rememberOffset(topicArgs, read.value.nextOffset);
+    return read.value.records;
+  }
+
+  /** v1's answer to a CONSUME that fails outside the read: `command_failed reason="..."`. */
+  private commandFailed(reason: string): Promise<void> {
+    return this.text(this.decorate(formatV1Error('command_failed', [['reason', reason]])));
   }
 
   // ---- the CONSUME offset cache ----
@@ -373,6 +455,22 @@ export class V1Session {
       await this.safeText(goJson({ status: 'ERROR', error: 'command_failed reason="internal error"' }));
     }
   }
+}
+
+/** Whether a CONSUME topic is a pattern: it holds `*` or `?`. */
+function isTopicPattern(topic: Buffer): boolean {
+  return topic.includes(0x2a) || topic.includes(0x3f);
+}
+
+/** A topic pattern as an anchored regular expression: `*` any run of characters, `?` one, the rest literal. */
+function patternMatcher(pattern: string): RegExp {
+  const body = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}/]/g, '\\$&'))).join('');
+  return new RegExp(`^${body}$`, 'u');
+}
+
+/** Go's sort.Strings order: by UTF-8 bytes. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 function parseJson(b: Buffer): Record<string, unknown> | null {
