@@ -15,6 +15,10 @@
 //    answered with the stored event instead of a conflict, without appending again.
 //  - Retention may remove the oldest events: a stream rebuilt after a restart then starts at the
 //    first version still in the log (`firstVersion`).
+//  - Memory is bounded: every partition index of this instance together may hold `indexBytesMax`
+//    bytes (an estimate per key and per event). An append past it is refused (resource_exhausted)
+//    before anything is written; a scan that would pass it drops that partition's index and
+//    refuses the operation the same way, rather than answer from a partial index.
 //  - Snapshots live in the metadata store (EventSnapshotStore), one per (topic, partition, key);
 //    a deleted or purged topic loses them with its records (Broker.topicDeleted/partitionsReset).
 
@@ -32,6 +36,17 @@ import { BatchFlags, type AppendRequest, type BatchFormat, type PartitionLog, ty
 export const eventScanReadBytes = 4 * 1024 * 1024;
 /** Aggregate keys indexed per partition; an append of a new key past it is refused. */
 export const eventStreamKeysPerPartitionMax = 1_000_000;
+/** Bytes every partition index of one EventStreams may hold together (estimated: eventIndexCost). */
+export const eventIndexBytesMaxDefault = 256 * 1024 * 1024;
+/** The estimated heap bytes of one indexed key beside its own bytes (map entry, string, stream object, array). */
+export const eventIndexKeyOverheadBytes = 192;
+/** The estimated heap bytes of one indexed event (its object, the SHA-256 digest buffer, the array slot). */
+export const eventIndexEventBytes = 176;
+
+/** What indexing an event costs: the event, plus the key when the stream is new. */
+export function eventIndexCost(key: Buffer, newStream: boolean): number {
+  return eventIndexEventBytes + (newStream ? eventIndexKeyOverheadBytes + key.length : 0);
+}
 
 /** What a protocol reads out of one of its stored batches: its event records. */
 export interface EventRecordInfo {
@@ -90,11 +105,17 @@ interface Stream {
 }
 
 interface PartitionIndex {
+  /** `<topic internal id>:<partition>`, its key in EventStreams.indexes. */
+  id: string;
   /** The log this index describes (a purge or a partition removal replaces it). */
   log: PartitionLog;
   /** Offsets below it were scanned. */
   scannedTo: number;
   streams: Map<string, Stream>;
+  /** Estimated heap bytes of `streams` (eventIndexCost). */
+  bytes: number;
+  /** A scan could not index a record within the bound: the index is partial and is dropped. */
+  overflowed: boolean;
 }
 
 /** The snapshots of event-sourced aggregates in the metadata store. */
@@ -125,6 +146,8 @@ export interface EventStreamsOptions {
   readers: Readonly<Partial<Record<BatchFormat, EventRecordsFn>>>;
   logger?: Logger;
   keysPerPartitionMax?: number;
+  /** Bytes every partition index together may hold (default eventIndexBytesMaxDefault). */
+  indexBytesMax?: number;
 }
 
 export class EventStreams {
@@ -132,6 +155,9 @@ export class EventStreams {
   private readonly readers: Readonly<Partial<Record<BatchFormat, EventRecordsFn>>>;
   private readonly logger: Logger;
   private readonly keysMax: number;
+  private readonly bytesMax: number;
+  /** Estimated bytes of every index held (the sum of their `bytes`). */
+  private heldBytes = 0;
   private readonly indexes = new Map<string, PartitionIndex>();
   private readonly queues = new Map<string, SerialQueue>();
   private readonly unsubscribe: () => void;
@@ -141,6 +167,7 @@ export class EventStreams {
     this.readers = options.readers;
     this.logger = options.logger ?? silentLogger;
     this.keysMax = options.keysPerPartitionMax ?? eventStreamKeysPerPartitionMax;
+    this.bytesMax = options.indexBytesMax ?? eventIndexBytesMaxDefault;
     this.unsubscribe = this.broker.onTopicChanges({
       topicDeleted: (topic) => this.forgetTopic(topic.internalId),
       partitionsChanged: (topic) => this.forgetTopic(topic.internalId),
@@ -182,7 +209,17 @@ export class EventStreams {
       if (s === undefined && index.streams.size >= this.keysMax) {
         throw new QuartetError('resource_exhausted', `partition ${partition} of '${topic.name}' holds ${this.keysMax} aggregate keys, the most it may`);
       }
-      const result = await this.broker.append(topic, partition, event.build(event.version));
+      const cost = eventIndexCost(event.key, s === undefined);
+      if (this.heldBytes + cost > this.bytesMax) throw this.exhausted();
+      // Held before the append, so that appends to other partitions meanwhile count it.
+      this.charge(index, cost);
+      let result;
+      try {
+        result = await this.broker.append(topic, partition, event.build(event.version));
+      } catch (err) {
+        this.charge(index, -cost);
+        throw err;
+      }
       const entry: StreamEvent = { version: event.version, offset: result.baseOffset, eventId: event.eventId, digest };
       if (s === undefined) index.streams.set(k, { firstVersion: event.version, events: [entry] });
       else s.events.push(entry);
@@ -204,6 +241,11 @@ export class EventStreams {
 
   snapshot(topic: Topic, partition: number, key: Buffer): Promise<EventSnapshot | null> {
     return this.broker.eventSnapshots.load(topic, partition, key);
+  }
+
+  /** Estimated bytes every partition index holds now. */
+  get indexBytes(): number {
+    return this.heldBytes;
   }
 
   close(): void {
@@ -228,9 +270,12 @@ export class EventStreams {
     let stats = log.stats();
     let index = this.indexes.get(key);
     // A purge replaced the log (it starts again at 0): the index describes records that are gone.
-    if (index !== undefined && index.log !== log) index = undefined;
+    if (index !== undefined && index.log !== log) {
+      this.drop(key);
+      index = undefined;
+    }
     if (index === undefined) {
-      index = { log, scannedTo: stats.logStartOffset, streams: new Map() };
+      index = { id: key, log, scannedTo: stats.logStartOffset, streams: new Map(), bytes: 0, overflowed: false };
       this.indexes.set(key, index);
     }
     let scanned = 0;
@@ -250,6 +295,11 @@ export class EventStreams {
       for (const b of batches) {
         if (b.lastOffset < index.scannedTo) continue;
         this.observe(index, b);
+        if (index.overflowed) {
+          this.drop(key);
+          this.logger.warn('event index over its memory bound; partition not indexed', { topic: topic.name, partition, bytes: this.heldBytes, max: this.bytesMax });
+          throw this.exhausted();
+        }
         index.scannedTo = b.lastOffset + 1;
         scanned++;
       }
@@ -274,21 +324,44 @@ export class EventStreams {
     for (const r of records) {
       const k = streamKey(r.key);
       const s = index.streams.get(k);
+      const indexed = s === undefined ? r.version >= 1 && index.streams.size < this.keysMax : r.version === currentVersion(s) + 1;
+      if (!indexed) continue;
+      const cost = eventIndexCost(r.key, s === undefined);
+      if (this.heldBytes + cost > this.bytesMax) {
+        index.overflowed = true;
+        return;
+      }
+      this.charge(index, cost);
       const entry: StreamEvent = { version: r.version, offset: r.offset, eventId: r.eventId, digest: payloadDigest(r.payload) };
       // The first event of a stream the scan sees may be past version 1 (retention took the
       // older ones); after it, only the next version extends it (its own append, seen again, or
       // a record written as an older version, is not a new event).
-      if (s === undefined) {
-        if (r.version >= 1 && index.streams.size < this.keysMax) index.streams.set(k, { firstVersion: r.version, events: [entry] });
-      } else if (r.version === currentVersion(s) + 1) {
-        s.events.push(entry);
-      }
+      if (s === undefined) index.streams.set(k, { firstVersion: r.version, events: [entry] });
+      else s.events.push(entry);
     }
   }
 
   private forgetTopic(topicInternalId: number): void {
     const prefix = `${topicInternalId}:`;
-    for (const key of [...this.indexes.keys()]) if (key.startsWith(prefix)) this.indexes.delete(key);
+    for (const key of [...this.indexes.keys()]) if (key.startsWith(prefix)) this.drop(key);
+  }
+
+  /** Adds to what the index holds (an index already dropped no longer counts). */
+  private charge(index: PartitionIndex, bytes: number): void {
+    index.bytes += bytes;
+    if (this.indexes.get(index.id) === index) this.heldBytes += bytes;
+  }
+
+  /** Forgets a partition's index and what it held. */
+  private drop(key: string): void {
+    const index = this.indexes.get(key);
+    if (index === undefined) return;
+    this.heldBytes -= index.bytes;
+    this.indexes.delete(key);
+  }
+
+  private exhausted(): QuartetError {
+    return new QuartetError('resource_exhausted', `the event index holds ${this.heldBytes} of the ${this.bytesMax} bytes it may (the aggregate streams of every event-sourcing topic); delete or truncate an event-sourcing topic to free it`);
   }
 }
 

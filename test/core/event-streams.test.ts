@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Broker, type Topic } from '../../src/core/broker.js';
 import { ManualClock } from '../../src/base/clock.js';
-import { EventStreams, payloadDigest, type EventRecordsFn } from '../../src/core/event-streams.js';
+import { EventStreams, eventIndexCost, payloadDigest, type EventRecordsFn } from '../../src/core/event-streams.js';
 import { BatchFormat, decodeNeutralBatch, encodeNeutralBatch, type AppendRequest } from '../../src/log/index.js';
 import { tempDir, testScryptCost } from './helpers.js';
 
@@ -113,4 +113,37 @@ test('a deleted topic takes its streams and snapshots with it; the same name sta
   topic = await broker.createTopic('default', 'gone', { partitions: 1 });
   assert.equal(await streams.version(topic, 0, Buffer.from('k')), 0);
   assert.equal(await streams.snapshot(topic, 0, Buffer.from('k')), null);
+});
+
+test('every partition index together stays under indexBytesMax: an append past it is refused before writing, a scan past it refuses rather than answer partially', async (t) => {
+  const dir = tempDir(t);
+  const broker = await openBroker(t, dir, true);
+  const a = await broker.createTopic('default', 'a', { partitions: 1 });
+  const b = await broker.createTopic('default', 'b', { partitions: 1 });
+  const k = Buffer.from('k1');
+  // Room for two new streams of a 2-byte key and one more event, not for a third stream.
+  const max = 2 * eventIndexCost(k, true) + eventIndexCost(k, false);
+  const streams = new EventStreams({ broker, readers: { [BatchFormat.neutral]: neutralEvents }, indexBytesMax: max });
+  assert.equal((await append(streams, a, 'k1', 1, 'x')).kind, 'appended');
+  assert.equal((await append(streams, b, 'k1', 1, 'x')).kind, 'appended', 'the bound is over both topics');
+  assert.equal((await append(streams, a, 'k1', 2, 'y')).kind, 'appended');
+  assert.equal(streams.indexBytes, max);
+  await assert.rejects(append(streams, b, 'k2', 1, 'z'), (e: Error & { code?: string }) => e.code === 'resource_exhausted' && /holds \d+ of the \d+ bytes it may/.test(e.message));
+  await assert.rejects(append(streams, b, 'k1', 2, 'z'), { code: 'resource_exhausted' });
+  assert.equal(broker.partition(b, 0).stats().nextOffset, 1, 'a refused append writes nothing');
+  assert.equal(await streams.version(a, 0, k), 2, 'reads go on');
+
+  // Deleting a topic frees what its index held.
+  await broker.deleteTopic(b);
+  assert.equal(streams.indexBytes, eventIndexCost(k, true) + eventIndexCost(k, false));
+  const c = await broker.createTopic('default', 'c', { partitions: 1 });
+  assert.equal((await append(streams, c, 'k1', 1, 'x')).kind, 'appended');
+
+  // A fresh instance with a smaller bound scans a's log: the partition does not fit, so it is refused, not half-indexed.
+  const small = new EventStreams({ broker, readers: { [BatchFormat.neutral]: neutralEvents }, indexBytesMax: eventIndexCost(k, true) });
+  await assert.rejects(small.version(a, 0, k), { code: 'resource_exhausted' });
+  assert.equal(small.indexBytes, 0, 'the partial index was dropped');
+  assert.equal(await small.version(c, 0, k), 1, 'a partition that fits is served');
+  streams.close();
+  small.close();
 });

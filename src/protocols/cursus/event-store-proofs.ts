@@ -16,7 +16,7 @@
 import type { StreamEvent } from '../../core/event-streams.js';
 import { CursusFailure } from './handler.js';
 import type { CursusRecord } from './codec/batch.js';
-import type { CursusEventStore, StreamPlace } from './event-store.js';
+import { indexed, type CursusEventStore, type StreamPlace } from './event-store.js';
 
 /** AGGREGATE_EVENT_RANGE_READ: max_records at most. */
 export const rangeReadRecordsMax = 10_000;
@@ -69,7 +69,7 @@ export class AggregateProofs {
       throw CursusFailure.of('invalid_partition', [['command', 'AGGREGATE_REPLAY_PROOF'], ['partition', String(req.partition)]], `match ${req.matchId} routes to partition ${place.partition}`);
     }
     const log = this.store.partitionLog(place);
-    const { events } = await this.store.streams.events(place.topic, place.partition, key, 1);
+    const { events } = await indexed(place, this.store.streams.events(place.topic, place.partition, key, 1));
     const stats = log.stats();
     const retained = events.filter((e) => e.offset >= stats.logStartOffset && e.offset < stats.highWatermark);
     const first = retained[0];

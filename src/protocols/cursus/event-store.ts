@@ -9,6 +9,9 @@
 //    the core indexes (cursusEventRecords).
 //  - Event-sourcing commands go to the partition of their aggregate key: FNV-1a 64 of the key
 //    modulo the partition count (spec §8 hash_key), whatever the topic's partitioner.
+//  - The index of every event-sourcing topic together is bounded in memory (the core's
+//    indexBytesMax, `eventIndexBytesMax` here): past it an append, or a read of a partition whose
+//    index no longer fits, is `event_index_exhausted topic= partition=`; nothing is written.
 //  - Only topics whose Cursus definition has event_sourcing=true accept them
 //    (event_sourcing_not_enabled otherwise); the definition comes from the topic table.
 
@@ -17,6 +20,7 @@ import type { Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { EventStreams, type EventRecordsFn, type EventSnapshot, type StreamEvent } from '../../core/event-streams.js';
 import { BatchFlags, BatchFormat, type AppendRequest, type StoredBatch } from '../../base/batch.js';
+import { isQuartetError } from '../../base/errors.js';
 import { decodeBatch, encodeBatch, type CursusRecord } from './codec/batch.js';
 import { CursusFailure, type CursusTopicView } from './handler.js';
 import { defaultTopicView, fnv1a64Mod, requireCoreTopic } from './routing.js';
@@ -27,6 +31,8 @@ import { AggregateProofs } from './event-store-proofs.js';
 export const readStreamBytesMax = 48 * 1024 * 1024;
 /** Aggregate keys: at most this many bytes. */
 export const aggregateKeyBytesMax = 1024;
+/** Estimated heap bytes the aggregate-stream index of every event-sourcing topic may hold together. */
+export const eventIndexBytesMax = 256 * 1024 * 1024;
 
 /** The event records of a stored CBV2 batch (for the core's index). */
 export const cursusEventRecords: EventRecordsFn = (batch: StoredBatch) => {
@@ -47,6 +53,8 @@ export interface CursusEventStoreOptions {
   clock: Clock;
   /** The Cursus topic table (topics.ts); default: defaultTopicView (event sourcing off). */
   topicView?: (name: string) => CursusTopicView | undefined;
+  /** Default eventIndexBytesMax. */
+  indexBytesMax?: number;
 }
 
 export interface AppendEvent {
@@ -92,7 +100,7 @@ export class CursusEventStore {
       const t = this.broker.catalog.getTopic({ topic: name });
       return t === null ? undefined : defaultTopicView(t);
     });
-    this.streams = new EventStreams({ broker: options.broker, readers: { [BatchFormat.cursus]: cursusEventRecords }, logger: options.logger });
+    this.streams = new EventStreams({ broker: options.broker, readers: { [BatchFormat.cursus]: cursusEventRecords }, logger: options.logger, indexBytesMax: options.indexBytesMax ?? eventIndexBytesMax });
     this.proofs = new AggregateProofs(this);
   }
 
@@ -115,20 +123,20 @@ export class CursusEventStore {
   async append(e: AppendEvent): Promise<{ version: number; offset: number; partition: number }> {
     const place = this.place(e.topic, e.key);
     if (place.view.aggregateReplay && (e.eventId === undefined || e.eventId === '')) throw CursusFailure.of('missing_event_id', [['command', 'APPEND_STREAM']], 'aggregate_replay topics need an event_id on every event');
-    const outcome = await this.streams.append(place.topic, place.partition, {
+    const outcome = await indexed(place, this.streams.append(place.topic, place.partition, {
       key: e.key,
       version: e.version,
       eventId: e.eventId ?? null,
       payload: e.message,
       build: (version) => this.eventRecord(place, e, version),
-    });
+    }));
     if (outcome.kind === 'conflict') throw CursusFailure.of('version_conflict', [['current', String(outcome.current)], ['expected', String(e.version)]]);
     return { version: outcome.version, offset: outcome.offset, partition: place.partition };
   }
 
   async version(topicName: string, key: Buffer): Promise<number> {
     const place = this.place(topicName, key);
-    return this.streams.version(place.topic, place.partition, key);
+    return indexed(place, this.streams.version(place.topic, place.partition, key));
   }
 
   /** READ_STREAM: the snapshot that applies and the events after it, from `fromVersion` (≥ 1). */
@@ -137,13 +145,13 @@ export class CursusEventStore {
     const stored = await this.streams.snapshot(place.topic, place.partition, key);
     const snapshot = stored !== null && stored.version >= fromVersion ? stored : null;
     const start = snapshot === null ? fromVersion : snapshot.version + 1;
-    const { events } = await this.streams.events(place.topic, place.partition, key, start);
+    const { events } = await indexed(place, this.streams.events(place.topic, place.partition, key, start));
     return { ...place, snapshot, records: await this.recordsOf(place, events) };
   }
 
   async saveSnapshot(topicName: string, key: Buffer, version: number, payload: Buffer): Promise<number> {
     const place = this.place(topicName, key);
-    const outcome = await this.streams.saveSnapshot(place.topic, place.partition, key, { version, payload });
+    const outcome = await indexed(place, this.streams.saveSnapshot(place.topic, place.partition, key, { version, payload }));
     if (outcome.kind === 'exceeds') throw CursusFailure.of('snapshot_version_exceeds_stream', [['version', String(version)], ['current', String(outcome.current)]]);
     return place.partition;
   }
@@ -203,6 +211,18 @@ export class CursusEventStore {
     };
     const payload = Buffer.concat(encodeBatch({ idempotent: false, topic: place.topic.name, partition: place.partition, acks: 'all', batchStart: 0, batchEnd: 0, records: [record] }));
     return { format: BatchFormat.cursus, recordCount: 1, firstTimestamp: now, maxTimestamp: now, producerId: -1, producerEpoch: -1, baseSequence: -1, flags: 0, payload };
+  }
+}
+
+/** The index's memory bound as the Cursus error a client can act on; other failures as they are. */
+export async function indexed<T>(place: StreamPlace, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (isQuartetError(err) && err.code === 'resource_exhausted') {
+      throw CursusFailure.of('event_index_exhausted', [['topic', place.topic.name], ['partition', String(place.partition)]], err.message);
+    }
+    throw err;
   }
 }
 

@@ -7,9 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeBatch, type CursusBatch } from '../../../src/protocols/cursus/codec/batch.js';
 import { encodeOkLine } from '../../../src/protocols/cursus/codec/lines.js';
-import type { CursusError } from '../../../src/protocols/cursus/codec/errors.js';
+import { cursusErrorRegistry, type CursusError } from '../../../src/protocols/cursus/codec/errors.js';
 import type { CursusReply, CursusStreamSink } from '../../../src/protocols/cursus/handler.js';
 import { fnv1a64Mod } from '../../../src/protocols/cursus/routing.js';
+import { eventIndexCost } from '../../../src/core/event-streams.js';
 import { tempDir } from '../../core/helpers.js';
 import { openFixture, okFields, type Fixture } from './txn-event-fixtures.js';
 
@@ -177,4 +178,17 @@ test('READ_SNAPSHOT answers the snapshot as compact JSON in the OK line', async 
   const line = encodeOkLine(reply.fields);
   assert.equal(line.toString(), 'OK snapshot="{\\"version\\":1,\\"payload\\":\\"two words\\"}"', 'a value with a space is a JSON string literal (docs §7.1)');
   assert.deepEqual(JSON.parse(okFields(line).get('snapshot')!), { version: 1, payload: 'two words' });
+});
+
+test('past the event index bound APPEND_STREAM is event_index_exhausted (availability, not retryable) and appends nothing', async (t) => {
+  const key = Buffer.from('order-1');
+  const f = await openFixture(t, { eventIndexBytesMax: eventIndexCost(key, true) + eventIndexCost(key, false) });
+  await esTopic(f, 'orders', 1);
+  await f.ok('APPEND_STREAM', append('orders', 'order-1', 1, 'a'));
+  await f.ok('APPEND_STREAM', append('orders', 'order-1', 2, 'b'));
+  const full = await f.fails('APPEND_STREAM', append('orders', 'order-1', 3, 'c'));
+  assert.deepEqual([full.code, [...full.fields]], ['event_index_exhausted', [['topic', 'orders'], ['partition', '0']]]);
+  assert.deepEqual(cursusErrorRegistry.event_index_exhausted, { class: 'availability', retryable: false });
+  assert.equal(f.broker.partition(f.broker.catalog.requireTopic({ topic: 'orders' }), 0).stats().nextOffset, 2, 'nothing was appended');
+  assert.deepEqual([...(await f.ok('STREAM_VERSION', { topic: 'orders', key: 'order-1' }))], [['version', '2']], 'reads go on');
 });

@@ -50,6 +50,8 @@ export interface FixtureOptions {
   validateOwnership?: OwnershipValidator;
   clock?: ManualClock;
   flags?: Map<string, Partial<CursusTopicView>>;
+  /** The event store's index bound (its default when absent). */
+  eventIndexBytesMax?: number;
 }
 
 /** Opens a broker and the services; `t.after` closes them unless the test closes them itself. */
@@ -75,7 +77,7 @@ export async function openFixture(t: { after(fn: () => Promise<void> | void): vo
   };
   const base = { broker, logger: silentLogger, clock };
   const transactions = new CursusTransactions({ ...base, topicView, ...(options.validateOwnership ? { validateOwnership: options.validateOwnership } : {}) });
-  const events = new CursusEventStore({ ...base, topicView });
+  const events = new CursusEventStore({ ...base, topicView, ...(options.eventIndexBytesMax !== undefined ? { indexBytesMax: options.eventIndexBytesMax } : {}) });
   await events.start();
   const services = testServices({ ...base, transactions, events });
   const ctx: CursusContext = { services, principal: { name: null, permissions: new Set(['*']) }, peer: 'test' };

@@ -162,6 +162,7 @@ export const cursusErrorRegistry: Readonly<Record<string, { class: ErrorClassNam
     'decompression_failed',
   ]);
   add('validation', true, ['checksum_mismatch']);
+  add('availability', false, ['event_index_exhausted']);
   add('internal', false, ['replica_index_prepare_failed', 'delete_topic_failed', 'marshal_cluster_status_failed']);
   return table;
 })();
