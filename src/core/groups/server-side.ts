@@ -106,6 +106,30 @@ export class ServerSideGroups<K extends MemberKey> {
     return 'none';
   }
 
+  /**
+   * Puts back a group's state kept across a restart: its generation, partition count and members
+   * with the partitions they owned, without a rebalance (the generation stays). Each member with
+   * `sessionTimeoutMs` starts a fresh session window now (its old deadline is not kept), so a
+   * member that does not come back is removed once it passes. For an empty group only.
+   */
+  restore(group: ServerSideGroup<K>, generation: bigint, partitions: number, members: ReadonlyArray<{ memberId: K; partitions: readonly number[] }>, sessionTimeoutMs?: number): void {
+    if (group.members.size > 0) throw new Error('restore needs an empty group');
+    if (sessionTimeoutMs !== undefined && this.sessions === null) throw new Error('session timeouts need a scheduler');
+    group.generation = generation;
+    group.partitionCount = partitions;
+    const owned = new Set<number>();
+    for (const m of members.slice(0, this.options.membersPerGroupMax)) {
+      if (group.members.has(m.memberId)) continue;
+      const mine = m.partitions.filter((p) => Number.isInteger(p) && p >= 0 && p < partitions && !owned.has(p));
+      for (const p of mine) owned.add(p);
+      const session = sessionTimeoutMs === undefined ? null : { ...newMemberSession(), timeoutMs: sessionTimeoutMs };
+      const member: ServerSideMember<K> = { memberId: m.memberId, joinSeq: this.joinSeq++, partitions: mine, pollable: [], cursor: 0, session };
+      group.members.set(m.memberId, member);
+      if (session !== null) this.touch(group, member);
+    }
+    refreshPollable(group);
+  }
+
   /** Removes the member and rebalances over `partitions`; unknown_member if it was not in. */
   leave(group: ServerSideGroup<K>, memberId: K, partitions: number): GroupError {
     const member = group.members.get(memberId);

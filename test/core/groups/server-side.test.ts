@@ -33,6 +33,22 @@ function assertCoversOnce(group: ServerSideGroup<string>, partitions: number): v
 }
 
 describe('ServerSideGroups', () => {
+  it('restore puts back a generation and members with their partitions, without a rebalance, each with a fresh session window', () => {
+    const { engine, group, scheduler, expired } = setup();
+    engine.restore(group, 7n, 4, [{ memberId: 'a', partitions: [0, 1] }, { memberId: 'b', partitions: [1, 2, 3, 9] }], 1_000);
+    assert.equal(group.generation, 7n, 'no new generation');
+    assert.deepEqual(owners(group), { a: [0, 1], b: [2, 3] }, 'a partition owned twice, or past the count, is dropped');
+    assert.deepEqual(group.members.get('b')!.pollable, [2, 3]);
+    assert.equal(engine.validate(group, 'a', 7n), 'none');
+    scheduler.advance(999);
+    assert.equal(engine.heartbeat(group, 'a', 7n), 'none');
+    scheduler.advance(1);
+    assert.deepEqual(expired, ['b'], 'b missed its window');
+    assert.equal(group.generation, 8n);
+    assert.deepEqual(owners(group), { a: [0, 1, 2, 3] });
+    assert.throws(() => engine.restore(group, 1n, 4, []), /empty group/);
+  });
+
   it('bumps the generation on every join and leave, and reassigns', () => {
     const { engine, group } = setup();
     assert.equal(engine.join(group, 'a', 4), 'none');
