@@ -7,8 +7,11 @@
 // engine answers become Cursus error codes.
 //
 // Durable: the registration (selector and expansion; group store, scope `cursus`, key = the group
-// name). Members are not: they live by their session (default 30 s without a heartbeat), and after
-// a restart they rejoin. Committed offsets are the core offset store's, in Kafka's scope
+// name) and, as Cursus v1 keeps its group lifecycle snapshot, the membership: the generation, the
+// last rebalance and each member with its assignment, written after every change of them. A
+// restart puts them back as they were (same generation, same assignments, no rebalance), each
+// member with a fresh session window: a member that does not heartbeat within its session timeout
+// (default 30 s) is removed then, as any other. Committed offsets are the core offset store's, in Kafka's scope
 // (`kafka`, group, topic, partition), so a Cursus group's offsets are that group's Kafka offsets.
 
 import { randomInt } from 'node:crypto';
@@ -85,6 +88,15 @@ interface StoredRegistration {
   selector: GroupSelector;
   expansion: Array<{ topic: string; partitions: number }>;
   registeredAt: number;
+  /** The membership when it was written (absent in records written before it was kept). */
+  membership?: StoredMembership;
+}
+
+interface StoredMembership {
+  generation: number;
+  lastRebalance: number;
+  /** In join order; each assignment as (topic name, partition). */
+  members: Array<{ id: string; assignments: Array<[string, number]> }>;
 }
 
 export class CursusGroups {
@@ -93,6 +105,8 @@ export class CursusGroups {
   private readonly engine: ServerSideGroups<string>;
   /** Registrations and re-expansions, one at a time. */
   private readonly registry = new SerialQueue();
+  /** Writes of membership records, one at a time (each writes the state as it is when it runs). */
+  private readonly writes = new SerialQueue();
   private readonly broker: Broker;
   private readonly logger: Logger;
   private readonly clock: Clock;
@@ -166,6 +180,7 @@ export class CursusGroups {
         await this.save(name, selector, expansion, existing.registeredAtMs);
         existing.selector = selector;
         this.apply(existing, expansion);
+        await this.persist(existing);
         return existing;
       }
       return this.create(name, selector, expansion);
@@ -197,6 +212,7 @@ export class CursusGroups {
         throw CursusFailure.of('group_full', [['group', name]], `at most ${membersPerGroupMax} members per group`);
       }
       this.rebalanced(group);
+      await this.persist(group);
     }
     group.synced.set(memberId, group.state.generation);
     return { group, memberId };
@@ -221,12 +237,13 @@ export class CursusGroups {
   }
 
   /** LEAVE_GROUP: the member goes and the group rebalances. */
-  leave(name: string, memberId: string, topicName: string): void {
+  async leave(name: string, memberId: string, topicName: string): Promise<void> {
     const group = this.require(name);
     requireSelected(group, topicName);
     if (this.engine.leave(group.state, memberId, group.expansion.flat.length) === 'unknown_member') throw memberNotFound(memberId, name);
     group.synced.delete(memberId);
     this.rebalanced(group);
+    await this.persist(group);
   }
 
   /** The member's topic-partitions, in the order of the expansion. */
@@ -353,7 +370,9 @@ export class CursusGroups {
         continue;
       }
       const group = this.add(stored.groupId, selector, expand(selector, topics), registration.registeredAt);
-      if (JSON.stringify(storedExpansion(group.expansion)) !== JSON.stringify(registration.expansion)) await this.saveQuietly(group);
+      const expansionChanged = JSON.stringify(storedExpansion(group.expansion)) !== JSON.stringify(registration.expansion);
+      if (registration.membership !== undefined) this.restore(group, registration.membership, expansionChanged);
+      if (expansionChanged) await this.persist(group);
     }
     this.logger.debug('loaded cursus consumer groups', { groups: this.groups.size });
   }
@@ -393,11 +412,46 @@ export class CursusGroups {
     return this.broker.groups.save(cursusGroupScope, name, record);
   }
 
-  /** A re-expansion's record: a failed write is logged (the next start re-expands from the catalog anyway). */
-  private async saveQuietly(group: CursusGroup): Promise<void> {
-    await this.save(group.name, group.selector, group.expansion, group.registeredAtMs).catch((error: unknown) =>
-      this.logger.warn('could not store a cursus group registration', { group: group.name, error }),
-    );
+  /**
+   * Writes the group's registration with its membership as it is when the write runs. A failed
+   * write is logged: the group goes on in memory (a restart re-expands the registration from the
+   * catalog, and members whose record was lost rejoin).
+   */
+  private persist(group: CursusGroup): Promise<void> {
+    return this.writes.run(async () => {
+      if (this.groups.get(group.name) !== group) return;
+      const record: StoredRegistration = { version: 1, selector: group.selector, expansion: storedExpansion(group.expansion), registeredAt: group.registeredAtMs, membership: this.membershipOf(group) };
+      await this.broker.groups.save(cursusGroupScope, group.name, record).catch((error: unknown) => this.logger.warn('could not store a cursus group registration', { group: group.name, error }));
+    });
+  }
+
+  private membershipOf(group: CursusGroup): StoredMembership {
+    const members = [...group.state.members.values()].sort((a, b) => a.joinSeq - b.joinSeq);
+    return {
+      generation: Number(group.state.generation),
+      lastRebalance: group.lastRebalanceMs,
+      members: members.map((m) => ({ id: m.memberId, assignments: this.assignmentOf(group, m.memberId).map((tp): [string, number] => [tp.topic.name, tp.partition]) })),
+    };
+  }
+
+  /**
+   * Puts a stored membership back: its generation and members, each assignment found again in the
+   * expansion as it is now. When the expansion changed while the broker was down, the group then
+   * rebalances over it (a new generation), as it would have on the change.
+   */
+  private restore(group: CursusGroup, membership: StoredMembership, expansionChanged: boolean): void {
+    const indexOf = new Map(group.expansion.flat.map((tp, i) => [`${tp.topic.name}\u0000${tp.partition}`, i]));
+    const members = membership.members.map((m) => ({
+      memberId: m.id,
+      partitions: m.assignments.map(([t, p]) => indexOf.get(`${t}\u0000${p}`)).filter((i): i is number => i !== undefined),
+    }));
+    this.engine.restore(group.state, BigInt(membership.generation), group.expansion.flat.length, members, this.sessionTimeoutMs);
+    group.lastRebalanceMs = membership.lastRebalance;
+    if (expansionChanged && members.length > 0) {
+      this.engine.rebalance(group.state, group.expansion.flat.length);
+      this.rebalanced(group);
+    }
+    for (const id of group.state.members.keys()) group.synced.set(id, expansionChanged ? group.state.generation - 1n : group.state.generation);
   }
 
   /** The group now covers `next`: the engine renumbers its partitions and rebalances. */
@@ -437,7 +491,7 @@ export class CursusGroups {
         const next = expand(group.selector, topics);
         if (sameExpansion(group.expansion, next)) continue;
         this.apply(group, next);
-        await this.saveQuietly(group);
+        await this.persist(group);
       }
     });
   }
@@ -445,7 +499,8 @@ export class CursusGroups {
   private async drop(group: CursusGroup): Promise<void> {
     this.engine.forget(group.state);
     this.groups.delete(group.name);
-    await this.broker.groups.delete(cursusGroupScope, group.name).catch((error: unknown) => this.logger.warn('could not remove a cursus group registration', { group: group.name, error }));
+    // After any write of its record already queued.
+    await this.writes.run(() => this.broker.groups.delete(cursusGroupScope, group.name)).catch((error: unknown) => this.logger.warn('could not remove a cursus group registration', { group: group.name, error }));
   }
 
   // --- members and fences -----------------------------------------------------------------------
@@ -470,6 +525,7 @@ export class CursusGroups {
     if (group === undefined) return;
     group.synced.delete(memberId);
     this.rebalanced(group);
+    void this.persist(group);
     this.logger.debug('cursus group member missed its session timeout', { group: group.name, member: memberId });
   }
 
@@ -571,5 +627,27 @@ function parseRegistration(state: unknown): StoredRegistration | null {
   const s = state as { version?: unknown; selector?: unknown; expansion?: unknown; registeredAt?: unknown };
   const selector = parseStoredSelector(s.selector);
   if (s.version !== 1 || selector === null || typeof s.registeredAt !== 'number' || !Array.isArray(s.expansion)) return null;
-  return { version: 1, selector, expansion: s.expansion as StoredRegistration['expansion'], registeredAt: s.registeredAt };
+  const registration: StoredRegistration = { version: 1, selector, expansion: s.expansion as StoredRegistration['expansion'], registeredAt: s.registeredAt };
+  const membership = parseMembership((state as { membership?: unknown }).membership);
+  if (membership !== null) registration.membership = membership;
+  return registration;
+}
+
+/** A stored membership, or null when absent or not of its shape (the members then rejoin). */
+function parseMembership(value: unknown): StoredMembership | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const m = value as { generation?: unknown; lastRebalance?: unknown; members?: unknown };
+  if (!Number.isSafeInteger(m.generation) || (m.generation as number) < 0 || typeof m.lastRebalance !== 'number' || !Array.isArray(m.members)) return null;
+  const members: StoredMembership['members'] = [];
+  for (const entry of m.members as unknown[]) {
+    const e = entry as { id?: unknown; assignments?: unknown } | null;
+    if (typeof e?.id !== 'string' || !Array.isArray(e.assignments)) return null;
+    const assignments: Array<[string, number]> = [];
+    for (const a of e.assignments as unknown[]) {
+      if (!Array.isArray(a) || a.length !== 2 || typeof a[0] !== 'string' || !Number.isSafeInteger(a[1])) return null;
+      assignments.push([a[0], a[1] as number]);
+    }
+    members.push({ id: e.id, assignments });
+  }
+  return { generation: m.generation as number, lastRebalance: m.lastRebalance, members };
 }

@@ -87,11 +87,11 @@ const syncGroup: CursusCommandHandler = {
 const leaveGroup: CursusCommandHandler = {
   command: 'LEAVE_GROUP',
   permissions: ['group'],
-  handle(ctx, req) {
+  async handle(ctx, req) {
     const topic = requiredText(req, 'topic');
     const name = groupField(req);
     const member = requiredText(req, 'member');
-    groups(ctx).leave(name, member, topic);
+    await groups(ctx).leave(name, member, topic);
     return text([['group', name], ['member', member], ['left', 'true']]);
   },
 };
