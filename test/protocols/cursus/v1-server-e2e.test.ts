@@ -175,6 +175,22 @@ describe('Cursus v1 over the whole server (--cursus-v1-compat)', { timeout: 120_
     assert.equal((await consumer.next()).toString('hex'), served('orders', 0, []));
   });
 
+  it('CONSUME of a topic pattern reads every matching topic into one batch named by the pattern', async () => {
+    for (const t of ['wild-b', 'wild-a']) assert.match(await c.line(`CREATE topic=${t} partitions=1`), /^OK topic=wild-/);
+    assert.equal(await c.line('PUBLISH topic=wild-b acks=1 producerId=p1 partition=0 message=from b'), ack(0, 'p1', 0, 0, 0));
+    assert.equal(await c.line('PUBLISH topic=wild-a acks=1 producerId=p1 partition=0 message=from a'), ack(0, 'p1', 0, 0, 0));
+    const reader = await connect();
+    reader.send('CONSUME topic=wild-? partition=0 offset=0 member=m');
+    assert.equal(
+      (await reader.next()).toString('hex'),
+      served('wild-?', 0, [
+        { offset: 0n, producer: 'p1', payload: 'from a' },
+        { offset: 0n, producer: 'p1', payload: 'from b' },
+      ]),
+    );
+    assert.equal(await reader.line('CONSUME topic=none-* partition=0 offset=0 member=m'), `ERROR: command_failed reason="no topics match pattern 'none-*'"`);
+  });
+
   it('runs a consumer group: JOIN_GROUP, SYNC_GROUP, COMMIT_OFFSET, FETCH_OFFSET', async () => {
     const joined = /^OK generation=1 member=(\S+) assignments=\[0\]$/.exec(await c.line('JOIN_GROUP topic=orders group=g1 member=m1'));
     assert.ok(joined, 'JOIN_GROUP line');
