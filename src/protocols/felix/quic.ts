@@ -10,8 +10,9 @@
 //     client.openBidi() -> Duplex; client 'uni' (Readable: an event stream the broker opened)
 //
 // ALPN is `felix/1`. Without a configured certificate the server makes a self-signed one for
-// localhost and says so in a warning. quiche requires ALPN: a client that offers none fails the
-// handshake (notes §7 describe the reference accepting one; this stack cannot).
+// localhost and says so in a warning. A client that offers no ALPN fails the handshake with
+// CRYPTO_ERROR 0x178 whatever the server's protocols (BoringSSL requires ALPN under QUIC; notes §7
+// describe the reference accepting one; docs/felix.md "ALPN" says why this stack cannot).
 
 import { EventEmitter } from 'node:events';
 import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
