@@ -11,21 +11,28 @@
 //    sequence is accepted, as Kafka does since KIP-360: the state may have gone with retention.
 // A producer id this broker never allocated is unknown_producer.
 //
+// Kafka counts one sequence per record; Felix (publish_idempotent) one per batch, whatever its
+// record count, and remembers a producer's last 64 batches on a shard where Kafka keeps 5. The
+// batch's format says which (sequencesOf, windowBatchesOf), on the append path and in replay.
+//
 // State lives in memory; check() and recordAppend() do no I/O. It is made durable by snapshots
 // (one row per partition: the entries and the log end offset they cover), written on close and on
 // every maintenance pass, and on open each partition replays the batches its log holds after the
-// snapshot. Replay reads batch envelopes only (producerId, epoch, baseSequence, recordCount).
+// snapshot. Replay reads batch envelopes only (format, producerId, epoch, baseSequence, recordCount).
 
 import assert from 'node:assert/strict';
 import type { Clock } from '../base/clock.js';
 import { QuartetError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { MetadataStore, ProducerSnapshotRecord } from './metadata-store.js';
+import { BatchFormat } from '../base/batch.js';
 import { BatchFlags, type PartitionLog, type StoredBatch } from '../log/types.js';
 
 // Named limits.
 /** Kafka keeps the last 5 batches per producer and partition (max.in.flight.requests <= 5). */
 export const producerWindowBatches = 5;
+/** Felix remembers the outcome of a producer's last 64 batches on a shard (its docs/protocol.md). */
+export const felixProducerWindowBatches = 64;
 /** Default bound on (producer, partition) entries held; least recently used are evicted. */
 export const producerEntriesMaxDefault = 100_000;
 /** Like Kafka's transactional.id.expiration.ms / producer.id.expiration.ms default: 7 days. */
@@ -44,6 +51,18 @@ export interface ProducerBatch {
   producerEpoch: number;
   baseSequence: number;
   recordCount: number;
+  /** The batch's format: Felix batches count one sequence each (absent: Kafka's rules). */
+  format?: BatchFormat;
+}
+
+/** How many sequences a batch takes: one per record, but one per batch for Felix. */
+export function sequencesOf(batch: Pick<ProducerBatch, 'recordCount' | 'format'>): number {
+  return batch.format === BatchFormat.felix ? 1 : batch.recordCount;
+}
+
+/** How many of a producer's batches on a partition its window keeps. */
+export function windowBatchesOf(format: BatchFormat | undefined): number {
+  return format === BatchFormat.felix ? felixProducerWindowBatches : producerWindowBatches;
 }
 
 export interface AppendedOffsets {
@@ -81,7 +100,7 @@ interface ProducerEntry {
   producerId: number;
   partitionKey: string;
   epoch: number;
-  /** Oldest first; at most producerWindowBatches; baseOffsets strictly increasing. */
+  /** Oldest first; at most windowBatchesOf(its batches' format); baseOffsets strictly increasing. */
   batches: BatchMeta[];
   lastUsedMs: number;
 }
@@ -263,7 +282,7 @@ export class ProducerStateManager {
       }
       return appendVerdict;
     }
-    const lastSeq = lastSequenceOf(batch.baseSequence, batch.recordCount);
+    const lastSeq = lastSequenceOf(batch.baseSequence, sequencesOf(batch));
     const duplicate = entry.batches.find((m) => m.firstSeq === batch.baseSequence && m.lastSeq === lastSeq);
     if (duplicate) {
       const offsets = { baseOffset: duplicate.baseOffset, lastOffset: duplicate.lastOffset, appendTime: duplicate.timestamp };
@@ -318,13 +337,13 @@ export class ProducerStateManager {
     assert.ok(!previous || previous.baseOffset < offsets.baseOffset, 'producer window offsets must increase');
     entry.batches.push({
       firstSeq: batch.baseSequence,
-      lastSeq: lastSequenceOf(batch.baseSequence, batch.recordCount),
+      lastSeq: lastSequenceOf(batch.baseSequence, sequencesOf(batch)),
       baseOffset: offsets.baseOffset,
       lastOffset: offsets.lastOffset,
       timestamp: offsets.appendTime,
       written,
     });
-    if (entry.batches.length > producerWindowBatches) entry.batches.shift();
+    if (entry.batches.length > windowBatchesOf(batch.format)) entry.batches.shift();
     entry.lastUsedMs = Math.max(entry.lastUsedMs, usedAt);
     this.entries.set(k, entry);
     if (batch.producerEpoch > (this.epochs.get(batch.producerId) ?? -1)) this.setEpoch(batch.producerId, batch.producerEpoch);

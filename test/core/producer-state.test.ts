@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BatchFormat } from '../../src/base/batch.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
 import { createLogger, silentLogger } from '../../src/base/logger.js';
@@ -8,6 +9,7 @@ import {
   lastSequenceOf,
   partitionKey,
   ProducerStateManager,
+  felixProducerWindowBatches,
   producerEpochMax,
   producerWindowBatches,
   sequenceMax,
@@ -67,6 +69,21 @@ test(`the window keeps the last ${producerWindowBatches} batches`, async () => {
   for (let s = 0; s <= producerWindowBatches; s++) append({ producerId, producerEpoch: 0, baseSequence: s, recordCount: 1 });
   assert.throws(() => manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 0, recordCount: 1 }), code('out_of_order_sequence'));
   assert.equal(manager.check(P0, { producerId, producerEpoch: 0, baseSequence: 1, recordCount: 1 }).kind, 'duplicate');
+});
+
+test(`a Felix batch counts one sequence whatever its records, and the window keeps its last ${felixProducerWindowBatches}`, async () => {
+  const manager = await open();
+  const { producerId } = await manager.initProducer();
+  const append = appender(manager, P0);
+  const b = (baseSequence: number, recordCount: number): ProducerBatch => ({ producerId, producerEpoch: 0, baseSequence, recordCount, format: BatchFormat.felix });
+  assert.deepEqual(append(b(0, 3)), { kind: 'append', baseOffset: 0, lastOffset: 2, appendTime: 1000 });
+  assert.equal(manager.check(P0, b(1, 2)).kind, 'append', 'the next batch takes the next sequence');
+  assert.throws(() => manager.check(P0, b(3, 1)), code('out_of_order_sequence'));
+  assert.deepEqual(manager.check(P0, b(0, 3)), { kind: 'duplicate', baseOffset: 0, lastOffset: 2, appendTime: 1000 });
+  for (let s = 1; s <= felixProducerWindowBatches; s++) append(b(s, 2));
+  assert.equal(manager.window(P0, producerId)!.batches.length, felixProducerWindowBatches);
+  assert.equal(manager.check(P0, b(1, 2)).kind, 'duplicate', 'the oldest batch kept');
+  assert.throws(() => manager.check(P0, b(0, 3)), code('out_of_order_sequence'));
 });
 
 test('window: the epoch and the batches a producer has on a partition, for protocols with their own sequence rules', async () => {
