@@ -56,18 +56,20 @@ function head(flags: number, key: Buffer | null): Buffer {
 
 /**
  * The log's AppendRequest for a published record list (a checked list, at least one record) and
- * its routing key; the batch is stored under its append time.
+ * its routing key; the batch is stored under its append time. An idempotent producer's batch
+ * carries its id and sequence in the envelope (epoch 0: Felix has no epochs), where the core's
+ * producer state checks them and finds them again after a restart.
  */
-export function felixAppendRequest(records: RecordList, key: Buffer | null, now: number): AppendRequest {
+export function felixAppendRequest(records: RecordList, key: Buffer | null, now: number, producer?: { producerId: number; sequence: number }): AppendRequest {
   const h = head(key !== null ? StoredFlag.batchKey : 0, key);
   return {
     format: BatchFormat.felix,
     recordCount: records.count,
     firstTimestamp: now,
     maxTimestamp: now,
-    producerId: -1,
-    producerEpoch: -1,
-    baseSequence: -1,
+    producerId: producer?.producerId ?? -1,
+    producerEpoch: producer === undefined ? -1 : 0,
+    baseSequence: producer?.sequence ?? -1,
     flags: 0,
     logAppendTime: true,
     payload: Buffer.concat([h, records.bytes], h.length + records.bytes.length),
