@@ -98,7 +98,25 @@ describe('felix caches and counters', () => {
     assert.deepEqual(await ask({ type: 'cache_get', ...cache, key: 't', requestId: 20n }), { type: 'cache_value', ...cache, key: 't', value: Buffer.from('brief'), requestId: 20n });
     clock.shift += 60_001;
     assert.deepEqual(await ask({ type: 'cache_get', ...cache, key: 't', requestId: 21n }), { type: 'cache_value', ...cache, key: 't', value: null, requestId: 21n });
-    assert.deepEqual(await ask({ type: 'cache_put', ...cache, key: 't', value: Buffer.from('x'), requestId: 22n, ttlMs: 0n }), { type: 'error', message: 'a cache TTL is an integer from 1 to 315360000000 ms, got 0' });
+    assert.deepEqual(await ask({ type: 'cache_put', ...cache, key: 't', value: Buffer.from('x'), requestId: 22n, ttlMs: BigInt(11 * 365 * 24 * 3600 * 1000) }), { type: 'error', message: 'a cache TTL is an integer from 1 to 315360000000 ms, got 346896000000' });
+  });
+
+  it('a put with ttl_ms 0 expires as it is written: the key reads as absent, its old value gone, a watcher sees it deleted', async () => {
+    assert.equal((await put('z', 'before')).type, 'cache_ok');
+    const { started, events } = await watch({ key: 'z' });
+    assert.equal(started.type, 'cache_watch_started');
+    assert.deepEqual(await put('z', 'instant', 0n), { type: 'cache_ok', requestId: id - 1n });
+    assert.deepEqual(await ask({ type: 'cache_get', ...cache, key: 'z', requestId: 23n }), { type: 'cache_value', ...cache, key: 'z', value: null, requestId: 23n });
+    const change = await events.message();
+    assert.equal(change.type, 'cache_event');
+    assert.equal(change.type === 'cache_event' ? change.value : 'no event', undefined, 'a deletion');
+    assert.equal(change.type === 'cache_event' ? change.key : '', 'z');
+    assert.deepEqual(await put('fresh', 'instant', 0n), { type: 'cache_ok', requestId: id - 1n }, 'on a key never written too');
+    assert.deepEqual(await ask({ type: 'cache_get', ...cache, key: 'fresh', requestId: 24n }), { type: 'cache_value', ...cache, key: 'fresh', value: null, requestId: 24n });
+    const p = await client.authed();
+    p.send({ type: 'cache_put', ...cache, key: 'z', value: Buffer.from('x'), ttlMs: 0n });
+    assert.deepEqual(await p.reader.message(), { type: 'ok' }, 'without a request_id');
+    await p.reader.end();
   });
 
   it('counters add and read; never written is an absent value, not 0', async () => {

@@ -4,7 +4,9 @@
 //
 // - cache_put / cache_get / cache_delete: with a request_id the answer carries it (cache_ok,
 //   cache_value) and the stream stays open; without one the stream gets one answer (`ok`,
-//   cache_value) and then ends (notes §6). ttl_ms null: no expiry.
+//   cache_value) and then ends (notes §6). ttl_ms null: no expiry; ttl_ms 0: the entry expires as
+//   it is written, as in the reference broker (which stores it with its expiry already reached),
+//   so here the put removes the key's value (a delete: watchers see the key deleted).
 // - counter_add / counter_get: counter_value, its value absent for a counter never written.
 // - cache_watch: one key, or a prefix of one shard; live, retained, or resumed from_offset. As
 //   for subscribe, the broker opens a unidirectional stream and writes event_stream_hello, then
@@ -82,7 +84,9 @@ function ttlOf(ttlMs: bigint | null): { ttlMs?: number } {
 function put(ctx: FelixStreamContext, m: MessageOf<'cache_put'>): Promise<void> {
   return oneAnswer(m.requestId, async () => {
     const scope = scopeOf(ctx, m, 'send');
-    await serviced(m, () => ctx.services.broker.caches.put(scope, m.cache, m.key, m.value, ttlOf(m.ttlMs)));
+    const caches = ctx.services.broker.caches;
+    if (m.ttlMs === 0n) await serviced(m, () => caches.delete(scope, m.cache, m.key));
+    else await serviced(m, () => caches.put(scope, m.cache, m.key, m.value, ttlOf(m.ttlMs)));
     answer(ctx, m.requestId, m.requestId === undefined ? { type: 'ok' } : { type: 'cache_ok', requestId: m.requestId });
   });
 }
