@@ -224,7 +224,7 @@ describe('the Felix QUIC listener and ALPN', () => {
     const relay = new AlpnStrippingRelay(server.port);
     const port = await relay.start();
     try {
-      await assert.rejects(connectFelixQuic({ host: '127.0.0.1', port, ca: server.certificate, connectTimeoutMs: 3_000, logger }), /376/);
+      await assert.rejects(connectFelixQuic({ host: '127.0.0.1', port, ca: server.certificate, connectTimeoutMs: 1_500, logger }), /376/);
       assert.ok(relay.forwardedAlpn.length > 0 && relay.forwardedAlpn.every((a) => a === null), 'the listener saw ClientHellos without ALPN');
       const close = relay.serverFrames.find((f) => f.type === 'close');
       assert.deepEqual(close, { type: 'close', errorCode: 0x100 + 120, frameType: 0, reason: '' });
@@ -238,7 +238,7 @@ describe('the Felix QUIC listener and ALPN', () => {
   });
 
   it('refuses a client offering only another ALPN with the same error', async () => {
-    await assert.rejects(connectFelixQuic({ host: '127.0.0.1', port: server.port, ca: server.certificate, alpn: ['other/1'], connectTimeoutMs: 3_000, logger }), /376/);
+    await assert.rejects(connectFelixQuic({ host: '127.0.0.1', port: server.port, ca: server.certificate, alpn: ['other/1'], connectTimeoutMs: 1_500, logger }), /376/);
     assert.equal(accepted, 2);
   });
 });
