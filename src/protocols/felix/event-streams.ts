@@ -22,6 +22,7 @@ import type { PartitionReader } from '../../core/reads.js';
 import { BatchFormat } from '../../base/batch.js';
 import { EventBatchFrames, parseStoredFelix, recordPayloads, storedOffsetAt } from './codec/index.js';
 import type { FelixSettings } from './settings.js';
+import { writeChunks } from './write-chunks.js';
 
 /** Reads kept per shard for subscribers that come to the same offset. */
 export const sharedReadsPerShard = 4;
@@ -119,10 +120,10 @@ export class FelixEventStreams {
       if (next < position.logStartOffset) next = position.logStartOffset;
       if (next < position.lastStableOffset) {
         const read = await this.sharedRead(cache, reader, next, position.lastStableOffset);
-        for (const batch of read.batches) {
-          const frame = sub.perSubscriber === null ? batch.shared(sub.offsets) : batch.perSubscriber(sub.perSubscriber, sub.offsets);
-          for (const c of frame) sub.out.write(c);
-        }
+        writeChunks(
+          sub.out,
+          read.batches.flatMap((batch) => (sub.perSubscriber === null ? batch.shared(sub.offsets) : batch.perSubscriber(sub.perSubscriber, sub.offsets))),
+        );
         if (sub.out.writableLength > this.settings.subscriberBufferedBytesMax) await this.drained(sub);
         // A read that got nowhere (the log changed under it) waits for the next append, not a spin.
         if (read.next > next) {

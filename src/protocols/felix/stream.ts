@@ -31,6 +31,7 @@ import type { FelixPrincipal } from './access.js';
 import type { FelixFrontend } from './frontend.js';
 import { FelixFailure, type FelixConnectionScope, type FelixStreamContext } from './handler.js';
 import { publishBinary } from './handlers/publish.js';
+import { writeChunks } from './write-chunks.js';
 import type { Logger } from '../../base/logger.js';
 import type { RequestDone } from '../transport.js';
 
@@ -126,7 +127,7 @@ export class FelixStream {
 
   private write(chunks: readonly Buffer[]): void {
     if (this.output === null || this.output.destroyed || this.output.writableEnded) return;
-    for (const c of chunks) this.output.write(c);
+    writeChunks(this.output, chunks);
   }
 
   private send(message: FelixMessage): void {

@@ -27,6 +27,7 @@ import { catalogNamespaceForFelix } from '../../mapping.js';
 import { ErrorText, Feature, cacheScopeNotFound, encodeMessage, type FelixMessage, type MessageOf } from '../codec/index.js';
 import type { FelixAction } from '../access.js';
 import { FelixFailure, felixHandler, type FelixHandler, type FelixStreamContext } from '../handler.js';
+import { writeChunks } from '../write-chunks.js';
 
 interface CacheName {
   tenantId: string;
@@ -187,7 +188,7 @@ async function deliver(ctx: FelixStreamContext, w: CacheWatch, out: Writable): P
 
 function write(out: Writable, message: FelixMessage): void {
   if (out.destroyed || out.writableEnded) return;
-  for (const c of encodeMessage(message)) out.write(c);
+  writeChunks(out, encodeMessage(message));
 }
 
 /** Until the stream drains, closes, or the connection goes. */

@@ -10,6 +10,7 @@
 import type { Writable } from 'node:stream';
 import { ErrorText, Flag, encodeMessage, peerSupports, type MessageOf } from '../codec/index.js';
 import { FelixFailure, felixHandler, type FelixHandler, type FelixStreamContext } from '../handler.js';
+import { writeChunks } from '../write-chunks.js';
 
 async function subscribe(ctx: FelixStreamContext, m: MessageOf<'subscribe'>): Promise<void> {
   const { broker, streams, events } = ctx.services;
@@ -37,7 +38,7 @@ async function subscribe(ctx: FelixStreamContext, m: MessageOf<'subscribe'>): Pr
     throw new FelixFailure(ErrorText.subscriberLaneFull);
   }
   out.on('error', (error: Error) => ctx.services.logger.debug('felix event stream failed', { error: String(error) }));
-  for (const c of encodeMessage({ type: 'event_stream_hello', subscriptionId })) out.write(c);
+  writeChunks(out, encodeMessage({ type: 'event_stream_hello', subscriptionId }));
   ctx.send({ type: 'subscribed', subscriptionId, startOffset: BigInt(start), liveOffset: BigInt(live) });
   ctx.finish();
   events.start({
