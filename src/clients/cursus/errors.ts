@@ -1,7 +1,7 @@
 // The errors the Cursus SDK raises. Every one carries a stable `kind`, a `retryable` flag and the
 // `Symbol.for('quartet.cursus.error')` brand (so `isCursusClientError` works across package copies).
 //
-//   CursusClientError          base class (never thrown directly)
+//   CursusClientError          base class (never thrown directly), a ClientError (../common/errors.ts)
 //   ├─ CursusError             the broker answered status ERROR: the binary error payload
 //   │                          (docs/protocols/cursus-wire-v2.md §8) as code, class, retryable,
 //   │                          message and fields
@@ -15,24 +15,25 @@
 
 import type { CursusError as WireError, ErrorClassName, Fields } from '../../protocols/cursus/codec/index.js';
 import { renderError } from '../../protocols/cursus/codec/index.js';
+import { ClientError, closedClientMessage, hasBrand } from '../common/errors.js';
 
 const brand = Symbol.for('quartet.cursus.error');
 
 export type CursusClientErrorKind = 'server' | 'timeout' | 'connection' | 'protocol' | 'closed';
 
-export abstract class CursusClientError extends Error {
-  abstract readonly kind: CursusClientErrorKind;
+export abstract class CursusClientError extends ClientError<CursusClientErrorKind> {
   /** True when the same request may be sent again (after following what the error says). */
   abstract readonly retryable: boolean;
   readonly [brand] = true;
 }
 
 export function isCursusClientError(err: unknown): err is CursusClientError {
-  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[brand] === true;
+  return hasBrand(err, brand);
 }
 
 /** A refusal from the broker: a frame of status ERROR and its typed payload. */
 export class CursusError extends CursusClientError {
+  override name = 'CursusError';
   readonly kind: CursusClientErrorKind = 'server';
   /** The registry code ('GEN_MISMATCH', 'topic_not_found', ...). */
   readonly code: string;
@@ -50,7 +51,6 @@ export class CursusError extends CursusClientError {
     readonly command: string,
   ) {
     super(`${command}: ${renderError(error)}${error.message !== '' ? ` (${error.message})` : ''}`);
-    this.name = 'CursusError';
     this.code = error.code;
     this.class = error.class;
     this.retryable = error.retryable;
@@ -72,6 +72,7 @@ export class CursusError extends CursusClientError {
 }
 
 export class CursusTimeoutError extends CursusClientError {
+  override name = 'CursusTimeoutError';
   readonly kind: CursusClientErrorKind = 'timeout';
   /** The broker may or may not have applied the request. */
   readonly retryable = true;
@@ -80,34 +81,27 @@ export class CursusTimeoutError extends CursusClientError {
     readonly timeoutMs: number,
   ) {
     super(`${command}: no reply within ${timeoutMs} ms`);
-    this.name = 'CursusTimeoutError';
   }
 }
 
 export class CursusConnectionError extends CursusClientError {
+  override name = 'CursusConnectionError';
   readonly kind: CursusClientErrorKind = 'connection';
   readonly retryable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CursusConnectionError';
-  }
 }
 
 export class CursusProtocolError extends CursusClientError {
+  override name = 'CursusProtocolError';
   readonly kind: CursusClientErrorKind = 'protocol';
   readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = 'CursusProtocolError';
-  }
 }
 
 export class CursusClosedError extends CursusClientError {
+  override name = 'CursusClosedError';
   readonly kind: CursusClientErrorKind = 'closed';
   readonly retryable = false;
-  constructor(message = 'the client is closed') {
+  constructor(message = closedClientMessage) {
     super(message);
-    this.name = 'CursusClosedError';
   }
 }
 

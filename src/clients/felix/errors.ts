@@ -1,7 +1,7 @@
 // The errors the Felix SDK raises. Every one carries a stable `kind`, a `retryable` flag and the
 // `Symbol.for('quartet.felix.error')` brand (so `isFelixClientError` works across package copies).
 //
-//   FelixClientError            base class (never thrown directly)
+//   FelixClientError            base class (never thrown directly), a ClientError (../common/errors.ts)
 //   ├─ FelixError               the broker refused: an `error` message, a `publish_error` or an
 //   │  │                        error ack, with its text (docs/protocols/felix-wire-v1.md §8)
 //   │  ├─ FelixAuthError        auth failed, auth required, auth already established, tenant mismatch
@@ -22,24 +22,25 @@
 // class a refusal gets is the same against every Felix broker.
 
 import { ErrorText, type CursorErrorReason, type PublishRefusalReason } from '../../protocols/felix/codec/index.js';
+import { ClientError, closedClientMessage, hasBrand } from '../common/errors.js';
 
 const brand = Symbol.for('quartet.felix.error');
 
 export type FelixClientErrorKind = 'server' | 'cursor' | 'refused' | 'not_leader' | 'unsupported' | 'timeout' | 'connection' | 'protocol' | 'closed';
 
-export abstract class FelixClientError extends Error {
-  abstract readonly kind: FelixClientErrorKind;
+export abstract class FelixClientError extends ClientError<FelixClientErrorKind> {
   /** True when the same request may be sent again. */
   abstract readonly retryable: boolean;
   readonly [brand] = true;
 }
 
 export function isFelixClientError(err: unknown): err is FelixClientError {
-  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[brand] === true;
+  return hasBrand(err, brand);
 }
 
 /** A refusal in the broker's words. Subclasses name the texts clients act on. */
 export class FelixError extends FelixClientError {
+  override name = 'FelixError';
   readonly kind: FelixClientErrorKind = 'server';
   readonly retryable: boolean = false;
   constructor(
@@ -49,7 +50,6 @@ export class FelixError extends FelixClientError {
     readonly request: string,
   ) {
     super(`${request}: ${text}`);
-    this.name = 'FelixError';
   }
 }
 
@@ -65,6 +65,7 @@ export class FelixForbiddenError extends FelixError {
 export type NotFoundWhat = 'stream' | 'tenant' | 'namespace' | 'cache';
 
 export class FelixNotFoundError extends FelixError {
+  override name = 'FelixNotFoundError';
   constructor(
     text: string,
     request: string,
@@ -73,7 +74,6 @@ export class FelixNotFoundError extends FelixError {
     readonly names: Readonly<Record<string, string>>,
   ) {
     super(text, request);
-    this.name = 'FelixNotFoundError';
   }
 }
 
@@ -124,6 +124,7 @@ export function felixError(text: string, request: string): FelixError {
 
 /** subscribe_cursor_error: the start offset cannot be served. */
 export class FelixCursorError extends FelixClientError {
+  override name = 'FelixCursorError';
   readonly kind: FelixClientErrorKind = 'cursor';
   readonly retryable = false;
   constructor(
@@ -134,12 +135,12 @@ export class FelixCursorError extends FelixClientError {
     readonly request: string,
   ) {
     super(`${request}: cursor ${reason}: requested ${requested}, available ${available}`);
-    this.name = 'FelixCursorError';
   }
 }
 
 /** publish_refused: the broker did not append an idempotent batch, and says why. */
 export class FelixPublishRefusedError extends FelixClientError {
+  override name = 'FelixPublishRefusedError';
   readonly kind: FelixClientErrorKind = 'refused';
   readonly retryable = false;
   constructor(
@@ -148,12 +149,12 @@ export class FelixPublishRefusedError extends FelixClientError {
     readonly sequence: bigint,
   ) {
     super(`publish_idempotent: refused (${reason.kind}) at sequence ${sequence}${text !== '' ? `: ${text}` : ''}`);
-    this.name = 'FelixPublishRefusedError';
   }
 }
 
 /** not_leader: another node leads the shard (sent only to clients that offered REDIRECT). */
 export class FelixNotLeaderError extends FelixClientError {
+  override name = 'FelixNotLeaderError';
   readonly kind: FelixClientErrorKind = 'not_leader';
   readonly retryable = true;
   constructor(
@@ -163,12 +164,12 @@ export class FelixNotLeaderError extends FelixClientError {
     readonly request: string,
   ) {
     super(`${request}: not leader; node ${nodeId}${addr !== null ? ` at ${addr}` : ''} leads (generation ${generation})`);
-    this.name = 'FelixNotLeaderError';
   }
 }
 
 /** The broker did not advertise what the call needs; nothing was sent. */
 export class FelixUnsupportedError extends FelixClientError {
+  override name = 'FelixUnsupportedError';
   readonly kind: FelixClientErrorKind = 'unsupported';
   readonly retryable = false;
   constructor(
@@ -178,11 +179,11 @@ export class FelixUnsupportedError extends FelixClientError {
     what: 'feature' | 'flag',
   ) {
     super(`${request}: the broker does not advertise ${what} 0x${bit.toString(16).padStart(4, '0')}`);
-    this.name = 'FelixUnsupportedError';
   }
 }
 
 export class FelixTimeoutError extends FelixClientError {
+  override name = 'FelixTimeoutError';
   readonly kind: FelixClientErrorKind = 'timeout';
   /** The broker may or may not have applied the request. */
   readonly retryable = true;
@@ -191,34 +192,27 @@ export class FelixTimeoutError extends FelixClientError {
     readonly timeoutMs: number,
   ) {
     super(`${request}: no answer within ${timeoutMs} ms`);
-    this.name = 'FelixTimeoutError';
   }
 }
 
 export class FelixConnectionError extends FelixClientError {
+  override name = 'FelixConnectionError';
   readonly kind: FelixClientErrorKind = 'connection';
   readonly retryable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'FelixConnectionError';
-  }
 }
 
 export class FelixProtocolError extends FelixClientError {
+  override name = 'FelixProtocolError';
   readonly kind: FelixClientErrorKind = 'protocol';
   readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = 'FelixProtocolError';
-  }
 }
 
 export class FelixClosedError extends FelixClientError {
+  override name = 'FelixClosedError';
   readonly kind: FelixClientErrorKind = 'closed';
   readonly retryable = false;
-  constructor(message = 'the client is closed') {
+  constructor(message = closedClientMessage) {
     super(message);
-    this.name = 'FelixClosedError';
   }
 }
 

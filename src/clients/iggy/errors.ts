@@ -1,7 +1,7 @@
 // The errors the Iggy SDK raises. Every one carries a stable `kind`, a `retriable` flag and the
 // `Symbol.for('quartet.iggy.error')` brand (so `isIggyClientError` works across package copies).
 //
-//   IggyClientError            base class (never thrown directly)
+//   IggyClientError            base class (never thrown directly), a ClientError (../common/errors.ts)
 //   ├─ IggyError               the server refused: numeric `code` + `codeName` from the codec's table
 //   │  └─ IggyEvictedError     the server killed the session (EvictionHeader): reason + version window
 //   ├─ IggyTimeoutError        no reply within the request timeout
@@ -16,20 +16,20 @@ import {
   IggyErrorCode,
   unpackVersion,
 } from '../../protocols/iggy/codec/index.js';
+import { ClientError, closedClientMessage, hasBrand } from '../common/errors.js';
 
 const brand = Symbol.for('quartet.iggy.error');
 
 export type IggyClientErrorKind = 'server' | 'evicted' | 'timeout' | 'connection' | 'protocol' | 'closed';
 
-export abstract class IggyClientError extends Error {
-  abstract readonly kind: IggyClientErrorKind;
+export abstract class IggyClientError extends ClientError<IggyClientErrorKind> {
   /** True when the same request may succeed if sent again (on a new connection). */
   abstract readonly retriable: boolean;
   readonly [brand] = true;
 }
 
 export function isIggyClientError(err: unknown): err is IggyClientError {
-  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[brand] === true;
+  return hasBrand(err, brand);
 }
 
 /** Codes worth retrying: transient consensus outcomes. */
@@ -37,6 +37,7 @@ const retriableCodes: ReadonlySet<number> = new Set([IggyErrorCode.transientNotC
 
 /** A refusal from the server: a non-zero reply status or a committed result code. */
 export class IggyError extends IggyClientError {
+  override name = 'IggyError';
   readonly kind: IggyClientErrorKind = 'server';
   readonly retriable: boolean;
   /** The IggyError name from the codec's table ('streamNameAlreadyExists'), or 'unknown'. */
@@ -51,7 +52,6 @@ export class IggyError extends IggyClientError {
   ) {
     const codeName = iggyErrorName(code) ?? 'unknown';
     super(message ?? `${command}: ${codeName} (${code})`);
-    this.name = 'IggyError';
     this.codeName = codeName;
     this.retriable = retriableCodes.has(code);
   }
@@ -66,6 +66,7 @@ const reasonNames = new Map<number, string>(Object.entries(EvictionReason).map((
  * 3 for any other reason, unknown ones included (the connection decodes evictions leniently).
  */
 export class IggyEvictedError extends IggyError {
+  override name = 'IggyEvictedError';
   override readonly kind: IggyClientErrorKind = 'evicted';
   override readonly retriable: boolean;
   readonly reasonName: string;
@@ -88,7 +89,6 @@ export class IggyEvictedError extends IggyError {
         ? ` (server accepts ${formatVersion(serverProtocolVersionMin)} ..= ${formatVersion(serverProtocolVersion)})`
         : '';
     super(code, command, `${command}: evicted: ${reasonName}${window}`);
-    this.name = 'IggyEvictedError';
     this.reasonName = reasonName;
     // A session-level eviction heals with a new registration; credentials and versions do not.
     this.retriable = sessionReasons.has(reason);
@@ -129,6 +129,7 @@ export function formatVersion(packed: number): string {
  * of the connection instead, so this one will not be answered.
  */
 export class IggyTimeoutError extends IggyClientError {
+  override name = 'IggyTimeoutError';
   readonly kind: IggyClientErrorKind = 'timeout';
   /** The request may or may not have been applied; metadata requests are deduplicated server-side. */
   readonly retriable = true;
@@ -137,33 +138,26 @@ export class IggyTimeoutError extends IggyClientError {
     readonly timeoutMs: number,
   ) {
     super(timeoutMs > 0 ? `${command}: no reply within ${timeoutMs} ms` : `${command}: no reply (the server answered a later request of the connection)`);
-    this.name = 'IggyTimeoutError';
   }
 }
 
 export class IggyConnectionError extends IggyClientError {
+  override name = 'IggyConnectionError';
   readonly kind: IggyClientErrorKind = 'connection';
   readonly retriable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'IggyConnectionError';
-  }
 }
 
 export class IggyProtocolError extends IggyClientError {
+  override name = 'IggyProtocolError';
   readonly kind: IggyClientErrorKind = 'protocol';
   readonly retriable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = 'IggyProtocolError';
-  }
 }
 
 export class IggyClosedError extends IggyClientError {
+  override name = 'IggyClosedError';
   readonly kind: IggyClientErrorKind = 'closed';
   readonly retriable = false;
-  constructor(message = 'the client is closed') {
+  constructor(message = closedClientMessage) {
     super(message);
-    this.name = 'IggyClosedError';
   }
 }
