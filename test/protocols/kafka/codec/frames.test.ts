@@ -288,6 +288,62 @@ describe('golden frames', () => {
     assert.deepEqual(p.currentLeader, { leaderId: 1, leaderEpoch: 0 });
     assert.deepEqual(p.divergingEpoch, { epoch: -1, endOffset: -1 });
   });
+
+  it('AlterConfigs v0 and v2 requests, v0 response', () => {
+    const resources = [{ resourceType: 2, resourceName: 't', configs: [{ name: 'a', value: 'b' }, { name: 'c', value: null }] }];
+    goldenRequest(ApiKey.AlterConfigs, 0, 'c', { resources, validateOnly: false }, hex(`
+      00000023 0021 0000 00000007 0001 63
+      00000001 02 0001 74       # 1 resource: topic "t"
+      00000002                  # 2 configs
+        0001 61 0001 62         # a = b
+        0001 63 ffff            # c = null
+      00                        # validate only: false
+    `));
+    const r = goldenRequest(ApiKey.AlterConfigs, 2, 'c', { resources, validateOnly: false }, hex(`
+      0000001d 0021 0002 00000007 0001 63 00
+      02 02 02 74               # 1 resource (compact): topic "t"
+      03                        # 2 configs (compact)
+        02 61 02 62 00          # a = b, tagged fields
+        02 63 00 00             # c = null, tagged fields
+      00                        # resource tagged fields
+      00 00                     # validate only: false, tagged fields
+    `));
+    assert.ok(r.ok);
+    assert.deepEqual(r.value.resources, resources);
+    goldenResponse(ApiKey.AlterConfigs, 0, { responses: [{ errorCode: 0, errorMessage: null, resourceType: 2, resourceName: 't' }] }, hex(`
+      00000014 00000007 00000000  # size 20, correlation, throttle
+      00000001 0000 ffff 02 0001 74   # no error, message null, topic "t"
+    `));
+  });
+
+  it('IncrementalAlterConfigs v1 request and response', () => {
+    const resources = [
+      {
+        resourceType: 2,
+        resourceName: 't',
+        configs: [
+          { name: 'a', configOperation: 0, value: 'b' },
+          { name: 'c', configOperation: 1, value: null },
+        ],
+      },
+    ];
+    const r = goldenRequest(ApiKey.IncrementalAlterConfigs, 1, 'c', { resources, validateOnly: true }, hex(`
+      0000001f 002c 0001 00000007 0001 63 00
+      02 02 02 74               # 1 resource (compact): topic "t"
+      03                        # 2 configs (compact)
+        02 61 00 02 62 00       # a SET b, tagged fields
+        02 63 01 00 00          # c DELETE (value null), tagged fields
+      00                        # resource tagged fields
+      01 00                     # validate only: true, tagged fields
+    `));
+    assert.ok(r.ok);
+    assert.deepEqual(r.value.resources, resources);
+    goldenResponse(ApiKey.IncrementalAlterConfigs, 1, { responses: [{ errorCode: 0, errorMessage: null, resourceType: 2, resourceName: 't' }] }, hex(`
+      00000012 00000007 00 00000000   # size 18, correlation, header tagged fields, throttle
+      02 0000 00 02 02 74 00          # 1 response: no error, message null, topic "t", tagged fields
+      00                              # tagged fields
+    `));
+  });
 });
 
 describe('records given as a chunk list', () => {
