@@ -1,48 +1,25 @@
 // IncrementalAlterConfigs (key 44). Transcribed from apache/kafka
 // IncrementalAlterConfigsRequest.json / IncrementalAlterConfigsResponse.json (flexible 1+);
-// franz-go 44_incremental_alter_configs.
+// franz-go 44_incremental_alter_configs. The resource and result shape is AlterConfigs' too
+// (config-resources.ts); only the config entry differs.
 //
 // IncrementalAlterConfigsRequest => Resources[ResourceType ResourceName
 //   Configs[Name ConfigOperation Value(nullable)]] ValidateOnly
 // IncrementalAlterConfigsResponse => ThrottleTimeMs Responses[ErrorCode ErrorMessage ResourceType
 //   ResourceName]
 import { ApiKey } from '../api-keys.js';
-import { f, list, message, type MessageInputOf, type MessageOf } from '../schema.js';
+import { f, type MessageInputOf, type MessageOf } from '../schema.js';
+import { configResourcesRequest, configResourcesResponse } from './config-resources.js';
 
-export const incrementalAlterConfigsRequest = message({
-  name: 'IncrementalAlterConfigsRequest',
-  apiKey: ApiKey.IncrementalAlterConfigs,
-  validVersions: '0-1',
-  flexibleVersions: '1+',
-  fields: [
-    list('resources', '0+', [
-      f('resourceType', 'int8', '0+'),
-      f('resourceName', 'string', '0+'),
-      list('configs', '0+', [
-        f('name', 'string', '0+'),
-        f('configOperation', 'int8', '0+'),
-        f('value', 'string', '0+', { nullable: '0+' }),
-      ]),
-    ]),
-    f('validateOnly', 'bool', '0+'),
-  ],
-});
+const head = { apiKey: ApiKey.IncrementalAlterConfigs, validVersions: '0-1', flexibleVersions: '1+' };
 
-export const incrementalAlterConfigsResponse = message({
-  name: 'IncrementalAlterConfigsResponse',
-  apiKey: ApiKey.IncrementalAlterConfigs,
-  validVersions: '0-1',
-  flexibleVersions: '1+',
-  fields: [
-    f('throttleTimeMs', 'int32', '0+'),
-    list('responses', '0+', [
-      f('errorCode', 'int16', '0+'),
-      f('errorMessage', 'string', '0+', { nullable: '0+' }),
-      f('resourceType', 'int8', '0+'),
-      f('resourceName', 'string', '0+'),
-    ]),
-  ],
-});
+export const incrementalAlterConfigsRequest = configResourcesRequest({ name: 'IncrementalAlterConfigsRequest', ...head }, [
+  f('name', 'string', '0+'),
+  f('configOperation', 'int8', '0+'),
+  f('value', 'string', '0+', { nullable: '0+' }),
+]);
+
+export const incrementalAlterConfigsResponse = configResourcesResponse({ name: 'IncrementalAlterConfigsResponse', ...head });
 
 export type IncrementalAlterConfigsRequest = MessageOf<typeof incrementalAlterConfigsRequest>;
 export type IncrementalAlterConfigsRequestInput = MessageInputOf<typeof incrementalAlterConfigsRequest>;
