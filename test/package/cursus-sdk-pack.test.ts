@@ -12,21 +12,18 @@
 //   against the declarations.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { partitionForKey } from '../../src/clients/cursus/partitioning.js';
-import { commandMsMax, npmMissing, ok, run } from './npm-run.js';
-import { assertPackageShape, packAndInstall, readJson, repoRoot, sdkClosure } from './sdk-package.js';
+import { npmMissing } from './npm-run.js';
+import { assertConnectionFailure, assertInstalledDist, assertPackageShape, assertSdkSources, packAndInstall, packWorkDir, readJson, repoRoot, runInstalledCheck, typecheckConsumer } from './sdk-package.js';
 
-const packageDir = join(repoRoot, 'packages/cursus');
-const sdkEntry = 'src/clients/cursus/index.ts';
 /** The folders of src/ the SDK may be built from: base, its protocol's codec, the SDKs' common code, itself. */
 const allowedSources = /^src\/(base|protocols\/cursus\/codec|clients\/cursus|clients\/common)\//;
 
 const rootPkg = readJson(join(repoRoot, 'package.json'));
-const sdkPkg = readJson(join(packageDir, 'package.json'));
+const sdkPkg = readJson(join(repoRoot, 'packages/cursus/package.json'));
 
 /** Upper bounds per child process (the 2-vCPU machine, loaded by the rest of the suite). */
 const packMsMax = 90_000;
@@ -34,17 +31,8 @@ const installMsMax = 120_000;
 
 describe('the Cursus SDK package (packages/cursus)', () => {
   it('is built from base, the Cursus codec and the SDK only, and depends on what they import', () => {
-    const { sources, packages } = sdkClosure(sdkEntry);
-    assert.deepEqual(
-      sources.filter((f) => !allowedSources.test(f)),
-      [],
-      `the SDK (${sdkEntry}) imports sources outside src/base, src/protocols/cursus/codec and src/clients/cursus: @quartet/cursus would carry them`,
-    );
+    const { sources, packages } = assertSdkSources({ sdk: 'cursus', allowed: allowedSources, sdkPkg, rootPkg });
     assert.ok(sources.includes('src/protocols/cursus/codec/index.ts') && sources.includes('src/clients/cursus/consumer.ts'), sources.join('\n'));
-    assert.deepEqual(Object.keys(sdkPkg.dependencies ?? {}).sort(), packages, 'packages/cursus/package.json dependencies must be exactly the npm packages the SDK imports');
-    for (const [name, range] of Object.entries(sdkPkg.dependencies ?? {})) {
-      assert.equal(range, rootPkg.dependencies?.[name], `${name}: the SDK package and the root ask for the same range`);
-    }
     assert.ok(!packages.includes('better-sqlite3'));
   });
 
@@ -53,27 +41,23 @@ describe('the Cursus SDK package (packages/cursus)', () => {
     assert.deepEqual(rootPkg.exports?.['./cursus'], { types: './dist/clients/cursus/index.d.ts', default: './dist/clients/cursus/index.js' });
   });
 
-  const work = mkdtempSync(join(tmpdir(), 'quartet-cursus-pack-'));
-  after(() => rmSync(work, { recursive: true, force: true }));
+  const work = packWorkDir('cursus');
 
   it('packs, installs without the broker, imports with plain Node and type-checks', { skip: npmMissing(), timeout: 300_000 }, async (t) => {
     const { app, names } = await packAndInstall(t, { sdk: 'cursus', work, sdkPkg, rootPkg, packMsMax, installMsMax });
     assert.ok(names.has('lz4-napi') && names.has('snappy'), [...names].join(', '));
-    const installedDist = join(app, 'node_modules/@quartet/cursus/dist');
-    assert.deepEqual(readdirSync(installedDist).sort(), ['base', 'clients', 'protocols']);
-    assert.deepEqual(readdirSync(join(installedDist, 'protocols')), ['cursus']);
+    const installedDist = assertInstalledDist(app, 'cursus');
     assert.deepEqual(readdirSync(join(installedDist, 'protocols/cursus')), ['codec']);
 
     // Plain node: a partition choice, a real exchange with lz4 both ways against a minimal peer
     // written here from the pinned layout (CRC32C and LZ4 from the SDK's own dependencies), the
     // negotiation frame sent to a server that hangs up, then a refused connection.
-    writeFileSync(
-      join(app, 'check.mjs'),
-      `import net from 'node:net';
+    const result = await runInstalledCheck(app, {
+      sdk: 'cursus',
+      exports: ['CursusClient', 'CursusProducer', 'CursusConsumer', 'CursusTransactionalProducer', 'CursusEventStore', 'CursusError', 'CursusConnectionError', 'isCursusClientError', 'partitionForKey'],
+      script: `import net from 'node:net';
 import { crc32c } from '@node-rs/crc32';
 import { compressFrameSync } from 'lz4-napi';
-import * as cursus from '@quartet/cursus';
-const kinds = Object.fromEntries(['CursusClient', 'CursusProducer', 'CursusConsumer', 'CursusTransactionalProducer', 'CursusEventStore', 'CursusError', 'CursusConnectionError', 'isCursusClientError', 'partitionForKey'].map((n) => [n, typeof cursus[n]]));
 function frame(kind, flags, command, requestId, payload, decoded) {
   const h = Buffer.alloc(32);
   h.write('CRS2', 0, 'latin1');
@@ -106,72 +90,32 @@ const received = [];
 const server = net.createServer((socket) => socket.on('data', (d) => { received.push(d); socket.destroy(); }));
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const addr = '127.0.0.1:' + server.address().port;
-const failure = async (client) => {
-  try {
-    await client.connect();
-    return 'connected';
-  } catch (err) {
-    return { name: err.name, kind: err.kind, branded: cursus.isCursusClientError(err), message: err.message };
-  } finally {
-    await client.close().catch(() => {});
-  }
-};
 const options = { addr, reconnect: false, connectTimeoutMs: 5000, requestTimeoutMs: 5000 };
 const closed = await failure(new cursus.CursusClient(options));
 await new Promise((resolve) => server.close(resolve));
 const refused = await failure(new cursus.CursusClient(options));
 const f = Buffer.concat(received);
-let broker;
-try {
-  await import('quartet');
-  broker = 'importable';
-} catch (err) {
-  broker = err.code;
-}
-console.log(JSON.stringify({
-  resolved: import.meta.resolve('@quartet/cursus'),
-  kinds,
+const checks = {
   partition: cursus.partitionForKey('order-42', 12),
   connected,
   topics,
   closed,
   refused,
   frame: { magic: f.toString('latin1', 0, 4), kind: f[6], command: f.readUInt16BE(8), payload: f.subarray(32).toString('hex') },
-  broker,
-}));
+};
 `,
-    );
-    const checked = ok(await run(process.execPath, ['check.mjs'], app, commandMsMax), 'node check.mjs');
-    const result = JSON.parse(checked.stdout) as Record<string, unknown>;
-    assert.match(String(result['resolved']), /\/node_modules\/@quartet\/cursus\/dist\/clients\/cursus\/index\.js$/);
-    assert.deepEqual(result['kinds'], {
-      CursusClient: 'function',
-      CursusProducer: 'function',
-      CursusConsumer: 'function',
-      CursusTransactionalProducer: 'function',
-      CursusEventStore: 'function',
-      CursusError: 'function',
-      CursusConnectionError: 'function',
-      isCursusClientError: 'function',
-      partitionForKey: 'function',
     });
     assert.equal(result['partition'], partitionForKey('order-42', 12));
     assert.deepEqual(result['connected'], { address: (result['connected'] as { address: string }).address, compression: 'lz4' });
     assert.deepEqual(result['topics'], ['packed']);
     // NEGOTIATE (kind 1, command 33): versions 2..2, four compressions lz4, snappy, gzip, none.
     assert.deepEqual(result['frame'], { magic: 'CRS2', kind: 1, command: 33, payload: '0002000200040302' + '0100' });
-    const closed = result['closed'] as { name: string; kind: string; branded: boolean; message: string };
-    assert.deepEqual({ ...closed, message: undefined }, { name: 'CursusConnectionError', kind: 'connection', branded: true, message: undefined });
-    const refused = result['refused'] as { name: string; kind: string; branded: boolean; message: string };
-    assert.deepEqual({ ...refused, message: undefined }, { name: 'CursusConnectionError', kind: 'connection', branded: true, message: undefined });
-    assert.match(refused.message, /ECONNREFUSED/);
-    assert.equal(result['broker'], 'ERR_MODULE_NOT_FOUND');
+    assertConnectionFailure(result['closed'], 'CursusConnectionError');
+    assert.match(assertConnectionFailure(result['refused'], 'CursusConnectionError'), /ECONNREFUSED/);
 
-    // The declarations, as a TypeScript project sees them. The lines marked as expected errors
-    // fail the check if the types were loose (any).
-    writeFileSync(
-      join(app, 'consumer.ts'),
-      `import { CursusClient, CursusConsumer, CursusError, CursusProducer, isRetryable, partitionForKey, type AckResponse, type ConsumedBatch, type CursusClientOptions } from '@quartet/cursus';
+    await typecheckConsumer(app, {
+      sdk: 'cursus',
+      source: `import { CursusClient, CursusConsumer, CursusError, CursusProducer, isRetryable, partitionForKey, type AckResponse, type ConsumedBatch, type CursusClientOptions } from '@quartet/cursus';
 const options: CursusClientOptions = { addr: '127.0.0.1:9000', compression: ['lz4', 'none'], credentials: { principal: 'alice', token: 't' } };
 export const client: CursusClient = new CursusClient(options);
 export const producer: typeof CursusProducer = CursusProducer;
@@ -188,16 +132,6 @@ export const wrong: string = partitionForKey('key', 3);
 // @ts-expect-error compression names are none, gzip, snappy or lz4
 export const bad = new CursusClient({ compression: ['zstd'] });
 `,
-    );
-    writeFileSync(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], strict: true, skipLibCheck: false, noEmit: true, types: ['node'], typeRoots: [join(repoRoot, 'node_modules/@types')] },
-        files: ['consumer.ts'],
-      }),
-    );
-    const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
-    const typed = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], app, commandMsMax);
-    assert.equal(typed.code, 0, `tsc on a consumer of @quartet/cursus:\n${typed.stdout}${typed.stderr}`);
+    });
   });
 });
