@@ -2,6 +2,7 @@
 // (Kafka, Cursus and Iggy), over its admin API. A group is found by name; --protocol (and, for an
 // Iggy group, --topic) pick one when several protocols have a group of that name.
 
+import type { OffsetRow } from '../server/admin/groups.js';
 import { AdminCallError, adminClientFor, apiPath, connectionFlags, type AdminClient } from './admin-client.js';
 import { integerFlag, parseArgs, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
@@ -51,15 +52,6 @@ interface ListedGroup {
   members: number;
   topics: string[];
   lag: number;
-}
-
-interface OffsetRow {
-  namespace: string;
-  topic: string;
-  partition: number;
-  committed: number | null;
-  endOffset: number;
-  lag: number | null;
 }
 
 export async function groupCommand(argv: readonly string[], io: CliIo): Promise<number> {

@@ -36,7 +36,8 @@ interface GroupRef {
   iggy?: { topic: Topic; id: number };
 }
 
-interface OffsetRow {
+/** A partition's committed offset and lag, as the admin API answers them (and `quartet group` reads them). */
+export interface OffsetRow {
   namespace: string;
   topic: string;
   partition: number;
