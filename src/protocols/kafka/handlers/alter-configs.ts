@@ -13,7 +13,7 @@ import type { Topic } from '../../../core/catalog.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf } from '../codec/messages/index.js';
-import { OpType, alterConfigResources, alterTopicConfig, topicChanges, type ConfigOutcome } from './incremental-alter-configs.js';
+import { OpType, alterConfigResources, alterTopicConfig, refusedConfigResources, topicChanges, type ConfigOutcome } from './incremental-alter-configs.js';
 import { defineHandler } from './types.js';
 
 type LegacyResource = RequestOf<typeof ApiKey.AlterConfigs>['resources'][number];
@@ -40,9 +40,6 @@ export const alterConfigsHandler = defineHandler({
     return { throttleTimeMs: 0, responses };
   },
   errorResponse(request, errorCode) {
-    return {
-      throttleTimeMs: 0,
-      responses: request.resources.map((r) => ({ errorCode, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })),
-    };
+    return refusedConfigResources(request.resources, errorCode);
   },
 });

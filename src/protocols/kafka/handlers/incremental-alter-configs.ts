@@ -165,6 +165,14 @@ export async function alterConfigResources<R extends ConfigResource>(
   return responses;
 }
 
+/** The answer to an alter request refused whole (both APIs): every resource with `errorCode`. */
+export function refusedConfigResources(resources: readonly ConfigResource[], errorCode: number) {
+  return {
+    throttleTimeMs: 0,
+    responses: resources.map((r) => ({ errorCode, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })),
+  };
+}
+
 export const incrementalAlterConfigsHandler = defineHandler({
   apiKey: ApiKey.IncrementalAlterConfigs,
   minVersion: 0,
@@ -180,9 +188,6 @@ export const incrementalAlterConfigsHandler = defineHandler({
     return { throttleTimeMs: 0, responses };
   },
   errorResponse(request, errorCode) {
-    return {
-      throttleTimeMs: 0,
-      responses: request.resources.map((r) => ({ errorCode, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })),
-    };
+    return refusedConfigResources(request.resources, errorCode);
   },
 });

@@ -73,4 +73,19 @@ describe('AlterConfigs (legacy)', () => {
     }, session);
     assert.deepEqual(res.responses.map((r) => r.errorCode), [ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED]);
   });
+
+  it('puts one error code on every resource for errorResponse', () => {
+    const resources = [
+      { resourceType: TOPIC, resourceName: 't', configs: [{ name: 'retention.ms', value: '1' }] },
+      { resourceType: BROKER, resourceName: '1', configs: [] },
+    ];
+    const body = alterConfigsHandler.errorResponse!({ resources, validateOnly: false }, ErrorCode.NOT_CONTROLLER, null as never);
+    assert.deepEqual(body, {
+      throttleTimeMs: 0,
+      responses: [
+        { errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: null, resourceType: TOPIC, resourceName: 't' },
+        { errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: null, resourceType: BROKER, resourceName: '1' },
+      ],
+    });
+  });
 });

@@ -94,4 +94,9 @@ describe('IncrementalAlterConfigs', () => {
     });
     assert.deepEqual(res.responses.map((r) => r.errorCode), [ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
   });
+
+  it('puts one error code on every resource for errorResponse', () => {
+    const body = incrementalAlterConfigsHandler.errorResponse!({ resources: [{ resourceType: TOPIC, resourceName: 't', configs: [set('retention.ms', '1')] }], validateOnly: true }, ErrorCode.NOT_CONTROLLER, null as never);
+    assert.deepEqual(body, { throttleTimeMs: 0, responses: [{ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: null, resourceType: TOPIC, resourceName: 't' }] });
+  });
 });
