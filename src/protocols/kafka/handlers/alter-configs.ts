@@ -13,7 +13,7 @@ import type { Topic } from '../../../core/catalog.js';
 import { ApiKey } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import type { RequestOf } from '../codec/messages/index.js';
-import { OpType, alterConfigResources, alterTopicConfig, refusedConfigResources, topicChanges, type ConfigOutcome } from './incremental-alter-configs.js';
+import { OpType, answerAlterConfigs, refusedConfigResources, topicChanges, type ConfigOutcome } from './incremental-alter-configs.js';
 import { defineHandler } from './types.js';
 
 type LegacyResource = RequestOf<typeof ApiKey.AlterConfigs>['resources'][number];
@@ -29,15 +29,8 @@ export const alterConfigsHandler = defineHandler({
   apiKey: ApiKey.AlterConfigs,
   minVersion: 0,
   maxVersion: 2,
-  async handle(request, context) {
-    const { frontend } = context;
-    const responses = await alterConfigResources(context, request.resources, (resource) =>
-      alterTopicConfig(frontend, resource.resourceName, (topic) => legacyTopicChanges(topic, frontend.broker.topicDefaults, resource), {
-        validateOnly: request.validateOnly,
-        replace: true,
-      }),
-    );
-    return { throttleTimeMs: 0, responses };
+  handle(request, context) {
+    return answerAlterConfigs(context, request, (topic, resource) => legacyTopicChanges(topic, context.frontend.broker.topicDefaults, resource), { replace: true });
   },
   errorResponse(request, errorCode) {
     return refusedConfigResources(request.resources, errorCode);

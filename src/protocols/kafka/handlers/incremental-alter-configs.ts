@@ -88,7 +88,7 @@ export function topicChanges(topic: Topic, brokerDefaults: Readonly<Record<strin
  * them the topic's whole explicit configuration (legacy AlterConfigs). validate_only stops after
  * every check.
  */
-export async function alterTopicConfig(
+async function alterTopicConfig(
   frontend: KafkaFrontend,
   name: string,
   changesOf: (topic: Topic) => Record<string, string | null> | ConfigOutcome,
@@ -138,7 +138,7 @@ export interface ConfigResource {
  * twice → INVALID_REQUEST), authorized as Kafka does (topic: ALTER_CONFIGS on it; broker:
  * ALTER_CONFIGS on the cluster), topics altered by `alterTopic`, broker resources refused.
  */
-export async function alterConfigResources<R extends ConfigResource>(
+async function alterConfigResources<R extends ConfigResource>(
   context: KafkaRequestContext,
   resources: readonly R[],
   alterTopic: (resource: R) => Promise<ConfigOutcome>,
@@ -165,6 +165,24 @@ export async function alterConfigResources<R extends ConfigResource>(
   return responses;
 }
 
+/**
+ * The answer to an alter request (both APIs): per resource as alterConfigResources gives it, a
+ * topic's changes from `changesOf`, applied (replacing its whole explicit set when `replace`)
+ * unless the request is validate_only.
+ */
+export async function answerAlterConfigs<R extends ConfigResource>(
+  context: KafkaRequestContext,
+  request: { resources: readonly R[]; validateOnly: boolean },
+  changesOf: (topic: Topic, resource: R) => Record<string, string | null> | ConfigOutcome,
+  options: { replace: boolean },
+): Promise<{ throttleTimeMs: number; responses: ResourceResult[] }> {
+  const { frontend } = context;
+  const responses = await alterConfigResources(context, request.resources, (resource) =>
+    alterTopicConfig(frontend, resource.resourceName, (topic) => changesOf(topic, resource), { validateOnly: request.validateOnly, replace: options.replace }),
+  );
+  return { throttleTimeMs: 0, responses };
+}
+
 /** The answer to an alter request refused whole (both APIs): every resource with `errorCode`. */
 export function refusedConfigResources(resources: readonly ConfigResource[], errorCode: number) {
   return {
@@ -177,15 +195,8 @@ export const incrementalAlterConfigsHandler = defineHandler({
   apiKey: ApiKey.IncrementalAlterConfigs,
   minVersion: 0,
   maxVersion: 1,
-  async handle(request, context) {
-    const { frontend } = context;
-    const responses: ResourceResult[] = await alterConfigResources(context, request.resources, (resource) =>
-      alterTopicConfig(frontend, resource.resourceName, (topic) => topicChanges(topic, frontend.broker.topicDefaults, resource.configs), {
-        validateOnly: request.validateOnly,
-        replace: false,
-      }),
-    );
-    return { throttleTimeMs: 0, responses };
+  handle(request, context) {
+    return answerAlterConfigs(context, request, (topic, resource) => topicChanges(topic, context.frontend.broker.topicDefaults, resource.configs), { replace: false });
   },
   errorResponse(request, errorCode) {
     return refusedConfigResources(request.resources, errorCode);
