@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { missingClient } from '../missing-client.js';
 
 /** Upper bound on a short child (npm --version, node on a small script, tsc on a small project). */
 export const commandMsMax = 30_000;
@@ -77,7 +78,5 @@ export function packInfo(stdout: string): { filename: string; files: Set<string>
 export function npmMissing(): string | false {
   const probe = spawnSync('npm', ['--version'], { env: childEnv(), timeout: commandMsMax, encoding: 'utf8' });
   if (probe.error === undefined && probe.status === 0) return false;
-  const reason = `npm is not available (${probe.error?.message ?? `exit ${probe.status}`}): the packed package is not checked`;
-  if (process.env['QUARTET_REQUIRE_CLIENTS'] === '1') throw new Error(`${reason}; QUARTET_REQUIRE_CLIENTS=1 requires it`);
-  return reason;
+  return missingClient(`npm is not available (${probe.error?.message ?? `exit ${probe.status}`}): the packed package is not checked`);
 }

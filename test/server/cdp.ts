@@ -9,15 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { missingClient } from '../missing-client.js';
 
 export const CHROMIUM = process.env.QUARTET_CHROMIUM ?? 'chromium';
 
 /** A skip reason when chromium is absent (a failure under QUARTET_REQUIRE_CLIENTS=1), else false. */
 export function chromiumSkip(): string | false {
   if (spawnSync(CHROMIUM, ['--version'], { stdio: 'ignore', timeout: 20_000 }).status === 0) return false;
-  const reason = 'chromium is not installed (apt-get install chromium)';
-  if (process.env.QUARTET_REQUIRE_CLIENTS === '1') throw new Error(`${reason}; QUARTET_REQUIRE_CLIENTS=1 requires it`);
-  return reason;
+  return missingClient('chromium is not installed (apt-get install chromium)');
 }
 
 interface Pending {
