@@ -31,6 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CursusClient, CursusProducer } from '../src/clients/cursus/index.js';
 import type { Acks, CursusRecord } from '../src/protocols/cursus/codec/batch.js';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, quartetServeArgs, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { loadPlatformaticKafka, requirePlatformaticKafka } from '../test/peers/platformatic-kafka.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -170,8 +171,7 @@ async function kafkajsPublish(bootstrap: string, topic: string, acks: 1 | -1, to
 }
 
 async function platformaticPublish(bootstrap: string, topic: string, acks: 1 | -1, total = records): Promise<Rate> {
-  await import('../test/conformance/promise-with-resolvers.js');
-  const { Admin, Producer, ProduceAcks } = await import('@platformatic/kafka');
+  const { Admin, Producer, ProduceAcks } = await requirePlatformaticKafka();
   const admin = new Admin({ clientId: 'quartet-bench', bootstrapBrokers: [bootstrap] });
   try {
     await admin.createTopics({ topics: [topic], partitions: 1, replicas: 1 });
@@ -364,7 +364,7 @@ async function throughputTrial(t: number, results: Map<string, number[]>, errors
     // Untimed warm-up of both listeners and the three clients (JIT, first allocations).
     await cursusPublish(client, 'warmup-cursus', '1', warmupRecords);
     await kafkajsPublish(q.kafka, 'warmup-kafkajs', 1, warmupRecords);
-    await platformaticPublish(q.kafka, 'warmup-platformatic', 1, warmupRecords);
+    if ((await loadPlatformaticKafka()) !== null) await platformaticPublish(q.kafka, 'warmup-platformatic', 1, warmupRecords);
     await cursusConsume(client, 'warmup-cursus', warmupRecords);
     await m('cursus publish acks=1', () => cursusPublish(client, 'cursus-acks1', '1'));
     await m('kafkajs publish acks=1', () => kafkajsPublish(q.kafka, 'kafkajs-acks1', 1));

@@ -31,6 +31,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
+import { requirePlatformaticKafka } from '../test/peers/platformatic-kafka.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -414,8 +415,7 @@ async function kafkajsProduce(bootstrap: string, topic: string): Promise<Rate> {
 }
 
 async function platformaticProduce(bootstrap: string, topic: string): Promise<Rate> {
-  await import('../test/conformance/promise-with-resolvers.js');
-  const { Admin, Producer, ProduceAcks } = await import('@platformatic/kafka');
+  const { Admin, Producer, ProduceAcks } = await requirePlatformaticKafka();
   const admin = new Admin({ clientId: 'quartet-bench', bootstrapBrokers: [bootstrap] });
   try {
     await admin.createTopics({ topics: [topic], partitions: 1, replicas: 1 });

@@ -4,23 +4,26 @@
 // (AlterUserScramCredentials v0, salted on the client as Kafka's admin clients do); alice then
 // authenticates with the new password and no longer with the old one, over a fresh connection.
 
-import './promise-with-resolvers.js';
 import assert from 'node:assert/strict';
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Connection, alterUserScramCredentialsV0, describeUserScramCredentialsV0, metadataV12 } from '@platformatic/kafka';
+import { platformaticKafkaPeer, type Connection, type PlatformaticKafka } from '../peers/platformatic-kafka.js';
 import { startBroker, type StartedBroker } from './helpers.js';
+
+const peer = await platformaticKafkaPeer();
 
 const SHA256 = 1;
 const SHA512 = 2;
 
-async function connectAs(b: StartedBroker, mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username: string, password: string): Promise<Connection> {
-  const connection = new Connection('quartet-scram', { sasl: { mechanism, username, password } });
+async function connectAs(kafka: PlatformaticKafka, b: StartedBroker, mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username: string, password: string): Promise<Connection> {
+  const connection = new kafka.Connection('quartet-scram', { sasl: { mechanism, username, password } });
   await connection.connect(b.host, b.port);
   return connection;
 }
 
-describe('@platformatic/kafka SCRAM credential admin', { timeout: 60_000 }, () => {
+describe('@platformatic/kafka SCRAM credential admin', { timeout: 60_000, skip: peer.skip }, () => {
+  const kafka = peer.kafka!;
+  const { alterUserScramCredentialsV0, describeUserScramCredentialsV0, metadataV12 } = kafka;
   let b: StartedBroker;
   before(async () => {
     b = await startBroker({ sasl: { users: { admin: 'admin-pw', alice: 'alice-pw' } } });
@@ -30,7 +33,7 @@ describe('@platformatic/kafka SCRAM credential admin', { timeout: 60_000 }, () =
   });
 
   it('describes credentials, replaces one, and the new password is the one that logs in', async () => {
-    const admin = await connectAs(b, 'SCRAM-SHA-512', 'admin', 'admin-pw');
+    const admin = await connectAs(kafka, b, 'SCRAM-SHA-512', 'admin', 'admin-pw');
     try {
       const described = await describeUserScramCredentialsV0.api.async(admin, [{ name: 'alice' }]);
       assert.deepEqual(described.results.map((r) => [r.user, r.errorCode, r.credentialInfos.map((c) => [c.mechanism, c.iterations])]), [['alice', 0, [[SHA256, 4096], [SHA512, 4096]]]]);
@@ -44,13 +47,13 @@ describe('@platformatic/kafka SCRAM credential admin', { timeout: 60_000 }, () =
       await admin.close();
     }
 
-    const alice = await connectAs(b, 'SCRAM-SHA-256', 'alice', 'alice-new');
+    const alice = await connectAs(kafka, b, 'SCRAM-SHA-256', 'alice', 'alice-new');
     try {
       const md = await metadataV12.api.async(alice, [], false, false);
       assert.ok(Array.isArray(md.brokers) && md.brokers.length === 1, 'an authenticated request is answered');
     } finally {
       await alice.close();
     }
-    await assert.rejects(connectAs(b, 'SCRAM-SHA-256', 'alice', 'alice-pw'));
+    await assert.rejects(connectAs(kafka, b, 'SCRAM-SHA-256', 'alice', 'alice-pw'));
   });
 });

@@ -2,14 +2,16 @@
 // against Quartet while a KafkaJS transactional producer holds an open transaction, and after it
 // commits. Exact producer ids and epochs are those InitProducerId gave (read from the core).
 
-import './promise-with-resolvers.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Connection, describeProducersV0, describeTransactionsV0, findErrorBy, listTransactionsV1 } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
+import { platformaticKafkaPeer } from '../peers/platformatic-kafka.js';
 import { startBroker, type StartedBroker } from './helpers.js';
 
-describe('@platformatic/kafka transaction admin', { timeout: 60_000 }, () => {
+const peer = await platformaticKafkaPeer();
+
+describe('@platformatic/kafka transaction admin', { timeout: 60_000, skip: peer.skip }, () => {
+  const { Connection, describeProducersV0, describeTransactionsV0, findErrorBy, listTransactionsV1 } = peer.kafka!;
   let b: StartedBroker;
   before(async () => {
     b = await startBroker();

@@ -8,8 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import '../../conformance/promise-with-resolvers.js';
-import { Admin } from '@platformatic/kafka';
 import { Broker } from '../../../src/core/broker.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { CommandCode, option } from '../../../src/protocols/iggy/codec/index.js';
@@ -20,10 +18,14 @@ import { startServer, type QuartetServer } from '../../../src/server/server.js';
 import { testScryptCost } from '../../core/helpers.js';
 import { IggyTestClient, sid } from './harness.js';
 import { builtinFormats } from '../../../src/server/listeners.js';
+import { platformaticKafkaPeer } from '../../peers/platformatic-kafka.js';
+
+const peer = await platformaticKafkaPeer();
 
 const mib = 1024 * 1024;
 
-it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_size; a Kafka delete drops the stored options', { timeout: 60_000 }, async (t) => {
+it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_size; a Kafka delete drops the stored options', { timeout: 60_000, skip: peer.skip }, async (t) => {
+  const { Admin } = peer.kafka!;
   const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-options-off-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const start = async (iggyEnabled: boolean): Promise<QuartetServer> => {

@@ -1,5 +1,5 @@
 // Node 20 lacks Promise.withResolvers (ES2024), which @platformatic/kafka 2.x calls
-// (kafka-broker-notes.md §1). Imported before the client; a no-op on Node 22+.
+// (kafka-broker-notes.md §1). platformatic-kafka.ts imports it before the client; a no-op on Node 22+.
 declare global {
   interface PromiseConstructor {
     withResolvers?<T>(): { promise: Promise<T>; resolve: (value: T | PromiseLike<T>) => void; reject: (reason?: unknown) => void };
