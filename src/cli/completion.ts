@@ -116,7 +116,10 @@ ${cases}
   fi
   compadd -a candidates
 }
-if (( $+functions[compdef] )); then compdef _quartet quartet; fi
+# Autoloaded from a file named _quartet in $fpath, this runs on the first completion: complete it.
+# Sourced after compinit: register the function.
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then _quartet "$@"
+elif (( $+functions[compdef] )); then compdef _quartet quartet; fi
 `;
 }
 

@@ -1,8 +1,7 @@
-// `quartet topic|group|user|token|acl|completion` run in-process against a whole broker started in
+// `quartet topic|group|user|token|acl` run in-process against a whole broker started in
 // this process (every listener on 127.0.0.1 port 0), through its HTTP admin API.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main.js';
@@ -234,7 +233,7 @@ describe('quartet user, token, acl (online)', () => {
   });
 });
 
-describe('usage, hints, completion', () => {
+describe('usage and hints', () => {
   test('a mistyped command, subcommand or flag is one line with a did-you-mean hint, exit 2', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['tpoic', 'list'], /^quartet: unknown command "tpoic" \(did you mean "topic"\?\); see 'quartet help'\n$/],
@@ -272,23 +271,5 @@ describe('usage, hints, completion', () => {
       assert.match(await ok(['help', command]), /^Usage: quartet /, command);
     }
     assert.match(await ok(['topic', '--help']), /quartet topic alter-config/);
-  });
-
-  test('completion scripts parse in bash and complete commands, subcommands and flags', async () => {
-    const script = await ok(['completion', 'bash']);
-    assert.match(script, /complete -o default -F _quartet quartet/);
-    const complete = (words: string[]): string[] => {
-      const r = spawnSync('bash', ['-c', `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _quartet; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' });
-      assert.equal(r.status, 0, r.stderr);
-      return lines(r.stdout);
-    };
-    assert.deepEqual(complete(['quartet', 'gr']), ['group']);
-    assert.deepEqual(complete(['quartet', 'topic', 'alt']), ['alter-config']);
-    assert.deepEqual(complete(['quartet', 'group', 'reset-offsets', '--to-e']), ['--to-earliest']);
-    assert.deepEqual(complete(['quartet', 'help', 'gro']), ['group']);
-    assert.deepEqual(complete(['quartet', 'user', 'list', '--off']), ['--offline']);
-    const zsh = await ok(['completion', 'zsh']);
-    assert.match(zsh, /^#compdef quartet\n/);
-    assert.match(zsh, /reset-offsets\) candidates=\([^)]*--to-earliest/);
   });
 });
