@@ -35,7 +35,7 @@ export const groupUsage = `Usage: quartet group list
        quartet group reset-offsets GROUP (--to-earliest | --to-latest | --to-offset N |
                                           --to-timestamp MS | --to-datetime ISO-8601)
                                          [--topic TOPIC] [--partitions 0,1,...] [--dry-run | --execute]
-       quartet group delete GROUP [--protocol kafka|iggy] [--topic TOPIC]
+       quartet group delete GROUP [--protocol kafka|cursus|iggy] [--topic TOPIC]
 
 Kafka, Cursus and Iggy groups, with members, committed offsets and lag. reset-offsets shows what
 it would do unless --execute is given, and is refused while the group has members (stop its

@@ -16,6 +16,7 @@
 
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../base/clock.js';
+import { QuartetError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import type { Broker, TopicChangeListener } from '../../core/broker.js';
 import { defaultNamespaceName, type Topic } from '../../core/catalog.js';
@@ -143,6 +144,7 @@ export class CursusGroups {
         const group = this.groups.get(name);
         return group === undefined ? null : [...group.state.members.keys()].map((memberId) => ({ memberId, clientId: null, clientHost: null, partitions: null }));
       },
+      deleteGroup: (name) => this.delete(name),
     });
     await this.registry.run(() => this.load());
   }
@@ -184,6 +186,24 @@ export class CursusGroups {
         return existing;
       }
       return this.create(name, selector, expansion);
+    });
+  }
+
+  /**
+   * Deletes the group's registration, from the coordinator and the group store (the admin API's
+   * group delete; Cursus itself has no command for it): refused with group_not_empty while it has
+   * members. Its committed offsets are the caller's to delete (Kafka's scope, cursusOffsetScope).
+   */
+  delete(name: string): Promise<void> {
+    return this.registry.run(async () => {
+      const group = this.groups.get(name);
+      if (group !== undefined) {
+        const members = group.state.members.size;
+        if (members > 0) throw new QuartetError('group_not_empty', `group '${name}' has ${members} active member(s)`);
+        this.forget(group);
+      }
+      // After any write of its record already queued.
+      await this.writes.run(() => this.broker.groups.delete(cursusGroupScope, name));
     });
   }
 
@@ -497,10 +517,15 @@ export class CursusGroups {
   }
 
   private async drop(group: CursusGroup): Promise<void> {
-    this.engine.forget(group.state);
-    this.groups.delete(group.name);
+    this.forget(group);
     // After any write of its record already queued.
     await this.writes.run(() => this.broker.groups.delete(cursusGroupScope, group.name)).catch((error: unknown) => this.logger.warn('could not remove a cursus group registration', { group: group.name, error }));
+  }
+
+  /** The coordinator no longer knows the group (its session timers stop). */
+  private forget(group: CursusGroup): void {
+    this.engine.forget(group.state);
+    this.groups.delete(group.name);
   }
 
   // --- members and fences -----------------------------------------------------------------------

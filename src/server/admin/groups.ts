@@ -283,16 +283,28 @@ async function commitReset(broker: Broker, ref: GroupRef, scope: ReadonlyArray<{
   await broker.offsets.commit(kafkaScope, ref.name, commits);
 }
 
+/**
+ * The scopes a group's deletion covers. A Cursus group's offsets are the Kafka group's of the same
+ * name (listed once, as the Cursus group): deleting it deletes that Kafka group too.
+ */
+function deletedScopes(ref: GroupRef): string[] {
+  return ref.protocol === 'cursus' ? [cursusScope, kafkaScope] : [liveScope(ref)];
+}
+
 async function deleteGroup(request: AdminRequest, protocol: GroupProtocol): Promise<AdminReply> {
   const { broker, user } = request;
   const ref = await groupFromPath(request, protocol);
-  if (ref.protocol === 'cursus') throw new QuartetError('unsupported', `'${ref.name}' is a Cursus group: it is deleted through the Cursus protocol`);
   requireManageGroup(user, ref, await groupTopics(broker, ref));
-  if (membersOf(broker, ref).length > 0) throw new QuartetError('group_not_empty', `group '${ref.name}' has active members`);
-  const source = broker.liveGroups.source(liveScope(ref));
-  if (source?.deleteGroup) await source.deleteGroup(liveKey(ref));
-  else if (ref.protocol === 'kafka') await broker.groups.delete(kafkaScope, ref.name);
-  else await broker.groups.delete(iggyScope, liveKey(ref));
+  const key = liveKey(ref);
+  const scopes = deletedScopes(ref);
+  const members = scopes.reduce((n, scope) => n + broker.liveGroups.membersOf(scope, key).length, 0);
+  if (members > 0) throw new QuartetError('group_not_empty', `group '${ref.name}' has ${members} active member(s): it can only be deleted while it has none`);
+  // Through the coordinator while its listener is open (it holds the group in memory), else from the store.
+  for (const scope of scopes) {
+    const source = broker.liveGroups.source(scope);
+    if (source?.deleteGroup) await source.deleteGroup(key);
+    else await broker.groups.delete(scope, key);
+  }
   if (ref.iggy) for (let p = 0; p < ref.iggy.topic.partitions; p++) await broker.offsets.deleteGroup(iggyScope, iggyOffsetKey(ref.iggy.id, ref.iggy.topic, p));
   else await broker.offsets.deleteGroup(kafkaScope, ref.name);
   return { body: { deleted: groupIdentity(ref) } };

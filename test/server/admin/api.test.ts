@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { CursusClient } from '../../../src/clients/cursus/index.js';
 import { IggyClient } from '../../../src/clients/iggy/index.js';
 import { allGlobalGrants, globalGrants } from '../../../src/core/access.js';
 import type { Broker } from '../../../src/core/broker.js';
@@ -309,7 +310,7 @@ describe('groups', () => {
     await expectError(call('GET', 'groups/kafka/billing'), 404, 'unknown_group');
   });
 
-  test('a Cursus group: listed and described from its registration and its (Kafka-scope) offsets; deleted only through Cursus', async () => {
+  test('a Cursus group: listed and described from its registration and its (Kafka-scope) offsets, offsets reset', async () => {
     await call('POST', 'topics', { body: { name: 'jobs', partitions: 1 } });
     const topic = broker.catalog.requireTopic({ topic: 'jobs' });
     await broker.append(topic, 0, encodeNeutralBatch([{ value: 'j1' }, { value: 'j2' }]));
@@ -320,10 +321,45 @@ describe('groups', () => {
     const described = await call('GET', 'groups/cursus/runners');
     assert.deepEqual(described.body.offsets, [{ namespace: 'default', topic: 'jobs', partition: 0, committed: 1, endOffset: 2, lag: 1 }]);
     await expectError(call('GET', 'groups/kafka/runners'), 404, 'unknown_group');
-    await expectError(call('DELETE', 'groups/cursus/runners'), 501, 'unsupported');
     const reset = await call('POST', 'groups/cursus/runners/reset-offsets', { body: { to: 'latest' } });
     assert.deepEqual((reset.body.offsets as Array<{ offset: number }>).map((o) => o.offset), [2]);
     assert.equal((await broker.offsets.fetch('kafka', 'runners', topic.internalId, 0))?.offset, 2);
+  });
+
+  test('a Cursus group with a live member: delete refused until it leaves, then its registration, coordinator state and offsets are gone', async () => {
+    await call('POST', 'topics', { body: { name: 'tasks', partitions: 1 } });
+    const topic = broker.catalog.requireTopic({ topic: 'tasks' });
+    await broker.append(topic, 0, encodeNeutralBatch([{ value: 't1' }, { value: 't2' }]));
+    const cursusAddress = started.server!.listenerAddresses().get('cursus');
+    assert.ok(cursusAddress, 'the Cursus listener is up');
+    const cursus = new CursusClient({ addr: `127.0.0.1:${cursusAddress.port}`, reconnect: false, requestTimeoutMs: 10_000 });
+    const registered = async (): Promise<boolean> => (await broker.groups.list('cursus')).some((g) => g.groupId === 'crew');
+    try {
+      const { memberId, generation } = await cursus.joinGroup({ group: 'crew', member: 'worker', topic: 'tasks' });
+      await cursus.commitOffset({ topic: 'tasks', partition: 0, group: 'crew', offset: 1, member: memberId, generation });
+      const refused = await call('DELETE', 'groups/cursus/crew');
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.equal(errorCode(refused), 'group_not_empty');
+      assert.match((refused.body.error as { message: string }).message, /1 active member/);
+      assert.ok(await registered(), 'nothing is deleted while it has a member');
+      assert.equal((await broker.offsets.fetch('kafka', 'crew', topic.internalId, 0))?.offset, 1);
+      await expectError(call('DELETE', 'groups/cursus/crew', { auth: basic('reader', 'reader-password') }), 403, 'unauthorized');
+
+      await cursus.leaveGroup({ topic: 'tasks', group: 'crew', member: memberId });
+      const deleted = await call('DELETE', 'groups/cursus/crew');
+      assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+      assert.deepEqual(deleted.body, { deleted: { protocol: 'cursus', group: 'crew' } });
+      assert.equal(await registered(), false, 'the stored registration is gone');
+      assert.deepEqual(await broker.offsets.fetchGroup('kafka', 'crew'), [], 'its offsets are gone');
+      assert.ok(!(await cursus.listGroups()).includes('crew'), 'the coordinator forgot it');
+      await expectError(call('GET', 'groups/cursus/crew'), 404, 'unknown_group');
+      await expectError(call('DELETE', 'groups/cursus/crew'), 404, 'unknown_group');
+      // A new join registers it afresh, with no offsets from before.
+      await cursus.joinGroup({ group: 'crew', member: 'worker', topic: 'tasks' });
+      assert.equal(await cursus.fetchOffset({ topic: 'tasks', partition: 0, group: 'crew' }), 0);
+    } finally {
+      await cursus.close();
+    }
   });
 
   test('an Iggy group with a live member: members shown, reset and delete refused until it leaves', async () => {
