@@ -87,7 +87,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-conformance-'));
   const flags: Record<string, string | boolean> = {
     'data-dir': join(dataDir, 'data'),
-    'http-addr': '127.0.0.1:0',
+    'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0',
     // Every protocol listener on a free loopback port: a test never collides with a running
     // broker's default ports, or with another test.
     ...Object.fromEntries(protocolNames.map((p) => [`${p}-addr`, '127.0.0.1:0'])),

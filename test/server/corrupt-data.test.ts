@@ -28,7 +28,7 @@ const batches = 20;
 const perBatch = 5;
 
 function config(dataDir: string, scrubBytesPerSec = 0): QuartetConfig {
-  const flags = { 'data-dir': dataDir, 'http-addr': '127.0.0.1:0', 'kafka-enabled': 'false', 'iggy-enabled': 'false', 'log-scrub-bytes-per-sec': String(scrubBytesPerSec) };
+  const flags = { 'data-dir': dataDir, 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-enabled': 'false', 'iggy-enabled': 'false', 'log-scrub-bytes-per-sec': String(scrubBytesPerSec) };
   return loadConfig({ flags, env: {}, available: new Set(['http', 'kafka', 'iggy']) }).config;
 }
 

@@ -18,7 +18,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 
 function config(overrides: Record<string, string | boolean> = {}): QuartetConfig {
-  const flags = { 'data-dir': join(root, `d${n++}`), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'iggy-addr': '127.0.0.1:0', ...overrides };
+  const flags = { 'data-dir': join(root, `d${n++}`), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'iggy-addr': '127.0.0.1:0', ...overrides };
   return loadConfig({ flags, env: {}, available: new Set(['http', 'kafka']) }).config;
 }
 

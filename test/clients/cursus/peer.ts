@@ -34,7 +34,7 @@ export async function startPeer(): Promise<CursusPeer> {
 async function startQuartet(): Promise<CursusPeer> {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-cursus-sdk-'));
   const { config } = loadConfig({
-    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'kafka-enabled': false, 'iggy-enabled': false },
+    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'kafka-enabled': false, 'iggy-enabled': false },
     env: { QUARTET_ROOT_PASSWORD: 'root-password' },
     cwd: dir,
   });

@@ -24,7 +24,7 @@ export async function startIggyBroker(): Promise<IggyBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-sdk-'));
   const flags = {
     'data-dir': join(dir, 'data'),
-    'http-addr': '127.0.0.1:0',
+    'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0',
     'iggy-addr': '127.0.0.1:0',
     'iggy-enabled': true,
     'kafka-enabled': false,

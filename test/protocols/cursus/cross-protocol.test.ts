@@ -23,7 +23,7 @@ describe('cursus ↔ kafka', { timeout: 60_000 }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'quartet-cursus-cross-'));
     const { config } = loadConfig({
-      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false },
+      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false },
       env: { QUARTET_ROOT_PASSWORD: 'root-password' },
       cwd: dir,
     });

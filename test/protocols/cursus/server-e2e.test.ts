@@ -18,7 +18,7 @@ import { CursusWireClient, errorOf, jsonOf, okFields, type WireFrame } from './w
 
 async function start(dataDir: string): Promise<QuartetServer> {
   const { config } = loadConfig({
-    flags: { 'data-dir': dataDir, 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false },
+    flags: { 'data-dir': dataDir, 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false },
     env: { QUARTET_ROOT_PASSWORD: 'root-password' },
     cwd: dataDir,
   });

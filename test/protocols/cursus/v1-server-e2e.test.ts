@@ -20,7 +20,7 @@ import { V1WireClient, v1Envelope } from './v1-wire-client.js';
 
 async function start(dir: string, flags: Record<string, string | boolean>): Promise<QuartetServer> {
   const { config } = loadConfig({
-    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false, ...flags },
+    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'cursus-addr': '127.0.0.1:0', 'iggy-enabled': false, ...flags },
     env: { QUARTET_ROOT_PASSWORD: 'root-password' },
     cwd: dir,
   });

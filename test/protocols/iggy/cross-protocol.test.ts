@@ -28,7 +28,7 @@ describe('iggy ↔ kafka', { timeout: 60_000 }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-cross-'));
     const { config } = loadConfig({
-      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'iggy-advertised-addr': 'iggy.example:18090', 'cursus-enabled': false },
+      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': true, 'iggy-advertised-addr': 'iggy.example:18090', 'cursus-enabled': false },
       env: { QUARTET_ROOT_PASSWORD: 'root-password' },
       cwd: dir,
     });

@@ -16,7 +16,7 @@ it('a server with the Iggy listener off still drops the grants of a topic delete
   const dir = mkdtempSync(join(tmpdir(), 'quartet-iggy-grants-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const { config } = loadConfig({
-    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-enabled': false, 'cursus-enabled': false },
+    flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-enabled': false, 'cursus-enabled': false },
     env: { QUARTET_ROOT_PASSWORD: 'root-password' },
     cwd: dir,
   });

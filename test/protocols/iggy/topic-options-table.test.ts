@@ -30,7 +30,7 @@ it('a Kafka CreatePartitions while the Iggy listener is off spreads max_topic_si
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const start = async (iggyEnabled: boolean): Promise<QuartetServer> => {
     const { config } = loadConfig({
-      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': iggyEnabled, 'cursus-enabled': false },
+      flags: { 'data-dir': join(dir, 'data'), 'http-addr': '127.0.0.1:0', 'felix-addr': '127.0.0.1:0', 'kafka-addr': '127.0.0.1:0', 'kafka-enabled': true, 'iggy-addr': '127.0.0.1:0', 'iggy-enabled': iggyEnabled, 'cursus-enabled': false },
       env: { QUARTET_ROOT_PASSWORD: 'root-password' },
       cwd: dir,
     });
