@@ -10,7 +10,7 @@
 
 import { asBuffer, WorkerPool } from '../base/worker-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
-import type { BatchFormat, FileSlice, StoredBatch } from '../log/types.js';
+import type { BatchFormat, FileSlice, ReadOptions, StoredBatch } from '../log/types.js';
 import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
 import { readSlice, type RecordsJob, type TaskReply, type TranscodeJob, type WholeBatchJob } from './transcode-task.js';
 
@@ -79,6 +79,15 @@ export class Transcoder {
   offloads(format: BatchFormat, batch: StoredBatch): boolean {
     if (this.pool === null || batch.format === format || (batch.file?.length ?? batch.payload.length) < this.settings.offloadBytesMin) return false;
     return this.formats.source(batch.format) !== undefined && this.formats.source(format) !== undefined;
+  }
+
+  /**
+   * The read options under which a read with a lease returns the batches of other formats than
+   * `format` that may go to a worker as file slices, for the worker to read and check them itself
+   * (the main thread neither reads nor copies them); none without a pool.
+   */
+  sliceOptions(format: BatchFormat): Pick<ReadOptions, 'otherFormatSlices'> {
+    return this.pool === null ? {} : { otherFormatSlices: { format, bytesMin: this.settings.offloadBytesMin } };
   }
 
   /**

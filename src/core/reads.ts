@@ -295,6 +295,7 @@ export class PartitionReader {
           maxOffset: end,
           ...(lease ? { lease } : {}),
           ...(lease && request.fileSlicesMin !== undefined ? { fileSlicesMin: request.fileSlicesMin } : {}),
+          ...(lease ? this.transcoder.sliceOptions(format) : {}),
         };
         const batches = await this.log.read(offset, options);
         // Large batches of another format are read from their slice, to be transcoded.
@@ -384,7 +385,11 @@ export class PartitionReader {
     // What a read may pass over besides what it returns: a scan passes over the batches it does not keep.
     let scanned = 0;
     const scanBytesMax = scan?.bytesMax ?? Infinity;
-    const slices = request.afterWrite !== undefined && request.fileSlicesMin !== undefined ? { fileSlicesMin: request.fileSlicesMin } : {};
+    const slices = {
+      ...(request.afterWrite !== undefined && request.fileSlicesMin !== undefined ? { fileSlicesMin: request.fileSlicesMin } : {}),
+      // Batches a worker transcodes are read there (decoded records are wanted here, whole).
+      ...(request.afterWrite !== undefined && decoded === undefined ? this.transcoder.sliceOptions(format) : {}),
+    };
     let stretch = 1;
     let stoppedAtCorrupt = false;
     const readEnd = (): number => (scan === undefined ? Math.min(end, next + (want - records) * stretch) : end);

@@ -19,7 +19,7 @@ import { confirmCorrupt, corruptBatchError } from './integrity.js';
 import type { LogFileSystem } from './fs.js';
 import { readFully, scanEnvelopes, type ScannedEnvelope } from './scan.js';
 import type { Segment } from './segment.js';
-import type { CorruptBatch, ReadOptions, StoredBatch } from './types.js';
+import type { BatchFormat, CorruptBatch, ReadOptions, StoredBatch } from './types.js';
 import { fileSliceHeadBytes } from './types.js';
 
 export class ReadPath {
@@ -35,7 +35,7 @@ export class ReadPath {
     const endOffset = Math.min(this.state.highWatermark, options.maxOffset ?? Infinity);
     const selector = new ReadSelector(offset, endOffset, options.maxBytes);
     const segments = this.state.segments.slice(this.segmentIndexFor(offset, this.state.segments));
-    const slices = options.lease !== undefined && options.fileSlicesMin !== undefined ? { lease: options.lease, min: Math.max(options.fileSlicesMin, fileSliceHeadBytes) } : null;
+    const slices = sliceRule(options);
     // Every segment the read may reach is pinned now, before the first await: retention or
     // compaction may retire one while an earlier one is being read.
     await pinnedAll(segments, async () => {
@@ -73,10 +73,10 @@ export class ReadPath {
    * when the window ends before the wanted data (a batch bigger than the window, or a long gap)
    * does it read again from where it stopped.
    *
-   * With `slices` (reads with `fileSlicesMin`): an envelope whose payload is at least `slices.min`
-   * bytes and runs past the bytes read so far is offered as a file slice (its header and first
-   * fileSliceHeadBytes read, the rest not), and the segment stays pinned until the lease is
-   * released; one wholly inside them is offered as read. After a large envelope the next pread is
+   * With `slices` (reads with `fileSlicesMin` or `otherFormatSlices`): an envelope whose payload
+   * is at least its format's minimum (SliceRule) and runs past the bytes read so far is offered
+   * as a file slice (its header and first fileSliceHeadBytes read, the rest not), and the segment
+   * stays pinned until the lease is released; one wholly inside them is offered as read. After a large envelope the next pread is
    * a small window (the index gap plus one header and head); after small batches, the usual
    * window. The first pread is small when this log's last sliced read met a large envelope.
    *
@@ -90,7 +90,7 @@ export class ReadPath {
     selector: ReadSelector,
     maxBytes: number,
     lease: BufferLease | undefined,
-    slices: { lease: BufferLease; min: number } | null,
+    slices: SliceRule | null,
     verify: boolean,
   ): Promise<void> {
     let position = segment.offsetIndex.lookup(Math.max(offset, segment.baseOffset)).position;
@@ -98,8 +98,8 @@ export class ReadPath {
     // Iggy poll of N messages, a read_committed fetch) the read stops there instead of filling
     // a window of maxBytes.
     const limit = Math.min(segment.size, segment.offsetIndex.positionAtOrAfter(endOffset) ?? Infinity);
-    const sliceMin = slices?.min ?? Infinity;
-    const sliced = (header: EnvelopeHeader): boolean => header.payloadLength >= sliceMin && header.checksumFrom <= fileSliceHeadBytes;
+    const sliceMin = (header: EnvelopeHeader): number => (slices === null ? Infinity : header.format === slices.format ? slices.min : slices.otherMin);
+    const sliced = (header: EnvelopeHeader): boolean => header.payloadLength >= sliceMin(header) && header.checksumFrom <= fileSliceHeadBytes;
     const wanted = (header: EnvelopeHeader): boolean => header.baseOffset + header.recordCount > offset && header.baseOffset < endOffset;
     /** Why a wanted whole envelope at `at` of `buf` is not served ('known': recorded corrupt already), or null. */
     const unservable = (buf: Buffer, at: number, header: EnvelopeHeader): 'known' | 'corrupt' | null => {
@@ -128,8 +128,9 @@ export class ReadPath {
           if (headValid === false) return await this.refuse(segment, position + at, selector);
           if (headValid === null) break;
           const bytes = envelopeBytes(header);
-          if (header.payloadLength >= sliceMin) sawLarge = metLarge = true;
-          if (slices !== null && sliced(header) && at + bytes > buf.length) {
+          if (header.payloadLength >= sliceMin(header)) sawLarge = metLarge = true;
+          // (One of another format is sliced even when read: a worker reads and checks it again.)
+          if (slices !== null && sliced(header) && (at + bytes > buf.length || (slices.format !== null && header.format !== slices.format))) {
             // Its head must be in this window (else it is read again from here), and all of it in
             // the segment (a rollback may have shrunk it under this read).
             if (at + envelopeHeaderBytes + fileSliceHeadBytes > buf.length) break;
@@ -268,6 +269,25 @@ export class ReadPath {
     }
     return best;
   }
+}
+
+/**
+ * Which payloads a read returns as file slices (ReadOptions.fileSlicesMin, otherFormatSlices):
+ * those of `format` from `min` bytes, the others from `otherMin`; null when none.
+ */
+interface SliceRule {
+  lease: BufferLease;
+  format: BatchFormat | null;
+  min: number;
+  otherMin: number;
+}
+
+function sliceRule(options: ReadOptions): SliceRule | null {
+  const { lease, fileSlicesMin, otherFormatSlices: other } = options;
+  if (lease === undefined || (fileSlicesMin === undefined && other === undefined)) return null;
+  const min = fileSlicesMin === undefined ? Infinity : Math.max(fileSlicesMin, fileSliceHeadBytes);
+  const otherMin = other === undefined ? min : Math.min(min, Math.max(other.bytesMin, fileSliceHeadBytes));
+  return { lease, format: other?.format ?? null, min, otherMin };
 }
 
 /** Envelopes of `segment` from the indexed position at or before `fromOffset`, to its end. */

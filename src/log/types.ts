@@ -6,7 +6,7 @@
 // Offsets and timestamps are JS numbers: offsets stay far below 2^53 for any log this process can
 // hold, and milliseconds since the epoch fit easily. Protocol codecs convert to int64 at the wire.
 
-import type { AppendRequest, StoredBatch } from '../base/batch.js';
+import type { AppendRequest, BatchFormat, StoredBatch } from '../base/batch.js';
 import type { BufferLease } from '../base/buffer-pool.js';
 
 export { BatchFlags, BatchFormat, fileSliceHeadBytes } from '../base/batch.js';
@@ -53,6 +53,12 @@ export interface ReadOptions {
    * until it is released. Logs without files (MemoryLog) ignore it and return whole payloads.
    */
   fileSlicesMin?: number;
+  /**
+   * With a lease: payloads of a format other than `format` of at least `bytesMin` bytes come back
+   * as file slices too (whatever fileSlicesMin), for a reader that hands them to a worker thread
+   * to transcode, which reads them itself (core/offload.ts). Ignored like fileSlicesMin.
+   */
+  otherFormatSlices?: { format: BatchFormat; bytesMin: number };
   /**
    * Check every header read against its checksum and every batch returned as bytes against its
    * payload checksum (src/log/integrity.ts); default true. False only for the replays of batch

@@ -8,13 +8,16 @@ import { ManualScheduler } from '../../src/core/scheduler.js';
 import type { TxnIdentity } from '../../src/core/transactions.js';
 import { BatchFlags, BatchFormat, createFormatRegistry, decodeNeutralBatch, encodeNeutralBatch, type AppendRequest, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../src/log/index.js';
 import { tempDir, testScryptCost } from './helpers.js';
-import { closeSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isQuartetError } from '../../src/base/errors.js';
 import { BufferLease } from '../../src/base/buffer-pool.js';
 import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes } from '../../src/log/envelope.js';
 import { builtinFormats } from '../../src/server/listeners.js';
+import { nodeFileSystem, type LogFileSystem } from '../../src/log/fs.js';
+import { wholeBatchAs } from '../../src/core/transcode.js';
 
 // A format of the test's own ("lines": a JSON list of [offset, value]), so that transcoding is
 // exercised through the neutral record with no protocol codec. It can cut its batches (slice).
@@ -322,6 +325,45 @@ test('a file-sliced batch whose bytes rotted on disk is never transcoded for a r
     // Before tempDir's own hook removes the directory.
     await broker.close();
   }
+});
+
+test('batches of another format that a worker transcodes are read by the worker: the event loop reads their heads only', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quartet-core-'));
+  let readBytes = 0;
+  const logFs: LogFileSystem = {
+    ...nodeFileSystem,
+    read: async (fd, buffer, offset, length, position) => {
+      const n = await nodeFileSystem.read(fd, buffer, offset, length, position);
+      readBytes += n;
+      return n;
+    },
+  };
+  const formats = builtinFormats();
+  const broker = await Broker.open({ dataDir, formats, logFs, workers: { threads: 1, offloadBytesMin: 64 * 1024, queueMax: 8 }, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost });
+  t.after(async () => {
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const topic = await broker.createTopic('default', 'foreign', { partitions: 1 });
+  // Four neutral batches of ~200 KB each, read as Kafka: every one is transcoded.
+  for (let b = 0; b < 4; b++) await broker.append(topic, 0, neutral(Array.from({ length: 200 }, (_, i) => `v${b}-${i}`.padEnd(1_000, '.'))));
+  const reader = broker.reads.open(topic, 0);
+  const fetch = async () => {
+    const lease = new BufferLease();
+    try {
+      const read = await reader.readBatches({ offset: 0, isolation: 'read_uncommitted', format: BatchFormat.kafka, bytesMax: 8 << 20, firstBatchWhole: true, lease });
+      return read.chunks!.map((c) => Buffer.from(c as Buffer));
+    } finally {
+      lease.release();
+    }
+  };
+  await fetch();
+  readBytes = 0;
+  const chunks = await fetch();
+  // The batches' headers and heads (a small window each, once the log has met large batches), not their 800 KB.
+  assert.ok(readBytes < 64 * 1024, `the event loop read ${readBytes} bytes`);
+  const stored = await broker.partition(topic, 0).read(0, { maxBytes: 8 << 20 });
+  assert.deepEqual(chunks, stored.map((b) => wholeBatchAs(formats, BatchFormat.kafka, b)), 'byte for byte as transcoded inline');
 });
 
 async function readEnvelopes(file: string): Promise<Array<{ position: number; baseOffset: number; payloadLength: number }>> {
