@@ -162,6 +162,12 @@ export interface BatchFormatCodec {
    */
   messageCount?(batch: StoredBatch): number | null;
   /**
+   * The bytes decoding the batch produces at most, as its headers tell before any decoding (a
+   * compressed batch's decoded size: a few KB may inflate to 64 MiB), for the worker pool's size
+   * rule (core/offload.ts); absent, its payload's length.
+   */
+  decodedBytes?(batch: StoredBatch): number;
+  /**
    * The records of a stored batch of this format in [fromOffset, toOffsetExclusive) (the first
    * `countMax` of them) as bytes of this format cut from the stored ones, without decoding them;
    * null when none is kept or the batch does not parse. A format without it is served whole (its

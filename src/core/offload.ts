@@ -6,13 +6,15 @@
 // batches already in the reader's format, formats whose codec was registered without a module
 // URL (FormatRegistry.source), and any batch while the pool's queue is full. A front-end may run
 // its own pure tasks on the same pool under the same size rule (offloadTask: Kafka's
-// recompression of produced batches to a topic's compression.type).
+// recompression of produced batches to a topic's compression.type). A timestamp lookup inside a
+// batch (Kafka ListOffsets by time) goes to a worker when the batch's records decode to at least
+// `offloadBytesMin` (BatchFormatCodec.decodedBytes: a few KB of zstd may inflate to 64 MiB).
 
 import { asBuffer, WorkerPool } from '../base/worker-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
 import type { BatchFormat, FileSlice, ReadOptions, StoredBatch } from '../log/types.js';
-import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
-import { readSlice, type RecordsJob, type TaskReply, type TranscodeJob, type WholeBatchJob } from './transcode-task.js';
+import { recordAtTimestampIn, recordsOf, wholeBatchAs, type ServedRecords, type TimedOffset } from './transcode.js';
+import { readSlice, type RecordsJob, type TaskReply, type TimestampJob, type TranscodeBatch, type TranscodeJob, type WholeBatchJob } from './transcode-task.js';
 
 /** The broker's worker settings (BrokerOptions.workers). */
 export interface WorkerSettings {
@@ -73,6 +75,21 @@ export class Transcoder {
   }
 
   /**
+   * recordAtTimestampIn, on a worker for a batch whose records decode to at least
+   * offloadBytesMin (BatchFormatCodec.decodedBytes: a small compressed batch may inflate far).
+   */
+  recordAtTimestamp(batch: StoredBatch, from: number, timestamp: number): TimedOffset | null | Promise<TimedOffset | null> {
+    const source = this.formats.source(batch.format);
+    if (this.pool !== null && source !== undefined && decodedBytesOf(this.formats, batch) >= this.settings.offloadBytesMin) {
+      const job: TimestampJob = { sources: [source], batch: this.handed(batch), from, timestamp };
+      const run = this.pool.tryRun<TaskReply<TimedOffset | null>>(taskModule, 'recordAtTimestampTask', [job], handedOver(job.batch));
+      if (run !== null) return run.then((out) => (this.keep(out.spare), out.value));
+      this.keep(job.batch.payload);
+    }
+    return recordAtTimestampIn(this.formats, batch.file === undefined ? batch : { ...batch, payload: readSlice(batch.file) }, from, timestamp);
+  }
+
+  /**
    * Whether a batch of another format than `format` goes to a worker: then a file-sliced one is
    * handed over as its file range, unread (the caller keeps its lease until the task ends).
    */
@@ -126,13 +143,17 @@ export class Transcoder {
     if (!this.offloads(format, batch)) return null;
     const from = this.formats.source(batch.format)!;
     const to = this.formats.source(format)!;
+    return { sources: from === to ? [from] : [from, to], format, batch: this.handed(batch) };
+  }
+
+  /** The batch as a worker gets it. */
+  private handed(batch: StoredBatch): TranscodeBatch {
     const { flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, file } = batch;
     const fields = { format: batch.format, flags, baseOffset, lastOffset, recordCount, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence };
     // A file slice goes as its range, which the worker reads. A payload is a view of a buffer
     // shared with other batches (a pooled read): copied, at a cost of a few ms per MB where
     // fresh memory faults in slowly; reads that can hand over file slices avoid it.
-    const handed = file !== undefined ? { ...fields, payload: Buffer.alloc(0), file: { ...file } } : { ...fields, payload: this.copy(batch.payload) };
-    return { sources: from === to ? [from] : [from, to], format, batch: handed };
+    return file !== undefined ? { ...fields, payload: Buffer.alloc(0), file: { ...file } } : { ...fields, payload: this.copy(batch.payload) };
   }
 }
 
@@ -143,8 +164,14 @@ function inlined(format: BatchFormat, batch: StoredBatch): StoredBatch {
   return { ...rest, payload: readSlice(file) };
 }
 
-/** What a job hands over to the worker: the whole buffer its payload is a view of. */
-function handedOver(job: TranscodeJob): ArrayBuffer[] {
-  const ab = job.batch.payload.buffer;
+/** What decoding `batch` produces at most (BatchFormatCodec.decodedBytes), at least its stored length. */
+export function decodedBytesOf(formats: FormatRegistry, batch: StoredBatch): number {
+  const stored = batch.file?.length ?? batch.payload.length;
+  return Math.max(stored, formats.get(batch.format)?.decodedBytes?.(batch) ?? 0);
+}
+
+/** What a job hands over to the worker: the whole buffer its batch's payload is a view of. */
+function handedOver(job: TranscodeJob | TranscodeBatch): ArrayBuffer[] {
+  const ab = ('batch' in job ? job.batch : job).payload.buffer;
   return ab instanceof ArrayBuffer && ab.byteLength > 0 ? [ab] : [];
 }

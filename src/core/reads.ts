@@ -247,7 +247,8 @@ export class PartitionReader {
 
   /**
    * The first record at or after `timestamp`: its offset and timestamp, or null. The batch is found
-   * through the log's time index, then decoded for the exact record (a cold path).
+   * through the log's time index, then decoded for the exact record (a cold path), on a worker
+   * when its records decode to many bytes (Transcoder.recordAtTimestamp).
    */
   async recordAtTimestamp(timestamp: number): Promise<{ offset: number; timestamp: number } | null> {
     let from = await this.log.offsetForTimestamp(timestamp);
@@ -255,11 +256,10 @@ export class PartitionReader {
       const batches = await this.log.read(from, { maxBytes: 1 });
       const batch = batches[0];
       if (batch === undefined) return null;
-      const codec = this.formats.get(batch.format);
-      if (codec === undefined) return { offset: Math.max(from, batch.baseOffset), timestamp: batch.maxTimestamp };
-      for (const record of codec.decode(batch)) {
-        if (record.offset >= from && record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
-      }
+      // A batch whose records decode to many bytes is searched on a worker (Transcoder.recordAtTimestamp).
+      const found = this.transcoder.recordAtTimestamp(batch, from, timestamp);
+      const record = found instanceof Promise ? await found : found;
+      if (record !== null) return record;
       // Batches are indexed by maxTimestamp; a later batch may still hold a match.
       from = batch.lastOffset + 1;
       if (from >= this.log.stats().highWatermark) return null;

@@ -8,7 +8,7 @@ import { asBuffer } from '../base/worker-pool.js';
 import { sliceBytesValid } from '../log/envelope.js';
 import { createFormatRegistry, type CodecSource, type FormatRegistry } from '../log/formats.js';
 import type { BatchFormat, BatchFormatCodec, FileSlice, StoredBatch } from '../log/types.js';
-import { recordsOf, wholeBatchAs, type ServedRecords } from './transcode.js';
+import { recordAtTimestampIn, recordsOf, wholeBatchAs, type ServedRecords, type TimedOffset } from './transcode.js';
 
 /**
  * A stored batch: its payload in an ArrayBuffer of its own, or, for a file-sliced batch, its
@@ -35,6 +35,14 @@ export interface RecordsJob extends TranscodeJob {
   countMax: number;
 }
 
+/** A timestamp lookup in one batch (recordAtTimestampIn): the batch's codec only. */
+export interface TimestampJob {
+  sources: CodecSource[];
+  batch: TranscodeBatch;
+  from: number;
+  timestamp: number;
+}
+
 /** A task's answer, with the buffer the batch came in, handed back for the next task (Transcoder's spares). */
 export interface TaskReply<T> {
   value: T;
@@ -53,6 +61,12 @@ export async function recordsTask(job: RecordsJob): Promise<TaskReply<ServedReco
   const formats = await registryOf(job.sources);
   const out = recordsOf(formats, job.format, received(job.batch), job.from, job.toExclusive, job.countMax);
   return { value: out === null ? null : { ...out, chunks: out.chunks.map((c) => owned(c as Buffer)) }, spare: spareOf(job.batch) };
+}
+
+/** recordAtTimestampIn on a worker (a batch whose records decode to many bytes: a small compressed one may inflate to 64 MiB). */
+export async function recordAtTimestampTask(job: TimestampJob): Promise<TaskReply<TimedOffset | null>> {
+  const formats = await registryOf(job.sources);
+  return { value: recordAtTimestampIn(formats, received(job.batch), job.from, job.timestamp), spare: spareOf(job.batch) };
 }
 
 /** The whole buffer the batch's payload came in (never part of an answer: those are copied by owned()). */

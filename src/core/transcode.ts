@@ -88,3 +88,24 @@ function targetCodec(formats: FormatRegistry, format: BatchFormat) {
   assert.ok(codec !== undefined, `no codec registered for batch format ${format}`);
   return codec;
 }
+
+/** A record's offset and timestamp (ms). */
+export interface TimedOffset {
+  offset: number;
+  timestamp: number;
+}
+
+/**
+ * The first record of `batch` at or after offset `from` whose timestamp is at or after
+ * `timestamp`, or null (none in the batch); a batch without a codec answers its first offset in
+ * range and its maxTimestamp (the time index found it).
+ */
+export function recordAtTimestampIn(formats: FormatRegistry, batch: StoredBatch, from: number, timestamp: number): TimedOffset | null {
+  assert.ok(batch.file === undefined, 'a batch to decode must be read whole');
+  const codec = formats.get(batch.format);
+  if (codec === undefined) return { offset: Math.max(from, batch.baseOffset), timestamp: batch.maxTimestamp };
+  for (const record of codec.decode(batch)) {
+    if (record.offset >= from && record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
+  }
+  return null;
+}

@@ -18,6 +18,8 @@ import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes } from '../../
 import { builtinFormats } from '../../src/server/listeners.js';
 import { nodeFileSystem, type LogFileSystem } from '../../src/log/fs.js';
 import { wholeBatchAs } from '../../src/core/transcode.js';
+import { appendRequestFromBatch } from '../../src/protocols/kafka/codec/kafka-format.js';
+import { buildRecordBatch } from '../../src/protocols/kafka/codec/record-batch.js';
 
 // A format of the test's own ("lines": a JSON list of [offset, value]), so that transcoding is
 // exercised through the neutral record with no protocol codec. It can cut its batches (slice).
@@ -364,6 +366,35 @@ test('batches of another format that a worker transcodes are read by the worker:
   assert.ok(readBytes < 64 * 1024, `the event loop read ${readBytes} bytes`);
   const stored = await broker.partition(topic, 0).read(0, { maxBytes: 8 << 20 });
   assert.deepEqual(chunks, stored.map((b) => wholeBatchAs(formats, BatchFormat.kafka, b)), 'byte for byte as transcoded inline');
+});
+
+test('a timestamp lookup in a small batch whose records decode to 16 MiB decodes it on a worker, not on the event loop', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quartet-core-'));
+  // Kafka's codec, counting the decodes of this (the main) thread; the worker loads its own by URL.
+  const formats = builtinFormats();
+  const kafka = formats.get(BatchFormat.kafka)!;
+  let mainDecodes = 0;
+  formats.register({ ...kafka, decode: (batch) => (mainDecodes++, kafka.decode(batch)) }, formats.source(BatchFormat.kafka));
+  const broker = await Broker.open({ dataDir, formats, workers: { threads: 1, offloadBytesMin: 64 * 1024, queueMax: 8 }, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost });
+  t.after(async () => {
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const topic = await broker.createTopic('default', 'inflating', { partitions: 1 });
+  const small = buildRecordBatch([{ timestamp: 1_000, key: null, value: Buffer.from('small') }]);
+  const value = Buffer.alloc(1 << 20);
+  const inflating = buildRecordBatch(Array.from({ length: 16 }, (_, i) => ({ timestamp: 2_000 + i, key: null, value })), { compression: 4 });
+  assert.ok(inflating.length < 16 * 1024, `${inflating.length} bytes stored`);
+  for (const batch of [small, inflating]) {
+    const built = appendRequestFromBatch(batch);
+    assert.ok(built.ok);
+    await broker.append(topic, 0, built.request);
+  }
+  const reader = broker.reads.open(topic, 0);
+  assert.deepEqual(await reader.recordAtTimestamp(2_005), { offset: 6, timestamp: 2_005 }, 'the exact record, found on the worker');
+  assert.equal(mainDecodes, 0, 'the 16 MiB batch was not decoded on the event loop');
+  assert.deepEqual(await reader.recordAtTimestamp(500), { offset: 0, timestamp: 1_000 });
+  assert.equal(mainDecodes, 1, 'a small batch is decoded where it is');
 });
 
 async function readEnvelopes(file: string): Promise<Array<{ position: number; baseOffset: number; payloadLength: number }>> {

@@ -8,7 +8,9 @@
 
 import type { AppendRequest, AppendStamp, BatchFormatCodec, NeutralRecord, StoredBatch } from '../../../base/batch.js';
 import { BatchFlags, BatchFormat } from '../../../base/batch.js';
+import { decodedBytesBound, decompressedBytesMaxDefault } from './compression.js';
 import {
+  batchHeaderBytes,
   batchRecords,
   buildRecordBatch,
   patchBaseOffset,
@@ -92,6 +94,19 @@ function stampKafkaBatch(request: AppendRequest, assigned: AppendStamp): void {
   if (request.payloadCrc32c !== undefined) request.payloadCrc32c.value = request.payload.readUInt32BE(kafkaCrcOffset) >>> 0;
 }
 
+/**
+ * What decoding a stored Kafka batch produces at most: its compressed records' decoded size
+ * (compression.ts decodedBytesBound; a section whose size cannot be told counts as the 64 MiB
+ * decoded at most), or its length.
+ */
+function decodedBytes(stored: StoredBatch): number {
+  const length = stored.file?.length ?? stored.payload.length;
+  if (stored.file !== undefined || stored.payload.length < batchHeaderBytes) return length;
+  const { compression } = readBatchHeader(stored.payload);
+  if (compression === 0) return length;
+  return Math.max(length, decodedBytesBound(compression, stored.payload.subarray(batchHeaderBytes)) || decompressedBytesMaxDefault);
+}
+
 /** Decodes a stored Kafka batch into neutral records. Control batches have none. Throws on corruption. */
 function decode(stored: StoredBatch): NeutralRecord[] {
   const v = validateRecordBatch(stored.payload);
@@ -169,4 +184,5 @@ export const kafkaBatchFormatCodec: BatchFormatCodec = {
   encode,
   // recordsCount (int32 at byte 57 of the v2 batch header, compressed or not).
   messageCount: (batch) => (batch.payload.length >= 61 ? batch.payload.readInt32BE(57) : null),
+  decodedBytes,
 };

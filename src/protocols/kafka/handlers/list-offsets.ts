@@ -11,7 +11,7 @@
 // answers in the old form: an offsets array of at most MaxNumOffsets entries.
 // A timestamp lookup finds the batch through the log's time index, then decodes that one batch to
 // return the exact record offset and timestamp, as Kafka does (a cold path: the read service's
-// recordAtTimestamp).
+// recordAtTimestamp, which decodes a batch whose records inflate far on a worker thread).
 // Authorization (../access.ts): a topic the SASL user may not describe answers
 // TOPIC_AUTHORIZATION_FAILED (29) on each partition.
 
