@@ -267,7 +267,7 @@ export class Broker implements CatalogObserver {
     const { dataDir, memory, logFs, directWrites } = parts.options;
     this.storage = new StorageHealth(this.metrics);
     const onCorruptBatch = (partition: Readonly<{ namespace: string; topic: string; partition: string }>): void => this.storage.corruptBatchFound(partition);
-    this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch });
+    this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch, offload: this.transcoder.logOffload() });
     this.storage.countCorruptWith(() => this.corruptBatchesHeld());
     this.scrubber = new Scrubber(() => this.scrubbedPartitions(), parts.options.scrubBytesPerSec ?? 0, this.logger.child({ component: 'scrubber' }), this.metrics, () => void this.storage.corruptBatches());
     this.caches = new CacheService({ ...parts.options.caches, broker: this, clock: this.clock, logger: this.logger.child({ component: 'caches' }) });

@@ -11,7 +11,8 @@
 // `offloadBytesMin` (BatchFormatCodec.decodedBytes: a few KB of zstd may inflate to 64 MiB).
 
 import { asBuffer, WorkerPool } from '../base/worker-pool.js';
-import type { FormatRegistry } from '../log/formats.js';
+import { decodedBytesOf, type FormatRegistry } from '../log/formats.js';
+import type { LogOffload } from '../log/index.js';
 import type { BatchFormat, FileSlice, ReadOptions, StoredBatch } from '../log/types.js';
 import { recordAtTimestampIn, recordsOf, wholeBatchAs, type ServedRecords, type TimedOffset } from './transcode.js';
 import { readSlice, type RecordsJob, type TaskReply, type TimestampJob, type TranscodeBatch, type TranscodeJob, type WholeBatchJob } from './transcode-task.js';
@@ -117,6 +118,11 @@ export class Transcoder {
     return this.pool.tryRun<T>(moduleUrl, exportName, args, transfer);
   }
 
+  /** The pool and size rule for the logs' compaction (log/compaction-offload.ts); undefined without a pool. */
+  logOffload(): LogOffload | undefined {
+    return this.pool === null ? undefined : { pool: this.pool, bytesMin: this.settings.offloadBytesMin };
+  }
+
   /** Ends the workers; tasks still running fail. */
   close(): Promise<void> {
     return this.pool?.close() ?? Promise.resolve();
@@ -162,12 +168,6 @@ function inlined(format: BatchFormat, batch: StoredBatch): StoredBatch {
   if (batch.file === undefined || batch.format === format) return batch;
   const { file, ...rest } = batch;
   return { ...rest, payload: readSlice(file) };
-}
-
-/** What decoding `batch` produces at most (BatchFormatCodec.decodedBytes), at least its stored length. */
-export function decodedBytesOf(formats: FormatRegistry, batch: StoredBatch): number {
-  const stored = batch.file?.length ?? batch.payload.length;
-  return Math.max(stored, formats.get(batch.format)?.decodedBytes?.(batch) ?? 0);
 }
 
 /** What a job hands over to the worker: the whole buffer its batch's payload is a view of. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Clock } from '../base/clock.js';
 import { QuartetError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
-import { MemoryLog, openFileLog, type AppendRequest, type AppendResult, type DirectWriteGate, type FormatRegistry, type LogConfig, type PartitionLog } from '../log/index.js';
+import { MemoryLog, openFileLog, type AppendRequest, type AppendResult, type DirectWriteGate, type FormatRegistry, type LogConfig, type LogOffload, type PartitionLog } from '../log/index.js';
 import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 import type { Topic } from './catalog.js';
 import type { Counter, Gauge, MetricsRegistry } from './metrics.js';
@@ -47,6 +47,8 @@ export interface PartitionLogsOptions {
   directWrites?: DirectWriteGate | null | undefined;
   /** Told once about each batch a partition's log finds corrupt on disk (the log has logged it). */
   onCorruptBatch?: ((partition: Readonly<{ namespace: string; topic: string; partition: string }>) => void) | undefined;
+  /** The worker pool compaction decodes and encodes large batches on (the broker's, Transcoder.logOffload). */
+  offload?: LogOffload | undefined;
 }
 
 /**
@@ -364,6 +366,7 @@ export class PartitionLogs {
       onCorruptBatch: () => this.options.onCorruptBatch?.(metricLabels(topic, partition)),
       ...(this.options.logFs ? { fs: this.options.logFs } : {}),
       ...(this.options.directWrites !== undefined ? { directWrites: this.options.directWrites } : {}),
+      ...(this.options.offload !== undefined ? { offload: this.options.offload } : {}),
     });
   }
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { QuartetError } from '../base/errors.js';
 import { envelopeHeaderBytes, envelopePayloadBytesMax } from './envelope.js';
 import type { FormatRegistry } from './formats.js';
-import { BatchFlags, type AppendRequest, type AppendStamp, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';
+import { BatchFlags, type AppendRequest, type AppendStamp, type BatchFormatCodec, type LogConfig, type NeutralRecord, type StoredBatch } from './types.js';
 
 /** Segment files address positions with u32 index entries: keep them well inside that. */
 export const segmentBytesMax = 2 ** 31;
@@ -121,6 +121,18 @@ function keyOf(key: Buffer): string {
   return key.toString('latin1');
 }
 
+/** What compaction looks at in a record: its key (as keyOf), offset, whether it is a tombstone, and time. */
+export interface RecordSummary {
+  key: string | null;
+  offset: number;
+  tombstone: boolean;
+  timestamp: number;
+}
+
+export function summaryOf(record: NeutralRecord): RecordSummary {
+  return { key: record.key === null ? null : keyOf(record.key), offset: record.offset, tombstone: record.value === null, timestamp: record.timestamp };
+}
+
 /**
  * The offset of the last record of each key, over the batches compaction may rewrite; and the
  * base offset of the last data batch of each producer id over the compacted range, so that
@@ -134,11 +146,21 @@ export class CompactionKeyMap {
 
   /** Batches must be added in offset order. */
   add(batch: StoredBatch): void {
+    this.addSummaries(batch, this.isOpaque(batch) ? [] : this.formats.get(batch.format)!.decode(batch).map(summaryOf));
+  }
+
+  /** add, with the batch's records summarised elsewhere (a worker thread: compaction-offload.ts). */
+  addSummaries(batch: StoredBatch, records: readonly RecordSummary[]): void {
     if (isProducerData(batch)) this.lastBatchByProducer.set(batch.producerId, batch.baseOffset);
-    if (isOpaque(batch, this.formats)) return;
-    for (const record of this.formats.get(batch.format)!.decode(batch)) {
-      if (record.key !== null) this.lastOffsetByKey.set(keyOf(record.key), record.offset);
+    if (this.isOpaque(batch)) return;
+    for (const record of records) {
+      if (record.key !== null) this.lastOffsetByKey.set(record.key, record.offset);
     }
+  }
+
+  /** Whether compaction leaves the batch's records unread: a marker or transactional batch, or one without a codec. */
+  isOpaque(batch: StoredBatch): boolean {
+    return isOpaque(batch, this.formats);
   }
 
   get size(): number {
@@ -151,10 +173,10 @@ export class CompactionKeyMap {
   }
 
   /** Whether compaction keeps `record`; `tombstoneDeadline` is now - deleteRetentionMs. */
-  keeps(record: NeutralRecord, tombstoneDeadline: number): boolean {
+  keeps(record: RecordSummary, tombstoneDeadline: number): boolean {
     if (record.key === null) return true;
-    if (this.lastOffsetByKey.get(keyOf(record.key)) !== record.offset) return false;
-    return record.value !== null || record.timestamp >= tombstoneDeadline;
+    if (this.lastOffsetByKey.get(record.key) !== record.offset) return false;
+    return !record.tombstone || record.timestamp >= tombstoneDeadline;
   }
 }
 
@@ -163,29 +185,50 @@ export type CompactionOutcome =
   | { kind: 'drop'; recordsRemoved: number }
   | { kind: 'rewrite'; request: AppendRequest; recordsRemoved: number };
 
+/** What compaction does with a batch whose records it reads (compactionPlan): a rewrite keeps the records at `kept`. */
+export type CompactionPlan = { kind: 'keep' } | { kind: 'drop'; recordsRemoved: number } | { kind: 'rewrite'; kept: number[]; recordsRemoved: number };
+
 /** A data batch of an idempotent or transactional producer (markers are not data). */
 function isProducerData(batch: StoredBatch): boolean {
   return batch.producerId >= 0 && (batch.flags & BatchFlags.control) === 0;
 }
 
 /**
- * What compaction does with one batch. A batch whose records all survive is kept verbatim. So is
- * the last data batch of each producer id in the compacted range, whatever its records (Kafka's
- * cleaner does the same): producer state is rebuilt after a crash by replaying batch headers, and
- * must find the same last sequence and epoch per producer as before compaction, or it would reject
- * the producer's next batch or accept a retry of its last one a second time.
+ * Whether compaction reads the batch's records at all. A batch whose records all survive is kept
+ * verbatim. So is the last data batch of each producer id in the compacted range, whatever its
+ * records (Kafka's cleaner does the same): producer state is rebuilt after a crash by replaying
+ * batch headers, and must find the same last sequence and epoch per producer as before
+ * compaction, or it would reject the producer's next batch or accept a retry of its last one a
+ * second time.
  */
-export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats: FormatRegistry, tombstoneDeadline: number): CompactionOutcome {
-  if (isOpaque(batch, formats) || keys.isLastOfProducer(batch)) return { kind: 'keep' };
-  const codec = formats.get(batch.format)!;
-  const records = codec.decode(batch);
-  const kept = records.filter((r) => keys.keeps(r, tombstoneDeadline));
+export function compactionReads(batch: StoredBatch, keys: CompactionKeyMap): boolean {
+  return !keys.isOpaque(batch) && !keys.isLastOfProducer(batch);
+}
+
+/** What compaction does with a batch it reads (compactionReads), from its records' summaries. */
+export function compactionPlan(records: readonly RecordSummary[], keys: CompactionKeyMap, tombstoneDeadline: number): CompactionPlan {
+  const kept = records.filter((r) => keys.keeps(r, tombstoneDeadline)).map((r) => r.offset);
   if (kept.length === records.length) return { kind: 'keep' };
   const recordsRemoved = records.length - kept.length;
-  if (kept.length === 0) return { kind: 'drop', recordsRemoved };
-  const request = codec.encode(kept, batch.baseOffset, batch);
+  return kept.length === 0 ? { kind: 'drop', recordsRemoved } : { kind: 'rewrite', kept, recordsRemoved };
+}
+
+/** The batch rewritten with its records at the `kept` offsets only (a compactionPlan's rewrite). */
+export function rewrittenRecords(codec: BatchFormatCodec, batch: StoredBatch, records: readonly NeutralRecord[], kept: readonly number[]): AppendRequest {
+  const keep = new Set(kept);
+  const request = codec.encode(records.filter((r) => keep.has(r.offset)), batch.baseOffset, batch);
   assert.ok(request.recordCount >= 1 && batch.baseOffset + request.recordCount - 1 <= batch.lastOffset, 'a rewritten batch must stay inside its offsets');
-  return { kind: 'rewrite', request, recordsRemoved };
+  return request;
+}
+
+/** What compaction does with one batch (compactionReads, compactionPlan), read on this thread. */
+export function compactBatch(batch: StoredBatch, keys: CompactionKeyMap, formats: FormatRegistry, tombstoneDeadline: number): CompactionOutcome {
+  if (!compactionReads(batch, keys)) return { kind: 'keep' };
+  const codec = formats.get(batch.format)!;
+  const records = codec.decode(batch);
+  const plan = compactionPlan(records.map(summaryOf), keys, tombstoneDeadline);
+  if (plan.kind !== 'rewrite') return plan;
+  return { kind: 'rewrite', request: rewrittenRecords(codec, batch, records, plan.kept), recordsRemoved: plan.recordsRemoved };
 }
 
 /**

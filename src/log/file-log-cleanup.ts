@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { writeCheckpoint } from './checkpoint.js';
-import { checkSegmentCount, closedError, CompactionKeyMap, compactBatch, oldestSegmentsToDelete, outOfRange, tombstoneDeadline } from './common.js';
+import { checkSegmentCount, closedError, CompactionKeyMap, compactBatch, compactionPlan, compactionReads, oldestSegmentsToDelete, outOfRange, tombstoneDeadline, type CompactionOutcome } from './common.js';
+import type { CompactionWork } from './compaction-offload.js';
 import { encodeEnvelopeHeader, envelopeHeaderBytes, storedBatchOf } from './envelope.js';
 import { segmentEnvelopes } from './file-log-reads.js';
 import { pinned, storageError, type LogState } from './file-log-state.js';
@@ -22,6 +23,7 @@ export class LogCleanup {
   constructor(
     private readonly state: LogState,
     private readonly writes: WritePath,
+    private readonly work: CompactionWork,
   ) {}
 
   deleteRecordsBefore(offset: number): Promise<number> {
@@ -180,7 +182,11 @@ export class LogCleanup {
       const keys = new CompactionKeyMap(this.state.formats);
       for (const segment of sealed) {
         await pinned(segment, async () => {
-          for await (const envelope of segmentEnvelopes(this.state.fsys, segment, segment.baseOffset)) keys.add(batchOf(envelope));
+          for await (const envelope of segmentEnvelopes(this.state.fsys, segment, segment.baseOffset)) {
+            const batch = batchOf(envelope);
+            if (!keys.isOpaque(batch) && this.work.offloads(batch)) keys.addSummaries(batch, await this.work.summaries(batch));
+            else keys.add(batch);
+          }
         });
       }
       const deadline = tombstoneDeadline(this.state.config, now);
@@ -191,6 +197,14 @@ export class LogCleanup {
       }
       return result;
     });
+  }
+
+  /** common.ts compactBatch, with large batches decoded and encoded on a worker (compaction-offload.ts). */
+  private async outcome(batch: StoredBatch, keys: CompactionKeyMap, deadline: number): Promise<CompactionOutcome> {
+    if (!compactionReads(batch, keys) || !this.work.offloads(batch)) return compactBatch(batch, keys, this.state.formats, deadline);
+    const plan = compactionPlan(await this.work.summaries(batch), keys, deadline);
+    if (plan.kind !== 'rewrite') return plan;
+    return { kind: 'rewrite', request: await this.work.rewrite(batch, plan.kept), recordsRemoved: plan.recordsRemoved };
   }
 
   /**
@@ -206,7 +220,7 @@ export class LogCleanup {
         const out = new BatchWriter(cleaned);
         for await (const envelope of segmentEnvelopes(this.state.fsys, segment, segment.baseOffset, true)) {
           const batch = batchOf(envelope);
-          const outcome = compactBatch(batch, keys, this.state.formats, deadline);
+          const outcome = await this.outcome(batch, keys, deadline);
           if (outcome.kind === 'keep') {
             await out.add(batch, envelope.buffer.subarray(envelope.at, envelope.at + envelopeHeaderBytes), batch.payload);
             continue;

@@ -19,6 +19,7 @@ import { silentLogger, type Logger } from '../base/logger.js';
 import type { BufferLease } from '../base/buffer-pool.js';
 import { assertValidConfig, closedError } from './common.js';
 import { defaultDirectWriteGate, type DirectWriteGate } from './direct-write.js';
+import { CompactionWork, type LogOffload } from './compaction-offload.js';
 import { LogCleanup } from './file-log-cleanup.js';
 import { ReadPath } from './file-log-reads.js';
 import { cleanShutdownFileName, recoverDirectory, type RecoveredLog } from './file-log-recovery.js';
@@ -61,6 +62,8 @@ export interface FileLogOptions {
   backgroundSyncs?: TaskSlots;
   /** Told once about each batch found corrupt on disk (integrity.ts); it is logged either way. */
   onCorruptBatch?: CorruptBatchListener;
+  /** Compaction's large batches are decoded and encoded on this pool (compaction-offload.ts); none: inline. */
+  offload?: LogOffload;
 }
 
 /** Opens (creating or recovering) the partition log in `dir`. */
@@ -73,7 +76,7 @@ export async function openFileLog(dir: string, config: LogConfig, options: FileL
     const directWrites = options.directWrites === undefined ? defaultDirectWriteGate : options.directWrites;
     const backgroundSyncs = options.backgroundSyncs ?? defaultBackgroundSyncSlots;
     const corrupt = new CorruptBatches(logger, options.onCorruptBatch ?? null);
-    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? createFormatRegistry(), recovered, directWrites, backgroundSyncs, corrupt);
+    return new FileLog(dir, config, fsys, options.clock ?? systemClock, logger, options.formats ?? createFormatRegistry(), recovered, directWrites, backgroundSyncs, corrupt, options.offload ?? null);
   } catch (error) {
     if (error instanceof QuartetError) throw error;
     throw storageError(`cannot open the log in ${dir}`, error);
@@ -97,11 +100,12 @@ export class FileLog implements PartitionLog {
     directWrites: DirectWriteGate | null,
     backgroundSyncs: TaskSlots,
     corrupt: CorruptBatches,
+    offload: LogOffload | null = null,
   ) {
     this.state = new LogState(dir, config, fsys, clock, logger, formats, recovered.segments, recovered.logStartOffset, recovered.recoveryPoint, corrupt);
     this.writes = new WritePath(this.state, directWrites, backgroundSyncs);
     this.reads = new ReadPath(this.state);
-    this.cleanup = new LogCleanup(this.state, this.writes);
+    this.cleanup = new LogCleanup(this.state, this.writes, new CompactionWork(formats, offload));
   }
 
   get config(): LogConfig {

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { neutralCodec } from './neutral-format.js';
-import type { BatchFormat, BatchFormatCodec } from './types.js';
+import type { BatchFormat, BatchFormatCodec, StoredBatch } from './types.js';
 
 /**
  * Where a worker thread loads a codec from: the URL of its module (import.meta.resolve) and the
@@ -48,4 +48,10 @@ export class FormatRegistry {
 /** A registry holding the neutral codec only. */
 export function createFormatRegistry(): FormatRegistry {
   return new FormatRegistry().register(neutralCodec, { moduleUrl: import.meta.resolve('./neutral-format.js'), exportName: 'neutralCodec' });
+}
+
+/** What decoding `batch` produces at most (BatchFormatCodec.decodedBytes), at least its stored length. */
+export function decodedBytesOf(formats: FormatRegistry, batch: StoredBatch): number {
+  const stored = batch.file?.length ?? batch.payload.length;
+  return Math.max(stored, formats.get(batch.format)?.decodedBytes?.(batch) ?? 0);
 }

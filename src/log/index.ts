@@ -15,6 +15,7 @@ export {
 } from './neutral-format.js';
 export { deleteRetentionMsDefault, type LogConfigExtras } from './common.js';
 export { openFileLog, FileLog, type FileLogOptions } from './file-log.js';
+export type { LogOffload } from './compaction-offload.js';
 export { DirectWriteGate, defaultDirectWriteGate, type DirectWriteGateOptions } from './direct-write.js';
 export { nodeFileSystem, FaultyFileSystem, fsError, type LogFileSystem, type OpenMode } from './fs.js';
 export { verifyPartitionDir, dumpPartitionDir, type VerifyReport, type VerifyProblem, type DumpedBatch } from './verify.js';
