@@ -34,8 +34,10 @@ export const saslAuthenticateHandler = defineHandler({
     if (sasl.rawTokens) return illegalState('SaslHandshake v0 was used: raw SASL tokens are expected, not SaslAuthenticate');
     const result = await sasl.exchange.step(request.authBytes);
     if (isSaslFailure(result)) {
-      session.logger.info('SASL authentication failed', { mechanism: sasl.mechanism, reason: result.error });
-      if (result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED) saslOutcome(frontend, session, 'failed');
+      // A failed login is logged once, by the core (AuthThrottle.failed: protocol, peer, user).
+      const loginFailed = result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED;
+      session.logger[loginFailed ? 'debug' : 'info']('SASL exchange failed', { mechanism: sasl.mechanism, reason: result.error });
+      if (loginFailed) saslOutcome(frontend, session, 'failed');
       // As Kafka's SaslServerAuthenticator: the error goes out, then the connection closes.
       if (result.kafkaErrorCode === ErrorCode.SASL_AUTHENTICATION_FAILED) closeAfterResponse?.();
       return { errorCode: result.kafkaErrorCode, errorMessage: result.message, authBytes: emptyBuffer, sessionLifetimeMs: 0 };

@@ -39,8 +39,10 @@ export async function saslRawToken(frontend: KafkaFrontend, session: KafkaSessio
   }
   const result = await sasl.exchange.step(token);
   if (isSaslFailure(result)) {
-    session.logger.info('SASL authentication failed', { mechanism: sasl.mechanism, reason: result.error, rawTokens: true });
-    if (result.kafkaErrorCode === SaslKafkaError.SASL_AUTHENTICATION_FAILED) saslOutcome(frontend, session, 'failed');
+    // A failed login is logged once, by the core (AuthThrottle.failed: protocol, peer, user).
+    const loginFailed = result.kafkaErrorCode === SaslKafkaError.SASL_AUTHENTICATION_FAILED;
+    session.logger[loginFailed ? 'debug' : 'info']('SASL exchange failed', { mechanism: sasl.mechanism, reason: result.error, rawTokens: true });
+    if (loginFailed) saslOutcome(frontend, session, 'failed');
     return { reply: null, close: true };
   }
   if (result.done) {

@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { main } from '../../../../src/cli/main.js';
 import { Broker } from '../../../../src/core/broker.js';
-import { silentLogger } from '../../../../src/base/logger.js';
+import { createLogger, silentLogger } from '../../../../src/base/logger.js';
 import { ErrorCode } from '../../../../src/protocols/kafka/codec/errors.js';
 import { KafkaBrokerFrontend } from '../../../../src/protocols/kafka/frontend.js';
 import { saslAuthenticateHandler } from '../../../../src/protocols/kafka/handlers/sasl-authenticate.js';
 import { saslHandshakeHandler } from '../../../../src/protocols/kafka/handlers/sasl-handshake.js';
+import { saslRawToken } from '../../../../src/protocols/kafka/handlers/sasl-raw.js';
 import type { KafkaRequestContext, KafkaSession } from '../../../../src/protocols/kafka/handlers/types.js';
 import { ScramClient, type ScramMechanism } from '../../../../src/protocols/kafka/sasl/scram.js';
 import { adminHarness, type AdminHarness } from './admin-harness.js';
@@ -142,5 +143,43 @@ describe('SaslAuthenticate', () => {
       assert.ok(client.verifyServerFinal(final!.authBytes as Buffer));
       assert.equal(session.principal, 'carol');
     }
+  });
+});
+
+describe('failed SASL logins in the log', () => {
+  /** A harness whose broker and connection log (at info) into `lines`. */
+  async function loggingHarness(t: { after(fn: () => Promise<void> | void): void }, lines: Array<Record<string, unknown>>) {
+    const clock = new ManualClock(1_700_000_000_000);
+    const logger = createLogger('info', (line) => void lines.push(JSON.parse(line) as Record<string, unknown>));
+    const h = await adminHarness(t, { users, broker: { clock, logger } });
+    const session = (): KafkaSession => ({ ...h.newSession(), remote: '10.1.2.3:40000', logger: logger.child({ remote: '10.1.2.3:40000' }) });
+    return { h, clock, session };
+  }
+
+  it('writes one line per failed login (the core\'s, with the peer), over SaslAuthenticate and raw tokens', async (t) => {
+    const lines: Array<Record<string, unknown>> = [];
+    const { h, clock, session } = await loggingHarness(t, lines);
+    lines.length = 0; // the users created
+    const plain = session();
+    await h.call(saslHandshakeHandler, 1, { mechanism: 'PLAIN' }, plain);
+    assert.equal((await h.call(saslAuthenticateHandler, 1, { authBytes: Buffer.from('\0alice\0wrong') }, plain)).errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    assert.deepEqual(
+      lines.map((l) => [l.msg, l.protocol, l.peer, l.user]),
+      [['authentication failed', 'kafka', '10.1.2.3:40000', 'alice']],
+    );
+
+    // The rate limit lets one line a second through: the next attempts come a second apart.
+    clock.advance(1_000);
+    lines.length = 0;
+    const scram = await scramLogin(h, 'SCRAM-SHA-256', 'alice', 'wrong', 1, session());
+    assert.equal(scram.final!.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
+    assert.deepEqual(lines.map((l) => [l.msg, l.peer]), [['authentication failed', '10.1.2.3:40000']]);
+
+    clock.advance(1_000);
+    lines.length = 0;
+    const raw = session();
+    await h.call(saslHandshakeHandler, 0, { mechanism: 'PLAIN' }, raw);
+    assert.deepEqual(await saslRawToken(h.frontend, raw, Buffer.from('alice\0alice\0wrong')), { reply: null, close: true });
+    assert.deepEqual(lines.map((l) => [l.msg, l.peer]), [['authentication failed', '10.1.2.3:40000']]);
   });
 });
