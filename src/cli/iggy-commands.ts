@@ -25,6 +25,7 @@ import {
   type SendMessage,
   type TopicOptions,
 } from '../clients/iggy/index.js';
+import { iggyKeyHeader } from '../protocols/iggy/codec/iggy-format.js';
 import { integerFlag, parseArgs, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
 import { didYouMean } from './suggest.js';
@@ -39,8 +40,10 @@ Subcommands:
   topic create STREAM NAME [--partitions N] [--message-expiry DURATION|never]
   topic list STREAM [--json]            id, name, partitions, messages, bytes, expiry, created
   topic delete STREAM TOPIC
-  send STREAM TOPIC [MESSAGE...] [--partition N | --key K] [--headers K=V,...] [--no-progress]
-                                        send the arguments, or stdin one message per line
+  send STREAM TOPIC [MESSAGE...] [--partition N] [--key K] [--headers K=V,...] [--no-progress]
+                                        send the arguments, or stdin one message per line;
+                                        --key K partitions by K (unless --partition) and sets
+                                        the 'key' header, the Kafka record key
   poll STREAM TOPIC [--partition N] [--from first|last|OFFSET|timestamp:ISO] [--count N]
        [--follow] [--consumer-group G] [--json]
                                         print messages, one per line (payload as UTF-8, or JSON)
@@ -361,6 +364,21 @@ function parseHeaders(v: string | undefined, command: string): Record<string, st
   return out;
 }
 
+/** The longest key --key takes: a user header value holds at most 255 bytes. */
+const SEND_KEY_BYTES_MAX = 255;
+
+/**
+ * The headers with --key's value as the user header `key`, placed first: what Kafka and Cursus
+ * readers see as the record key (docs/mapping.md). A `key` in --headers as well is refused.
+ */
+function withKeyHeader(headers: Record<string, string> | undefined, key: string | undefined, command: string): Record<string, string> | undefined {
+  if (key === undefined) return headers;
+  const bytes = Buffer.byteLength(key);
+  if (bytes === 0 || bytes > SEND_KEY_BYTES_MAX) throw new UsageError(`--key takes 1 to ${SEND_KEY_BYTES_MAX} bytes, not ${bytes}`, command);
+  if (headers !== undefined && Object.hasOwn(headers, iggyKeyHeader)) throw new UsageError(`give the key with --key or a '${iggyKeyHeader}' header, not both`, command);
+  return { [iggyKeyHeader]: key, ...headers };
+}
+
 function micros(us: bigint): string {
   return new Date(Number(us / 1000n)).toISOString();
 }
@@ -494,8 +512,8 @@ async function send(ctx: Context): Promise<void> {
   const [stream, topic, ...messages] = args.positionals as [string, string, ...string[]];
   const partitionId = integerFlag(args, 'partition', command);
   const key = stringFlag(args, 'key');
-  if (partitionId !== undefined && key !== undefined) throw new UsageError('give --partition or --key, not both', command);
-  const headers = parseHeaders(stringFlag(args, 'headers'), command);
+  const headers = withKeyHeader(parseHeaders(stringFlag(args, 'headers'), command), key, command);
+  // The key partitions (as Iggy's messages_key) unless --partition says where the messages go.
   const sendOptions: ProducerSendOptions = partitionId !== undefined ? { partitionId } : key !== undefined ? { key } : {};
   const progress = new Progress(io, args.flags.progress !== false);
 
