@@ -44,6 +44,7 @@ import type { LogFileSystem } from '../log/fs.js';
 import { checkBatchBytes } from '../log/common.js';
 import { AppendPath, type AppendOrigin } from './appends.js';
 import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
+import type { TopicReadSeries } from './read-metrics.js';
 import { MemoryBudget } from './memory-budget.js';
 import { CacheService, type CacheServiceOptions } from './caches/service.js';
 
@@ -349,6 +350,11 @@ export class Broker implements CatalogObserver {
   /** The partition's log; throws unknown_namespace / unknown_topic / unknown_partition. */
   partition(topic: TopicRef, partition: number): PartitionLog {
     return this.handle(topic, partition).log;
+  }
+
+  /** The topic's bytes- and records-read series (the read service counts what it serves). */
+  readSeries(topic: Topic): TopicReadSeries {
+    return this.logs.readSeries(topic);
   }
 
   /** The partition's leader, epoch and replicas (no log is read); throws unknown_topic / unknown_partition. */

@@ -16,6 +16,7 @@ import { nodeFileSystem, type LogFileSystem } from '../log/fs.js';
 import type { Topic } from './catalog.js';
 import type { Counter, Gauge, MetricsRegistry } from './metrics.js';
 import { partitionKey } from './producer-state.js';
+import { ReadMetrics, type TopicReadSeries } from './read-metrics.js';
 import { mapLimit } from './serial.js';
 import { toLogConfig, type TopicConfig } from './topic-config.js';
 
@@ -80,9 +81,11 @@ export class PartitionLogs {
   /** Logs a purge closed (a failed purge may leave one in place until a restart): not closed again. */
   private readonly closedByPurge = new WeakSet<PartitionLog>();
   private readonly metrics: { appendedBytes: Counter; appendedRecords: Counter; logEndOffset: Gauge };
+  private readonly readMetrics: ReadMetrics;
 
   constructor(private readonly options: PartitionLogsOptions) {
     const m = options.metrics;
+    this.readMetrics = new ReadMetrics(m);
     this.metrics = {
       appendedBytes: m.counter('quartet_partition_appended_bytes_total', 'Batch payload bytes appended to the partition'),
       appendedRecords: m.counter('quartet_partition_appended_records_total', 'Records appended to the partition'),
@@ -218,6 +221,7 @@ export class PartitionLogs {
   async deleteTopic(topic: Topic): Promise<PartitionHandle[]> {
     const handles = this.logs.get(topic.internalId) ?? [];
     this.logs.delete(topic.internalId);
+    this.readMetrics.drop(topic.internalId);
     await mapLimit(handles, logOpenConcurrencyMax, (h) => h.log.destroy());
     if (!this.options.memory) await rm(this.topicDir(topic.internalId), { recursive: true, force: true });
     return handles;
@@ -257,6 +261,7 @@ export class PartitionLogs {
   renamed(topic: Topic): void {
     const handles = this.logs.get(topic.internalId) ?? [];
     this.dropMetrics(handles);
+    this.readMetrics.drop(topic.internalId);
     for (const h of handles) {
       h.labels = metricLabels(topic, Number(h.labels.partition));
       this.metrics.logEndOffset.set(h.labels, h.log.stats().nextOffset);
@@ -275,6 +280,11 @@ export class PartitionLogs {
     this.metrics.appendedBytes.inc(handle.labels, request.payload.length);
     this.metrics.appendedRecords.inc(handle.labels, request.recordCount);
     this.metrics.logEndOffset.set(handle.labels, result.lastOffset + 1);
+  }
+
+  /** The topic's read series (ReadService counts what each read serves). */
+  readSeries(topic: Topic): TopicReadSeries {
+    return this.readMetrics.of(topic);
   }
 
   /** The partitions' series leave /metrics with them (a new partition of the same name starts at 0). */

@@ -15,6 +15,9 @@
 //   corrupt_batch); a file slice whose bytes fail their checksum when transcoding reads them is
 //   checked by the log (PartitionLog.checkBatch) and answered with corrupt_batch.
 //
+// What each read serves (bytes, and records from batch headers) is counted per topic and
+// protocol here, once for every front-end (read-metrics.ts).
+//
 // Long polls wait on append-waiters.ts; transcoding is in transcode.ts, large batches on worker
 // threads (offload.ts).
 
@@ -28,6 +31,7 @@ import { BufferLease, leaseReleasedAfter } from '../base/buffer-pool.js';
 import type { FormatRegistry } from '../log/formats.js';
 import { BatchFlags, type BatchFormat, type FileSlice, type NeutralRecord, type PartitionLog, type ReadOptions, type StoredBatch } from '../log/types.js';
 import { corruptBatchError } from '../log/integrity.js';
+import type { TopicReadSeries } from './read-metrics.js';
 
 export { transcodeWholeRecordsMax } from './transcode.js';
 
@@ -173,7 +177,8 @@ export class ReadService {
 
   /** A reader of the partition's log as it is now; throws unknown_topic / unknown_partition. */
   open(topic: Topic, partition: number): PartitionReader {
-    return new PartitionReader(this.broker, this.formats, this.transcoder, topic, partition, this.broker.partition(topic, partition));
+    const log = this.broker.partition(topic, partition);
+    return new PartitionReader(this.broker, this.formats, this.transcoder, topic, partition, log, this.broker.readSeries(topic));
   }
 
   /** open() once a purge under way (which replaces the topic's logs) has finished. */
@@ -193,7 +198,12 @@ export class PartitionReader {
     readonly topic: Topic,
     readonly partition: number,
     private readonly log: PartitionLog,
+    /** Where what the reader serves is counted (bytes and records read, per topic and protocol). */
+    private readonly served: TopicReadSeries,
   ) {}
+
+  /** Records in the batches the last joinBatches kept (from their headers; markers carry none). */
+  private joinedRecords = 0;
 
   /** Closed and not replaced (a purge that could not open the new log; the broker closing). */
   isClosed(): boolean {
@@ -311,6 +321,7 @@ export class PartitionReader {
     }
     let bytes = 0;
     for (const chunk of chunks ?? []) bytes += chunk.length;
+    if (chunks !== null) this.served.count(format, bytes, this.joinedRecords);
     const abortedTransactions = committed ? (bytes > 0 ? transactions.abortedTransactions(this.topic, this.partition, offset, offset + Number.MAX_SAFE_INTEGER) : []) : null;
     return { position, outOfRange: false, chunks, bytes, abortedTransactions, failure };
   }
@@ -333,6 +344,7 @@ export class PartitionReader {
   private async joinBatches(batches: StoredBatch[], format: BatchFormat, limit: number, fromOffset: number, budget: number): Promise<ReadChunk[] | null> {
     const parts: ReadChunk[] = [];
     let total = 0;
+    let records = 0;
     for (const batch of batches) {
       // A marker of another format goes out as one of the reader's (its client filters with it).
       const marker = (batch.flags & BatchFlags.control) !== 0 && batch.format !== format ? this.broker.markerAs(format, batch, this.topic.name, this.partition) : null;
@@ -349,7 +361,9 @@ export class PartitionReader {
       if (parts.length === 0 && bytes.length > limit) break;
       parts.push(bytes);
       total += bytes.length;
+      if ((batch.flags & BatchFlags.control) === 0) records += batch.recordCount;
     }
+    this.joinedRecords = records;
     return parts.length === 0 ? null : parts;
   }
 
@@ -490,6 +504,7 @@ export class PartitionReader {
       if (stoppedAtCorrupt) break;
       if (records < want) stretch = Math.min(stretch * 2, stretchMax);
     }
+    this.served.count(format, bytes, records);
     return { chunks, records, bytes, lastOffset, passedTo, next, reachedEnd: next >= end, ...(decoded !== undefined ? { decoded } : {}) };
   }
 
