@@ -18,6 +18,7 @@ import { systemClock, type Clock } from '../base/clock.js';
 import { QuartetError, isQuartetError } from '../base/errors.js';
 import { GroupStore } from './groups/store.js';
 import { LiveGroupDirectory } from './groups/directory.js';
+import { GroupEvents } from './groups/events.js';
 import { TopicOptionsStore } from './topic-options.js';
 import { EventSnapshotStore } from './event-streams.js';
 import { silentLogger, type Logger } from '../base/logger.js';
@@ -175,6 +176,8 @@ export class Broker implements CatalogObserver {
   readonly groups: GroupStore;
   /** Who is in each consumer group now, from the coordinators of the listeners that are open. */
   readonly liveGroups = new LiveGroupDirectory();
+  /** Where the group engines log group changes, for every protocol. */
+  readonly groupEvents: GroupEvents;
   /** Per-topic options of a protocol that the core config does not hold (Iggy's). */
   readonly topicOptions: TopicOptionsStore;
   /** Snapshots of event-sourced aggregates (event-streams.ts); a deleted or purged topic loses them. */
@@ -245,6 +248,7 @@ export class Broker implements CatalogObserver {
     this.dataDir = parts.options.dataDir;
     this.clock = parts.options.clock ?? systemClock;
     this.logger = parts.options.logger ?? silentLogger;
+    this.groupEvents = new GroupEvents(this.logger, this.clock);
     this.metrics = parts.options.metrics ?? new MetricsRegistry();
     this.store = parts.store;
     this.catalog = parts.catalog;
@@ -252,7 +256,7 @@ export class Broker implements CatalogObserver {
     this.producers = parts.producers;
     this.clientQuotas = parts.clientQuotas;
     this.producerNames = new ProducerNames(parts.store, parts.producers, this.clock, { idleExpiryMs: parts.producers.idleExpiryMs });
-    this.offsets = new OffsetStore(parts.store, this.clock);
+    this.offsets = new OffsetStore(parts.store, this.clock, this.groupEvents);
     this.groups = new GroupStore(parts.store, this.clock);
     this.topicOptions = new TopicOptionsStore(parts.store, this.clock);
     this.eventSnapshots = new EventSnapshotStore(parts.store, this.clock);

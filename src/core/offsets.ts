@@ -5,9 +5,13 @@
 //
 // Commits are written through to the metadata store before they are acknowledged (synchronous=FULL
 // under SQLite), so a committed offset survives a crash. Commits are per request, not per record.
+//
+// Offsets deleted (a group's, or some partitions') and reset are logged here, for every protocol
+// (groups/events.ts), under the scope and the key the protocol stores them by; commits are not.
 
 import type { Clock } from '../base/clock.js';
 import { QuartetError } from '../base/errors.js';
+import type { GroupEvents } from './groups/events.js';
 import type { MetadataStore, OffsetRecord } from './metadata-store.js';
 
 // Named limits.
@@ -43,6 +47,7 @@ export class OffsetStore {
   constructor(
     private readonly store: MetadataStore,
     private readonly clock: Clock,
+    private readonly events: GroupEvents | null = null,
   ) {}
 
   /** Commits every entry in one transaction: all of them are stored, or none. */
@@ -75,14 +80,26 @@ export class OffsetStore {
     return this.store.listOffsetGroups(scope);
   }
 
-  deleteGroup(scope: string, group: string): Promise<number> {
-    return this.store.deleteGroupOffsets(scope, group);
+  /** Deletes every offset of the group; returns how many there were. */
+  async deleteGroup(scope: string, group: string): Promise<number> {
+    const deleted = await this.store.deleteGroupOffsets(scope, group);
+    if (deleted > 0) this.events?.offsetsDeleted({ protocol: scope, group }, { offsets: deleted });
+    return deleted;
   }
 
   /** Deletes the group's offsets of these partitions (all or none); returns how many there were. */
-  deletePartitions(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number> {
+  async deletePartitions(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number> {
     assertKey(scope, group);
-    return this.store.deleteGroupPartitionOffsets(scope, group, partitions);
+    const deleted = await this.store.deleteGroupPartitionOffsets(scope, group, partitions);
+    if (deleted > 0) this.events?.offsetsDeleted({ protocol: scope, group }, { offsets: deleted, partitions: describePartitions(partitions) });
+    return deleted;
+  }
+
+  /** An operator moved the group's offsets (a reset): committed as commit() does, and logged. */
+  async reset(scope: string, group: string, commits: readonly OffsetCommit[]): Promise<CommittedOffset[]> {
+    const committed = await this.commit(scope, group, commits);
+    this.events?.offsetsReset({ protocol: scope, group }, { partitions: describePartitions(commits) });
+    return committed;
   }
 
   /** Called when a topic is deleted: every scope and group loses its offsets for it. */
@@ -94,6 +111,12 @@ export class OffsetStore {
   deletePartitionsFrom(topicInternalId: number, fromPartition: number): Promise<number> {
     return this.store.deletePartitionOffsets(topicInternalId, fromPartition);
   }
+}
+
+/** "topicInternalId/partition[=offset],..." for a log line, the first 20 at most. */
+function describePartitions(partitions: ReadonlyArray<{ topicInternalId: number; partition: number; offset?: number }>): string {
+  const shown = partitions.slice(0, 20).map((p) => `${p.topicInternalId}/${p.partition}${p.offset !== undefined ? `=${p.offset}` : ''}`);
+  return partitions.length > 20 ? `${shown.join(',')},...(${partitions.length})` : shown.join(',');
 }
 
 function toRecord(scope: string, group: string, c: OffsetCommit, commitTime: number): OffsetRecord {

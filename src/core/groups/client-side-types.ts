@@ -3,6 +3,7 @@
 
 import type { Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
+import type { GroupEvents } from './events.js';
 import type { Scheduler } from '../scheduler.js';
 import type { GroupProtocol, GroupState } from './client-side-group.js';
 import type { GroupError } from './model.js';
@@ -163,6 +164,8 @@ export interface ClientSideOptions {
   config?: Partial<ClientSideConfig>;
   persist?: GroupPersist;
   logger?: Logger;
+  /** Where group changes are logged (the broker's; protocol `kafka`); none: not logged. */
+  events?: GroupEvents;
   /** Makes a member id from its prefix (client id or instance id); Kafka appends a UUID. */
   newMemberId?: (prefix: string) => string;
 }

@@ -31,6 +31,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../base/clock.js';
 import { silentLogger, type Logger } from '../../base/logger.js';
+import type { GroupEvents, GroupLabel } from './events.js';
 import type { Scheduler } from '../scheduler.js';
 import {
   ClientSideGroup,
@@ -74,6 +75,7 @@ export class ClientSideGroups {
   private readonly sessions: SessionTimers;
   private readonly persistHook: GroupPersist;
   private readonly log: Logger;
+  private readonly events: GroupEvents | null;
   private readonly newMemberId: (prefix: string) => string;
   private readonly groups = new Map<string, ClientSideGroup>();
   private active = true;
@@ -85,6 +87,7 @@ export class ClientSideGroups {
     this.sessions = new SessionTimers(options.clock, options.scheduler);
     this.persistHook = options.persist ?? (() => {});
     this.log = options.logger ?? silentLogger;
+    this.events = options.events ?? null;
     this.newMemberId = options.newMemberId ?? ((prefix) => `${prefix}-${randomUUID()}`);
     if (this.config.sessionTimeoutMsMin > this.config.sessionTimeoutMsMax) throw new RangeError('sessionTimeoutMsMin exceeds sessionTimeoutMsMax');
   }
@@ -139,6 +142,7 @@ export class ClientSideGroups {
     if (invalid !== 'none') return respond(joinError(req.memberId, invalid));
     const isUnknownMember = req.memberId === '';
     let group = this.groups.get(req.groupId);
+    let created = false;
     if (group === undefined) {
       // Only a member without an id may create a group (GroupCoordinator.handleJoinGroup).
       if (!isUnknownMember) return respond(joinError(req.memberId, 'unknown_member'));
@@ -148,6 +152,7 @@ export class ClientSideGroups {
       }
       group = new ClientSideGroup(req.groupId, 'Empty', this.clock.now());
       this.groups.set(req.groupId, group);
+      created = true;
     }
     if (!this.acceptJoiningMember(group, req.memberId)) {
       this.dropMember(group, req.memberId);
@@ -159,6 +164,8 @@ export class ClientSideGroups {
     }
     this.maybeCompleteJoin(group);
     this.forgetIfUnused(group);
+    // Logged once the first join kept it (a join that failed left nothing).
+    if (created && this.groups.get(req.groupId) === group) this.events?.created(label(group));
     group.assertInvariants();
   }
 
@@ -280,6 +287,7 @@ export class ClientSideGroups {
     // A member joining a generation-0 group during the initial delay extends the delay.
     if (group.state === 'PreparingRebalance' && group.generationId === 0) group.newMemberAdded = true;
     group.add(member);
+    this.events?.memberJoined(label(group), { member: memberId, clientId: req.clientId, peer: req.clientHost, ...(req.groupInstanceId !== null ? { groupInstanceId: req.groupInstanceId } : {}) });
     member.joinWaiter = respond;
     // A new member cannot heartbeat before its first join answer, so its session timeout does
     // not apply yet; a long cap instead stops defunct joiners from piling up (Kafka's comment).
@@ -361,7 +369,8 @@ export class ClientSideGroups {
     group.pendingSyncMembers.clear();
     const fromEmpty = group.state === 'Empty';
     group.transitionTo('PreparingRebalance', this.clock.now());
-    this.log.info('preparing to rebalance', { groupId: group.groupId, generationId: group.generationId, reason });
+    // At debug: the generation it leads to is logged at info (GroupEvents.rebalanced).
+    this.log.debug('preparing to rebalance', { groupId: group.groupId, generationId: group.generationId, reason });
     if (fromEmpty) {
       const delayMs = this.config.initialRebalanceDelayMs;
       this.scheduleInitialJoin(group, delayMs, Math.max(group.rebalanceTimeoutMs() - delayMs, 0));
@@ -411,7 +420,9 @@ export class ClientSideGroups {
     group.newMemberAdded = false;
     // Dynamic members that did not rejoin in time are dropped; static ones keep their place.
     for (const member of group.notYetRejoinedMembers()) {
-      if (member.groupInstanceId === null) this.dropMember(group, member.memberId);
+      if (member.groupInstanceId !== null) continue;
+      this.events?.memberLeft(label(group), { member: member.memberId, reason: 'not rejoined' });
+      this.dropMember(group, member.memberId);
     }
     if (!group.maybeElectNewJoinedLeader() && group.size > 0) {
       // Only static members that have not rejoined are left: wait another rebalance timeout
@@ -421,10 +432,10 @@ export class ClientSideGroups {
     }
     group.initNextGeneration(this.clock.now());
     if (group.is('Empty')) {
-      this.log.info('group is now empty', { groupId: group.groupId, generationId: group.generationId });
+      this.events?.rebalanced(label(group), group.generationId, 0);
       return this.persist(group);
     }
-    this.log.info('join phase complete', { groupId: group.groupId, generationId: group.generationId, members: group.size });
+    this.events?.rebalanced(label(group), group.generationId, group.size);
     for (const member of group.members.values()) group.pendingSyncMembers.add(member.memberId);
     this.scheduleSyncTimeout(group);
     for (const member of group.members.values()) {
@@ -448,8 +459,10 @@ export class ClientSideGroups {
     if (generationId !== group.generationId || (group.state !== 'CompletingRebalance' && group.state !== 'Stable')) return;
     if (group.pendingSyncMembers.size === 0) return;
     const missing = [...group.pendingSyncMembers];
-    this.log.info('members did not sync in time', { groupId: group.groupId, generationId, members: missing });
-    for (const memberId of missing) this.removeMember(group, memberId);
+    for (const memberId of missing) {
+      this.events?.memberLeft(label(group), { member: memberId, reason: 'not synced' });
+      this.removeMember(group, memberId);
+    }
     this.prepareRebalance(group, 'pending sync expired');
   }
 
@@ -588,7 +601,7 @@ export class ClientSideGroups {
     const staticId = leaving.groupInstanceId === null ? undefined : group.staticMembers.get(leaving.groupInstanceId);
     const member = group.member(staticId ?? leaving.memberId);
     if (member === undefined) return 'unknown_member';
-    this.log.info('member left', { groupId: group.groupId, memberId: member.memberId, groupInstanceId: member.groupInstanceId });
+    this.events?.memberLeft(label(group), { member: member.memberId, reason: 'left', ...(member.groupInstanceId !== null ? { groupInstanceId: member.groupInstanceId } : {}) });
     this.removeMemberAndUpdateGroup(group, member);
     return 'none';
   }
@@ -663,6 +676,7 @@ export class ClientSideGroups {
     group.transitionTo('Dead', this.clock.now());
     this.groups.delete(groupId);
     this.persistDeletion(groupId);
+    this.events?.deleted(label(group));
     return 'none';
   }
 
@@ -710,7 +724,7 @@ export class ClientSideGroups {
       this.touch(group, member, member.sessionTimeoutMs, now);
       return;
     }
-    this.log.info('member session expired', { groupId: group.groupId, memberId: member.memberId });
+    this.events?.memberLeft(label(group), { member: member.memberId, reason: 'session expired' });
     this.removeMemberAndUpdateGroup(group, member);
     this.forgetIfUnused(group);
     group.assertInvariants();
@@ -788,4 +802,9 @@ export class ClientSideGroups {
       this.log.error('persisting group deletion failed', { groupId, error });
     }
   }
+}
+
+/** How the log names a Kafka group. */
+function label(group: ClientSideGroup): GroupLabel {
+  return { protocol: 'kafka', group: group.groupId };
 }

@@ -19,10 +19,14 @@
 // timeout), or until they miss their session timeout (sessions.ts), when they are removed and
 // the group rebalances. Fencing: a call naming another generation than the group's is refused
 // (stale_generation), and a member may commit only partitions it owns.
+//
+// Groups are logged here for every protocol (events.ts): created and deleted (the adapter says
+// when: created(), deleted()), members joining and leaving, and each new generation.
 
 import type { Clock } from '../../base/clock.js';
 import type { Scheduler } from '../scheduler.js';
 import { stickyBalancedAssignor, type ServerSideAssignor } from './assignors.js';
+import type { GroupEvents, GroupLabel } from './events.js';
 import type { GroupError } from './model.js';
 import { newMemberSession, SessionTimers, type MemberSession } from './sessions.js';
 
@@ -62,10 +66,12 @@ export interface ServerSideGroup<K extends MemberKey = MemberKey> {
   readonly served: Map<number, number>;
   /** partition → the last offset the group committed for it, in this process. */
   readonly committed: Map<number, number>;
+  /** How the log names the group (its protocol, name and topic); null: not logged. */
+  readonly label: GroupLabel | null;
 }
 
-export function newServerSideGroup<K extends MemberKey>(): ServerSideGroup<K> {
-  return { generation: 0n, partitionCount: 0, members: new Map(), revocations: new Map(), served: new Map(), committed: new Map() };
+export function newServerSideGroup<K extends MemberKey>(label: GroupLabel | null = null): ServerSideGroup<K> {
+  return { generation: 0n, partitionCount: 0, members: new Map(), revocations: new Map(), served: new Map(), committed: new Map(), label };
 }
 
 export interface ServerSideOptions<K extends MemberKey> {
@@ -78,6 +84,8 @@ export interface ServerSideOptions<K extends MemberKey> {
   assignor?: ServerSideAssignor;
   /** A member missed its session timeout: it was removed and the group rebalanced. */
   onSessionExpired?: (group: ServerSideGroup<K>, memberId: K) => void;
+  /** Where group changes are logged (the broker's); none: not logged. */
+  events?: GroupEvents;
 }
 
 export class ServerSideGroups<K extends MemberKey> {
@@ -102,6 +110,7 @@ export class ServerSideGroups<K extends MemberKey> {
     const member: ServerSideMember<K> = { memberId, joinSeq: this.joinSeq++, partitions: [], pollable: [], cursor: 0, session };
     group.members.set(memberId, member);
     if (session !== null) this.touch(group, member);
+    if (group.label !== null) this.options.events?.memberJoined(group.label, { member: String(memberId) });
     this.rebalance(group, partitions);
     return 'none';
   }
@@ -130,11 +139,12 @@ export class ServerSideGroups<K extends MemberKey> {
     refreshPollable(group);
   }
 
-  /** Removes the member and rebalances over `partitions`; unknown_member if it was not in. */
-  leave(group: ServerSideGroup<K>, memberId: K, partitions: number): GroupError {
+  /** Removes the member and rebalances over `partitions`; unknown_member if it was not in. `reason` is logged. */
+  leave(group: ServerSideGroup<K>, memberId: K, partitions: number, reason: 'left' | 'disconnected' = 'left'): GroupError {
     const member = group.members.get(memberId);
     if (member === undefined) return 'unknown_member';
     this.drop(group, member);
+    if (group.label !== null) this.options.events?.memberLeft(group.label, { member: String(memberId), reason });
     this.rebalance(group, partitions);
     return 'none';
   }
@@ -228,9 +238,20 @@ export class ServerSideGroups<K extends MemberKey> {
     for (const [p, r] of [...group.revocations]) if (r.sinceMs <= deadline) this.completeRevocation(group, p);
   }
 
-  /** The group is gone: its members' session timers stop. */
+  /** The group is gone from this process (the broker stops): its members' session timers stop. */
   forget(group: ServerSideGroup<K>): void {
     for (const m of group.members.values()) if (m.session !== null) this.sessions?.cancel(m.session);
+  }
+
+  /** A client or operator created the group (not one loaded at start). */
+  created(group: ServerSideGroup<K>): void {
+    if (group.label !== null) this.options.events?.created(group.label);
+  }
+
+  /** A client or operator deleted the group: forgotten, and logged. */
+  deleted(group: ServerSideGroup<K>): void {
+    this.forget(group);
+    if (group.label !== null) this.options.events?.deleted(group.label);
   }
 
   /**
@@ -265,6 +286,11 @@ export class ServerSideGroups<K extends MemberKey> {
     const desired = this.assignor(members, current, partitions);
     this.apply(group, owner, desired);
     refreshPollable(group);
+    this.logGeneration(group);
+  }
+
+  private logGeneration(group: ServerSideGroup<K>): void {
+    if (group.label !== null) this.options.events?.rebalanced(group.label, group.generation, group.members.size);
   }
 
   /** Moves each partition to its desired member, or leaves it pending while its owner drains it. */
@@ -299,6 +325,7 @@ export class ServerSideGroups<K extends MemberKey> {
     }
     group.generation++;
     refreshPollable(group);
+    this.logGeneration(group);
   }
 
   private touch(group: ServerSideGroup<K>, member: ServerSideMember<K>): void {
@@ -307,6 +334,7 @@ export class ServerSideGroups<K extends MemberKey> {
       isCurrent: () => group.members.get(member.memberId) === member,
       expired: () => {
         this.drop(group, member);
+        if (group.label !== null) this.options.events?.memberLeft(group.label, { member: String(member.memberId), reason: 'session expired' });
         this.rebalance(group, group.partitionCount);
         this.options.onSessionExpired?.(group, member.memberId);
       },

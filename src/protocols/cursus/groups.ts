@@ -131,6 +131,7 @@ export class CursusGroups {
       rebalancingTimeoutMs: 0,
       membersPerGroupMax,
       onSessionExpired: (state, memberId) => this.sessionExpired(state, memberId),
+      events: options.broker.groupEvents,
     });
   }
 
@@ -408,7 +409,9 @@ export class CursusGroups {
     if (this.groups.size >= cursusGroupsMax) throw CursusFailure.of('too_many_groups', [['group', name]], `at most ${cursusGroupsMax} groups`);
     const now = this.clock.now();
     await this.save(name, selector, expansion, now);
-    return this.add(name, selector, expansion, now);
+    const group = this.add(name, selector, expansion, now);
+    this.engine.created(group.state);
+    return group;
   }
 
   private add(name: string, selector: GroupSelector, expansion: Expansion, registeredAtMs: number): CursusGroup {
@@ -416,7 +419,7 @@ export class CursusGroups {
       name,
       selector,
       expansion,
-      state: newServerSideGroup<string>(),
+      state: newServerSideGroup<string>({ protocol: 'cursus', group: name }),
       registeredAtMs,
       lastRebalanceMs: registeredAtMs,
       synced: new Map(),
@@ -524,7 +527,7 @@ export class CursusGroups {
 
   /** The coordinator no longer knows the group (its session timers stop). */
   private forget(group: CursusGroup): void {
-    this.engine.forget(group.state);
+    this.engine.deleted(group.state);
     this.groups.delete(group.name);
   }
 

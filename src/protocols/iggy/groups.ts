@@ -55,7 +55,7 @@ export class IggyGroups {
     private readonly logger: Logger,
     options: IggyGroupsOptions = { now: () => Date.now(), rebalancingTimeoutMs: 10_000 },
   ) {
-    this.engine = new ServerSideGroups<number>({ clock: { now: options.now }, rebalancingTimeoutMs: options.rebalancingTimeoutMs, membersPerGroupMax });
+    this.engine = new ServerSideGroups<number>({ clock: { now: options.now }, rebalancingTimeoutMs: options.rebalancingTimeoutMs, membersPerGroupMax, events: broker.groupEvents });
   }
 
   async load(): Promise<void> {
@@ -69,11 +69,12 @@ export class IggyGroups {
     for (const stored of await this.broker.groups.list(iggyGroupScope)) {
       const s = stored.state as { topicInternalId?: unknown; id?: unknown; name?: unknown } | null;
       if (!s || typeof s.topicInternalId !== 'number' || typeof s.id !== 'number' || typeof s.name !== 'string') continue;
-      if (this.broker.catalog.topicByInternalId(s.topicInternalId) === null) {
+      const topic = this.broker.catalog.topicByInternalId(s.topicInternalId);
+      if (topic === null) {
         await this.broker.groups.delete(iggyGroupScope, stored.groupId).catch(() => undefined);
         continue;
       }
-      this.groupsOf(s.topicInternalId).set(s.id, newGroup(s.topicInternalId, s.id, s.name));
+      this.groupsOf(s.topicInternalId).set(s.id, newGroup(topic, s.id, s.name));
     }
     this.logger.debug('loaded iggy consumer groups', { groups: this.count() });
   }
@@ -120,18 +121,20 @@ export class IggyGroups {
     if (groups.size >= groupsPerTopicMax) throw new IggyFailure(IggyErrorCode.error, 'result', 'too many groups');
     let id = this.nextIds.get(topic.internalId) ?? 0;
     for (const g of groups.values()) id = Math.max(id, g.id + 1);
-    const group = newGroup(topic.internalId, id, name);
+    const group = newGroup(topic, id, name);
     // The counter first: a crash between the two writes leaves a gap in the ids, never a reuse.
     await this.broker.groups.saveNextGroupId(iggyGroupScope, topic.internalId, id + 1);
     this.nextIds.set(topic.internalId, id + 1);
     await this.broker.groups.save(iggyGroupScope, key(topic.internalId, id), { topicInternalId: topic.internalId, id, name });
     groups.set(id, group);
+    this.engine.created(group);
     return group;
   }
 
   async delete(topic: Topic, group: IggyGroup): Promise<void> {
     await this.broker.groups.delete(iggyGroupScope, key(topic.internalId, group.id));
     this.byTopic.get(topic.internalId)?.delete(group.id);
+    this.engine.deleted(group);
   }
 
   /** Drops every group of a deleted topic. */
@@ -140,7 +143,10 @@ export class IggyGroups {
     const groups = this.byTopic.get(topicInternalId);
     if (!groups) return;
     this.byTopic.delete(topicInternalId);
-    for (const g of groups.values()) await this.broker.groups.delete(iggyGroupScope, key(topicInternalId, g.id)).catch(() => undefined);
+    for (const g of groups.values()) {
+      this.engine.deleted(g);
+      await this.broker.groups.delete(iggyGroupScope, key(topicInternalId, g.id)).catch(() => undefined);
+    }
   }
 
   join(topic: Topic, group: IggyGroup, connectionId: number): void {
@@ -157,7 +163,7 @@ export class IggyGroups {
       for (const g of groups.values()) {
         if (!g.members.has(connectionId)) continue;
         const topic = this.broker.catalog.topicByInternalId(internalId);
-        this.engine.leave(g, connectionId, topic?.partitions ?? 0);
+        this.engine.leave(g, connectionId, topic?.partitions ?? 0, 'disconnected');
       }
     }
   }
@@ -226,8 +232,10 @@ export class IggyGroups {
   }
 }
 
-function newGroup(topicInternalId: number, id: number, name: string): IggyGroup {
-  return { topicInternalId, id, name, ...newServerSideGroup<number>() };
+function newGroup(topic: Topic, id: number, name: string): IggyGroup {
+  // Logged under the stream and topic names it had when created or loaded.
+  const label = { protocol: 'iggy', group: name, groupId: id, stream: topic.namespace, topic: topic.name };
+  return { topicInternalId: topic.internalId, id, name, ...newServerSideGroup<number>(label) };
 }
 
 function key(topicInternalId: number, groupId: number): string {

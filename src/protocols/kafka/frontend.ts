@@ -106,6 +106,7 @@ export class KafkaBrokerFrontend implements KafkaFrontend {
       clock: options.clock ?? systemClock,
       scheduler: options.scheduler ?? systemScheduler,
       logger: options.logger.child({ component: 'kafka-groups' }),
+      events: options.broker.groupEvents,
       ...(options.groupConfig ? { config: options.groupConfig } : {}),
       persist: (groupId, snapshot) => this.persistGroup(groupId, snapshot),
     });

@@ -275,12 +275,12 @@ async function commitReset(broker: Broker, ref: GroupRef, scope: ReadonlyArray<{
       const key = iggyOffsetKey(id, topic, row.partition);
       // Iggy keeps the last consumed offset: nothing consumed before the target's first offset.
       if (row.offset === 0) await broker.offsets.deleteGroup(iggyScope, key);
-      else await broker.offsets.commit(iggyScope, key, [{ topicInternalId: topic.internalId, partition: row.partition, offset: row.offset - 1 }]);
+      else await broker.offsets.reset(iggyScope, key, [{ topicInternalId: topic.internalId, partition: row.partition, offset: row.offset - 1 }]);
     }
     return;
   }
   const commits: OffsetCommit[] = rows.map((row) => ({ topicInternalId: topicOf(row).internalId, partition: row.partition, offset: row.offset }));
-  await broker.offsets.commit(kafkaScope, ref.name, commits);
+  await broker.offsets.reset(kafkaScope, ref.name, commits);
 }
 
 /**

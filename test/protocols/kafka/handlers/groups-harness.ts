@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../../../src/core/broker.js';
 import { ManualClock } from '../../../../src/base/clock.js';
-import { silentLogger } from '../../../../src/base/logger.js';
+import { silentLogger, type Logger } from '../../../../src/base/logger.js';
 import { askHandler } from './call-handler.js';
 import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../../src/protocols/kafka/codec/messages/index.js';
 import type { GroupCoordinatorConfig } from '../../../../src/protocols/kafka/coordinator/group-coordinator.js';
@@ -33,12 +33,12 @@ export interface GroupsHarness {
 
 export async function groupsHarness(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { topics?: Record<string, number>; groupConfig?: Partial<GroupCoordinatorConfig>; remote?: string } = {},
+  options: { topics?: Record<string, number>; groupConfig?: Partial<GroupCoordinatorConfig>; remote?: string; brokerLogger?: Logger } = {},
 ): Promise<GroupsHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quartet-kafka-groups-'));
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
-  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: true, clock, maintenanceIntervalMs: 0 });
+  const broker = await Broker.open({ formats: builtinFormats(), dataDir, memory: true, clock, maintenanceIntervalMs: 0, ...(options.brokerLogger ? { logger: options.brokerLogger } : {}) });
   const frontend = new KafkaBrokerFrontend({
     broker,
     logger: silentLogger,
