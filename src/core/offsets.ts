@@ -7,7 +7,8 @@
 // under SQLite), so a committed offset survives a crash. Commits are per request, not per record.
 //
 // Offsets deleted (a group's, or some partitions') and reset are logged here, for every protocol
-// (groups/events.ts), under the scope and the key the protocol stores them by; commits are not.
+// (groups/events.ts), named as the protocol reads its keys (GroupEvents.nameOffsetKeys); commits
+// are not.
 
 import type { Clock } from '../base/clock.js';
 import { QuartetError } from '../base/errors.js';
@@ -83,7 +84,7 @@ export class OffsetStore {
   /** Deletes every offset of the group; returns how many there were. */
   async deleteGroup(scope: string, group: string): Promise<number> {
     const deleted = await this.store.deleteGroupOffsets(scope, group);
-    if (deleted > 0) this.events?.offsetsDeleted({ protocol: scope, group }, { offsets: deleted });
+    if (deleted > 0) this.events?.offsetsDeleted(this.events.offsetsLabel(scope, group), { offsets: deleted });
     return deleted;
   }
 
@@ -91,14 +92,14 @@ export class OffsetStore {
   async deletePartitions(scope: string, group: string, partitions: ReadonlyArray<{ topicInternalId: number; partition: number }>): Promise<number> {
     assertKey(scope, group);
     const deleted = await this.store.deleteGroupPartitionOffsets(scope, group, partitions);
-    if (deleted > 0) this.events?.offsetsDeleted({ protocol: scope, group }, { offsets: deleted, partitions: describePartitions(partitions) });
+    if (deleted > 0) this.events?.offsetsDeleted(this.events.offsetsLabel(scope, group), { offsets: deleted, partitions: describePartitions(partitions) });
     return deleted;
   }
 
   /** An operator moved the group's offsets (a reset): committed as commit() does, and logged. */
   async reset(scope: string, group: string, commits: readonly OffsetCommit[]): Promise<CommittedOffset[]> {
     const committed = await this.commit(scope, group, commits);
-    this.events?.offsetsReset({ protocol: scope, group }, { partitions: describePartitions(commits) });
+    this.events?.offsetsReset(this.events.offsetsLabel(scope, group), { partitions: describePartitions(commits) });
     return committed;
   }
 

@@ -13,14 +13,34 @@ import { LogRateLimiter, type LogFields, type Logger } from '../../base/logger.j
 /** How a group is named in the log: its protocol and name, and what else identifies it (its topic). */
 export type GroupLabel = Readonly<{ protocol: string; group: string } & Record<string, string | number>>;
 
+/** A protocol's reading of the keys it stores offsets under: the label to log, or null (the raw key). */
+export type OffsetKeyNamer = (key: string) => GroupLabel | null;
+
 export class GroupEvents {
   private readonly churn: LogRateLimiter;
+  private readonly offsetKeyNamers = new Map<string, OffsetKeyNamer>();
 
   constructor(
     private readonly logger: Logger,
     clock: Clock,
   ) {
     this.churn = new LogRateLimiter(clock);
+  }
+
+  /**
+   * Registers how the offset keys of `scope` read in the log (Iggy stores one per consumer or
+   * group, topic and partition); returns the function that removes it.
+   */
+  nameOffsetKeys(scope: string, namer: OffsetKeyNamer): () => void {
+    this.offsetKeyNamers.set(scope, namer);
+    return () => {
+      if (this.offsetKeyNamers.get(scope) === namer) this.offsetKeyNamers.delete(scope);
+    };
+  }
+
+  /** The label of the offsets the store keeps under (scope, key): the protocol's reading, else the key itself. */
+  offsetsLabel(scope: string, key: string): GroupLabel {
+    return this.offsetKeyNamers.get(scope)?.(key) ?? { protocol: scope, group: key };
   }
 
   created(group: GroupLabel): void {

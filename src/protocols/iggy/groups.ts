@@ -17,6 +17,7 @@ import type { Broker } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import type { Logger } from '../../base/logger.js';
 import type { LiveGroupMember } from '../../core/groups/directory.js';
+import type { GroupLabel } from '../../core/groups/events.js';
 import { ServerSideGroups, newServerSideGroup, type PendingRevocation, type ServerSideGroup, type ServerSideMember } from '../../core/groups/server-side.js';
 import { IggyErrorCode, type Identifier } from './codec/index.js';
 import { IggyFailure } from './errors.js';
@@ -56,6 +57,23 @@ export class IggyGroups {
     options: IggyGroupsOptions = { now: () => Date.now(), rebalancingTimeoutMs: 10_000 },
   ) {
     this.engine = new ServerSideGroups<number>({ clock: { now: options.now }, rebalancingTimeoutMs: options.rebalancingTimeoutMs, membersPerGroupMax, events: broker.groupEvents });
+    broker.groupEvents.nameOffsetKeys(iggyGroupScope, (key) => this.offsetKeyLabel(key));
+  }
+
+  /**
+   * How an offset key (consumers.ts: `g:<group id>` or `c:...`, then `|<topic internal id>|<partition>`)
+   * reads in the log: a group by its name (while it exists), with its stream, topic and partition.
+   */
+  private offsetKeyLabel(offsetKey: string): GroupLabel | null {
+    const m = /^(.+)\|(\d+)\|(\d+)$/.exec(offsetKey);
+    if (m === null) return null;
+    const topicInternalId = Number(m[2]);
+    const topic = this.broker.catalog.topicByInternalId(topicInternalId);
+    const where = { partition: Number(m[3]), ...(topic !== null ? { stream: topic.namespace, topic: topic.name } : {}) };
+    const groupId = /^g:(\d+)$/.exec(m[1]!);
+    if (groupId === null) return { protocol: 'iggy', group: m[1]!, ...where };
+    const id = Number(groupId[1]);
+    return { protocol: 'iggy', group: this.byTopic.get(topicInternalId)?.get(id)?.name ?? m[1]!, groupId: id, ...where };
   }
 
   async load(): Promise<void> {
