@@ -202,9 +202,6 @@ export class PartitionReader {
     private readonly served: TopicReadSeries,
   ) {}
 
-  /** Records in the batches the last joinBatches kept (from their headers; markers carry none). */
-  private joinedRecords = 0;
-
   /** Closed and not replaced (a purge that could not open the new log; the broker closing). */
   isClosed(): boolean {
     return this.log.isClosed();
@@ -296,6 +293,7 @@ export class PartitionReader {
     const end = committed ? position.lastStableOffset : position.highWatermark;
     const budget = request.bytesMax;
     let chunks: ReadChunk[] | null = null;
+    let records = 0;
     let failure: { error: unknown } | null = null;
     if (offset < end && (budget > 0 || request.firstBatchWhole)) {
       try {
@@ -314,14 +312,14 @@ export class PartitionReader {
           // (A worker reads the ones it transcodes itself: Transcoder.offloads.)
           if (b.file !== undefined && b.format !== format && !this.transcoder.offloads(format, b)) batches[i] = await this.log.wholePayload(b, options.lease);
         }
-        chunks = await this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1));
+        ({ chunks, records } = await this.joinBatches(batches, format, request.firstBatchWhole ? Infinity : budget, offset, Math.max(budget, 1)));
       } catch (error) {
         failure = { error: await this.corruptOr(error) };
       }
     }
     let bytes = 0;
     for (const chunk of chunks ?? []) bytes += chunk.length;
-    if (chunks !== null) this.served.count(format, bytes, this.joinedRecords);
+    if (chunks !== null) this.served.count(format, bytes, records);
     const abortedTransactions = committed ? (bytes > 0 ? transactions.abortedTransactions(this.topic, this.partition, offset, offset + Number.MAX_SAFE_INTEGER) : []) : null;
     return { position, outOfRange: false, chunks, bytes, abortedTransactions, failure };
   }
@@ -340,8 +338,11 @@ export class PartitionReader {
     return error;
   }
 
-  /** The batches as `format`, stopping before the batch that would pass `limit` (the first always goes in). */
-  private async joinBatches(batches: StoredBatch[], format: BatchFormat, limit: number, fromOffset: number, budget: number): Promise<ReadChunk[] | null> {
+  /**
+   * The batches as `format`, stopping before the batch that would pass `limit` (the first always
+   * goes in; null: none), and the records they hold (from their headers; markers carry none).
+   */
+  private async joinBatches(batches: StoredBatch[], format: BatchFormat, limit: number, fromOffset: number, budget: number): Promise<{ chunks: ReadChunk[] | null; records: number }> {
     const parts: ReadChunk[] = [];
     let total = 0;
     let records = 0;
@@ -363,8 +364,7 @@ export class PartitionReader {
       total += bytes.length;
       if ((batch.flags & BatchFlags.control) === 0) records += batch.recordCount;
     }
-    this.joinedRecords = records;
-    return parts.length === 0 ? null : parts;
+    return { chunks: parts.length === 0 ? null : parts, records };
   }
 
   /**
