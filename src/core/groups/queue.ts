@@ -32,6 +32,7 @@ import type { Scheduler, TimerHandle } from '../scheduler.js';
 import { groupIdBytesMax } from '../offsets.js';
 import { SerialQueue } from '../serial.js';
 import type { GroupError } from './model.js';
+import type { GroupLabel } from './events.js';
 import { QueuePartition, type StoredQueuePartition, type TrackedRecord } from './queue-partition.js';
 import { newMemberSession, SessionTimers, type MemberSession } from './sessions.js';
 
@@ -220,6 +221,7 @@ export class QueueGroups {
       const member: QueueMember = { memberId, session: newMemberSession(), timeoutMs: sessionTimeoutMs };
       group.members.set(memberId, member);
       this.touch(group, member);
+      this.options.broker.groupEvents.memberJoined(this.label(groupId), { member: memberId });
       return 'none';
     });
   }
@@ -243,7 +245,7 @@ export class QueueGroups {
     return this.using(group, async () => {
       const member = group.members.get(memberId);
       if (member === undefined) return 'unknown_member';
-      return this.removeMember(group, member);
+      return this.removeMember(group, member, 'left');
     });
   }
 
@@ -403,9 +405,15 @@ export class QueueGroups {
           this.options.logger?.warn('queue group could not be deleted', { group: groupId, error: String(err) });
           return 'unavailable';
         }
+        this.options.broker.groupEvents.deleted(this.label(groupId));
         return 'none';
       }),
     );
+  }
+
+  /** How the group is named in the log (group changes: core/groups/events.ts). */
+  private label(groupId: string): GroupLabel {
+    return { protocol: this.options.scope, group: groupId };
   }
 
   /** Stops timers and sessions and ends the long polls; later calls answer closed. */
@@ -585,13 +593,14 @@ export class QueueGroups {
   private touch(group: QueueGroup, member: QueueMember): void {
     this.sessions.touch(member.session, member.timeoutMs, {
       isCurrent: () => group.members.get(member.memberId) === member,
-      expired: () => void this.removeMember(group, member),
+      expired: () => void this.removeMember(group, member, 'session expired'),
     });
   }
 
-  private removeMember(group: QueueGroup, member: QueueMember): Promise<GroupError> {
+  private removeMember(group: QueueGroup, member: QueueMember, reason: 'left' | 'session expired'): Promise<GroupError> {
     group.members.delete(member.memberId);
     this.sessions.cancel(member.session);
+    this.options.broker.groupEvents.memberLeft(this.label(group.groupId), { member: member.memberId, reason });
     return group.serial.run(async () => {
       const now = this.options.clock.now();
       let released = false;

@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../../src/base/clock.js';
 import { createLogger } from '../../../src/base/logger.js';
+import { AppendWaiters } from '../../../src/core/append-waiters.js';
+import { Broker } from '../../../src/core/broker.js';
+import { QueueGroups } from '../../../src/core/groups/queue.js';
 import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { CommandCode, ConsumerKind } from '../../../src/protocols/iggy/codec/index.js';
 import { deleteGroupsHandler } from '../../../src/protocols/kafka/handlers/delete-groups.js';
@@ -15,6 +18,7 @@ import { leaveGroupHandler } from '../../../src/protocols/kafka/handlers/leave-g
 import { offsetCommitHandler } from '../../../src/protocols/kafka/handlers/offset-commit.js';
 import { eventually, sendRequest, sid, startIggy } from '../../protocols/iggy/harness.js';
 import { formGroup, groupsHarness } from '../../protocols/kafka/handlers/groups-harness.js';
+import { tempDir, testScryptCost } from '../helpers.js';
 
 type Line = Record<string, unknown> & { level: string; msg: string };
 
@@ -94,6 +98,37 @@ describe('group changes in the log', () => {
       // The core's offsets store logs them as the Iggy front-end reads its offset keys.
       ['info', 'deleted consumer group offsets', 'iggy', 'workers', 'default', 'g', undefined, undefined, undefined],
       ['info', 'deleted consumer group', 'iggy', 'workers', 'default', 'g', undefined, undefined, undefined],
+    ]);
+  });
+
+  it('a queue group (Felix): members joining, leaving and expiring, and the group deleted', async (t) => {
+    const { logger, groupLines } = collector();
+    const clock = new ManualClock(1_000_000);
+    const scheduler = new ManualScheduler(clock);
+    const broker = await Broker.open({ dataDir: tempDir(t), memory: true, clock, scheduler, logger, rootUser: { username: 'root', password: 'pw' }, maintenanceIntervalMs: 0, scryptCost: testScryptCost });
+    const waiters = new AppendWaiters();
+    const queue = new QueueGroups({ broker, scope: 'felix', clock, scheduler, waiters });
+    t.after(async () => {
+      queue.close();
+      waiters.close();
+      await broker.close();
+    });
+    // A second apart each, so that no member line is held back by the one-per-second limit.
+    assert.equal(await queue.join('jobs', 'm1', 10_000), 'none');
+    clock.advance(1_000);
+    assert.equal(await queue.join('jobs', 'm2', 60_000), 'none');
+    assert.equal(await queue.join('jobs', 'm1', 10_000), 'none', 'a rejoin is only a refresh');
+    clock.advance(1_000);
+    assert.equal(await queue.leave('jobs', 'm2'), 'none');
+    scheduler.advance(20_000);
+    await eventually(() => groupLines().length >= 4, 'the expired member left');
+    assert.equal(await queue.deleteGroup('jobs'), 'none');
+    assert.deepEqual(groupLines('protocol', 'group', 'member', 'reason'), [
+      ['info', 'consumer group member joined', 'felix', 'jobs', 'm1', undefined],
+      ['info', 'consumer group member joined', 'felix', 'jobs', 'm2', undefined],
+      ['info', 'consumer group member left', 'felix', 'jobs', 'm2', 'left'],
+      ['info', 'consumer group member left', 'felix', 'jobs', 'm1', 'session expired'],
+      ['info', 'deleted consumer group', 'felix', 'jobs', undefined, undefined],
     ]);
   });
 });
