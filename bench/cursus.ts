@@ -30,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CursusClient, CursusProducer } from '../src/clients/cursus/index.js';
 import type { Acks, CursusRecord } from '../src/protocols/cursus/codec/batch.js';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, quartetServeArgs, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, quartetServeArgs, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 import { loadPlatformaticKafka, requirePlatformaticKafka } from '../test/peers/platformatic-kafka.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
@@ -89,7 +89,7 @@ async function startQuartet(): Promise<Quartet> {
   let stopped: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopped ??= stopChild(child).finally(() => removeDir(dir)));
   try {
-    const m = await waitForOutput(child, 'quartet', listening);
+    const m = await waitForOutput(child, 'quartet', untilReady(listening));
     const addresses = new Map([[m[1]!, m[2]!], [m[3]!, m[4]!]]);
     return { kafka: addresses.get('kafka')!, cursus: addresses.get('cursus')!, cpuSeconds: () => cpuSecondsOf(child.pid), stop };
   } catch (err) {

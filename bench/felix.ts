@@ -76,7 +76,8 @@ function listeningAddresses(child: ChildProcess, names: readonly string[]): Prom
     const onData = (chunk: Buffer): void => {
       output = (output + chunk.toString()).slice(-200_000);
       for (const m of output.matchAll(/"msg":"listening","listener":"(\w+)","address":"([^"]+)"/g)) found.set(m[1]!, m[2]!);
-      if (names.every((n) => found.has(n))) {
+      // Root is created after the listeners are bound: the `ready` line follows.
+      if (names.every((n) => found.has(n)) && output.includes('"msg":"ready"')) {
         clearTimeout(timer);
         output = '';
         child.stdout!.off('data', onData);

@@ -136,6 +136,16 @@ export function cpuSecondsOf(pid: number | undefined): number {
   }
 }
 
+/**
+ * The tail of a readiness pattern: the broker's `ready` log line, which follows every `listening`
+ * line. Root is created between the two (src/server/server.ts), so a bench that logs in as root
+ * waits for this line, not for the listener's.
+ */
+const thenReady = String.raw`[\s\S]*"msg":"ready"`;
+
+/** `listening` (a pattern matching the listening lines, with its groups) followed by the ready line. */
+export const untilReady = (listening: RegExp): RegExp => new RegExp(listening.source + thenReady);
+
 export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 
 /**

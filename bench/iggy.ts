@@ -53,7 +53,7 @@ import { xxh3Frames } from '../src/base/native.js';
 import { IggyClient, prepareMessage, type IggyCredentials } from '../src/clients/iggy/index.js';
 import { decodePolledRecords, encodeMessages, encodeSendBatch } from '../src/clients/iggy/messages.js';
 import { encodeBatchBytes } from '../src/protocols/iggy/codec/message-batch.js';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const envInt = (name: string, fallback: number): number => {
@@ -483,7 +483,7 @@ async function startBroker(): Promise<Broker> {
   const env = { QUARTET_ROOT_USERNAME: credentials.username, QUARTET_ROOT_PASSWORD: credentials.password };
   let started: { child: ChildProcess; match: RegExpMatchArray };
   try {
-    started = await spawnNode('quartet', args, /"msg":"listening","listener":"iggy","address":"([^"]+)"/, env);
+    started = await spawnNode('quartet', args, untilReady(/"msg":"listening","listener":"iggy","address":"([^"]+)"/), env);
   } catch (err) {
     removeDir(dir);
     throw err;

@@ -26,7 +26,7 @@ import { Framer } from '../src/protocols/kafka/codec/framer.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
 import { buildRecordBatch } from '../src/protocols/kafka/codec/record-batch.js';
 import { CommandCode, IggyFramer, PollingKind, decodeReply, encodeRequestFrame, iggyProtocolVersion, stringId } from '../src/protocols/iggy/codec/index.js';
-import { benchDir, fmt, printTable, quartetServeArgs, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, fmt, printTable, quartetServeArgs, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const credentials = { username: 'bench', password: 'bench-password' };
@@ -65,7 +65,7 @@ async function startBroker(protocol: 'kafka' | 'iggy', budget: string) {
   const env = { ...process.env, QUARTET_ROOT_USERNAME: credentials.username, QUARTET_ROOT_PASSWORD: credentials.password };
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
   try {
-    const match = await waitForOutput(child, 'quartet', new RegExp(`"msg":"listening","listener":"${protocol}","address":"([^"]+)"`));
+    const match = await waitForOutput(child, 'quartet', untilReady(new RegExp(`"msg":"listening","listener":"${protocol}","address":"([^"]+)"`)));
     const [host, port] = [match[1]!.slice(0, match[1]!.lastIndexOf(':')), Number(match[1]!.slice(match[1]!.lastIndexOf(':') + 1))];
     return { pid: child.pid!, addr: match[1]!, host, port, stop: () => stopChild(child).finally(() => removeDir(dir)) };
   } catch (err) {

@@ -29,7 +29,7 @@ import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
 import { buildRecordBatch } from '../src/protocols/kafka/codec/record-batch.js';
-import { benchDir, fmt, printTable, removeDir, stopChild, waitForOutput, type Row } from './harness.js';
+import { benchDir, fmt, printTable, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
@@ -232,7 +232,7 @@ async function startBroker(workerThreads: number): Promise<{ child: ChildProcess
   const child = spawn(process.execPath, args, { env: { ...process.env, QUARTET_ROOT_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
   try {
     // The listeners start in the order kafka, iggy.
-    const m = await waitForOutput(child, 'broker', /"listener":"kafka","address":"127\.0\.0\.1:(\d+)"[\s\S]*"listener":"iggy","address":"(127\.0\.0\.1:\d+)"/);
+    const m = await waitForOutput(child, 'broker', untilReady(/"listener":"kafka","address":"127\.0\.0\.1:(\d+)"[\s\S]*"listener":"iggy","address":"(127\.0\.0\.1:\d+)"/));
     return { child, kafkaPort: Number(m[1]), iggyAddr: m[2]!, dir };
   } catch (err) {
     await stopChild(child);
@@ -263,7 +263,7 @@ export async function runStallsBench(): Promise<void> {
       }
       const [off, on] = results as [StallsResult, StallsResult];
       rows.push({
-        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work}es' time`,
+        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time`,
         value: `${fmt(on.probeMaxMs)} ms (${fmt(on.probeMedianMs, 2)}), ${fmt(on.fetchesMs, 0)} ms`,
         baseline: `${fmt(off.probeMaxMs)} ms (${fmt(off.probeMedianMs, 2)}), ${fmt(off.fetchesMs, 0)} ms`,
         ratio: fmt(off.probeMaxMs / on.probeMaxMs),
