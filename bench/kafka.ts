@@ -2,35 +2,44 @@
 // the same run, each figure printed next to its baseline as a ratio.
 //
 // 1. kcat (librdkafka batching) ingests 1,000,000 records of 100 B and of 1 KiB from a file into one
-//    partition, and reads them back to /dev/null: `kcat -C -c 1000000` (exits after the last record;
-//    the target's figure), then `kcat -C -e` (to the end of the partition, which librdkafka learns
-//    from one more fetch that every broker holds for fetch.wait.max.ms, 500 ms: context). Baseline: redis-server
+//    partition, and reads them back to /dev/null with `kcat -C -c 1000000` (exits after the last
+//    record), once at librdkafka's default consumer settings (1 MiB per partition per fetch: the
+//    target's figure) and once with tuned fetch settings (kcatFetchSettings), alternating which goes
+//    first; then `kcat -C -e` (to the end of the partition, which librdkafka learns from one more
+//    fetch that every broker holds for fetch.wait.max.ms, 500 ms: context). Baseline: redis-server
 //    (appendonly yes, appendfsync everysec) fed by `redis-benchmark -P 64` pipelined XADD of the same
 //    value sizes, and read back with XRANGE ... COUNT 1000.
-//    Targets: ingest >= 1.5x Redis at 1 KiB; read-back >= 1 GB/s.
+//    Targets: ingest >= 1.5x Redis at 1 KiB; read-back at the defaults >= 1 GB/s.
 // 2. A Node client (KafkaJS and @platformatic/kafka; the faster one counts) produces 1 KiB records
 //    with acks=-1, against the `nats` client publishing to a JetStream file-storage stream, awaiting
 //    every ack with a window of publishes in flight. Target: >= 3x JetStream's acknowledged rate.
-// 3. Produce latency at a fixed 1,000 records/s with acks=all (KafkaJS, one record per send),
-//    p50/p99/p99.9, on a topic with the default fsync policy (interval; baseline: JetStream publish
-//    latency at the same rate) and on one with quartet.fsync.policy=always (baseline: the disk's own
-//    write + fdatasync latency).
+// 3. Send latency at a fixed 1,000 sends/s of one 1 KiB record, p50/p99/p99.9, every client in
+//    each trial, interleaved, against one broker (Kafka and Iggy listeners) and one nats-server:
+//    JetStream publish + ack (the baseline); Kafka through a minimal raw Produce client
+//    (raw-kafka-producer.ts, acks=all, default fsync policy: the target's figure); the Iggy SDK
+//    (sendMessages of one message); KafkaJS (the same as the raw client, with its own cost); and
+//    the raw client on a topic with quartet.fsync.policy=always against the disk's own
+//    write + fdatasync. Target: p99 <= 2x JetStream's, p99.9 <= 3x.
 //
 // Every server is started here on 127.0.0.1 with a fresh directory under benchDir() (the project's
 // disk, not tmpfs) and stopped at the end, also on error. A missing external tool skips its part
 // with an install hint. Every loop is bounded in count and in time.
 //
 // Environment: QUARTET_BENCH_KAFKA_RECORDS (default 1000000), QUARTET_BENCH_KAFKA_TRIALS (3),
-// QUARTET_BENCH_KAFKA_PARTS (a comma-separated subset of kcat, node, latency; default all),
+// QUARTET_BENCH_KAFKA_LATENCY_TRIALS (3), QUARTET_BENCH_KAFKA_PARTS (a comma-separated subset of kcat,
+// node, latency; default all),
 // QUARTET_BENCH_CPU_PROF=<dir> (run the Quartet broker under `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, waitForOutput, type Row } from './harness.js';
+import { IggyClient } from '../src/clients/iggy/index.js';
+import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
+import { RawKafkaProducer } from './raw-kafka-producer.js';
 import { requirePlatformaticKafka } from '../test/peers/platformatic-kafka.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
@@ -74,6 +83,8 @@ const latencyRate = 1000;
 const latencySeconds = 10;
 const latencyWarmupSeconds = 1;
 const latencyRecordBytes = 1024;
+/** Each trial runs every latency client once, interleaved. */
+const latencyTrials = envInt('QUARTET_BENCH_KAFKA_LATENCY_TRIALS', 3);
 
 // ---------------------------------------------------------------------------------------------
 // Processes: every child is tracked and stopped at the end, or killed when this process exits.
@@ -134,11 +145,18 @@ async function startService(name: string, cmd: string, args: string[], ready: Re
 
 const cpuOf = (child: ChildProcess) => (): number => cpuSecondsOf(child.pid);
 
-async function startQuartet(): Promise<Service> {
+const quartetRootPassword = 'bench-root-password';
+
+/** Quartet with the Kafka listener (and the Iggy one when asked); the Kafka address is `address`. */
+async function startQuartet(protocols: ReadonlyArray<'kafka' | 'iggy'> = ['kafka']): Promise<Service & { iggyAddress?: string }> {
   const dir = benchDir('kafka-quartet-');
-  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), 'kafka');
-  const s = await startService('quartet', process.execPath, args, /"msg":"listening","listener":"kafka","address":"([^"]+)"/, dir, { QUARTET_ROOT_PASSWORD: 'bench-root-password' });
-  return { name: 'quartet', address: s.match[1]!, cpuSeconds: cpuOf(s.child), stop: s.stop };
+  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), protocols);
+  // The listeners log in the order kafka, iggy.
+  const listening = protocols.includes('iggy')
+    ? /"msg":"listening","listener":"kafka","address":"([^"]+)"[\s\S]*"msg":"listening","listener":"iggy","address":"([^"]+)"/
+    : /"msg":"listening","listener":"kafka","address":"([^"]+)"/;
+  const s = await startService('quartet', process.execPath, args, untilReady(listening), dir, { QUARTET_ROOT_PASSWORD: quartetRootPassword });
+  return { name: 'quartet', address: s.match[1]!, ...(s.match[2] ? { iggyAddress: s.match[2] } : {}), cpuSeconds: cpuOf(s.child), stop: s.stop };
 }
 
 async function startRedis(): Promise<Service> {
@@ -189,6 +207,9 @@ function timeCommand(cmd: string, args: string[], options: { stdout?: 'ignore' |
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The 1-minute load average (other work on the machine moves every figure). */
+const loadAverage = (): string => fmt(loadavg()[0] ?? NaN, 2);
 
 // ---------------------------------------------------------------------------------------------
 // Formatting
@@ -246,7 +267,16 @@ function throughput(count: number, size: number, seconds: number, serverCpu: num
   return { recordsPerSecond: count / seconds, mbPerSecond: (count * size) / seconds / 1e6, seconds, serverCpu };
 }
 
-async function quartetKcatTrial(file: string, size: number): Promise<{ ingest: Throughput; read: Throughput; readToEnd: Throughput }> {
+interface KcatTrial {
+  ingest: Throughput;
+  /** kcat -C -c with kcatFetchSettings. */
+  read: Throughput;
+  /** kcat -C -c with librdkafka's default consumer settings. */
+  readDefaults: Throughput;
+  readToEnd: Throughput;
+}
+
+async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> {
   const q = await startQuartet();
   try {
     const topic = `bench-${size}`;
@@ -255,30 +285,38 @@ async function quartetKcatTrial(file: string, size: number): Promise<{ ingest: T
     const produced = await timeCommand('kcat', ['-P', '-b', q.address, '-t', topic, '-p', '0', '-z', 'none', ...x(kcatProduceSettings), '-l', file]);
     if (produced.code !== 0) {
       const note = `kcat -P exited ${produced.code}: ${produced.stderr.slice(0, 300)}`;
-      return { ingest: failed(note), read: failed('no data'), readToEnd: failed('no data') };
+      return { ingest: failed(note), read: failed('no data'), readDefaults: failed('no data'), readToEnd: failed('no data') };
     }
     const cpu1 = q.cpuSeconds();
-    const consume = (until: string[]): Promise<CommandResult> =>
-      timeCommand('kcat', ['-C', '-b', q.address, '-t', topic, '-p', '0', '-o', 'beginning', ...until, '-f', '%s\\n', ...x(kcatFetchSettings)], { stdout: 'devnull' });
+    const consume = (until: string[], settings: string[]): Promise<CommandResult> =>
+      timeCommand('kcat', ['-C', '-b', q.address, '-t', topic, '-p', '0', '-o', 'beginning', ...until, '-f', '%s\\n', ...x(settings)], { stdout: 'devnull' });
     // Read-back: kcat exits once it has consumed the records written (-c); -e only guards against
     // a shortfall, which ends the read at the end of the partition with its offset on stderr.
-    const counted = await consume(['-c', String(records), '-e']);
+    // Tuned settings and librdkafka's defaults alternate which goes first from trial to trial.
+    const reads: Array<{ settings: string[]; result?: CommandResult; cpu?: number }> = [{ settings: kcatFetchSettings }, { settings: [] }];
+    for (const r of readOrder++ % 2 === 0 ? reads : [...reads].reverse()) {
+      const before = q.cpuSeconds();
+      r.result = await consume(['-c', String(records), '-e'], r.settings);
+      r.cpu = q.cpuSeconds() - before;
+    }
+    const [tuned, defaults] = reads as Array<{ result: CommandResult; cpu: number }>;
     const cpu2 = q.cpuSeconds();
     // To the end of the partition (-e): librdkafka reports the end only from one more fetch at the
     // high watermark, which any broker holds for fetch.wait.max.ms (500 ms) before answering empty.
-    const toEnd = await consume(['-e']);
+    const toEnd = await consume(['-e'], kcatFetchSettings);
     const cpu3 = q.cpuSeconds();
-    const short = counted.stderr.match(/Reached end of topic \S+ \[0\] at offset (\d+)/);
-    const end = toEnd.stderr.match(/Reached end of topic \S+ \[0\] at offset (\d+)/);
+    const endOf = (r: CommandResult): RegExpMatchArray | null => r.stderr.match(/Reached end of topic \S+ \[0\] at offset (\d+)/);
+    const end = endOf(toEnd);
     const endOffset = end ? Number(end[1]) : NaN;
-    const shortfall = short !== null && Number(short[1]) < records;
-    if (counted.code !== 0 || shortfall || toEnd.code !== 0 || endOffset !== records) {
-      const note = `read back ${short ? short[1] : counted.code === 0 ? records : '?'} / ${endOffset} of ${records} records (kcat -C exits ${counted.code} / ${toEnd.code}: ${(counted.stderr + toEnd.stderr).slice(0, 300)})`;
-      return { ingest: failed(note), read: failed(note), readToEnd: failed(note) };
+    const shortfall = [tuned!.result, defaults!.result].some((r) => r.code !== 0 || (endOf(r) !== null && Number(endOf(r)![1]) < records));
+    if (shortfall || toEnd.code !== 0 || endOffset !== records) {
+      const note = `read back short: end offset ${endOffset} of ${records} records (kcat -C exits ${tuned!.result.code} / ${defaults!.result.code} / ${toEnd.code}: ${(tuned!.result.stderr + defaults!.result.stderr + toEnd.stderr).slice(0, 300)})`;
+      return { ingest: failed(note), read: failed(note), readDefaults: failed(note), readToEnd: failed(note) };
     }
     return {
       ingest: throughput(records, size, produced.seconds, cpu1 - cpu0),
-      read: throughput(records, size, counted.seconds, cpu2 - cpu1),
+      read: throughput(records, size, tuned!.result.seconds, tuned!.cpu),
+      readDefaults: throughput(records, size, defaults!.result.seconds, defaults!.cpu),
       readToEnd: throughput(records, size, toEnd.seconds, cpu3 - cpu2),
     };
   } finally {
@@ -318,6 +356,9 @@ async function redisTrial(size: number): Promise<{ ingest: Throughput; read: Thr
   }
 }
 
+/** Which kcat read-back goes first in the next trial (tuned first on even counts). */
+let readOrder = 0;
+
 async function kcatVsRedis(): Promise<void> {
   const haveKcat = available('kcat', ['-V']);
   const haveRedis = available('redis-server', ['--version']) && available('redis-benchmark', ['--version']) && available('redis-cli', ['--version']);
@@ -329,7 +370,7 @@ async function kcatVsRedis(): Promise<void> {
     for (const size of sizes) {
       const file = join(inputDir, `records-${size}.txt`);
       await writeInput(file, size, records);
-      const q: Array<{ ingest: Throughput; read: Throughput; readToEnd: Throughput }> = [];
+      const q: KcatTrial[] = [];
       const r: Array<{ ingest: Throughput; read: Throughput }> = [];
       for (let t = 0; t < trials; t++) {
         // Alternate, each after a full sync so that one's dirty pages do not slow the other.
@@ -342,7 +383,7 @@ async function kcatVsRedis(): Promise<void> {
         const last = q.at(-1)!;
         const cpu = (x: Throughput): string => `${fmt(x.seconds, 2)} s, server CPU ${fmt(x.serverCpu, 2)} s`;
         console.log(
-          `  trial ${t + 1}/${trials} ${sizeName(size)}: Quartet ingest ${recS(last.ingest.recordsPerSecond)} (${cpu(last.ingest)}), read ${mbS(last.read.mbPerSecond)} (${cpu(last.read)}), to the end ${mbS(last.readToEnd.mbPerSecond)} (${cpu(last.readToEnd)})` +
+          `  trial ${t + 1}/${trials} ${sizeName(size)} (load ${loadAverage()}): Quartet ingest ${recS(last.ingest.recordsPerSecond)} (${cpu(last.ingest)}), read ${mbS(last.read.mbPerSecond)} (${cpu(last.read)}), at librdkafka's defaults ${mbS(last.readDefaults.mbPerSecond)} (${cpu(last.readDefaults)}), to the end ${mbS(last.readToEnd.mbPerSecond)} (${cpu(last.readToEnd)})` +
             (haveRedis ? `; Redis XADD ${recS(r.at(-1)!.ingest.recordsPerSecond)} (${cpu(r.at(-1)!.ingest)}), XRANGE ${mbS(r.at(-1)!.read.mbPerSecond)} (${cpu(r.at(-1)!.read)})` : '') +
             [q.at(-1), r.at(-1)].map((x) => x?.ingest.note ?? x?.read.note).filter((n) => n).map((n) => ` [${n}]`).join(''),
         );
@@ -352,6 +393,8 @@ async function kcatVsRedis(): Promise<void> {
       const qiMb = median(q.map((x) => x.ingest.mbPerSecond));
       const qr = median(q.map((x) => x.read.mbPerSecond));
       const qrRec = median(q.map((x) => x.read.recordsPerSecond));
+      const qd = median(q.map((x) => x.readDefaults.mbPerSecond));
+      const qdRec = median(q.map((x) => x.readDefaults.recordsPerSecond));
       const qe = median(q.map((x) => x.readToEnd.mbPerSecond));
       const qeRec = median(q.map((x) => x.readToEnd.recordsPerSecond));
       const ri = haveRedis ? median(r.map((x) => x.ingest.recordsPerSecond)) : NaN;
@@ -367,11 +410,17 @@ async function kcatVsRedis(): Promise<void> {
         ...(ingestTarget ? { target: ingestTarget } : {}),
       });
       rows.push({
-        case: `read-back ${int(records)} x ${sizeName(size)} (kcat -C -c ${int(records)} vs XRANGE COUNT ${redisRangeCount})`,
+        case: `read-back ${int(records)} x ${sizeName(size)}, librdkafka's default consumer settings (kcat -C -c ${int(records)} vs XRANGE COUNT ${redisRangeCount})`,
+        value: `${mbS(qd)} (${recS(qdRec)})`,
+        baseline: haveRedis ? `${mbS(rr)} (${recS(rrRec)})` : 'skipped',
+        ratio: ratio(qd, rr),
+        target: `>= 1,000 MB/s: ${verdict(qd >= 1000)}`,
+      });
+      rows.push({
+        case: `read-back ${int(records)} x ${sizeName(size)}, tuned: ${kcatFetchSettings.join(' ')} (kcat -C -c ${int(records)} vs XRANGE COUNT ${redisRangeCount})`,
         value: `${mbS(qr)} (${recS(qrRec)})`,
         baseline: haveRedis ? `${mbS(rr)} (${recS(rrRec)})` : 'skipped',
         ratio: ratio(qr, rr),
-        target: `>= 1,000 MB/s: ${verdict(qr >= 1000)}`,
       });
       rows.push({
         case: `read-back to the end, ${int(records)} x ${sizeName(size)} (kcat -C -e: one more fetch, held 500 ms at the high watermark)`,
@@ -576,10 +625,10 @@ async function fixedRate(send: () => Promise<unknown>): Promise<Latencies> {
   return { sorted: samples.sort((a, b) => a - b), errors, late };
 }
 
-async function kafkaLatency(bootstrap: string): Promise<{ interval: Latencies; always: Latencies }> {
+/** The two latency topics: the default fsync policy, and quartet.fsync.policy=always (checked). */
+async function createLatencyTopics(bootstrap: string): Promise<void> {
   const { Kafka, logLevel } = await import('kafkajs');
-  const kafka = new Kafka({ clientId: 'quartet-bench-latency', brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
+  const admin = new Kafka({ clientId: 'quartet-bench-latency', brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     await admin.createTopics({
@@ -594,53 +643,83 @@ async function kafkaLatency(bootstrap: string): Promise<{ interval: Latencies; a
   } finally {
     await admin.disconnect();
   }
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const value = Buffer.alloc(latencyRecordBytes, 0x6c);
-  try {
-    const interval = await fixedRate(() => producer.send({ topic: 'latency-interval', acks: -1, messages: [{ value }] }));
-    const always = await fixedRate(() => producer.send({ topic: 'latency-always', acks: -1, messages: [{ value }] }));
-    return { interval, always };
-  } finally {
-    await producer.disconnect();
-  }
 }
 
-async function jetstreamLatency(address: string): Promise<Latencies> {
+/** A sender for fixedRate and how to let it go. */
+interface LatencyClient {
+  send(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function rawKafkaClient(bootstrap: string, topic: string): Promise<LatencyClient> {
+  const producer = await RawKafkaProducer.open(bootstrap);
+  const value = Buffer.alloc(latencyRecordBytes, 0x6c);
+  return { send: () => producer.send(topic, value, -1), close: async () => producer.close() };
+}
+
+async function kafkajsClient(bootstrap: string, topic: string): Promise<LatencyClient> {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const producer = new Kafka({ clientId: 'quartet-bench-latency', brokers: [bootstrap], logLevel: logLevel.NOTHING }).producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const value = Buffer.alloc(latencyRecordBytes, 0x6c);
+  return { send: () => producer.send({ topic, acks: -1, messages: [{ value }] }), close: () => producer.disconnect() };
+}
+
+/** The Iggy SDK: sendMessages of one message to partition 0 of a topic with default settings (interval fsync). */
+async function iggyClient(address: string): Promise<LatencyClient> {
+  const client = new IggyClient({ addr: address, credentials: { username: 'root', password: quartetRootPassword }, pingIntervalMs: 0, reconnect: false, requestTimeoutMs: 30_000 });
+  await client.connect();
+  const name = `latency-${Math.random().toString(36).slice(2, 8)}`;
+  await client.createStream(name);
+  await client.createTopic({ streamId: name, name, partitionsCount: 1 });
+  const messages = [Buffer.alloc(latencyRecordBytes, 0x6c)];
+  return { send: () => client.sendMessages({ streamId: name, topicId: name, partitioning: { partitionId: 0 }, messages }), close: () => client.close() };
+}
+
+async function jetstreamClient(address: string): Promise<LatencyClient> {
   const { connect, StorageType } = await import('nats');
   const nc = await connect({ servers: address });
-  try {
-    const jsm = await nc.jetstreamManager();
-    await jsm.streams.add({ name: 'LATENCY', subjects: ['latency'], storage: StorageType.File });
-    const js = nc.jetstream();
-    const value = Buffer.alloc(latencyRecordBytes, 0x6c);
-    return await fixedRate(() => js.publish('latency', value));
-  } finally {
-    await nc.close();
-  }
+  const jsm = await nc.jetstreamManager();
+  const subject = `latency-${Math.random().toString(36).slice(2, 8)}`;
+  await jsm.streams.add({ name: subject.toUpperCase(), subjects: [subject], storage: StorageType.File });
+  const js = nc.jetstream();
+  const value = Buffer.alloc(latencyRecordBytes, 0x6c);
+  return { send: () => js.publish(subject, value), close: () => nc.close() };
 }
 
 /**
- * The disk's own floor: append 1 KiB + fdatasync on a file of the bench directory, at the same
- * rate, through libuv's thread pool (as the broker's appends are), one at a time as the log would.
+ * The disk's own floor: append 1 KiB + fdatasync on a file of the bench directory, through
+ * libuv's thread pool (as the broker's appends are), one at a time as the log would.
  */
-async function fdatasyncLatency(): Promise<Latencies> {
+async function fdatasyncClient(): Promise<LatencyClient> {
   const dir = benchDir('kafka-fsync-');
   const file = await open(join(dir, 'f'), 'w');
   const buf = Buffer.alloc(latencyRecordBytes, 0x66);
   let tail: Promise<unknown> = Promise.resolve();
-  try {
-    return await fixedRate(() => {
+  return {
+    send: () => {
       const done = tail.then(async () => {
         await file.write(buf);
         await file.datasync();
       });
       tail = done.catch(() => {});
       return done;
-    });
+    },
+    close: async () => {
+      await file.close();
+      removeDir(dir);
+    },
+  };
+}
+
+/** Runs one client at the fixed rate (after a sync, so that no earlier run's dirty pages are written meanwhile). */
+async function latencyRun(open: () => Promise<LatencyClient>): Promise<Latencies> {
+  spawnSync('sync');
+  const client = await open();
+  try {
+    return await fixedRate(() => client.send());
   } finally {
-    await file.close();
-    removeDir(dir);
+    await client.close();
   }
 }
 
@@ -648,46 +727,62 @@ const pcts = (l: Latencies): string => (l.sorted.length === 0 ? 'n/a' : [50, 99,
 const pctRatio = (a: Latencies, b: Latencies): string =>
   a.sorted.length === 0 || b.sorted.length === 0 ? 'n/a' : [50, 99, 99.9].map((p) => fmt(percentile(a.sorted, p) / percentile(b.sorted, p), 2)).join(' / ');
 const notes = (l: Latencies): string => (l.errors > 0 || l.late > 0 ? ` (${l.errors} errors, ${l.late} late sends)` : '');
+/** Every trial's samples in one distribution. */
+function pooled(runs: Latencies[]): Latencies {
+  return { sorted: runs.flatMap((r) => r.sorted).sort((a, b) => a - b), errors: runs.reduce((n, r) => n + r.errors, 0), late: runs.reduce((n, r) => n + r.late, 0) };
+}
+/** Each trial's p99 ratio, for the spread. */
+const trialP99s = (a: Latencies[], b: Latencies[]): string => a.map((r, i) => fmt(percentile(r.sorted, 99) / percentile(b[i]!.sorted, 99), 2)).join(', ');
 
+/**
+ * Produce latency at a fixed rate. One Quartet (Kafka and Iggy listeners) and one nats-server run
+ * through the whole part; each trial runs every client once, interleaved, each on a fresh
+ * connection: JetStream, the raw Kafka producer, the Iggy SDK, KafkaJS, then with
+ * quartet.fsync.policy=always the raw producer and the disk's fdatasync floor.
+ */
 async function latency(): Promise<void> {
   const haveNats = available('nats-server', ['--version']);
+  if (!haveNats) skipped('JetStream latency baseline', 'apt-get install nats-server');
+  const load0 = loadAverage();
   spawnSync('sync');
-  const q = await startQuartet();
-  let kafka: { interval: Latencies; always: Latencies };
+  const q = await startQuartet(['kafka', 'iggy']);
+  const n = haveNats ? await startNats() : null;
+  const runs = { js: [] as Latencies[], raw: [] as Latencies[], iggy: [] as Latencies[], kafkajs: [] as Latencies[], always: [] as Latencies[], disk: [] as Latencies[] };
   try {
-    kafka = await kafkaLatency(q.address);
-  } finally {
-    await q.stop();
-  }
-  let js: Latencies | null = null;
-  if (haveNats) {
-    spawnSync('sync');
-    const n = await startNats();
-    try {
-      js = await jetstreamLatency(n.address);
-    } finally {
-      await n.stop();
+    await createLatencyTopics(q.address);
+    for (let t = 0; t < latencyTrials; t++) {
+      if (n !== null) runs.js.push(await latencyRun(() => jetstreamClient(n.address)));
+      runs.raw.push(await latencyRun(() => rawKafkaClient(q.address, 'latency-interval')));
+      runs.iggy.push(await latencyRun(() => iggyClient(q.iggyAddress!)));
+      runs.kafkajs.push(await latencyRun(() => kafkajsClient(q.address, 'latency-interval')));
+      runs.always.push(await latencyRun(() => rawKafkaClient(q.address, 'latency-always')));
+      runs.disk.push(await latencyRun(fdatasyncClient));
+      const p99 = (l: Latencies | undefined): string => (l === undefined ? 'n/a' : fmt(percentile(l.sorted, 99), 2));
+      console.log(`  trial ${t + 1}/${latencyTrials} p99 (ms): JetStream ${p99(runs.js.at(-1))}, raw Kafka ${p99(runs.raw.at(-1))}, Iggy SDK ${p99(runs.iggy.at(-1))}, KafkaJS ${p99(runs.kafkajs.at(-1))}, raw Kafka always ${p99(runs.always.at(-1))}, fdatasync ${p99(runs.disk.at(-1))}`);
     }
-  } else {
-    skipped('JetStream latency baseline', 'apt-get install nats-server');
+  } finally {
+    await Promise.all([q.stop(), n?.stop()]);
   }
-  spawnSync('sync');
-  const disk = await fdatasyncLatency();
-  const n = latencyRate * latencySeconds;
-  printTable(`Produce latency p50 / p99 / p99.9 at ${int(latencyRate)} records/s x ${latencySeconds} s (${int(n)} sends of ${sizeName(latencyRecordBytes)}, KafkaJS, acks=-1, one record per send; ratio = Quartet / baseline per percentile)`, [
-    {
-      case: `quartet.fsync.policy=interval (default) vs JetStream publish + ack at the same rate${notes(kafka.interval)}`,
-      value: pcts(kafka.interval),
-      baseline: js ? `${pcts(js)}${notes(js)}` : 'skipped',
-      ratio: js ? pctRatio(kafka.interval, js) : 'n/a',
-    },
-    {
-      case: `quartet.fsync.policy=always vs write + fdatasync of 1 KiB at the same rate${notes(kafka.always)}`,
-      value: pcts(kafka.always),
-      baseline: `${pcts(disk)}${notes(disk)}`,
-      ratio: pctRatio(kafka.always, disk),
-    },
-  ]);
+  const load1 = loadAverage();
+  const js = haveNats ? pooled(runs.js) : null;
+  const raw = pooled(runs.raw);
+  const vsJs = (l: Latencies, trialsOf: Latencies[]): Pick<Row, 'baseline' | 'ratio'> =>
+    js ? { baseline: `${pcts(js)}${notes(js)}`, ratio: `${pctRatio(l, js)} (p99 by trial: ${trialP99s(trialsOf, runs.js)})` } : { baseline: 'skipped', ratio: 'n/a' };
+  const target = (): string => {
+    if (!js) return 'n/a';
+    const met = percentile(raw.sorted, 99) <= 2 * percentile(js.sorted, 99) && percentile(raw.sorted, 99.9) <= 3 * percentile(js.sorted, 99.9);
+    return `p99 <= 2x, p99.9 <= 3x JetStream: ${verdict(met)}`;
+  };
+  const count = latencyTrials * latencyRate * latencySeconds;
+  printTable(
+    `Produce latency p50 / p99 / p99.9 at ${int(latencyRate)} sends/s x ${latencySeconds} s x ${latencyTrials} trials (${int(count)} sends of one ${sizeName(latencyRecordBytes)} record per client, acks=all, all trials pooled; ratio = Quartet / baseline per percentile; load average ${load0} before, ${load1} after)`,
+    [
+      { case: `Kafka, raw Produce client (bench/raw-kafka-producer.ts), default fsync policy vs JetStream publish + ack${notes(raw)}`, value: pcts(raw), ...vsJs(raw, runs.raw), target: target() },
+      { case: `Iggy SDK sendMessages of one message, default settings vs JetStream publish + ack${notes(pooled(runs.iggy))}`, value: pcts(pooled(runs.iggy)), ...vsJs(pooled(runs.iggy), runs.iggy) },
+      { case: `Kafka, KafkaJS 2.2.4 send() (client cost included) vs JetStream publish + ack${notes(pooled(runs.kafkajs))}`, value: pcts(pooled(runs.kafkajs)), ...vsJs(pooled(runs.kafkajs), runs.kafkajs) },
+      { case: `Kafka, raw Produce client, quartet.fsync.policy=always vs write + fdatasync of 1 KiB${notes(pooled(runs.always))}`, value: pcts(pooled(runs.always)), baseline: `${pcts(pooled(runs.disk))}${notes(pooled(runs.disk))}`, ratio: `${pctRatio(pooled(runs.always), pooled(runs.disk))} (p99 by trial: ${trialP99s(runs.always, runs.disk)})` },
+    ],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
