@@ -150,11 +150,11 @@ export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 
 /**
  * node arguments for `quartet serve` with only the listeners of `protocol` (one or several), each
- * on a free loopback port, the HTTP endpoint off, data in `dataDir`, and the broker under
+ * on a free loopback port, the HTTP endpoint off (unless `http`), data in `dataDir`, and the broker under
  * `--cpu-prof` when QUARTET_BENCH_CPU_PROF names a directory. The bound addresses are in the
  * `listening` log lines.
  */
-export function quartetServeArgs(binPath: string, dataDir: string, protocol: BenchProtocol | readonly BenchProtocol[]): string[] {
+export function quartetServeArgs(binPath: string, dataDir: string, protocol: BenchProtocol | readonly BenchProtocol[], options: { http?: boolean } = {}): string[] {
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
   const wanted: readonly string[] = typeof protocol === 'string' ? [protocol] : protocol;
   const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => !wanted.includes(p));
@@ -167,7 +167,8 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: Ben
     '--data-dir',
     dataDir,
     ...wanted.flatMap((p) => [`--${p}-addr`, '127.0.0.1:0']),
-    '--http-enabled=false',
+    // With `http`, the HTTP endpoint (/metrics) on a free loopback port; its `listening` line comes first.
+    ...(options.http === true ? ['--http-addr', '127.0.0.1:0'] : ['--http-enabled=false']),
     ...others.map((p) => `--${p}-enabled=false`),
     '--log-level',
     'info',

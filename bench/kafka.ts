@@ -147,16 +147,21 @@ const cpuOf = (child: ChildProcess) => (): number => cpuSecondsOf(child.pid);
 
 const quartetRootPassword = 'bench-root-password';
 
-/** Quartet with the Kafka listener (and the Iggy one when asked); the Kafka address is `address`. */
-async function startQuartet(protocols: ReadonlyArray<'kafka' | 'iggy'> = ['kafka']): Promise<Service & { iggyAddress?: string }> {
+/**
+ * Quartet with the Kafka listener (and the Iggy one when asked); the Kafka address is `address`.
+ * With `http`, the HTTP endpoint too (its /metrics give the broker's own view of a run).
+ */
+async function startQuartet(protocols: ReadonlyArray<'kafka' | 'iggy'> = ['kafka'], http = false): Promise<Service & { iggyAddress?: string; httpAddress?: string }> {
   const dir = benchDir('kafka-quartet-');
-  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), protocols);
-  // The listeners log in the order kafka, iggy.
-  const listening = protocols.includes('iggy')
-    ? /"msg":"listening","listener":"kafka","address":"([^"]+)"[\s\S]*"msg":"listening","listener":"iggy","address":"([^"]+)"/
-    : /"msg":"listening","listener":"kafka","address":"([^"]+)"/;
+  const args = quartetServeArgs(join(repoRoot, 'bin/quartet.js'), join(dir, 'data'), protocols, { http });
+  // The listeners log in the order http, kafka, iggy.
+  const line = (name: string): string => `"msg":"listening","listener":"${name}","address":"([^"]+)"`;
+  const listening = new RegExp([...(http ? ['http'] : []), ...protocols].map(line).join(String.raw`[\s\S]*`));
   const s = await startService('quartet', process.execPath, args, untilReady(listening), dir, { QUARTET_ROOT_PASSWORD: quartetRootPassword });
-  return { name: 'quartet', address: s.match[1]!, ...(s.match[2] ? { iggyAddress: s.match[2] } : {}), cpuSeconds: cpuOf(s.child), stop: s.stop };
+  const groups = s.match.slice(1);
+  const httpAddress = http ? groups.shift() : undefined;
+  const [address, iggyAddress] = groups;
+  return { name: 'quartet', address: address!, ...(iggyAddress ? { iggyAddress } : {}), ...(httpAddress ? { httpAddress } : {}), cpuSeconds: cpuOf(s.child), stop: s.stop };
 }
 
 async function startRedis(): Promise<Service> {
@@ -712,6 +717,47 @@ async function fdatasyncClient(): Promise<LatencyClient> {
   };
 }
 
+/** The broker's /metrics text (HTTP endpoint on); empty when it cannot be read. */
+async function scrapeMetrics(httpAddress: string | undefined): Promise<string> {
+  if (httpAddress === undefined) return '';
+  try {
+    const response = await fetch(`http://${httpAddress}/metrics`);
+    return response.ok ? await response.text() : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The value of the sample `series` (name and labels exactly as printed), or 0. */
+function sample(metrics: string, series: string): number {
+  const at = metrics.indexOf(`\n${series} `);
+  return at < 0 ? 0 : Number(metrics.slice(at + series.length + 2, metrics.indexOf('\n', at + 1)));
+}
+
+/**
+ * What the broker saw of one run, from two scrapes of its /metrics: its own time per Produce
+ * request (framed request to written reply) as histogram bucket bounds, the GC pauses, and the
+ * event-loop delay (the delay figures start over at every scrape, so the second covers the run).
+ */
+function brokerView(before: string, after: string, cpuSeconds: number): string {
+  if (before === '' || after === '') return 'n/a';
+  const bounds = ['0.0001', '0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
+  const bucket = (m: string, le: string): number => sample(m, `quartet_request_duration_seconds_bucket{listener="kafka",operation="Produce",le="${le}"}`);
+  const counts = bounds.map((le) => bucket(after, le) - bucket(before, le));
+  const total = counts.at(-1)!;
+  const atMost = (q: number): string => {
+    const i = counts.findIndex((c) => c >= q * total);
+    return bounds[i] === '+Inf' ? '> 10 s' : `≤ ${fmt(Number(bounds[i]) * 1000, Number(bounds[i]) < 0.001 ? 1 : 0)} ms`;
+  };
+  const gc = (kind: string, what: 'count' | 'sum'): number => sample(after, `nodejs_gc_duration_seconds_${what}{kind="${kind}"}`) - sample(before, `nodejs_gc_duration_seconds_${what}{kind="${kind}"}`);
+  const lag = (quantile: string): string => fmt(sample(after, `nodejs_eventloop_lag_seconds{quantile="${quantile}"}`) * 1000, 0);
+  return (
+    `Produce p50 ${atMost(0.5)}, p99 ${atMost(0.99)}, p99.9 ${atMost(0.999)} (${int(total)} requests, ${fmt((cpuSeconds / Math.max(1, total)) * 1e6, 0)} µs of broker CPU each); ` +
+    `${gc('minor', 'count')} scavenges (${fmt(gc('minor', 'sum') * 1000, 0)} ms), ${gc('major', 'count')} mark-compacts (${fmt(gc('major', 'sum') * 1000, 0)} ms); ` +
+    `event-loop delay p99 ${lag('0.99')} ms, max ${lag('max')} ms (20 ms sampler)`
+  );
+}
+
 /** Runs one client at the fixed rate (after a sync, so that no earlier run's dirty pages are written meanwhile). */
 async function latencyRun(open: () => Promise<LatencyClient>): Promise<Latencies> {
   spawnSync('sync');
@@ -745,20 +791,31 @@ async function latency(): Promise<void> {
   if (!haveNats) skipped('JetStream latency baseline', 'apt-get install nats-server');
   const load0 = loadAverage();
   spawnSync('sync');
-  const q = await startQuartet(['kafka', 'iggy']);
+  const q = await startQuartet(['kafka', 'iggy'], true);
   const n = haveNats ? await startNats() : null;
+  /** The broker's own view of each raw-client run (brokerView). */
+  const views: string[] = [];
+  /** nats-server's CPU seconds in each JetStream run, for the broker's CPU per request beside it. */
+  const jsCpu: number[] = [];
   const runs = { js: [] as Latencies[], raw: [] as Latencies[], iggy: [] as Latencies[], kafkajs: [] as Latencies[], always: [] as Latencies[], disk: [] as Latencies[] };
   try {
     await createLatencyTopics(q.address);
     for (let t = 0; t < latencyTrials; t++) {
-      if (n !== null) runs.js.push(await latencyRun(() => jetstreamClient(n.address)));
+      if (n !== null) {
+        const cpuBefore = n.cpuSeconds();
+        runs.js.push(await latencyRun(() => jetstreamClient(n.address)));
+        jsCpu.push(n.cpuSeconds() - cpuBefore);
+      }
+      const [before, cpuBefore] = [await scrapeMetrics(q.httpAddress), q.cpuSeconds()];
       runs.raw.push(await latencyRun(() => rawKafkaClient(q.address, 'latency-interval')));
+      views.push(brokerView(before, await scrapeMetrics(q.httpAddress), q.cpuSeconds() - cpuBefore));
       runs.iggy.push(await latencyRun(() => iggyClient(q.iggyAddress!)));
       runs.kafkajs.push(await latencyRun(() => kafkajsClient(q.address, 'latency-interval')));
       runs.always.push(await latencyRun(() => rawKafkaClient(q.address, 'latency-always')));
       runs.disk.push(await latencyRun(fdatasyncClient));
       const p99 = (l: Latencies | undefined): string => (l === undefined ? 'n/a' : fmt(percentile(l.sorted, 99), 2));
-      console.log(`  trial ${t + 1}/${latencyTrials} p99 (ms): JetStream ${p99(runs.js.at(-1))}, raw Kafka ${p99(runs.raw.at(-1))}, Iggy SDK ${p99(runs.iggy.at(-1))}, KafkaJS ${p99(runs.kafkajs.at(-1))}, raw Kafka always ${p99(runs.always.at(-1))}, fdatasync ${p99(runs.disk.at(-1))}`);
+      console.log(`  trial ${t + 1}/${latencyTrials} (load ${loadAverage()}) p99 (ms): JetStream ${p99(runs.js.at(-1))}, raw Kafka ${p99(runs.raw.at(-1))}, Iggy SDK ${p99(runs.iggy.at(-1))}, KafkaJS ${p99(runs.kafkajs.at(-1))}, raw Kafka always ${p99(runs.always.at(-1))}, fdatasync ${p99(runs.disk.at(-1))}`);
+      console.log(`    the broker during the raw Kafka run: ${views.at(-1)}`);
     }
   } finally {
     await Promise.all([q.stop(), n?.stop()]);
@@ -783,6 +840,8 @@ async function latency(): Promise<void> {
       { case: `Kafka, raw Produce client, quartet.fsync.policy=always vs write + fdatasync of 1 KiB${notes(pooled(runs.always))}`, value: pcts(pooled(runs.always)), baseline: `${pcts(pooled(runs.disk))}${notes(pooled(runs.disk))}`, ratio: `${pctRatio(pooled(runs.always), pooled(runs.disk))} (p99 by trial: ${trialP99s(runs.always, runs.disk)})` },
     ],
   );
+  console.log('\nThe broker during the raw Kafka runs (its /metrics: time from a framed Produce request to its written reply, GC pauses, event-loop delay):');
+  views.forEach((v, i) => console.log(`- trial ${i + 1}: ${v}; nats-server in the JetStream run: ${jsCpu[i] === undefined ? 'n/a' : `${fmt((jsCpu[i]! / (latencyRate * (latencySeconds + latencyWarmupSeconds))) * 1e6, 0)} µs of CPU per publish`}`));
 }
 
 // ---------------------------------------------------------------------------------------------
