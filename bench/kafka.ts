@@ -281,8 +281,18 @@ interface KcatTrial {
   readToEnd: Throughput;
 }
 
+/** Fetch requests the broker answered between two scrapes of its /metrics, and its time on them (framed → written). */
+function fetchesBetween(before: string, after: string): string {
+  if (before === '' || after === '') return 'fetches n/a';
+  const series = (what: string): string => `quartet_request_duration_seconds_${what}{listener="kafka",operation="Fetch"}`;
+  const count = sample(after, series('count')) - sample(before, series('count'));
+  const seconds = sample(after, series('sum')) - sample(before, series('sum'));
+  return `${int(count)} fetches, broker time on them ${fmt(seconds, 2)} s`;
+}
+
 async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> {
-  const q = await startQuartet();
+  // The HTTP endpoint too: its /metrics count the Fetch requests of each read-back.
+  const q = await startQuartet(['kafka'], true);
   try {
     const topic = `bench-${size}`;
     const x = (settings: string[]): string[] => settings.flatMap((s) => ['-X', s]);
@@ -298,12 +308,14 @@ async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> 
     // Read-back: kcat exits once it has consumed the records written (-c); -e only guards against
     // a shortfall, which ends the read at the end of the partition with its offset on stderr.
     // Tuned settings and librdkafka's defaults alternate which goes first from trial to trial.
-    const reads: Array<{ settings: string[]; result?: CommandResult; cpu?: number }> = [{ settings: kcatFetchSettings }, { settings: [] }];
+    const reads: Array<{ settings: string[]; result?: CommandResult; cpu?: number; fetches?: string }> = [{ settings: kcatFetchSettings }, { settings: [] }];
     for (const r of readOrder++ % 2 === 0 ? reads : [...reads].reverse()) {
-      const before = q.cpuSeconds();
+      const [before, metrics] = [q.cpuSeconds(), await scrapeMetrics(q.httpAddress)];
       r.result = await consume(['-c', String(records), '-e'], r.settings);
       r.cpu = q.cpuSeconds() - before;
+      r.fetches = fetchesBetween(metrics, await scrapeMetrics(q.httpAddress));
     }
+    console.log(`    read-back fetches: tuned ${reads[0]!.fetches}; librdkafka's defaults ${reads[1]!.fetches}`);
     const [tuned, defaults] = reads as Array<{ result: CommandResult; cpu: number }>;
     const cpu2 = q.cpuSeconds();
     // To the end of the partition (-e): librdkafka reports the end only from one more fetch at the
