@@ -8,7 +8,13 @@
 // requireClient() decides what a missing Debian client means: the test is SKIPPED with an install
 // hint, except in CI (QUARTET_REQUIRE_CLIENTS=1), where it FAILS (test/missing-client.ts). The npm
 // clients that need a newer Node are installed apart: test/peers/.
+//
+// startBrokerWithSdks() adds the Iggy and Cursus listeners and the SDK clients of both, for the
+// tests that cross records between them.
 
+import assert from 'node:assert/strict';
+import { CursusClient } from '../../src/clients/cursus/index.js';
+import { IggyClient } from '../../src/clients/iggy/index.js';
 import { protocolNames } from '../../src/server/listeners.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -244,4 +250,33 @@ export function run(cmd: string, args: readonly string[], options: { input?: str
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A broker with the Iggy and Cursus listeners, a Cursus SDK client and a connected Iggy SDK client (as root) on it. */
+export interface BrokerWithSdks {
+  b: StartedBroker;
+  cursus: CursusClient;
+  iggy: IggyClient;
+  /** Closes both clients and stops the broker. */
+  stop(): Promise<void>;
+}
+
+export async function startBrokerWithSdks(): Promise<BrokerWithSdks> {
+  const b = await startBroker({ flags: { 'iggy-enabled': true, 'cursus-enabled': true } });
+  const cursusAddress = b.server!.listenerAddresses().get('cursus');
+  assert.ok(cursusAddress, 'the Cursus listener is up');
+  assert.ok(b.iggyAddress, 'the Iggy listener is up');
+  const cursus = new CursusClient({ addr: `127.0.0.1:${cursusAddress.port}`, reconnect: false, requestTimeoutMs: 10_000 });
+  const iggy = new IggyClient({ addr: b.iggyAddress, credentials: { username: 'root', password: 'root-password' }, pingIntervalMs: 0, requestTimeoutMs: 10_000, reconnect: false });
+  await iggy.connect();
+  return {
+    b,
+    cursus,
+    iggy,
+    async stop() {
+      await cursus.close();
+      await iggy.close();
+      await b.stop();
+    },
+  };
 }

@@ -13,7 +13,7 @@ import { BatchFormat } from '../../src/base/batch.js';
 import type { Topic } from '../../src/core/catalog.js';
 import { MetricsRegistry } from '../../src/core/metrics.js';
 import { ReadMetrics } from '../../src/core/read-metrics.js';
-import { kcatClient, run, startBroker, type StartedBroker } from '../conformance/helpers.js';
+import { kcatClient, run, startBrokerWithSdks, type BrokerWithSdks, type StartedBroker } from '../conformance/helpers.js';
 
 const kcat = kcatClient();
 
@@ -21,21 +21,13 @@ describe('bytes and records read, per topic and protocol', { timeout: 90_000 }, 
   let b: StartedBroker;
   let cursus: CursusClient;
   let iggy: IggyClient;
+  let started: BrokerWithSdks | undefined;
 
   before(async () => {
-    b = await startBroker({ flags: { 'iggy-enabled': true, 'cursus-enabled': true } });
-    const cursusAddress = b.server!.listenerAddresses().get('cursus');
-    assert.ok(cursusAddress, 'the Cursus listener is up');
-    assert.ok(b.iggyAddress, 'the Iggy listener is up');
-    cursus = new CursusClient({ addr: `127.0.0.1:${cursusAddress.port}`, reconnect: false, requestTimeoutMs: 10_000 });
-    iggy = new IggyClient({ addr: b.iggyAddress, credentials: { username: 'root', password: 'root-password' }, pingIntervalMs: 0, requestTimeoutMs: 10_000, reconnect: false });
-    await iggy.connect();
+    started = await startBrokerWithSdks();
+    ({ b, cursus, iggy } = started);
   });
-  after(async () => {
-    await cursus?.close();
-    await iggy?.close();
-    await b?.stop();
-  });
+  after(() => started?.stop());
 
   /** The value of a series of `name` with exactly these labels, 0 when absent, as a scrape sees it. */
   async function value(name: string, labels: Record<string, string>): Promise<number> {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { CursusClient } from '../../../src/clients/cursus/index.js';
 import { IggyClient, headerValue, type IggyMessage } from '../../../src/clients/iggy/index.js';
 import type { CursusRecord } from '../../../src/protocols/cursus/codec/batch.js';
-import { kcatClient, run, startBroker, type StartedBroker } from '../../conformance/helpers.js';
+import { kcatClient, run, startBrokerWithSdks, type BrokerWithSdks, type StartedBroker } from '../../conformance/helpers.js';
 
 const kcat = kcatClient();
 
@@ -66,21 +66,13 @@ describe('records across Cursus, kcat and the Iggy SDK', { timeout: 90_000 }, ()
   let b: StartedBroker;
   let cursus: CursusClient;
   let iggy: IggyClient;
+  let started: BrokerWithSdks | undefined;
 
   before(async () => {
-    b = await startBroker({ flags: { 'iggy-enabled': true, 'cursus-enabled': true } });
-    const cursusAddress = b.server!.listenerAddresses().get('cursus');
-    assert.ok(cursusAddress, 'the Cursus listener is up');
-    assert.ok(b.iggyAddress, 'the Iggy listener is up');
-    cursus = new CursusClient({ addr: `127.0.0.1:${cursusAddress.port}`, reconnect: false, requestTimeoutMs: 10_000 });
-    iggy = new IggyClient({ addr: b.iggyAddress, credentials: { username: 'root', password: 'root-password' }, pingIntervalMs: 0, requestTimeoutMs: 10_000, reconnect: false });
-    await iggy.connect();
+    started = await startBrokerWithSdks();
+    ({ b, cursus, iggy } = started);
   });
-  after(async () => {
-    await cursus?.close();
-    await iggy?.close();
-    await b?.stop();
-  });
+  after(() => started?.stop());
 
   it('the Iggy SDK polls what the Cursus SDK published (text and CBV2) from stream default, keys as the key header', async () => {
     await publishThroughCursus(cursus, 'cursus-to-iggy');
