@@ -35,6 +35,7 @@ import type { Socket } from 'node:net';
 import { AppendTurns } from '../../base/append-turns.js';
 import { asBuffer, ownedCopy, transferableOf } from '../../base/worker-pool.js';
 import { RequestPipeline, type Slot } from '../pipeline.js';
+import { publishedBatchOf } from './published-batch.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
 import {
   CursusFramer,
@@ -365,7 +366,7 @@ function decodeRequest(spec: CommandSpec, requestId: bigint, payload: Buffer): C
     if (spec.name !== 'PUBLISH') throw CursusFailure.of('invalid_command_payload', [['reason', 'batch_outside_publish']], `a CBV2 batch is only accepted on PUBLISH, not ${spec.name}`);
     const batch = decodeBatch(payload);
     if (!batch.ok) throw CursusFailure.of('batch_decode_failed', [['reason', batch.reason]]);
-    return { command: spec.name, requestId, payload: null, batch: { value: batch.value, bytes: payload } };
+    return { command: spec.name, requestId, payload: null, batch: { summary: publishedBatchOf(batch.value), bytes: payload } };
   }
   const decoded = decodeCommandPayload(payload);
   if (!decoded.ok) throw CursusFailure.of('invalid_command_payload', [['reason', decoded.reason]]);

@@ -10,7 +10,7 @@ import type { Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { cursusError, renderError, type CursusError } from './codec/errors.js';
 import type { CommandPayload } from './codec/crq2.js';
-import type { CursusBatch } from './codec/batch.js';
+import type { PublishedBatch } from './published-batch.js';
 import type { Fields } from './codec/lines.js';
 import type { CursusGroups } from './groups.js';
 import type { CursusAccess } from './access.js';
@@ -60,12 +60,21 @@ export interface CursusTopicView {
   readonly minInSyncReplicas: number | null;
 }
 
+/**
+ * The CBV2 batch of a PUBLISH: its bytes as appended, and what PUBLISH needs of its records
+ * (published-batch.ts), not the records themselves (a large v1 batch is decoded on a worker).
+ */
+export interface CursusRequestBatch {
+  readonly summary: PublishedBatch;
+  readonly bytes: Buffer;
+}
+
 /** A decoded request: CRQ2 fields, or the CBV2 batch of a PUBLISH that carried one. */
 export interface CursusRequest {
   readonly command: string;
   readonly requestId: bigint;
   readonly payload: CommandPayload | null;
-  readonly batch: { readonly value: CursusBatch; readonly bytes: Buffer } | null;
+  readonly batch: CursusRequestBatch | null;
   /** Set when the request came from a Cursus v1 connection, for the few rules v1 keeps differently. */
   readonly dialect?: 'v1';
 }

@@ -18,9 +18,10 @@ import type { AppendResult } from '../../core/broker.js';
 import type { Topic } from '../../core/catalog.js';
 import { isQuartetError } from '../../base/errors.js';
 import { optionalBool, optionalBytes, optionalInt, optionalText, requiredBytes, requiredText } from './args.js';
-import { acksValues, cursusAppendRequest, encodeBatch, type Acks, type CursusBatch, type CursusRecord } from './codec/index.js';
+import { acksValues, cursusAppendRequest, encodeBatch, type Acks, type CursusRecord } from './codec/index.js';
 import { dataFailure, type CursusDataPath, type DataTopic } from './data-path.js';
-import { CursusFailure, type CursusContext, type CursusReply, type CursusRequest } from './handler.js';
+import { CursusFailure, type CursusContext, type CursusReply, type CursusRequest, type CursusRequestBatch } from './handler.js';
+import type { PublishedBatch } from './published-batch.js';
 import { outOfOrder, staleEpoch, type Admission, type ProducerClaim } from './producers.js';
 import { fnv1a64Mod } from './routing.js';
 
@@ -78,42 +79,30 @@ function batchFailure(reason: string): CursusFailure {
 }
 
 /**
- * The producer claim of a CBV2 batch: an idempotent one (or any with batch_start > 0 on an
- * idempotent topic) names one producer and epoch on every record and seqNums batch_start to
- * batch_end on them in order; batch_start 0 disables dedup, as seqNum 0 does.
+ * The producer claim of a CBV2 batch (published-batch.ts claimProblem): an idempotent one (or any
+ * with batch_start > 0 on an idempotent topic) names one producer and epoch on every record and
+ * seqNums batch_start to batch_end on them in order; batch_start 0 disables dedup, as seqNum 0 does.
  */
-function batchClaim(b: CursusBatch, dedup: boolean): ProducerClaim | null {
-  if (!dedup || b.batchStart === 0) return null;
-  const first = b.records[0]!;
-  const producerId = first.producerId;
-  if (producerId === undefined || producerId === '') throw batchFailure('an idempotent batch names its producer on every record');
-  const epoch = first.producerEpoch ?? 0;
-  if (b.batchEnd !== b.batchStart + b.records.length - 1) throw batchFailure(`batch_start ${b.batchStart} to batch_end ${b.batchEnd} is not one seqNum per record (${b.records.length})`);
-  b.records.forEach((r, i) => {
-    if (r.producerId !== producerId || (r.producerEpoch ?? 0) !== epoch) throw batchFailure(`record ${i} is not of the batch's producer and epoch`);
-    if (r.seqNum !== b.batchStart + i) throw batchFailure(`record ${i} has seqNum ${r.seqNum ?? 'none'}, not ${b.batchStart + i}`);
-  });
-  return { producerId, epoch, seqStart: b.batchStart, seqEnd: b.batchEnd };
+function batchClaim(b: PublishedBatch, dedup: boolean): ProducerClaim | null {
+  if (!dedup || b.batchStart === 0 || b.first === null) return null;
+  if (b.claimProblem !== null) throw batchFailure(b.claimProblem);
+  return { producerId: b.first.producerId!, epoch: b.first.producerEpoch, seqStart: b.batchStart, seqEnd: b.batchEnd };
 }
 
-function fromBatch(batch: { value: CursusBatch; bytes: Buffer }, dedupTopic: (name: string) => boolean): Publish {
-  const b = batch.value;
-  for (const r of b.records) {
-    const { transactionalId, transactionState, transactionMarker, controlBatchType, controlBatchVersion, controlBatchCoordinatorEpoch, controlKey, controlValue } = r;
-    const metadata = [transactionalId, transactionState, transactionMarker, controlBatchType, controlBatchVersion, controlBatchCoordinatorEpoch, controlKey, controlValue];
-    if (metadata.some((v) => v !== undefined)) throw forbidden();
-  }
-  if (b.records.length === 0) throw batchFailure('a published batch holds at least one record');
-  const first = b.records[0]!;
+function fromBatch(batch: CursusRequestBatch, dedupTopic: (name: string) => boolean): Publish {
+  const b = batch.summary;
+  if (b.transactionMetadata) throw forbidden();
+  if (b.first === null) throw batchFailure('a published batch holds at least one record');
+  const first = b.first;
   const claim = batchClaim(b, b.idempotent || dedupTopic(b.topic));
   return {
     topic: b.topic,
     partition: b.partition < 0 ? null : b.partition,
-    key: first.key ?? null,
+    key: first.key,
     acks: b.acks,
     idempotent: b.idempotent,
     claim,
-    ack: { producerId: first.producerId ?? '', epoch: first.producerEpoch ?? 0, seqStart: b.batchStart, seqEnd: b.batchEnd },
+    ack: { producerId: first.producerId ?? '', epoch: first.producerEpoch, seqStart: b.batchStart, seqEnd: b.batchEnd },
     bytes: batch.bytes,
   };
 }
@@ -202,7 +191,7 @@ export async function publish(ctx: CursusContext, req: CursusRequest): Promise<C
       return false;
     }
   };
-  const acks = req.batch !== null ? req.batch.value.acks : optionalText(req, 'acks');
+  const acks = req.batch !== null ? req.batch.summary.acks : optionalText(req, 'acks');
   if (acks === '0') {
     try {
       await publishOne(ctx, req.batch !== null ? fromBatch(req.batch, dedupTopic) : fromText(req, dedupTopic, data.clock.now()));

@@ -15,6 +15,7 @@ import {
   Compression,
   FrameKind,
   Status,
+  decodeBatch,
   encodeBatch,
   encodeCommandPayload,
   encodeFrame,
@@ -201,7 +202,8 @@ describe('bad frames (§2.7)', () => {
       command: 'PUBLISH',
       permissions: [],
       handle: (_ctx, request) => {
-        const batch = request.batch?.value ?? null;
+        const decoded = request.batch === null ? null : decodeBatch(request.batch.bytes);
+        const batch = decoded?.ok === true ? decoded.value : null;
         seen.push(`${batch?.records.length ?? 0}:${batch?.records[0]?.payload.length ?? 0}`);
         return { kind: 'text', fields: [['records', String(batch?.records.length ?? 0)]] };
       },
@@ -366,7 +368,7 @@ describe('replies', () => {
       handle(_ctx, req) {
         if (req.batch !== null) {
           batches++;
-          return { kind: 'json', value: { status: 'OK', records: req.batch.value.records.length } };
+          return { kind: 'json', value: { status: 'OK', records: req.batch.summary.recordCount } };
         }
         return { kind: 'none' };
       },

@@ -11,6 +11,7 @@ import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { decodeBatch, decodeCommandPayload, decodeErrorPayload, encodeBatch, encodeCommandPayload, type CursusBatch, type CursusError, type CursusRecord } from '../../../src/protocols/cursus/codec/index.js';
 import { CursusDataPath, type CursusDataOptions } from '../../../src/protocols/cursus/data-path.js';
 import { defaultTopicView } from '../../../src/protocols/cursus/routing.js';
+import { publishedBatchOf } from '../../../src/protocols/cursus/published-batch.js';
 import { dataHandlers } from '../../../src/protocols/cursus/handlers/data.js';
 import { CursusFailure, type CursusContext, type CursusReply, type CursusRequest, type CursusStreamSink, type CursusTopicView } from '../../../src/protocols/cursus/handler.js';
 import { builtinFormats } from '../../../src/server/listeners.js';
@@ -83,7 +84,7 @@ export function batchRequest(batch: Omit<CursusBatch, 'recordCount'>): CursusReq
   const bytes = Buffer.concat(encodeBatch(batch));
   const decoded = decodeBatch(bytes);
   assert.ok(decoded.ok, decoded.ok ? '' : decoded.reason);
-  return { command: 'PUBLISH', requestId: 1n, payload: null, batch: { value: decoded.value, bytes } };
+  return { command: 'PUBLISH', requestId: 1n, payload: null, batch: { summary: publishedBatchOf(decoded.value), bytes } };
 }
 
 /** Records of a published CBV2 batch (partition -1: the broker chooses). */

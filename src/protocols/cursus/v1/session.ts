@@ -17,11 +17,11 @@ import { checkKey } from '../codec/primitives.js';
 import { isStreamControl } from '../codec/lines.js';
 import { cursusError, type CursusError } from '../codec/errors.js';
 import { CursusFailure, type CursusReply, type CursusRequest, type CursusStreamSink } from '../handler.js';
-import { decodeV1Batch } from './batch.js';
 import { classifyBody } from './classify.js';
 import { lastToken, matchCommand, parseArgs, type V1Command } from './commands.js';
 import { decompressV1Body, type V1Compression } from './compression.js';
-import { cbv2ToV1Batch, cbv2ToV1Records, v1BatchToCbv2, v1ReplyBatch } from './convert.js';
+import { cbv2ToV1Batch, cbv2ToV1Records, v1ReplyBatch } from './convert.js';
+import { prepareV1Batch, type V1PreparedBatch } from './publish-batch.js';
 import type { V1Record } from './batch.js';
 import { enrichErrorResponse, formatV1Error } from './errors.js';
 import { v1EpochExactMax, v2EpochOf } from './epochs.js';
@@ -49,6 +49,11 @@ export interface V1SessionOptions {
   compression?: V1Compression;
   /** Largest body, after decompression (default v1FrameBytesMax). */
   frameBytesMax?: number;
+  /**
+   * Decodes and converts a 0xBA7C body (default prepareV1Batch, here): the connection hands a
+   * large one to the broker's worker pool. The body is not touched after the call.
+   */
+  prepareBatch?: (body: Buffer) => V1PreparedBatch | Promise<V1PreparedBatch>;
   logger?: Logger;
 }
 
@@ -76,6 +81,7 @@ interface ReplyContext {
 
 export class V1Session {
   private readonly dispatch: (request: CursusRequest) => Promise<CursusReply>;
+  private readonly prepareBatch: (body: Buffer) => V1PreparedBatch | Promise<V1PreparedBatch>;
   private readonly output: V1Output;
   private readonly compression: V1Compression;
   private readonly frameBytesMax: number;
@@ -87,6 +93,7 @@ export class V1Session {
 
   constructor(options: V1SessionOptions) {
     this.dispatch = options.dispatch;
+    this.prepareBatch = options.prepareBatch ?? prepareV1Batch;
     this.output = options.output;
     this.compression = options.compression ?? 'none';
     this.frameBytesMax = options.frameBytesMax ?? v1FrameBytesMax;
@@ -170,13 +177,11 @@ export class V1Session {
   // ---- 0xBA7C batches ----
 
   private async publishBatch(body: Buffer): Promise<void> {
-    const decoded = decodeV1Batch(body);
-    if (!decoded.ok) return this.text(this.decorate(formatV1Error('batch_decode_failed', [['reason', decoded.reason]])));
-    const converted = v1BatchToCbv2(decoded.value);
-    if (!converted.ok) return this.text(this.decorate(converted.line));
-    const outcome = await this.call(this.request('PUBLISH', null, converted.value));
-    const producerEpoch = decoded.value.records[0]?.epoch;
-    return this.reply(outcome, { name: 'PUBLISH', mapping: v1Mapping('PUBLISH'), args: new Map(), ...(producerEpoch !== undefined ? { producerEpoch } : {}) });
+    const prepared = await this.prepareBatch(body);
+    if (!prepared.ok) return this.text(this.decorate(prepared.line));
+    const outcome = await this.call(this.request('PUBLISH', null, { summary: prepared.summary, bytes: prepared.bytes }));
+    const producerEpoch = prepared.producerEpoch;
+    return this.reply(outcome, { name: 'PUBLISH', mapping: v1Mapping('PUBLISH'), args: new Map(), ...(producerEpoch !== null ? { producerEpoch } : {}) });
   }
 
   // ---- text commands ----
