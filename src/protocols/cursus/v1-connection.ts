@@ -14,14 +14,21 @@
 //   until then its bodies may carry at most `unauthenticatedBodyBytesMax` (an unauthenticated
 //   peer holds only a small frame; a batch could not be accepted before authentication anyway).
 // - The peer's FIN stops a running STREAM (v1's only way to stop one); what it sent is answered.
+// - A 0xBA7C batch body of workers.offloadBytesMin bytes or more is decoded and converted to CBV2
+//   on the broker's worker pool (v1/publish-batch.ts), as Wire v2 frames are opened there: up to
+//   100,000 records of a 16 MiB body would otherwise hold up every other connection.
 
 import type { Socket } from 'node:net';
+import { ownedCopy, transferableOf } from '../../base/worker-pool.js';
 import { RequestPipeline } from '../pipeline.js';
 import type { CloseReason, ConnectionContext, ConnectionHandle } from '../transport.js';
 import { overrideContext } from './connection-context.js';
 import type { CursusFrontend } from './frontend.js';
 import { CursusRequestRunner } from './request-runner.js';
 import { V1Framer, V1Session, v1FrameBytesMax } from './v1/index.js';
+import { prepareV1Batch, receivedV1Batch, type V1PreparedBatch } from './v1/publish-batch.js';
+
+const publishTaskModule = import.meta.resolve('./v1/publish-batch.js');
 
 /** v1 bodies read and not yet started, at most, before reading pauses (each up to 16 MiB). */
 export const v1BodiesWaitingMax = 8;
@@ -47,6 +54,7 @@ export class V1Connection implements ConnectionHandle {
     this.session = new V1Session({
       dispatch: (request) => runner.runOrFail(request),
       output: { write: (chunks) => this.write(chunks), end: () => this.pipeline.endWith(), closed: this.stop.signal },
+      prepareBatch: (body) => this.prepareBatch(frontend, body),
       logger: context.logger,
     });
     this.pipeline = new RequestPipeline<Buffer>(
@@ -113,6 +121,24 @@ export class V1Connection implements ConnectionHandle {
     const slot = this.pipeline.open(this.context.beginRequest('v1'), { barrier: true });
     await this.session.handle(body);
     this.pipeline.reply(slot, []);
+  }
+
+  /**
+   * A 0xBA7C body decoded and converted on the broker's worker pool when it is
+   * workers.offloadBytesMin bytes or more, else (and when the pool is off or full) here. A body
+   * that owns its memory (one assembled across reads) is handed over, not copied; a worker that
+   * fails then fails the request (answered command_failed), else the body is decoded here.
+   */
+  private prepareBatch(frontend: CursusFrontend, body: Buffer): V1PreparedBatch | Promise<V1PreparedBatch> {
+    const transcoder = frontend.services.broker.transcoder;
+    if (body.length < transcoder.settings.offloadBytesMin) return prepareV1Batch(body);
+    const handed = transferableOf(body).length > 0 ? body : ownedCopy(body);
+    const run = transcoder.offloadTask<V1PreparedBatch>(publishTaskModule, 'prepareV1BatchTask', [handed], transferableOf(handed), body.length);
+    if (run === null) return prepareV1Batch(body);
+    return run.then(receivedV1Batch, (err: unknown) => {
+      if (handed === body) throw err;
+      return prepareV1Batch(body);
+    });
   }
 
   /** Writes whole v1 frames now (this request holds the connection); resolves once the socket took them, or is gone. */
