@@ -19,11 +19,16 @@
 // `measureStalls` is also what test/core/offload-stalls.test.ts runs against an in-process server.
 //
 // Environment: QUARTET_BENCH_QUICK=1 (fewer batches and rounds), QUARTET_BENCH_STALLS_FETCHES
-// (connection counts, default 1,8,20), QUARTET_BENCH_CPU_PROF=<dir> (the brokers under --cpu-prof).
+// (connection counts, default 1,8,20), QUARTET_BENCH_STALLS_WORK (fetch,produce: the cases run),
+// QUARTET_BENCH_STALLS_INLINE=0 (no baseline broker without worker threads),
+// QUARTET_BENCH_CPU_PROF=<dir> (the brokers under --cpu-prof), QUARTET_BENCH_TRACE_GC=1 (the
+// brokers' --trace-gc lines on stderr), QUARTET_BENCH_BROKER_FLAGS (more node flags for the
+// brokers, space-separated). Every broker loads gc-window.mjs, which reports its main
+// thread's GC pauses and allocation over the measured window: figures a loaded machine does not skew.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
@@ -166,6 +171,8 @@ export interface StallsOptions {
   fetchBytesMax: number;
   /** Bound on the whole measurement; fetches not sent by then are not sent. */
   secondsMax: number;
+  /** Called as the clock starts (after the warming requests) and once the fetches are all answered. */
+  window?: { open(): void; close(): void };
 }
 
 export interface StallsResult {
@@ -194,6 +201,7 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
     let fetchesDone = 0;
     let fetchBytes = 0;
     let running = true;
+    options.window?.open();
     const start = performance.now();
     const fetching = Promise.all(
       fetchers.map(async (c) => {
@@ -211,6 +219,7 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
     }
     await fetching;
     const fetchesMs = performance.now() - start;
+    options.window?.close();
     latencies.sort((a, b) => a - b);
     return { probeMaxMs: latencies.at(-1) ?? 0, probeMedianMs: latencies[Math.floor(latencies.length / 2)] ?? 0, probes: latencies.length, fetchesMs, fetchesDone, fetchBytes };
   } finally {
@@ -221,11 +230,61 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
 
 const password = 'bench-root-password';
 
-async function startBroker(workerThreads: number): Promise<{ child: ChildProcess; kafkaPort: number; iggyAddr: string; dir: string }> {
+/** A broker child process, and its main thread's garbage collection over the measured window (gc-window.mjs). */
+interface BrokerChild {
+  child: ChildProcess;
+  kafkaPort: number;
+  iggyAddr: string;
+  dir: string;
+  gc: GcWindow;
+}
+
+/** What gc-window.mjs reports of the broker's main thread over one window. */
+export interface GcFigures {
+  collections: number;
+  majors: number;
+  pauseMsTotal: number;
+  pauseMsMax: number;
+  heapMbAllocated: number;
+}
+
+/** Opens and closes the broker's GC window by SIGUSR2, and reads its report from the broker's stderr. */
+class GcWindow {
+  private reported: ((f: GcFigures) => void) | null = null;
+  private text = '';
+
+  constructor(private readonly child: ChildProcess) {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.text = (this.text + chunk.toString()).slice(-100_000);
+      const m = /gc-window (\{[^\n]*\})\n/.exec(this.text);
+      if (m === null) return;
+      this.text = this.text.slice(m.index + m[0].length);
+      const r = this.reported;
+      this.reported = null;
+      r?.(JSON.parse(m[1]!) as GcFigures);
+    });
+  }
+
+  open(): void {
+    this.child.kill('SIGUSR2');
+  }
+
+  /** Closes the window; resolves with the report (null when the broker gave none within 10 s). */
+  close(): Promise<GcFigures | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => ((this.reported = null), resolve(null)), 10_000);
+      this.reported = (f) => (clearTimeout(timer), resolve(f));
+      this.child.kill('SIGUSR2');
+    });
+  }
+}
+
+async function startBroker(workerThreads: number): Promise<BrokerChild> {
   const dir = benchDir('stalls-');
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
   const args = [
-    '--max-semi-space-size=32', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), 'bin/quartet.js', 'serve', '--data-dir', dir,
+    '--max-semi-space-size=32', '--import', './bench/gc-window.mjs', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+    ...(process.env['QUARTET_BENCH_TRACE_GC'] === '1' ? ['--trace-gc'] : []), ...(process.env['QUARTET_BENCH_BROKER_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), 'bin/quartet.js', 'serve', '--data-dir', dir,
     '--kafka-addr', '127.0.0.1:0', '--iggy-addr', '127.0.0.1:0', '--http-enabled=false', '--cursus-enabled=false', '--felix-enabled=false',
     '--worker-threads', String(workerThreads), '--log-level', 'info',
   ];
@@ -233,7 +292,8 @@ async function startBroker(workerThreads: number): Promise<{ child: ChildProcess
   try {
     // The listeners start in the order kafka, iggy.
     const m = await waitForOutput(child, 'broker', untilReady(/"listener":"kafka","address":"127\.0\.0\.1:(\d+)"[\s\S]*"listener":"iggy","address":"(127\.0\.0\.1:\d+)"/));
-    return { child, kafkaPort: Number(m[1]), iggyAddr: m[2]!, dir };
+    if (process.env['QUARTET_BENCH_TRACE_GC'] === '1') child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk.toString().split('\n').filter((l) => / ms: /.test(l)).map((l) => `broker ${l}\n`).join('')));
+    return { child, kafkaPort: Number(m[1]), iggyAddr: m[2]!, dir, gc: new GcWindow(child) };
   } catch (err) {
     await stopChild(child);
     removeDir(dir);
@@ -244,29 +304,39 @@ async function startBroker(workerThreads: number): Promise<{ child: ChildProcess
 /** The pool the server starts by default (docs/configuration.md `workers.threads`), at least one. */
 const workerThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
 
+/** A case's figures: the wall clock (stalls) and the broker's garbage collection meanwhile. */
+function figures(r: StallsResult, gc: GcFigures | null): string {
+  const gcText = gc === null ? 'no GC report' : `GC max ${fmt(gc.pauseMsMax)} ms, total ${fmt(gc.pauseMsTotal)} ms (${gc.majors} major), heap ${fmt(gc.heapMbAllocated, 0)} MB`;
+  return `${fmt(r.probeMaxMs)} ms (${fmt(r.probeMedianMs, 2)}), ${fmt(r.fetchesMs, 0)} ms, ${r.probes} probes; ${gcText}; load ${loadavg()[0]!.toFixed(1)}`;
+}
+
 export async function runStallsBench(): Promise<void> {
   const batches = quick ? 8 : 32;
   const counts = (process.env['QUARTET_BENCH_STALLS_FETCHES'] ?? '1,8,20').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
-  for (const work of ['fetch', 'produce'] as const) {
+  const works = (process.env['QUARTET_BENCH_STALLS_WORK'] ?? 'fetch,produce').split(',').filter((w): w is 'fetch' | 'produce' => w === 'fetch' || w === 'produce');
+  const threadCounts = process.env['QUARTET_BENCH_STALLS_INLINE'] === '0' ? [workerThreads] : [0, workerThreads];
+  for (const work of works) {
     const rows: Row[] = [];
     for (const fetches of counts) {
-      const results: StallsResult[] = [];
-      for (const threads of [0, workerThreads]) {
+      const results: string[] = [];
+      for (const threads of threadCounts) {
         const broker = await startBroker(threads);
         try {
           await writeIggyTopic(broker.iggyAddr, password, work === 'fetch' ? batches : 0);
-          results.push(await measureStalls({ kafkaPort: broker.kafkaPort, work, fetches, rounds: quick ? 1 : 2, fetchBytesMax: 16 << 20, secondsMax: 120 }));
+          let gc: Promise<GcFigures | null> = Promise.resolve(null);
+          const window = { open: () => broker.gc.open(), close: () => void (gc = broker.gc.close()) };
+          const r = await measureStalls({ kafkaPort: broker.kafkaPort, work, fetches, rounds: quick ? 1 : 2, fetchBytesMax: 16 << 20, secondsMax: 120, window });
+          results.push(figures(r, await gc));
         } finally {
           await stopChild(broker.child);
           removeDir(broker.dir);
         }
       }
-      const [off, on] = results as [StallsResult, StallsResult];
       rows.push({
-        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time`,
-        value: `${fmt(on.probeMaxMs)} ms (${fmt(on.probeMedianMs, 2)}), ${fmt(on.fetchesMs, 0)} ms`,
-        baseline: `${fmt(off.probeMaxMs)} ms (${fmt(off.probeMedianMs, 2)}), ${fmt(off.fetchesMs, 0)} ms`,
-        ratio: fmt(off.probeMaxMs / on.probeMaxMs),
+        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time; the broker's GC pauses and main-thread allocation; 1-minute load average`,
+        value: results.at(-1)!,
+        baseline: results.length > 1 ? results[0]! : 'not run',
+        ratio: '',
         target: 'slowest < 50 ms',
       });
     }
