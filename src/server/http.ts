@@ -30,6 +30,8 @@ export const HTTP_CONNECTIONS_MAX = 64;
 export const HTTP_HEADERS_TIMEOUT_MS = 5_000;
 export const HTTP_REQUEST_TIMEOUT_MS = 10_000;
 export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How often Node checks the headers and request timeouts (its default, 30 s, let a peer keep 5 s of headers going for up to 35 s). */
+export const HTTP_TIMEOUT_CHECK_MS = 500;
 
 /**
  * 'storage_full': running, but appends fail for lack of disk space; 'storage_corrupt': running,
@@ -57,7 +59,12 @@ export class HttpEndpoint {
 
   constructor(private readonly options: HttpEndpointOptions) {
     this.server = createServer(
-      { requestTimeout: HTTP_REQUEST_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS },
+      {
+        requestTimeout: HTTP_REQUEST_TIMEOUT_MS,
+        headersTimeout: HTTP_HEADERS_TIMEOUT_MS,
+        keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS,
+        connectionsCheckingInterval: HTTP_TIMEOUT_CHECK_MS,
+      },
       (req, res) => this.handle(req, res),
     );
     this.evictedTotal = options.metrics.counter(

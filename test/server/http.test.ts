@@ -94,3 +94,28 @@ test('connections that never finish their headers cannot lock out a probe: the o
     for (const s of slow) s.destroy();
   }
 });
+
+test('a connection that sends its headers a byte a second is closed soon after the headers timeout', async () => {
+  const { connect } = await import('node:net');
+  const { HTTP_HEADERS_TIMEOUT_MS, HTTP_TIMEOUT_CHECK_MS } = await import('../../src/server/http.js');
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const opened = Date.now();
+  const head = Buffer.from('GET /ready HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(64));
+  let sent = 0;
+  const trickle = setInterval(() => {
+    if (sent < head.length) socket.write(head.subarray(sent, ++sent));
+  }, 1000);
+  const deadlineMs = HTTP_HEADERS_TIMEOUT_MS + HTTP_TIMEOUT_CHECK_MS + 1500;
+  try {
+    await Promise.race([
+      new Promise((resolve) => socket.once('close', resolve)),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still open after ${deadlineMs} ms`)), deadlineMs).unref()),
+    ]);
+    assert.ok(Date.now() - opened >= HTTP_HEADERS_TIMEOUT_MS - 100, `closed after ${Date.now() - opened} ms, before the headers timeout`);
+  } finally {
+    clearInterval(trickle);
+    socket.destroy();
+  }
+});
