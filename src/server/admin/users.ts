@@ -2,7 +2,8 @@
 // online over the core UserStore: the change is live for every protocol at once. Reading users
 // needs read_users, changing them manage_users; a user may always see itself, change its own
 // password (giving the current one) and manage its own tokens. A user grants only rights it holds
-// (core/access.ts rightNotHeld), as through Iggy.
+// (core/access.ts rightNotHeld), as through Iggy, and for the same reason sets the password of, or
+// creates a token for, only a user holding no right it lacks: root's credentials only root changes.
 
 import { randomBytes } from 'node:crypto';
 import { QuartetError } from '../../base/errors.js';
@@ -95,6 +96,17 @@ function requireGrantable(granter: User, grants: Grants): void {
   if (missing !== null) throw new QuartetError('unauthorized', `user '${granter.username}' cannot grant ${missing}, which it does not hold`);
 }
 
+/**
+ * Setting another user's password or creating a token for it lets the caller log in as that user,
+ * so the caller must hold every right the subject holds (root's: only root itself).
+ */
+function requireCovers(caller: User, subject: User, what: string): void {
+  if (subject.id === caller.id || caller.root) return;
+  if (subject.root) throw new QuartetError('unauthorized', `only the root user '${subject.username}' may ${what} its own`);
+  const missing = rightNotHeld(caller, grantsOf(subject));
+  if (missing !== null) throw new QuartetError('unauthorized', `user '${caller.username}' cannot ${what} of '${subject.username}', which holds ${missing} it does not`);
+}
+
 // --- users ------------------------------------------------------------------------------------
 
 function whoami({ user }: AdminRequest): AdminReply {
@@ -149,6 +161,7 @@ async function changePassword(request: AdminRequest): Promise<AdminReply> {
   // Changing one's own password takes the current one, whatever rights the caller has.
   const self = subject.id === request.user.id;
   if (self && current === undefined) throw new QuartetError('invalid_request', 'changing your own password needs "currentPassword"');
+  requireCovers(request.user, subject, 'set the password');
   await request.broker.users.changePassword(subject.id, self ? current! : null, password);
   return { body: { user: userJson(subject), passwordChanged: true } };
 }
@@ -176,6 +189,7 @@ function listTokens(request: AdminRequest): AdminReply {
 
 async function createToken(request: AdminRequest): Promise<AdminReply> {
   const owner = tokenOwner(request, 'manageUsers');
+  requireCovers(request.user, owner, 'create the tokens');
   const body = objectBody(request.body);
   const name = requiredString(body, 'name');
   const expiresInMs = optionalInteger(body, 'expiresInMs', 1);

@@ -454,6 +454,23 @@ describe('users, tokens and ACLs', () => {
     assert.equal((await call('POST', 'users', { auth: mgr, body: { username: 'eve', password: 'eve-password', permissions: { global: ['read_topics'] } } })).status, 201);
   });
 
+  test('a user with manage_users cannot take over root or a user holding more: no password set, no token created for them', async () => {
+    await broker.users.create({ username: 'helpdesk', password: 'helpdesk-password', permissions: globalGrants(['manage_users', 'read_users', 'read_topics', 'read_servers']) });
+    const helpdesk = basic('helpdesk', 'helpdesk-password');
+    await expectError(call('PUT', 'users/root/password', { auth: helpdesk, body: { password: 'taken-over' } }), 403, 'unauthorized');
+    await expectError(call('POST', 'users/root/tokens', { auth: helpdesk, body: { name: 'backdoor' } }), 403, 'unauthorized');
+    await expectError(call('PUT', 'users/admin/password', { auth: helpdesk, body: { password: 'taken-over' } }), 403, 'unauthorized');
+    await expectError(call('POST', 'users/admin/tokens', { auth: helpdesk, body: { name: 'backdoor' } }), 403, 'unauthorized');
+    assert.equal((await call('GET', 'whoami', { auth: root })).status, 200, 'root keeps its password');
+    assert.equal((await call('GET', 'whoami', { auth: basic('admin', 'admin-password') })).status, 200, 'admin keeps its password');
+    assert.deepEqual(broker.users.listTokens('root'), []);
+    assert.deepEqual(broker.users.listTokens('admin'), []);
+    // A user holding no more than the caller: both work.
+    assert.equal((await call('PUT', 'users/reader/password', { auth: helpdesk, body: { password: 'reader-password' } })).status, 200);
+    assert.equal((await call('POST', 'users/reader/tokens', { auth: helpdesk, body: { name: 'support' } })).status, 201);
+    assert.equal((await call('DELETE', 'users/reader/tokens/support')).status, 200);
+  });
+
   test('per-stream and per-topic grants: set through the API, checked, and shown by name in acl list', async () => {
     await broker.users.create({ username: 'shopper', password: 'shopper-password', permissions: globalGrants([]) });
     const shop = broker.catalog.requireNamespace('shop');
