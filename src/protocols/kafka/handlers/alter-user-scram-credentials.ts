@@ -13,10 +13,12 @@
 //   deleting a credential the user does not have     → RESOURCE_NOT_FOUND (91)
 // Where Quartet differs: credentials belong to existing users, so a name that is no Quartet user →
 // RESOURCE_NOT_FOUND (create users with Iggy CreateUser or `quartet user`); Kafka needs ALTER on
-// the cluster, Quartet manage_users (../access.ts), else CLUSTER_AUTHORIZATION_FAILED (31); and
-// only root (or a connection without SASL) may change root's credentials.
+// the cluster, Quartet manage_users (../access.ts), else CLUSTER_AUTHORIZATION_FAILED (31); only
+// root (or a connection without SASL) may change root's credentials, and a restricted user only the
+// credentials of users holding no right it lacks (a credential set is a login as that user).
 
-import type { ScramMechanism } from '../../../core/users.js';
+import { grantsOf, rightNotHeld } from '../../../core/access.js';
+import type { ScramMechanism, User } from '../../../core/users.js';
 import { scramCredentialFromSalted } from '../../../core/users.js';
 import { kafkaAccessOf } from '../access.js';
 import { ApiKey } from '../codec/api-keys.js';
@@ -44,8 +46,8 @@ function checkUpsertion(u: Upsertion, mechanism: ScramMechanism): Outcome | null
   return null;
 }
 
-/** Checks every change to one user; null when they may all be applied. */
-function checkUser(frontend: KafkaFrontend, mayAlterRoot: boolean, user: string, deletions: Request['deletions'], upsertions: Upsertion[]): Outcome | null {
+/** Checks every change to one user by `caller` (null: unrestricted); null when they may all be applied. */
+function checkUser(frontend: KafkaFrontend, caller: User | null, user: string, deletions: Request['deletions'], upsertions: Upsertion[]): Outcome | null {
   if (user === '') return refusal(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Username must not be empty');
   const mechanisms = [...deletions.map((d) => d.mechanism), ...upsertions.map((u) => u.mechanism)];
   if (new Set(mechanisms).size !== mechanisms.length) return refusal(ErrorCode.DUPLICATE_RESOURCE, 'A user credential cannot be altered twice in the same request');
@@ -56,7 +58,9 @@ function checkUser(frontend: KafkaFrontend, mayAlterRoot: boolean, user: string,
   }
   const target = frontend.broker.users.get(user);
   if (target === null) return refusal(ErrorCode.RESOURCE_NOT_FOUND, `There is no Quartet user '${user}': create it first (Iggy CreateUser or quartet user create)`);
-  if (target.root && !mayAlterRoot) return refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Only root may change root's credentials");
+  if (target.root && caller !== null) return refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Only root may change root's credentials");
+  const missing = caller === null || caller.id === target.id ? null : rightNotHeld(caller, grantsOf(target));
+  if (missing !== null) return refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, `User '${user}' holds ${missing}, which the caller does not`);
   const held = new Set((frontend.broker.users.scramMechanismsOf(user) ?? []).map((m) => m.mechanism));
   if (deletions.some((d) => !held.has(scramMechanismOf(d.mechanism)!))) return refusal(ErrorCode.RESOURCE_NOT_FOUND, 'Attempt to delete a user credential that does not exist');
   return null;
@@ -82,6 +86,8 @@ export const alterUserScramCredentialsHandler = defineHandler({
   maxVersion: 0,
   async handle(request, { frontend, session }) {
     const access = kafkaAccessOf(frontend, session);
+    const callerId = session.principalUserId;
+    const caller = !access.restricted ? null : callerId === undefined || callerId === null ? null : frontend.broker.users.get(callerId);
     const users = [...new Set([...request.deletions.map((d) => d.name), ...request.upsertions.map((u) => u.name)])];
     const results = [];
     for (const user of users) {
@@ -89,7 +95,8 @@ export const alterUserScramCredentialsHandler = defineHandler({
       const upsertions = request.upsertions.filter((u) => u.name === user);
       let outcome: Outcome;
       if (!access.cluster('alterUsers')) outcome = refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Authorization failed.');
-      else outcome = checkUser(frontend, !access.restricted, user, deletions, upsertions) ?? (await applyUser(frontend, user, deletions, upsertions));
+      else if (access.restricted && caller === null) outcome = refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Authorization failed.');
+      else outcome = checkUser(frontend, caller, user, deletions, upsertions) ?? (await applyUser(frontend, user, deletions, upsertions));
       results.push({ user, ...outcome });
     }
     return { throttleTimeMs: 0, results };

@@ -90,4 +90,15 @@ describe('SCRAM credentials over Kafka', () => {
     const res = await h.call(alterUserScramCredentialsHandler, 0, { deletions: [], upsertions: [upsertion('alice', SHA256, 'p'), upsertion('root', SHA256, 'p')] }, admin);
     assert.deepEqual(res.results.map((r) => [r.user, r.errorCode]), [['alice', 0], ['root', ErrorCode.CLUSTER_AUTHORIZATION_FAILED]]);
   });
+
+  it('a user with manage_users cannot set the credentials of a user holding more than it, and so log in as them', async (t) => {
+    const h = await adminHarness(t);
+    await sessionWith(h, 'ops', ['manage_servers', 'manage_users', 'read_users', 'manage_topics']);
+    const admin = await sessionWith(h, 'admin', ['read_users', 'manage_users']);
+    await sessionWith(h, 'peer', ['read_users']);
+    const res = await h.call(alterUserScramCredentialsHandler, 0, { deletions: [], upsertions: [upsertion('ops', SHA256, 'taken'), upsertion('peer', SHA256, 'reset')] }, admin);
+    assert.deepEqual(res.results.map((r) => [r.user, r.errorCode]), [['ops', ErrorCode.CLUSTER_AUTHORIZATION_FAILED], ['peer', 0]]);
+    assert.equal(await scramLogin(h, 'SCRAM-SHA-256', 'ops', 'taken'), false);
+    assert.equal(await scramLogin(h, 'SCRAM-SHA-256', 'peer', 'reset'), true);
+  });
 });
