@@ -1,7 +1,7 @@
 // Who can reach the broker without credentials: the listeners that accept clients without
 // authentication on an address beyond loopback (warned about loudly at start-up), and the
-// --secure profile that closes them (SASL required on Kafka, authentication required on Cursus,
-// HTTP on loopback). Iggy and Felix always authenticate. docs/security.md explains both.
+// --secure profile that closes them (SASL required on Kafka, authentication required on Cursus
+// and Felix, HTTP on loopback). Iggy always authenticates. docs/security.md explains both.
 
 import type { QuartetConfig } from './config.js';
 import type { ListenerName } from './listeners.js';
@@ -33,6 +33,7 @@ export function unauthenticatedListeners(config: QuartetConfig): OpenListener[] 
   };
   if (config.kafka?.saslRequired !== true) add('kafka', 'read, write, create and delete every topic and group', '--kafka-sasl-required');
   if (config.cursus?.requireAuth !== true) add('cursus', 'read, write, create and delete every topic and group', '--cursus-require-auth');
+  if (config.felix?.requireAuth !== true) add('felix', 'read, write, create and delete every stream, cache and group', '--felix-require-auth');
   add('http', 'read /metrics (topic and group names, sizes, lag)', '--http-addr 127.0.0.1:PORT');
   return out;
 }
@@ -46,7 +47,7 @@ export function openListenerWarning(open: OpenListener): string {
 }
 
 /**
- * Applies the secure profile: SASL required on Kafka, authentication required on Cursus, HTTP
+ * Applies the secure profile: SASL required on Kafka, authentication required on Cursus and Felix, HTTP
  * bound to 127.0.0.1 (same port). A setting given explicitly against it is a problem, not
  * silently overridden. `originOf` says where a setting came from, or null for its default.
  */
@@ -60,6 +61,10 @@ export function applySecureProfile(config: QuartetConfig, originOf: (key: string
   if (config.cursus) {
     if (!config.cursus.requireAuth && originOf('cursus.requireAuth') !== null) refuse('cursus.requireAuth', 'authentication on Cursus (cursus.requireAuth true)');
     config.cursus.requireAuth = true;
+  }
+  if (config.felix) {
+    if (!config.felix.requireAuth && originOf('felix.requireAuth') !== null) refuse('felix.requireAuth', 'authentication on Felix (felix.requireAuth true)');
+    config.felix.requireAuth = true;
   }
   const http = config.listeners.http;
   if (http.enabled && !isLoopbackHost(http.addr.host)) {

@@ -570,7 +570,7 @@ export const settings: readonly Setting[] = [
     env: 'QUARTET_SECURE',
     kind: boolKind,
     default: false,
-    doc: 'The secure profile: SASL required on Kafka (kafka.saslRequired), authentication required on Cursus (cursus.requireAuth), HTTP bound to 127.0.0.1; Iggy and Felix always authenticate, and every listener with a certificate uses TLS. Setting one of those against it is a configuration error (docs/security.md).',
+    doc: 'The secure profile: SASL required on Kafka (kafka.saslRequired), authentication required on Cursus (cursus.requireAuth) and Felix (felix.requireAuth), HTTP bound to 127.0.0.1; Iggy always authenticates, and every listener with a certificate uses TLS. Setting one of those against it is a configuration error (docs/security.md).',
     set: (c, v) => void (c.secure = v),
   }),
   define<LogFormat | 'auto'>({

@@ -37,3 +37,14 @@ test('--secure refuses a setting given against it', () => {
   assert.throws(() => load({ secure: true, 'http-addr': '0.0.0.0:9080' }), (err: unknown) => err instanceof ConfigError && /--http-addr: --secure requires HTTP on a loopback address/.test(err.message));
   assert.equal(load({ secure: true, 'kafka-sasl-required': true }).kafka?.saslRequired, true);
 });
+
+test('Felix: open without felix.requireAuth beyond loopback; --secure requires its authentication', () => {
+  const withFelix = (flags: Record<string, string | boolean>) =>
+    loadConfig({ flags: { 'data-dir': '/tmp/quartet-exposure', 'kafka-addr': '127.0.0.1:9092', 'cursus-addr': '127.0.0.1:9000', 'http-addr': '127.0.0.1:9080', ...flags }, env: {}, available: new Set([...available, 'felix'] as const) }).config;
+  assert.deepEqual(unauthenticatedListeners(withFelix({})).map((o) => o.listener), ['felix']);
+  assert.deepEqual(unauthenticatedListeners(withFelix({ 'felix-require-auth': true })), []);
+  const secure = withFelix({ secure: true });
+  assert.equal(secure.felix?.requireAuth, true);
+  assert.deepEqual(unauthenticatedListeners(secure), []);
+  assert.throws(() => withFelix({ secure: true, 'felix-require-auth': 'false' }), (err: unknown) => err instanceof ConfigError && /--felix-require-auth: --secure requires authentication on Felix/.test(err.message));
+});
