@@ -2,7 +2,8 @@
 // connections (default 30) declare a 60 MiB request before authenticating and send its body in
 // 1 MiB chunks; the broker's RSS is sampled (VmRSS) every 100 ms. Each listener's run ends when
 // every connection is closed or its body is sent, at most 30 s. Prints the peak growth of RSS
-// and how many connections the broker closed, per listener.
+// and how many connections the broker closed, per listener. HOLD=1 leaves the last byte of each
+// body unsent and holds the connections 5 s more (what a peer that declared large frames costs).
 //
 // Usage: node --import tsx bench/verify/preauth-frames.ts PID kafka=HOST:PORT iggy=HOST:PORT
 //        cursus=HOST:PORT http=HOST:PORT felix=HOST:PORT:CERTFILE
@@ -23,6 +24,8 @@ const runMsMax = 30_000;
 const pid = Number(process.argv[2]);
 const targets = new Map(process.argv.slice(3).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
 const chunk = Buffer.alloc(MiB, 0x41);
+/** HOLD=1: send all but the last byte of each body and hold the connections open 5 s more. */
+const hold = process.env['HOLD'] === '1';
 
 function rss(): number {
   const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
@@ -51,13 +54,14 @@ async function pump(w: Writable, head: Buffer[], bytes: number, deadline: number
   w.on('error', () => (closed = true));
   for (const h of head) w.write(h);
   let sent = 0;
+  if (hold) bytes -= 1;
   while (sent < bytes && !closed && Date.now() < deadline) {
     const ok = w.write(chunk.subarray(0, Math.min(MiB, bytes - sent)));
     sent += Math.min(MiB, bytes - sent);
     if (!ok) await drained(w);
   }
   // Give the broker a moment to close the connection after the body.
-  const until = Math.min(deadline, Date.now() + 1000);
+  const until = Math.min(deadline, Date.now() + (hold ? 5000 : 1000));
   while (!closed && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   return { sent, closed };
 }
