@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { clockMicros } from '../base/clock.js';
 import type { QuartetError } from '../base/errors.js';
+import { LogRateLimiter } from '../base/logger.js';
 import { writeRecoveryPoint } from './checkpoint.js';
 import {
   assertValidConfig,
@@ -103,6 +104,8 @@ export class WritePath {
   private assignedBase: number;
   private assignedBytes: number;
   private assignedFirstAppendTime: number | null;
+  /** A full disk fails every retry of every producer: one line a second per partition says so. */
+  private readonly failureLines: LogRateLimiter;
 
   constructor(
     private readonly state: LogState,
@@ -113,6 +116,7 @@ export class WritePath {
     this.assignedBase = active.baseOffset;
     this.assignedBytes = active.size;
     this.assignedFirstAppendTime = active.firstAppendTime;
+    this.failureLines = new LogRateLimiter(state.clock);
     this.startTimer();
   }
 
@@ -330,7 +334,7 @@ export class WritePath {
     const rest = this.queue.splice(0);
     // Synchronously, before any await: appends arriving now must get offsets after the good end.
     this.state.nextOffset = before.nextOffset;
-    this.state.logger.error('append failed; rolling back', { baseOffset: taken[0]!.meta.baseOffset, rejected: taken.length + rest.length, error: cause });
+    this.failureLines.log(this.state.logger, 'error', 'append failed', 'append failed; rolling back', { baseOffset: taken[0]!.meta.baseOffset, rejected: taken.length + rest.length, error: cause });
     for (const entry of [...taken, ...rest]) entry.reject(error);
     for (const waiter of waiters) waiter.reject(error);
     try {

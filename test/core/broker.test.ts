@@ -272,6 +272,28 @@ test('an append that fails for lack of space marks the storage full (quartet_sto
   assert.match(broker.metrics.render(), /quartet_storage_full 0/);
 });
 
+test('appends failing on a full disk log one line a second per partition, the next saying how many were dropped', async (t) => {
+  const { createLogger } = await import('../../src/base/logger.js');
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new FaultyFileSystem();
+  const lines: Array<{ msg: string; dropped?: number }> = [];
+  const logger = createLogger('info', (line) => void lines.push(JSON.parse(line) as { msg: string; dropped?: number }));
+  const broker = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null, logger }));
+  t.after(() => broker.close().catch(() => undefined));
+  const topic = await broker.createTopic('default', 'full');
+  const failures = (): Array<{ msg: string; dropped?: number }> => lines.filter((l) => l.msg === 'append failed; rolling back');
+  for (let i = 0; i < 5; i++) {
+    fs.shortNextWrite(3);
+    await assert.rejects(broker.append(topic, 0, batch(clock, [`retry ${i}`])));
+  }
+  assert.equal(failures().length, 1, 'five failures within a second: one line');
+  clock.advance(1_000);
+  fs.shortNextWrite(3);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['a second later'])));
+  assert.deepEqual(failures().map((l) => l.dropped), [undefined, 4]);
+});
+
 test('a retry of an in-flight idempotent batch is not acknowledged before the original is written', async (t) => {
   const dir = tempDir(t);
   const clock = new ManualClock();
