@@ -100,11 +100,12 @@ function requireGrantable(granter: User, grants: Grants): void {
  * Setting another user's password or creating a token for it lets the caller log in as that user,
  * so the caller must hold every right the subject holds (root's: only root itself).
  */
-function requireCovers(caller: User, subject: User, what: string): void {
+function requireCovers(caller: User, subject: User, what: 'password' | 'tokens'): void {
   if (subject.id === caller.id || caller.root) return;
-  if (subject.root) throw new QuartetError('unauthorized', `only the root user '${subject.username}' may ${what} its own`);
+  const act = what === 'password' ? 'set the password of' : 'create tokens for';
+  if (subject.root) throw new QuartetError('unauthorized', `only the root user '${subject.username}' may ${what === 'password' ? 'set its password' : 'create its tokens'}`);
   const missing = rightNotHeld(caller, grantsOf(subject));
-  if (missing !== null) throw new QuartetError('unauthorized', `user '${caller.username}' cannot ${what} of '${subject.username}', which holds ${missing} it does not`);
+  if (missing !== null) throw new QuartetError('unauthorized', `user '${caller.username}' cannot ${act} '${subject.username}', who holds ${missing}, which '${caller.username}' does not`);
 }
 
 // --- users ------------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ async function changePassword(request: AdminRequest): Promise<AdminReply> {
   // Changing one's own password takes the current one, whatever rights the caller has.
   const self = subject.id === request.user.id;
   if (self && current === undefined) throw new QuartetError('invalid_request', 'changing your own password needs "currentPassword"');
-  requireCovers(request.user, subject, 'set the password');
+  requireCovers(request.user, subject, 'password');
   await request.broker.users.changePassword(subject.id, self ? current! : null, password);
   return { body: { user: userJson(subject), passwordChanged: true } };
 }
@@ -189,7 +190,7 @@ function listTokens(request: AdminRequest): AdminReply {
 
 async function createToken(request: AdminRequest): Promise<AdminReply> {
   const owner = tokenOwner(request, 'manageUsers');
-  requireCovers(request.user, owner, 'create the tokens');
+  requireCovers(request.user, owner, 'tokens');
   const body = objectBody(request.body);
   const name = requiredString(body, 'name');
   const expiresInMs = optionalInteger(body, 'expiresInMs', 1);
