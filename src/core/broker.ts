@@ -270,7 +270,7 @@ export class Broker implements CatalogObserver {
     this.reads = new ReadService(this, this.formats, this.transcoder);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
     const { dataDir, memory, logFs, directWrites } = parts.options;
-    this.storage = new StorageHealth(this.metrics);
+    this.storage = new StorageHealth(this.metrics, this.clock);
     const onCorruptBatch = (partition: Readonly<{ namespace: string; topic: string; partition: string }>): void => this.storage.corruptBatchFound(partition);
     this.logs = new PartitionLogs({ dataDir, memory: memory === true, topicDefaults: this.topicDefaults, formats: this.formats, clock: this.clock, logger: this.logger, metrics: this.metrics, logFs, directWrites, onCorruptBatch, offload: this.transcoder.logOffload() });
     this.storage.countCorruptWith(() => this.corruptBatchesHeld());

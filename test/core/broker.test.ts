@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/base/clock.js';
 import { isQuartetError, type CoreErrorCode } from '../../src/base/errors.js';
 import { decodeNeutralBatch, encodeNeutralBatch, type StoredBatch } from '../../src/log/index.js';
 import { FaultyFileSystem } from '../../src/log/fs.js';
+import { fullHoldMs } from '../../src/core/storage-health.js';
 import { HeldFileSystem, holdPurgeStart, tempDir, testScryptCost } from './helpers.js';
 
 function code(expected: CoreErrorCode) {
@@ -253,7 +254,7 @@ test('a failed write leaves no producer state behind: the retry is appended, not
   await broker.close();
 });
 
-test('an append that fails for lack of space marks the storage full (quartet_storage_full) until an append is written; other failures do not', async (t) => {
+test('an append that fails for lack of space marks the storage full (quartet_storage_full) until an append is written and none has failed so for fullHoldMs; other failures do not', async (t) => {
   const dir = tempDir(t);
   const clock = new ManualClock();
   const fs = new FaultyFileSystem();
@@ -268,8 +269,34 @@ test('an append that fails for lack of space marks the storage full (quartet_sto
   assert.equal(broker.storage.full, true);
   assert.match(broker.metrics.render(), /quartet_storage_full 1/);
   await broker.append(topic, 0, batch(clock, ['space again']));
+  assert.equal(broker.storage.full, true, 'a small append that fits does not make a nearly full disk ready at once');
+  clock.advance(fullHoldMs - 1);
+  fs.shortNextWrite(3);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['too big again'])));
+  clock.advance(fullHoldMs - 1);
+  await broker.append(topic, 0, batch(clock, ['fits']));
+  assert.equal(broker.storage.full, true, 'the hold runs from the last failure');
+  clock.advance(1);
+  await broker.metrics.collect();
+  assert.match(broker.metrics.render(), /quartet_storage_full 0/, 'a scrape sees the hold end');
   assert.equal(broker.storage.full, false);
-  assert.match(broker.metrics.render(), /quartet_storage_full 0/);
+  clock.advance(fullHoldMs);
+  assert.equal(broker.storage.full, false, 'without a failure the disk stays ready');
+});
+
+test('a disk found full stays full past the hold until an append is written', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock();
+  const fs = new FaultyFileSystem();
+  const broker = await Broker.open(options(dir, clock, { logFs: fs, directWrites: null }));
+  t.after(() => broker.close().catch(() => undefined));
+  const topic = await broker.createTopic('default', 'idle-full');
+  fs.shortNextWrite(3);
+  await assert.rejects(broker.append(topic, 0, batch(clock, ['enospc'])));
+  clock.advance(fullHoldMs * 3);
+  assert.equal(broker.storage.full, true, 'no append has shown there is space');
+  await broker.append(topic, 0, batch(clock, ['space again']));
+  assert.equal(broker.storage.full, false);
 });
 
 test('appends failing on a full disk log one line a second per partition, the next saying how many were dropped', async (t) => {
