@@ -89,13 +89,23 @@ export class ReadSelector {
   offer(batch: StoredBatch): boolean {
     if (this.done) return false;
     if (batch.lastOffset < this.offset) return true;
-    if (batch.baseOffset >= this.endOffset) return this.finish();
     const bytes = batch.file?.length ?? batch.payload.length;
-    if (this.batches.length > 0 && this.payloadBytes + bytes > this.maxBytes) return this.finish();
+    if (this.refuses(batch.baseOffset, batch.lastOffset, bytes)) return this.finish();
     this.batches.push(batch);
     this.payloadBytes += bytes;
     if (this.payloadBytes >= this.maxBytes) return this.finish();
     return true;
+  }
+
+  /**
+   * Whether a batch of these offsets and payload bytes, offered next, would end the read without
+   * being taken (so a reader that knows only its header need not read the rest of it).
+   */
+  refuses(baseOffset: number, lastOffset: number, bytes: number): boolean {
+    if (this.done) return true;
+    if (lastOffset < this.offset) return false;
+    if (baseOffset >= this.endOffset) return true;
+    return this.batches.length > 0 && this.payloadBytes + bytes > this.maxBytes;
   }
 
   /** Ends the read with the batches taken so far (the next one cannot be served). */

@@ -149,7 +149,12 @@ export class ReadPath {
             if (!selector.offer(batch)) return;
             continue;
           }
-          if (at + bytes > buf.length) break;
+          if (at + bytes > buf.length) {
+            // It runs past this window. When the read would not take it (the byte budget is
+            // spent), the read ends here: reading on would fetch a window only to drop it.
+            if (selector.refuses(header.baseOffset, header.baseOffset + header.recordCount - 1, header.payloadLength)) return selector.stop();
+            break;
+          }
           const refused = unservable(buf, at, header);
           if (refused !== null) return await this.refuse(segment, position + at, selector, refused === 'known');
           if (!selector.offer(storedBatchOf(header, buf, at))) return;

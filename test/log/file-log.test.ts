@@ -1553,6 +1553,28 @@ describe('FileLog reads with file slices (ReadOptions.fileSlicesMin)', () => {
     await log.close();
   });
 
+  it('ends a read at a batch its window cuts short when the byte budget cannot take it', async () => {
+    // Batches of ~0.9 MiB read with a budget of 1 MiB (librdkafka's default fetch): the window
+    // holds the wanted batch and the head of the next, which the budget cannot take. One pread.
+    const fs = new FaultyFileSystem();
+    const log = await openFileLog(freshDir(), testConfig({ segmentBytes: 64 * 2 ** 20, indexIntervalBytes: 4096, maxBatchBytes: 2 ** 21 }), { fs });
+    const value = 'v'.repeat(1000);
+    for (let i = 0; i < 6; i++) await log.append(encodeNeutralBatch(Array.from({ length: 900 }, () => ({ key: null, value })), { timestamp: 1 }));
+    for (const from of [0, 900, 1800, 2700]) {
+      fs.readCalls = 0;
+      fs.readBytes = 0;
+      const got = await log.read(from, { maxBytes: 2 ** 20, lease: new BufferLease() });
+      assert.deepEqual(got.map((b) => b.baseOffset), [from]);
+      assert.equal(fs.readCalls, 1, `one pread for the read from ${from}`);
+      assert.ok(fs.readBytes <= 2 ** 20 + 8192, `read ${fs.readBytes} bytes`);
+    }
+    // A budget that takes two batches still reads on into the next window for the second.
+    fs.readCalls = 0;
+    const two = await log.read(0, { maxBytes: 2 * 2 ** 20 });
+    assert.deepEqual(two.map((b) => b.baseOffset), [0, 900]);
+    await log.close();
+  });
+
   it('keeps a sliced segment open until the lease is released, even once it is deleted', async () => {
     const fs = new ClosesFs();
     const log = await mixedLog(fs);
