@@ -9,7 +9,9 @@
 //    fetch that every broker holds for fetch.wait.max.ms, 500 ms: context). Baseline: redis-server
 //    (appendonly yes, appendfsync everysec) fed by `redis-benchmark -P 64` pipelined XADD of the same
 //    value sizes, and read back with XRANGE ... COUNT 1000.
-//    Targets: ingest >= 1.5x Redis at 1 KiB; read-back at the defaults >= 1 GB/s.
+//    Targets: ingest >= 1.5x Redis at 1 KiB; read-back at the defaults >= 1 GB/s. Each read-back
+//    also prints, from the broker's /metrics and /proc, its Fetch count, the broker's time on them,
+//    and its CPU time per Fetch and per GB (which moves far less with the machine's load).
 // 2. A Node client (KafkaJS and @platformatic/kafka; the faster one counts) produces 1 KiB records
 //    with acks=-1, against the `nats` client publishing to a JetStream file-storage stream, awaiting
 //    every ack with a window of publishes in flight. Target: >= 3x JetStream's acknowledged rate.
@@ -281,13 +283,18 @@ interface KcatTrial {
   readToEnd: Throughput;
 }
 
-/** Fetch requests the broker answered between two scrapes of its /metrics, and its time on them (framed → written). */
-function fetchesBetween(before: string, after: string): string {
+/**
+ * Fetch requests the broker answered between two scrapes of its /metrics, its time on them
+ * (framed → written), and the broker's CPU time (all threads) per Fetch and per GB of payload
+ * read back: a figure that moves far less with the machine's load than the wall time does.
+ */
+function fetchesBetween(before: string, after: string, cpuSeconds: number, payloadBytes: number): string {
   if (before === '' || after === '') return 'fetches n/a';
   const series = (what: string): string => `quartet_request_duration_seconds_${what}{listener="kafka",operation="Fetch"}`;
   const count = sample(after, series('count')) - sample(before, series('count'));
   const seconds = sample(after, series('sum')) - sample(before, series('sum'));
-  return `${int(count)} fetches, broker time on them ${fmt(seconds, 2)} s`;
+  const cpu = `broker CPU ${fmt((cpuSeconds * 1000) / count, 2)} ms per Fetch, ${fmt(cpuSeconds / (payloadBytes / 1e9), 2)} s per GB`;
+  return `${int(count)} fetches, broker time on them ${fmt(seconds, 2)} s, ${cpu}`;
 }
 
 async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> {
@@ -313,7 +320,7 @@ async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> 
       const [before, metrics] = [q.cpuSeconds(), await scrapeMetrics(q.httpAddress)];
       r.result = await consume(['-c', String(records), '-e'], r.settings);
       r.cpu = q.cpuSeconds() - before;
-      r.fetches = fetchesBetween(metrics, await scrapeMetrics(q.httpAddress));
+      r.fetches = fetchesBetween(metrics, await scrapeMetrics(q.httpAddress), r.cpu, records * size);
     }
     console.log(`    read-back fetches: tuned ${reads[0]!.fetches}; librdkafka's defaults ${reads[1]!.fetches}`);
     const [tuned, defaults] = reads as Array<{ result: CommandResult; cpu: number }>;
