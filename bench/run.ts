@@ -7,6 +7,7 @@ import { runFelixBench } from './felix.js';
 import { runIggyBench } from './iggy.js';
 import { runKafkaBench } from './kafka.js';
 import { runLogBench } from './log.js';
+import { runProduceGcBench } from './produce-gc.js';
 import { runQuicBench } from './quic.js';
 import { runRecompressBench } from './recompress.js';
 import { runSlowConsumersBench } from './slow-consumers.js';
@@ -23,6 +24,7 @@ const benches: Record<string, () => Promise<void>> = {
   'slow-consumers': runSlowConsumersBench,
   stalls: runStallsBench,
   recompress: runRecompressBench,
+  'produce-gc': runProduceGcBench,
 };
 
 const wanted = process.argv.slice(2);
