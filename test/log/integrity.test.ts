@@ -209,6 +209,39 @@ describe('scrub', () => {
     }
   });
 
+  it('checks batches larger than its read chunk and batches that straddle chunks', async () => {
+    // Batches of about 0.7 MiB in one segment: the scrubber's 1 MiB chunks end inside batches.
+    const large = testConfig({ segmentBytes: 64 << 20, maxBatchBytes: 8 << 20 });
+    const w = await written(7, large, 180_000);
+    const { path: dir2, remove: remove2 } = tempDir('quartet-integrity-large-');
+    try {
+      const bad = w.envelopes[5]!;
+      flip(w.segmentFile, bad.position + bad.bytes - 10);
+      const { log, found } = await reopened(w, large);
+      try {
+        const progress = await log.scrub(null, 1 << 30);
+        assert.equal(progress.next, null);
+        assert.equal(progress.bytes, w.envelopes.reduce((n, e) => n + e.bytes, 0));
+        assert.deepEqual(found.map((f) => [f.position, f.problem]), [[bad.position, 'payload checksum mismatch']]);
+      } finally {
+        await log.close();
+      }
+      // A batch of 1.6 MiB, larger than a chunk, alone in its log.
+      const one = await openFileLog(dir2, large);
+      await one.append(batch('y'.repeat(420_000), 4));
+      try {
+        const progress = await one.scrub(null, 1 << 30);
+        assert.equal(progress.next, null);
+        assert.ok(progress.bytes > 1 << 20, `${progress.bytes} bytes`);
+      } finally {
+        await one.close();
+      }
+    } finally {
+      w.remove();
+      remove2();
+    }
+  });
+
   it('finds nothing in a sound log', async () => {
     const w = await written(30, config);
     try {
