@@ -161,6 +161,7 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: Ben
   return [
     // The V8 flag `npm start` runs the broker with (docs/configuration.md, "Node flags").
     '--max-semi-space-size=32',
+    '--min-semi-space-size=32',
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     binPath,
     'serve',
