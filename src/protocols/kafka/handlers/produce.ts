@@ -239,8 +239,21 @@ export const produceHandler = defineHandler({
         return null;
       });
     }
-    return Promise.all(
-      pending.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitions) })),
-    ).then((responses) => ({ responses, throttleTimeMs: frontend.broker.clientQuotas.active ? throttleRequest(context, 'producer_byte_rate', recordBytes(request), startedMs) : 0 }));
+    return responsesOf(pending).then((responses) => ({ responses, throttleTimeMs: frontend.broker.clientQuotas.active ? throttleRequest(context, 'producer_byte_rate', recordBytes(request), startedMs) : 0 }));
   },
 });
+
+/**
+ * Every partition's answer, in request order, once all have settled (appendOne never rejects).
+ * Awaited one by one: the appends are already running, and this allocates less per request
+ * than a Promise.all per topic.
+ */
+async function responsesOf(pending: ReadonlyArray<{ name: string; partitions: ReadonlyArray<Promise<PartitionOut> | PartitionOut> }>): Promise<Array<{ name: string; partitionResponses: PartitionOut[] }>> {
+  const responses: Array<{ name: string; partitionResponses: PartitionOut[] }> = [];
+  for (const t of pending) {
+    const partitionResponses: PartitionOut[] = [];
+    for (const p of t.partitions) partitionResponses.push(await p);
+    responses.push({ name: t.name, partitionResponses });
+  }
+  return responses;
+}
