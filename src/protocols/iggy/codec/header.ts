@@ -12,7 +12,7 @@
 //   status 4 (InvalidFormat) and an empty body. `verifyRequestChecksum` implements exactly that.
 
 import { xxh3 } from '../../../base/native.js';
-import { readU128, writeU128 } from './primitives.js';
+import { readU128, readU64, writeU128, writeU64 } from './primitives.js';
 
 export const headerBytes = 256;
 /** The reference server's default maximum frame (`message_bus.max_message_size`, 64 MiB). */
@@ -169,10 +169,10 @@ export function decodeRequestHeader(bytes: Buffer): RequestHeader {
     replica: bytes[61]!,
     client: readU128(bytes, 128),
     requestChecksum: readU128(bytes, 144),
-    timestamp: bytes.readBigUInt64LE(160),
-    request: bytes.readBigUInt64LE(168),
+    timestamp: readU64(bytes, 160),
+    request: readU64(bytes, 168),
     operation: bytes[operationOffset]!,
-    session: bytes.readBigUInt64LE(184),
+    session: readU64(bytes, 184),
     userId: bytes.readUInt32LE(192),
     commandCode: bytes.readUInt32LE(196),
   };
@@ -197,10 +197,10 @@ export function encodeRequestHeader(f: RequestHeaderFields): Buffer {
   b[60] = FrameCommand.request;
   writeU128(b, f.client, 128);
   writeU128(b, f.requestChecksum ?? 0n, 144);
-  b.writeBigUInt64LE(f.timestamp ?? 0n, 160);
-  b.writeBigUInt64LE(f.request, 168);
+  writeU64(b, f.timestamp ?? 0n, 160);
+  writeU64(b, f.request, 168);
   b[176] = f.operation;
-  b.writeBigUInt64LE(f.session, 184);
+  writeU64(b, f.session, 184);
   if (f.operation === Operation.nonReplicated) b.writeUInt32LE(f.commandCode ?? 0, 196);
   return b;
 }
@@ -324,10 +324,10 @@ export function decodeReplyHeader(bytes: Buffer): ReplyHeader {
     requestChecksum: readU128(bytes, 128),
     context: readU128(bytes, 144),
     client: readU128(bytes, 160),
-    op: bytes.readBigUInt64LE(176),
-    commit: bytes.readBigUInt64LE(184),
-    timestamp: bytes.readBigUInt64LE(192),
-    request: bytes.readBigUInt64LE(200),
+    op: readU64(bytes, 176),
+    commit: readU64(bytes, 184),
+    timestamp: readU64(bytes, 192),
+    request: readU64(bytes, 200),
     operation: bytes[208]!,
     status: bytes.readUInt32LE(216),
   };
@@ -344,10 +344,10 @@ export function encodeReplyHeader(h: Omit<ReplyHeader, 'command'>): Buffer {
   writeU128(b, h.requestChecksum, 128);
   writeU128(b, h.context, 144);
   writeU128(b, h.client, 160);
-  b.writeBigUInt64LE(h.op, 176);
-  b.writeBigUInt64LE(h.commit, 184);
-  b.writeBigUInt64LE(h.timestamp, 192);
-  b.writeBigUInt64LE(h.request, 200);
+  writeU64(b, h.op, 176);
+  writeU64(b, h.commit, 184);
+  writeU64(b, h.timestamp, 192);
+  writeU64(b, h.request, 200);
   b[208] = h.operation;
   b.writeUInt32LE(h.status, 216);
   return b;

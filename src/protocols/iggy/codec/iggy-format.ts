@@ -33,7 +33,7 @@
 import assert from 'node:assert/strict';
 import { QuartetError } from '../../../base/errors.js';
 import { BatchFormat, fileSliceHeadBytes, type AppendRequest, type AppendStamp, type BatchFormatCodec, type NeutralRecord, type StoredBatch } from '../../../base/batch.js';
-import { decodeUtf8 } from './primitives.js';
+import { decodeUtf8, readU64 } from './primitives.js';
 import { HeaderKind, readTlvBlock, decodeHeaderValue, type HeaderValue } from './values.js';
 import {
   batchHeaderBytes,
@@ -292,11 +292,11 @@ function stampIggyBatch(request: AppendRequest, assigned: AppendStamp): void {
     });
     return;
   }
-  if (bytes.readBigUInt64LE(8) === BigInt(assigned.baseOffset)) return;
+  if (readU64(bytes, 8) === BigInt(assigned.baseOffset)) return;
   stampBatch(bytes, frameStarts(bytes).map((start) => ({ start })), {
-    partitionId: bytes.readBigUInt64LE(0),
+    partitionId: readU64(bytes, 0),
     baseOffset: BigInt(assigned.baseOffset),
-    baseTimestamp: bytes.readBigUInt64LE(16),
+    baseTimestamp: readU64(bytes, 16),
   });
 }
 

@@ -37,7 +37,7 @@
 // byte-identical, so `base_offset + offset_delta` of the first frame is the first polled offset.
 
 import { xxh3, xxh3Frames } from '../../../base/native.js';
-import { Writer, readU128, writeU128 } from './primitives.js';
+import { Writer, readU128, readU64, writeU128, writeU64 } from './primitives.js';
 import { decodeHeaderValue, encodeHeaderValue, headerKindCode, readTlvBlock, writeTlvField, type HeaderValue } from './values.js';
 
 export const batchHeaderBytes = 256;
@@ -81,12 +81,12 @@ export interface ParsedBatch {
 
 export function readBatchHeader(b: Buffer): BatchHeader {
   return {
-    partitionId: b.readBigUInt64LE(0),
-    baseOffset: b.readBigUInt64LE(8),
-    baseTimestamp: b.readBigUInt64LE(16),
-    originTimestamp: b.readBigUInt64LE(24),
-    batchLength: b.readBigUInt64LE(32),
-    batchChecksum: b.readBigUInt64LE(40),
+    partitionId: readU64(b, 0),
+    baseOffset: readU64(b, 8),
+    baseTimestamp: readU64(b, 16),
+    originTimestamp: readU64(b, 24),
+    batchLength: readU64(b, 32),
+    batchChecksum: readU64(b, 40),
     messageCount: b.readUInt32LE(48),
   };
 }
@@ -161,14 +161,14 @@ export function parseBatch(bytes: Buffer, options: ParseBatchOptions = {}): Pars
   let pos = batchHeaderBytes;
   while (pos < length) {
     if (length - pos < frameHeaderBytes) return reject('bad_length', `frame ${frames.length} header is truncated`);
-    if (bytes.readBigUInt64LE(pos + 40) !== 0n) return reject('reserved_field', `frame ${frames.length} reserved field is not zero`);
+    if (readU64(bytes, pos + 40) !== 0n) return reject('reserved_field', `frame ${frames.length} reserved field is not zero`);
     const userHeadersLength = bytes.readUInt32LE(pos + 32);
     const payloadLength = bytes.readUInt32LE(pos + 36);
     const end = pos + frameHeaderBytes + payloadLength + userHeadersLength;
     if (end > length) return reject('bad_length', `frame ${frames.length} runs past batch_length`);
     if (frames.length >= header.messageCount) return reject('bad_count', `more frames than message_count ${header.messageCount}`);
     const frame: BatchFrame = {
-      checksum: bytes.readBigUInt64LE(pos),
+      checksum: readU64(bytes, pos),
       id: readU128(bytes, pos + 8),
       offsetDelta: bytes.readUInt32LE(pos + 24),
       timestampDelta: bytes.readUInt32LE(pos + 28),
@@ -295,13 +295,13 @@ function frameBoundsScratch(frames: number): Uint32Array {
  */
 export function stampValidatedBatch(bytes: Buffer, batch: ValidatedBatch, stamp: BatchStamp): void {
   const input = batch.checksumInput;
-  input.writeBigUInt64LE(stamp.partitionId, 0);
-  input.writeBigUInt64LE(stamp.baseOffset, 8);
-  input.writeBigUInt64LE(stamp.baseTimestamp, 16);
-  bytes.writeBigUInt64LE(stamp.partitionId, 0);
-  bytes.writeBigUInt64LE(stamp.baseOffset, 8);
-  bytes.writeBigUInt64LE(stamp.baseTimestamp, 16);
-  bytes.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
+  writeU64(input, stamp.partitionId, 0);
+  writeU64(input, stamp.baseOffset, 8);
+  writeU64(input, stamp.baseTimestamp, 16);
+  writeU64(bytes, stamp.partitionId, 0);
+  writeU64(bytes, stamp.baseOffset, 8);
+  writeU64(bytes, stamp.baseTimestamp, 16);
+  writeU64(bytes, xxh3(input), batchChecksumOffset);
 }
 
 /**
@@ -339,7 +339,7 @@ export function splitValidatedBatch(batch: ValidatedBatch, partBytesMax: number)
     bytes.copy(part, 0, 0, batchHeaderBytes);
     blob.copy(part, batchHeaderBytes);
     const h: BatchHeader = { ...header, batchLength: BigInt(part.length), messageCount: count };
-    part.writeBigUInt64LE(h.batchLength, 32);
+    writeU64(part, h.batchLength, 32);
     part.writeUInt32LE(count, batchMessageCountOffset);
     const partStarts = new Uint32Array(count);
     let firstTimestampDelta = 0;
@@ -397,16 +397,16 @@ export interface BatchStamp {
  * (from parseBatch); frame bytes are not touched.
  */
 export function stampBatch(bytes: Buffer, frames: readonly Pick<BatchFrame, 'start'>[], stamp: BatchStamp): void {
-  bytes.writeBigUInt64LE(stamp.partitionId, 0);
-  bytes.writeBigUInt64LE(stamp.baseOffset, 8);
-  bytes.writeBigUInt64LE(stamp.baseTimestamp, 16);
+  writeU64(bytes, stamp.partitionId, 0);
+  writeU64(bytes, stamp.baseOffset, 8);
+  writeU64(bytes, stamp.baseTimestamp, 16);
   const header = readBatchHeader(bytes);
-  bytes.writeBigUInt64LE(computeBatchChecksum(bytes, header, frames), batchChecksumOffset);
+  writeU64(bytes, computeBatchChecksum(bytes, header, frames), batchChecksumOffset);
 }
 
 /** Frame start positions by walking the lengths of an already-validated batch. */
 export function frameStarts(bytes: Buffer): number[] {
-  const length = Number(bytes.readBigUInt64LE(32));
+  const length = Number(readU64(bytes, 32));
   const starts: number[] = [];
   let pos = batchHeaderBytes;
   while (pos + frameHeaderBytes <= length) {
@@ -444,9 +444,9 @@ export function sliceBatch(batch: ParsedBatch, fromOffset: bigint, toOffsetExclu
     batchLength: BigInt(batchHeaderBytes + blobEnd - blobStart),
     messageCount: kept.length,
   };
-  header.writeBigUInt64LE(h.batchLength, 32);
+  writeU64(header, h.batchLength, 32);
   header.writeUInt32LE(h.messageCount, batchMessageCountOffset);
-  header.writeBigUInt64LE(computeBatchChecksum(batch.bytes, h, kept), batchChecksumOffset);
+  writeU64(header, computeBatchChecksum(batch.bytes, h, kept), batchChecksumOffset);
   return [header, batch.bytes.subarray(blobStart, blobEnd)];
 }
 
@@ -474,7 +474,7 @@ export interface StoredSlice {
 export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExclusive: number, countMax = Infinity): StoredSlice | null {
   const starts = layoutFrameStarts(bytes);
   if (starts === null) return null;
-  const base = Number(bytes.readBigUInt64LE(8));
+  const base = Number(readU64(bytes, 8));
   const kept: number[] = [];
   let lastOffset = -1;
   for (const at of starts) {
@@ -505,13 +505,13 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
     if (at >= 0) runEnd = at + frameHeaderBytes + bytes.readUInt32LE(at + 36) + bytes.readUInt32LE(at + 32);
   }
   const header = Buffer.from(bytes.subarray(0, batchHeaderBytes));
-  header.writeBigUInt64LE(BigInt(batchHeaderBytes + blobLength), 32);
+  writeU64(header, BigInt(batchHeaderBytes + blobLength), 32);
   header.writeUInt32LE(count, batchMessageCountOffset);
   const input = Buffer.allocUnsafe(44 + 8 * count);
   header.copy(input, 0, 0, 40);
   input.writeUInt32LE(count, 40);
   gatherFrameChecksums(bytes, kept, 0, count, input);
-  header.writeBigUInt64LE(xxh3(input), batchChecksumOffset);
+  writeU64(header, xxh3(input), batchChecksumOffset);
   return { chunks: [header, ...chunks], count, lastOffset };
 }
 
@@ -521,7 +521,7 @@ export function sliceStoredBatch(bytes: Buffer, fromOffset: number, toOffsetExcl
  */
 function layoutFrameStarts(bytes: Buffer): number[] | null {
   if (bytes.length < batchHeaderBytes) return null;
-  if (bytes.readBigUInt64LE(32) !== BigInt(bytes.length)) return null;
+  if (readU64(bytes, 32) !== BigInt(bytes.length)) return null;
   const length = bytes.length;
   for (let i = 52; i < batchHeaderBytes; i++) if (bytes[i] !== 0) return null;
   const count = bytes.readUInt32LE(batchMessageCountOffset);
@@ -675,22 +675,22 @@ function gatherFrameChecksums(bytes: Buffer, starts: ArrayLike<number>, first: n
 
 /** The 44 header bytes of the batch checksum input (computeBatchChecksum's layout). */
 function writeChecksumInputHeader(input: Buffer, h: BatchHeader): void {
-  input.writeBigUInt64LE(h.partitionId, 0);
-  input.writeBigUInt64LE(h.baseOffset, 8);
-  input.writeBigUInt64LE(h.baseTimestamp, 16);
-  input.writeBigUInt64LE(h.originTimestamp, 24);
-  input.writeBigUInt64LE(h.batchLength, 32);
+  writeU64(input, h.partitionId, 0);
+  writeU64(input, h.baseOffset, 8);
+  writeU64(input, h.baseTimestamp, 16);
+  writeU64(input, h.originTimestamp, 24);
+  writeU64(input, h.batchLength, 32);
   input.writeUInt32LE(h.messageCount, 40);
 }
 
 export function writeBatchHeader(b: Buffer, h: BatchHeader): void {
   b.fill(0, 0, batchHeaderBytes);
-  b.writeBigUInt64LE(h.partitionId, 0);
-  b.writeBigUInt64LE(h.baseOffset, 8);
-  b.writeBigUInt64LE(h.baseTimestamp, 16);
-  b.writeBigUInt64LE(h.originTimestamp, 24);
-  b.writeBigUInt64LE(h.batchLength, 32);
-  b.writeBigUInt64LE(h.batchChecksum, 40);
+  writeU64(b, h.partitionId, 0);
+  writeU64(b, h.baseOffset, 8);
+  writeU64(b, h.baseTimestamp, 16);
+  writeU64(b, h.originTimestamp, 24);
+  writeU64(b, h.batchLength, 32);
+  writeU64(b, h.batchChecksum, 40);
   b.writeUInt32LE(h.messageCount, 48);
 }
 

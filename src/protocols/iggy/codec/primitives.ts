@@ -167,11 +167,41 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
   }
 }
 
+// The u64 and u128 helpers take a path without BigInt arithmetic for values below 2^53 (ids,
+// offsets, timestamps, zero fields): every BigInt operation allocates, and Buffer's own
+// read/writeBigUInt64LE make four to five BigInts a call, kilobytes of garbage per Iggy request.
+const twoPow32 = 2 ** 32;
+const safeU64Max = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** u64 LE. */
+export function readU64(buf: Buffer, at: number): bigint {
+  const hi = buf.readUInt32LE(at + 4);
+  return hi < 0x20_0000 ? BigInt(hi * twoPow32 + buf.readUInt32LE(at)) : buf.readBigUInt64LE(at);
+}
+
+/** u64 LE; a value outside 0..2^64-1 throws a RangeError, as Buffer.writeBigUInt64LE does. */
+export function writeU64(buf: Buffer, value: bigint, at: number): void {
+  if (value < 0n || value > safeU64Max) {
+    buf.writeBigUInt64LE(value, at);
+    return;
+  }
+  const n = Number(value);
+  buf.writeUInt32LE(n % twoPow32, at);
+  buf.writeUInt32LE(Math.floor(n / twoPow32), at + 4);
+}
+
 export function readU128(buf: Buffer, at: number): bigint {
+  if (buf.readUInt32LE(at + 8) === 0 && buf.readUInt32LE(at + 12) === 0) return readU64(buf, at);
   return buf.readBigUInt64LE(at) | (buf.readBigUInt64LE(at + 8) << 64n);
 }
 
 export function writeU128(buf: Buffer, value: bigint, at: number): void {
+  if (value >= 0n && value <= safeU64Max) {
+    writeU64(buf, value, at);
+    buf.writeUInt32LE(0, at + 8);
+    buf.writeUInt32LE(0, at + 12);
+    return;
+  }
   buf.writeBigUInt64LE(value & u64Mask, at);
   buf.writeBigUInt64LE((value >> 64n) & u64Mask, at + 8);
 }

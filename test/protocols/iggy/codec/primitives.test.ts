@@ -18,6 +18,7 @@ import {
   writeOptions,
   type Permissions,
 } from '../../../../src/protocols/iggy/codec/index.js';
+import { readU128, readU64, writeU128, writeU64 } from '../../../../src/protocols/iggy/codec/primitives.js';
 
 describe('Reader', () => {
   it('keeps the first error and returns zeros after it', () => {
@@ -154,5 +155,39 @@ describe('permissions', () => {
     assert.equal(r.done(), null);
     const none = encodePermissions({ global: p.global, streams: [] });
     assert.equal(none.length, 11);
+  });
+});
+
+describe('u64 and u128', () => {
+  const edges = [0n, 1n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n, 2n ** 64n - 1n];
+
+  it('write and read the same bytes as Buffer\'s BigInt methods, on both sides of 2^53', () => {
+    const check = (v: bigint): void => {
+      const ours = Buffer.alloc(8, 0xaa);
+      writeU64(ours, v, 0);
+      const theirs = Buffer.alloc(8);
+      theirs.writeBigUInt64LE(v, 0);
+      assert.deepEqual(ours, theirs, String(v));
+      assert.equal(readU64(theirs, 0), v);
+    };
+    edges.forEach(check);
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (v) => check(v)));
+  });
+
+  it('u128: the high half counts, and a value past 2^64 round-trips', () => {
+    const check = (v: bigint): void => {
+      const b = Buffer.alloc(16, 0xaa);
+      writeU128(b, v, 0);
+      assert.equal(b.readBigUInt64LE(0), v & (2n ** 64n - 1n), String(v));
+      assert.equal(b.readBigUInt64LE(8), v >> 64n, String(v));
+      assert.equal(readU128(b, 0), v);
+    };
+    [...edges, 2n ** 64n, 2n ** 64n + 5n, 2n ** 128n - 1n].forEach(check);
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 2n ** 128n - 1n }), (v) => check(v)));
+  });
+
+  it('a u64 out of range is refused as Buffer refuses it', () => {
+    assert.throws(() => writeU64(Buffer.alloc(8), -1n, 0), RangeError);
+    assert.throws(() => writeU64(Buffer.alloc(8), 2n ** 64n, 0), RangeError);
   });
 });
