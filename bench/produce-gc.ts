@@ -8,7 +8,9 @@
 // These figures barely move with the machine's load, unlike latency: they are the A/B measure for
 // the GC pauses that make the Produce latency tail (docs/benchmarks.md, "Produce latency").
 // Allocated bytes in a window are the heap in use at its end minus at its start, plus what every
-// collection inside it freed (total_size_before - total_size_after of the trace lines).
+// collection inside it freed (total_size_before - total_size_after of the trace lines). A first
+// window with no sends gives what the broker allocates on its own per second; the figure in
+// brackets takes that out, so that it compares across runs of different lengths.
 //
 // Environment: QUARTET_BENCH_GC_SENDS (sends per protocol after the warm-up, default 20000),
 // QUARTET_BENCH_GC_RATE (sends per second, default 1000; 0 sends as fast as 64 in flight allow),
@@ -40,6 +42,8 @@ const recordBytes = 1024;
 const window = 64;
 /** Hard limit on one run of sends. */
 const runSecondsMax = 120;
+/** The window that measures what the broker allocates with no sends. */
+const idleSeconds = 5;
 const rootPassword = 'bench-root-password';
 const extraNodeFlags = (process.env['QUARTET_BENCH_GC_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 const traceLog = process.env['QUARTET_BENCH_GC_LOG'];
@@ -205,23 +209,33 @@ async function iggySender(broker: Broker): Promise<Sender> {
 
 const perTenK = (n: number, count: number): number => (n * 10_000) / count;
 
-function report(name: string, f: GcFigures, count: number, run: { seconds: number; errors: number }): void {
+/** Bytes per second the broker allocates with no sends (timers, the scrubber, metrics). */
+async function idleAllocationRate(broker: Broker): Promise<number> {
+  const before = await snapshot(broker);
+  const start = performance.now();
+  await sleep(idleSeconds * 1000);
+  const after = await snapshot(broker);
+  return between(before, after).allocated / ((performance.now() - start) / 1000);
+}
+
+function report(name: string, f: GcFigures, count: number, run: { seconds: number; errors: number }, idleRate: number): void {
   const mib = (bytes: number): string => fmt(bytes / 2 ** 20, 1);
+  const perSend = (f.allocated - idleRate * run.seconds) / count;
   console.log(
-    `| ${name} | ${fmt(f.allocated / count / 1024, 1)} KiB | ${mib(perTenK(f.allocated, count))} MiB | ${fmt(perTenK(f.scavenges, count), 1)} (${fmt(perTenK(f.scavengeMs, count), 1)} ms) | ` +
+    `| ${name} | ${fmt(f.allocated / count / 1024, 1)} KiB (${fmt(perSend / 1024, 1)}) | ${mib(perTenK(f.allocated, count))} MiB | ${fmt(perTenK(f.scavenges, count), 1)} (${fmt(perTenK(f.scavengeMs, count), 1)} ms) | ` +
       `${fmt(perTenK(f.markCompacts, count), 1)} (${fmt(perTenK(f.markCompactMs, count), 1)} ms) | ${fmt(perTenK(f.scavengeMs + f.markCompactMs, count), 1)} ms | ${mib(perTenK(f.promoted, count))} MiB | ` +
       `${fmt(run.seconds, 1)} s${run.errors > 0 ? `, ${run.errors} errors` : ''} |`,
   );
 }
 
-async function measure(broker: Broker, name: string, open: (b: Broker) => Promise<Sender>): Promise<void> {
+async function measure(broker: Broker, name: string, open: (b: Broker) => Promise<Sender>, idleRate: number): Promise<void> {
   const sender = await open(broker);
   try {
     await drive(() => sender.send(), warmupSends);
     const before = await snapshot(broker);
     const run = await drive(() => sender.send(), sends);
     const after = await snapshot(broker);
-    report(name, between(before, after), sends, run);
+    report(name, between(before, after), sends, run, idleRate);
   } finally {
     await sender.close();
   }
@@ -235,10 +249,12 @@ export async function runProduceGcBench(): Promise<void> {
       `\n## Broker GC per send: ${sends.toLocaleString('en-US')} sends of one ${recordBytes / 1024} KiB record per protocol after ${warmupSends.toLocaleString('en-US')} of warm-up, ` +
         `${rate > 0 ? `${rate.toLocaleString('en-US')}/s` : `unpaced, ${window} in flight`}, acks=all, default fsync policy\n`,
     );
+    const idleRate = await idleAllocationRate(broker);
+    console.log(`The broker idle: ${fmt(idleRate / 1024, 0)} KiB allocated per second (in brackets: allocated per send less that)\n`);
     console.log('| sends | allocated per send | allocated per 10k | scavenges per 10k (pause) | mark-compacts per 10k (pause) | GC pause per 10k | promoted to old space per 10k | run |');
     console.log('|---|---|---|---|---|---|---|---|');
-    await measure(broker, 'Kafka, raw Produce client', kafkaSender);
-    await measure(broker, 'Iggy SDK, sendMessages', iggySender);
+    await measure(broker, 'Kafka, raw Produce client', kafkaSender, idleRate);
+    await measure(broker, 'Iggy SDK, sendMessages', iggySender, idleRate);
     if (broker.trace.lines === 0) console.log('\n(no --trace-gc-nvp lines read: the allocated and promoted figures are incomplete)');
     console.log(`\nload average ${load0} before, ${fmt(loadavg()[0] ?? NaN, 2)} after`);
   } finally {
