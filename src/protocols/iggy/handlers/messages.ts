@@ -213,15 +213,23 @@ export const messageHandlers: IggyHandlerTable = {
     const appends = parts.map((part) =>
       ctx.frontend.broker.append(topic, partition, appendRequestFromBatch(part, { partitionId: partition, firstOffsetDelta: part.firstOffsetDelta, sharedBaseTimestamp })),
     );
-    // The reply waits for every part, failed or not (a retry must not race the parts still in flight).
-    const settled = await Promise.allSettled(appends);
-    const failed = settled.find((r) => r.status === 'rejected');
-    if (failed !== undefined) {
-      // A write that failed (a full disk, an I/O error): the reference's CannotSaveMessagesToSegment.
-      if (isQuartetError(failed.reason) && failed.reason.code === 'storage_error') throw new IggyFailure(IggyErrorCode.cannotSaveMessagesToSegment, 'result', failed.reason.message);
-      throw failed.reason;
+    // The reply waits for every part, failed or not (a retry must not race the parts still in
+    // flight); awaited one by one, which allocates less than a Promise.allSettled per request.
+    const results: AppendResult[] = [];
+    let failure: { reason: unknown } | null = null;
+    for (const append of appends) {
+      try {
+        results.push(await append);
+      } catch (reason) {
+        failure ??= { reason };
+      }
     }
-    const results = settled.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
+    if (failure !== null) {
+      const reason = failure.reason;
+      // A write that failed (a full disk, an I/O error): the reference's CannotSaveMessagesToSegment.
+      if (isQuartetError(reason) && reason.code === 'storage_error') throw new IggyFailure(IggyErrorCode.cannotSaveMessagesToSegment, 'result', reason.message);
+      throw reason;
+    }
     const baseOffset = results[0]!.baseOffset;
     results.forEach((r, k) => assert.equal(r.baseOffset, baseOffset + parts[k]!.firstOffsetDelta, 'the parts of a batch take consecutive offsets'));
     return { confirmations: [{ streamId: topic.namespaceId, topicId: topic.id, partitionId: partition, baseOffset: BigInt(baseOffset) }] };
