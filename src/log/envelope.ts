@@ -136,26 +136,17 @@ function headerChecksum(header: Buffer, payload: Buffer, from: number): number {
  * the payload: see checkEnvelope). Returns a reason instead of throwing: bytes on disk are input.
  */
 export function decodeEnvelopeHeader(buf: Buffer, position = 0): EnvelopeHeader | EnvelopeProblem {
-  if (buf.length - position < envelopeHeaderBytes) return 'truncated';
-  // Read in place (no view of the header): the scrubber decodes thousands of headers a second.
+  const problem = headerProblem(buf, position);
+  if (problem !== null) return problem;
+  // Read in place (no view of the header): reads and recovery decode many headers a second.
   const at = position;
-  if (buf.readUInt32BE(at) !== envelopeMagic) return 'bad magic';
-  if (buf.readUInt8(at + 8) !== envelopeVersion) return 'unsupported version';
-  const format = buf.readUInt8(at + 9);
-  if (!knownFormats.has(format)) return 'unknown format';
-  const payloadLength = buf.readUInt32BE(at + 12);
-  if (payloadLength > envelopePayloadBytesMax) return 'bad length';
-  const recordCount = buf.readUInt32BE(at + 24);
-  if (recordCount < 1) return 'bad record count';
-  const baseOffset = readI64(buf, at + 16);
-  if (baseOffset < 0 || !Number.isSafeInteger(baseOffset + recordCount)) return 'bad offset';
   return {
     crc: buf.readUInt32BE(at + 4),
-    format: format as BatchFormat,
+    format: buf.readUInt8(at + 9) as BatchFormat,
     flags: buf.readUInt16BE(at + 10),
-    payloadLength,
-    baseOffset,
-    recordCount,
+    payloadLength: buf.readUInt32BE(at + 12),
+    baseOffset: readI64(buf, at + 16),
+    recordCount: buf.readUInt32BE(at + 24),
     firstTimestamp: readI64(buf, at + 32),
     maxTimestamp: readI64(buf, at + 40),
     producerId: readI64(buf, at + 48),
@@ -164,6 +155,53 @@ export function decodeEnvelopeHeader(buf: Buffer, position = 0): EnvelopeHeader 
     payloadCrc: buf.readUInt32BE(at + 28),
     checksumFrom: buf.readUInt16BE(at + 58),
   };
+}
+
+/** What makes the header at `at` no envelope header (its checksum aside), or null. */
+function headerProblem(buf: Buffer, at: number): EnvelopeProblem | null {
+  if (buf.length - at < envelopeHeaderBytes) return 'truncated';
+  if (buf.readUInt32BE(at) !== envelopeMagic) return 'bad magic';
+  if (buf.readUInt8(at + 8) !== envelopeVersion) return 'unsupported version';
+  if (!knownFormats.has(buf.readUInt8(at + 9))) return 'unknown format';
+  if (buf.readUInt32BE(at + 12) > envelopePayloadBytesMax) return 'bad length';
+  const recordCount = buf.readUInt32BE(at + 24);
+  if (recordCount < 1) return 'bad record count';
+  const baseOffset = readI64(buf, at + 16);
+  if (baseOffset < 0 || !Number.isSafeInteger(baseOffset + recordCount)) return 'bad offset';
+  return null;
+}
+
+/**
+ * Checks the envelope at `position` whole, checksums included, as checkEnvelope does but without
+ * decoding its header into an object (the scrubber checks thousands a second): its size in bytes,
+ * or the problem ('truncated': `buf` ends inside it; envelopeBytesAt tells how far it goes).
+ */
+export function checkEnvelopeInPlace(buf: Buffer, position: number): number | EnvelopeProblem {
+  const problem = headerProblem(buf, position);
+  if (problem !== null) return problem;
+  const payloadStart = position + envelopeHeaderBytes;
+  const end = payloadStart + buf.readUInt32BE(position + 12);
+  if (end > buf.length) return 'truncated';
+  const covered = payloadStart + buf.readUInt16BE(position + 58);
+  if (covered > end) return 'bad length';
+  if (crc32c(buf.subarray(position + crcCoveredStart, covered)) !== buf.readUInt32BE(position + 4)) return 'checksum mismatch';
+  if (crc32c(buf.subarray(covered, end)) !== buf.readUInt32BE(position + 28)) return 'checksum mismatch';
+  return end - position;
+}
+
+/** The size on disk of the envelope whose header (structure checked) is at `position`. */
+export function envelopeBytesAt(buf: Buffer, position: number): number {
+  return envelopeHeaderBytes + buf.readUInt32BE(position + 12);
+}
+
+/** The base offset in the header (structure checked) at `position`. */
+export function envelopeBaseOffsetAt(buf: Buffer, position: number): number {
+  return readI64(buf, position + 16);
+}
+
+/** The record count in the header (structure checked) at `position`. */
+export function envelopeRecordCountAt(buf: Buffer, position: number): number {
+  return buf.readUInt32BE(position + 24);
 }
 
 /**

@@ -15,7 +15,18 @@
 
 import { QuartetError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
-import { decodeEnvelopeHeader, envelopeBytes, envelopeHeaderBytes, envelopeHeadValid, envelopePayloadValid, type EnvelopeHeader } from './envelope.js';
+import {
+  checkEnvelopeInPlace,
+  decodeEnvelopeHeader,
+  envelopeBaseOffsetAt,
+  envelopeBytes,
+  envelopeBytesAt,
+  envelopeHeaderBytes,
+  envelopeHeadValid,
+  envelopePayloadValid,
+  envelopeRecordCountAt,
+  type EnvelopeHeader,
+} from './envelope.js';
 import { pinnedAll, type LogState } from './file-log-state.js';
 import { readFully, scanChunkBytes } from './scan.js';
 import type { Segment } from './segment.js';
@@ -221,15 +232,17 @@ function checkChunk(walk: ScrubWalk, chunk: Buffer): ChunkStop | null {
   while (walk.position < walk.end) {
     const at = walk.position - chunkStart;
     if (chunk.length - at < envelopeHeaderBytes) return { needBytes: envelopeHeaderBytes };
-    const header = decodeEnvelopeHeader(chunk, at);
-    if (typeof header === 'string' || header.baseOffset < walk.minOffset) return { problem: true };
-    const size = envelopeBytes(header);
-    if (walk.position + size > walk.end) return { problem: true };
-    if (chunk.length - at < size) return { needBytes: size };
-    if (envelopeHeadValid(chunk, at, header) !== true || !envelopePayloadValid(chunk.subarray(at + envelopeHeaderBytes, at + size), header)) return { problem: true };
-    walk.minOffset = header.baseOffset + header.recordCount;
-    walk.position += size;
-    walk.bytes += size;
+    const checked = checkEnvelopeInPlace(chunk, at);
+    if (checked === 'truncated') {
+      const size = envelopeBytesAt(chunk, at);
+      return walk.position + size > walk.end ? { problem: true } : { needBytes: size };
+    }
+    if (typeof checked === 'string') return { problem: true };
+    const baseOffset = envelopeBaseOffsetAt(chunk, at);
+    if (baseOffset < walk.minOffset) return { problem: true };
+    walk.minOffset = baseOffset + envelopeRecordCountAt(chunk, at);
+    walk.position += checked;
+    walk.bytes += checked;
     if (walk.bytes >= walk.bytesMax && walk.position < walk.end) return { nextOffset: walk.minOffset };
   }
   return null;
