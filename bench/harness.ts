@@ -148,6 +148,9 @@ export const untilReady = (listening: RegExp): RegExp => new RegExp(listening.so
 
 export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 
+/** The V8 flags `npm start` runs the broker with (docs/configuration.md, "Node flags"). */
+export const brokerNodeFlags: readonly string[] = ['--max-semi-space-size=32', '--min-semi-space-size=32'];
+
 /**
  * node arguments for `quartet serve` with only the listeners of `protocol` (one or several), each
  * on a free loopback port, the HTTP endpoint off (unless `http`), data in `dataDir`, and the broker under
@@ -159,9 +162,7 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: Ben
   const wanted: readonly string[] = typeof protocol === 'string' ? [protocol] : protocol;
   const others = (['kafka', 'iggy', 'cursus', 'felix'] as const).filter((p) => !wanted.includes(p));
   return [
-    // The V8 flag `npm start` runs the broker with (docs/configuration.md, "Node flags").
-    '--max-semi-space-size=32',
-    '--min-semi-space-size=32',
+    ...brokerNodeFlags,
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     binPath,
     'serve',

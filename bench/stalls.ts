@@ -34,7 +34,7 @@ import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
 import { buildRecordBatch } from '../src/protocols/kafka/codec/record-batch.js';
-import { benchDir, fmt, printTable, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
+import { benchDir, brokerNodeFlags, fmt, printTable, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
@@ -283,7 +283,7 @@ async function startBroker(workerThreads: number): Promise<BrokerChild> {
   const dir = benchDir('stalls-');
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
   const args = [
-    '--max-semi-space-size=32', '--import', './bench/gc-window.mjs', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+    ...brokerNodeFlags, '--import', './bench/gc-window.mjs', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     ...(process.env['QUARTET_BENCH_TRACE_GC'] === '1' ? ['--trace-gc'] : []), ...(process.env['QUARTET_BENCH_BROKER_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), 'bin/quartet.js', 'serve', '--data-dir', dir,
     '--kafka-addr', '127.0.0.1:0', '--iggy-addr', '127.0.0.1:0', '--http-enabled=false', '--cursus-enabled=false', '--felix-enabled=false',
     '--worker-threads', String(workerThreads), '--log-level', 'info',
