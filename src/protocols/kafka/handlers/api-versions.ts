@@ -13,10 +13,28 @@ import { ApiKey, supportedApis } from '../codec/api-keys.js';
 import { ErrorCode } from '../codec/errors.js';
 import { defineHandler, type KafkaFrontend } from './types.js';
 
+interface ApiRange {
+  apiKey: number;
+  minVersion: number;
+  maxVersion: number;
+}
+
 /** The frontend's registry (frontend.ts builds it from handlers/index.ts); the codec's table for a bare frontend. */
-function registryOf(frontend: KafkaFrontend): Array<{ apiKey: number; minVersion: number; maxVersion: number }> {
-  const own = (frontend as { handlers?: ReadonlyMap<number, { apiKey: number; minVersion: number; maxVersion: number }> }).handlers;
+function registryOf(frontend: KafkaFrontend): ApiRange[] {
+  const own = (frontend as { handlers?: ReadonlyMap<number, ApiRange> }).handlers;
   return own ? [...own.values()] : supportedApis.map((a) => ({ apiKey: a.key, minVersion: a.minVersion, maxVersion: a.maxVersion }));
+}
+
+/** Each frontend's ApiKeys list, made once: the registry does not change once the frontend is built. */
+const apiKeysByFrontend = new WeakMap<KafkaFrontend, readonly ApiRange[]>();
+
+function apiKeysOf(frontend: KafkaFrontend): readonly ApiRange[] {
+  let apiKeys = apiKeysByFrontend.get(frontend);
+  if (apiKeys === undefined) {
+    apiKeys = Object.freeze(registryOf(frontend).sort((a, b) => a.apiKey - b.apiKey).map((h) => Object.freeze({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion })));
+    apiKeysByFrontend.set(frontend, apiKeys);
+  }
+  return apiKeys;
 }
 
 export const apiVersionsHandler = defineHandler({
@@ -25,9 +43,6 @@ export const apiVersionsHandler = defineHandler({
   maxVersion: 3,
   preAuth: true,
   handle(_request, context) {
-    const apiKeys = registryOf(context.frontend)
-      .sort((a, b) => a.apiKey - b.apiKey)
-      .map((h) => ({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion }));
-    return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
+    return { errorCode: ErrorCode.NONE, apiKeys: apiKeysOf(context.frontend), throttleTimeMs: 0 };
   },
 });
