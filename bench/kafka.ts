@@ -33,7 +33,7 @@
 // QUARTET_BENCH_CPU_PROF=<dir> (run the Quartet broker under `node --cpu-prof`, profiles in <dir>).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, createWriteStream, openSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
@@ -284,6 +284,22 @@ interface KcatTrial {
 }
 
 /**
+ * A command run under GNU time (`/usr/bin/time`, Debian's `time` package) when it is there, so
+ * that its CPU time is printed on its stderr's last line: kcat's own share of a read-back.
+ */
+function withCpuTime(cmd: string, args: string[]): [string, string[]] {
+  return existsSync('/usr/bin/time') ? ['/usr/bin/time', ['-f', 'client cpu %U %S', cmd, ...args]] : [cmd, args];
+}
+
+/** The client's CPU time and its share of the wall time, from withCpuTime's line (n/a without it). */
+function clientCpu(r: CommandResult): string {
+  const m = r.stderr.match(/client cpu ([\d.]+) ([\d.]+)\s*$/);
+  if (m === null) return 'kcat CPU n/a';
+  const cpu = Number(m[1]) + Number(m[2]);
+  return `kcat CPU ${fmt(cpu, 2)} s (${fmt((100 * cpu) / r.seconds, 0)}% of its wall time)`;
+}
+
+/**
  * Fetch requests the broker answered between two scrapes of its /metrics, its time on them
  * (framed → written), and the broker's CPU time (all threads) per Fetch and per GB of payload
  * read back: a figure that moves far less with the machine's load than the wall time does.
@@ -311,7 +327,7 @@ async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> 
     }
     const cpu1 = q.cpuSeconds();
     const consume = (until: string[], settings: string[]): Promise<CommandResult> =>
-      timeCommand('kcat', ['-C', '-b', q.address, '-t', topic, '-p', '0', '-o', 'beginning', ...until, '-f', '%s\\n', ...x(settings)], { stdout: 'devnull' });
+      timeCommand(...withCpuTime('kcat', ['-C', '-b', q.address, '-t', topic, '-p', '0', '-o', 'beginning', ...until, '-f', '%s\\n', ...x(settings)]), { stdout: 'devnull' });
     // Read-back: kcat exits once it has consumed the records written (-c); -e only guards against
     // a shortfall, which ends the read at the end of the partition with its offset on stderr.
     // Tuned settings and librdkafka's defaults alternate which goes first from trial to trial.
@@ -320,7 +336,7 @@ async function quartetKcatTrial(file: string, size: number): Promise<KcatTrial> 
       const [before, metrics] = [q.cpuSeconds(), await scrapeMetrics(q.httpAddress)];
       r.result = await consume(['-c', String(records), '-e'], r.settings);
       r.cpu = q.cpuSeconds() - before;
-      r.fetches = fetchesBetween(metrics, await scrapeMetrics(q.httpAddress), r.cpu, records * size);
+      r.fetches = `${fetchesBetween(metrics, await scrapeMetrics(q.httpAddress), r.cpu, records * size)}, ${clientCpu(r.result)}`;
     }
     console.log(`    read-back fetches: tuned ${reads[0]!.fetches}; librdkafka's defaults ${reads[1]!.fetches}`);
     const [tuned, defaults] = reads as Array<{ result: CommandResult; cpu: number }>;
