@@ -23,7 +23,7 @@ import { TopicOptionsStore } from './topic-options.js';
 import { EventSnapshotStore } from './event-streams.js';
 import { silentLogger, type Logger } from '../base/logger.js';
 import { SqliteMetadataStore, type MetadataStore } from './metadata-store.js';
-import { registerScrapeMetrics } from './scrape-metrics.js';
+import { registerRequestBytesMetrics, registerScrapeMetrics } from './scrape-metrics.js';
 import { MetricsRegistry } from './metrics.js';
 import { OffsetStore } from './offsets.js';
 import { ClientQuotas } from './client-quotas.js';
@@ -47,6 +47,7 @@ import { AppendPath, type AppendOrigin } from './appends.js';
 import { PartitionLogs, type PartitionHandle } from './partition-logs.js';
 import type { TopicReadSeries } from './read-metrics.js';
 import { MemoryBudget } from './memory-budget.js';
+import { RequestByteBudget } from '../base/request-bytes.js';
 import { CacheService, type CacheServiceOptions } from './caches/service.js';
 
 export type { TopicRef, Topic, Namespace, NamespaceRef } from './catalog.js';
@@ -107,6 +108,8 @@ export interface BrokerOptions {
   transactions?: BrokerTransactionOptions;
   /** Bytes replies of reads may hold in memory at once, broker-wide (memory-budget.ts); default memoryBudgetBytesDefault. */
   memoryBudgetBytes?: number;
+  /** Bytes large request frames may hold in memory at once, broker-wide (base/request-bytes.ts); default requestBytesMaxDefault. */
+  requestBytesMax?: number;
   /**
    * Bytes of stored batches the background scrubber checks per second (scrubber.ts); default 0:
    * none (the server passes its `log.scrubBytesPerSec`, by default scrubBytesPerSecDefault).
@@ -212,6 +215,8 @@ export class Broker implements CatalogObserver {
   readonly scrubber: Scrubber;
   /** The bytes replies of reads hold in memory, broker-wide (memory-budget.ts). */
   readonly memoryBudget: MemoryBudget;
+  /** The bytes large Kafka and Iggy request frames hold in memory, broker-wide (base/request-bytes.ts). */
+  readonly requestBytes: RequestByteBudget;
   /**
    * Caches and counters over compacted topics (caches/service.ts): one per broker, so that every
    * front-end shares each cache's index and the queue its writes are serialised on.
@@ -226,6 +231,7 @@ export class Broker implements CatalogObserver {
   private readonly logs: PartitionLogs;
   /** Removes the scrape-time collector (consumer lag, disk bytes) from the registry. */
   private readonly stopScrapeMetrics: () => void;
+  private readonly stopRequestBytesMetrics: () => void;
   private readonly appends: AppendPath;
   private readonly topicListeners = new Set<TopicChangeListener>();
   /** The marker type of a stored control batch of any format (BrokerTransactionOptions.markerKinds). */
@@ -266,6 +272,8 @@ export class Broker implements CatalogObserver {
     this.formats = parts.options.formats ?? createFormatRegistry();
     this.markerKind = markerKindByFormat(parts.options.transactions?.markerKinds);
     this.memoryBudget = new MemoryBudget(parts.options.memoryBudgetBytes);
+    this.requestBytes = new RequestByteBudget(parts.options.requestBytesMax);
+    this.stopRequestBytesMetrics = registerRequestBytesMetrics(this.metrics, this.requestBytes);
     this.transcoder = new Transcoder(this.formats, { ...workerSettingsDefault, ...parts.options.workers });
     this.reads = new ReadService(this, this.formats, this.transcoder);
     this.authThrottle = new AuthThrottle({ ...defaultAuthThrottleSettings, ...parts.options.authThrottle }, this.clock, this.metrics, this.logger);
@@ -679,6 +687,7 @@ export class Broker implements CatalogObserver {
 
   private async shutdown(): Promise<void> {
     this.stopScrapeMetrics();
+    this.stopRequestBytesMetrics();
     this.caches.close();
     this.appends.stop();
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);

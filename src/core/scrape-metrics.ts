@@ -7,6 +7,7 @@ import type { Catalog } from './catalog.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { OffsetStore } from './offsets.js';
 import type { PartitionLog } from '../log/index.js';
+import type { RequestByteBudget } from '../base/request-bytes.js';
 
 /** The offset scopes whose groups are reported: Kafka (and Cursus) groups, Iggy consumers and groups. */
 export const offsetScopesReported = ['kafka', 'iggy'] as const;
@@ -50,5 +51,21 @@ export function registerScrapeMetrics(metrics: MetricsRegistry, sources: ScrapeS
         }
       }
     }
+  });
+}
+
+/** Registers the request byte budget's figures (base/request-bytes.ts); returns the remover. */
+export function registerRequestBytesMetrics(metrics: MetricsRegistry, budget: RequestByteBudget): () => void {
+  const held = metrics.gauge('quartet_request_bytes_held', 'Bytes large Kafka and Iggy request frames hold in memory now, broker-wide (requestBytesMax)');
+  const peak = metrics.gauge('quartet_request_bytes_peak', 'The most bytes large request frames held at once since the broker started');
+  const waiting = metrics.gauge('quartet_request_bytes_waiting', 'Connections whose next large request frame waits for request bytes, their sockets not read');
+  const waits = metrics.counter('quartet_request_bytes_waits_total', 'Large request frames that had to wait for request bytes');
+  let waitsSeen = 0;
+  return metrics.onCollect(() => {
+    held.set({}, budget.heldBytes);
+    peak.set({}, budget.peakHeldBytes);
+    waiting.set({}, budget.waiting);
+    waits.inc({}, budget.waitsTotal - waitsSeen);
+    waitsSeen = budget.waitsTotal;
   });
 }

@@ -23,7 +23,8 @@
 //
 // Back-pressure: reading pauses while the socket's write buffer is full (a peer that does not
 // read holds up its own requests), while inFlightMax() requests are unanswered, or once
-// readAheadMax() frames wait; it resumes when fewer than half of that wait (and neither of the
+// readAheadMax() frames wait, or while the protocol holds its input (holdInput: its framer waits
+// for the broker's request budget); it resumes when fewer than half of that wait (and none of the
 // others holds).
 //
 // Ending, four ways:
@@ -113,6 +114,8 @@ export class RequestPipeline<F> {
   private sendingFiles = false;
   private corked = false;
   private paused = false;
+  /** Set by holdInput: the protocol reads nothing more for now. */
+  private inputHeld = false;
   /** Set by muteFor: no frame starts and the socket is not read until the timer fires. */
   private muted: ReturnType<typeof setTimeout> | null = null;
   /** No more frames are read or started (close, endWith, destroy, the socket gone). */
@@ -172,6 +175,16 @@ export class RequestPipeline<F> {
     }
     for (const frame of frames) this.waiting.push(frame);
     this.pump();
+  }
+
+  /**
+   * Holds reading while `held` (the framer waits for the broker's request budget with a frame
+   * begun): the socket is paused, and resumed once released if nothing else holds it.
+   */
+  holdInput(held: boolean): void {
+    if (held === this.inputHeld) return;
+    this.inputHeld = held;
+    this.updateReading(this.options.inFlightMax());
   }
 
   /**
@@ -248,7 +261,7 @@ export class RequestPipeline<F> {
   private updateReading(inFlightMax: number): void {
     if (this.closing || this.inputOver) return;
     const readAhead = this.options.readAheadMax();
-    const full = this.writeBlocked || this.muted !== null || this.inFlight >= inFlightMax;
+    const full = this.writeBlocked || this.muted !== null || this.inputHeld || this.inFlight >= inFlightMax;
     if (!this.paused) {
       if (full || this.waiting.length >= readAhead) this.setPaused(true);
     } else if (!full && this.waiting.length < Math.ceil(readAhead / 2)) {

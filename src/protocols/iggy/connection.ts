@@ -15,6 +15,9 @@
 // - before login a frame may be at most `unauthenticatedFrameBytesMax` (the largest login), and
 //   one framed request waits at a time: an unauthenticated peer holds at most one small frame;
 // - a registration fenced by a newer one of the same client id: Eviction 7 (SessionTooLow).
+//
+// A large frame (64 KiB and up) that straddles reads takes its bytes from the broker's request
+// budget (src/base/request-bytes.ts); while the budget cannot take it, the socket is not read.
 
 import type { Socket } from 'node:net';
 import { isQuartetError } from '../../base/errors.js';
@@ -95,7 +98,13 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     this.localHost = socket.localAddress ?? '';
     this.lastActivityMs = frontend.clock.now();
     this.fileSlices = canSendFiles(socket);
-    this.framer = new IggyFramer({ frameBytesMax: frontend.settings.frameBytesMax, frameLease: largeSendLease, reusedChunks: context.readInto !== undefined });
+    this.framer = new IggyFramer({
+      frameBytesMax: frontend.settings.frameBytesMax,
+      frameLease: largeSendLease,
+      reusedChunks: context.readInto !== undefined,
+      budget: frontend.broker.requestBytes,
+      onGranted: () => this.onFrames(() => this.framer.resume()),
+    });
     // Serial: every request is a barrier, so requests run one at a time in arrival order. Before
     // login one framed request may wait (it holds its frame's bytes).
     this.pipeline = new RequestPipeline<Frame>(
@@ -176,6 +185,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
       }
       this.pipeline.push(frames);
       if (bad !== null) this.onFramingError(bad.header, bad.reason);
+      // A large frame waiting for the request budget: the socket is not read until it has its bytes.
+      else this.pipeline.holdInput(this.framer.waiting);
     } catch (error) {
       this.context.logger.error('iggy connection failed; evicting', { error });
       this.evict(EvictionReason.sessionError);

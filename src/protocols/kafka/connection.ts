@@ -27,7 +27,8 @@
 //
 // Backpressure: at most `inFlightRequestsMax` requests between "framed" and "response written".
 // A frame beyond it waits and the socket is paused until slots drain; reading also pauses while
-// the socket's write buffer is full ('drain' resumes it).
+// the socket's write buffer is full ('drain' resumes it), and while a large frame waits for the
+// broker's request budget (src/base/request-bytes.ts, Kafka's queued.max.request.bytes).
 //
 // Serial points: SaslHandshake, SaslAuthenticate, raw tokens, and every request while SASL is
 // required and the session is not yet authenticated run alone: nothing after them starts before
@@ -43,7 +44,7 @@ import { RequestPipeline, type Slot } from '../pipeline.js';
 import type { CloseReason, ConnectionHandle, RequestDone } from '../transport.js';
 import { ApiKey, apiKeyName, supportedApi, type ApiKeyName, type SupportedApi } from './codec/api-keys.js';
 import { ErrorCode } from './codec/errors.js';
-import { Framer } from './codec/framer.js';
+import { Framer, type FramerResult } from './codec/framer.js';
 import { decodeRequest, encodeResponseChunks, encodeUnsupportedApiVersions } from './codec/frames.js';
 import { decodeRequestHeader, type RequestHeader } from './codec/headers.js';
 import { hasSchema, messageSchemas, type SchemaApiKey } from './codec/messages/index.js';
@@ -126,7 +127,13 @@ export class KafkaConnection implements ConnectionHandle {
     this.logger = context.logger;
     this.fileSlices = canSendFiles(socket as Socket);
     this.session = new Session(context.remote, context.logger);
-    this.framer = new Framer({ frameBytesMax: frontend.settings.requestBytesMax, frameLease: largeProduceLease, reusedChunks: context.readInto !== undefined });
+    this.framer = new Framer({
+      frameBytesMax: frontend.settings.requestBytesMax,
+      frameLease: largeProduceLease,
+      reusedChunks: context.readInto !== undefined,
+      budget: frontend.broker.requestBytes,
+      onGranted: () => this.onBudgetGranted(),
+    });
     this.pipeline = new RequestPipeline<Buffer>(
       socket,
       {
@@ -175,9 +182,20 @@ export class KafkaConnection implements ConnectionHandle {
     // broker hold a large frame. Larger closes the connection, as in Kafka.
     const settings = this.frontend.settings;
     this.framer.frameBytesMax = settings.saslRequired && this.session.principal === null ? Math.min(unauthenticatedFrameBytesMax, settings.requestBytesMax) : settings.requestBytesMax;
-    const result = this.framer.push(chunk);
+    this.framed(this.framer.push(chunk));
+  }
+
+  /** The frame that waited for the broker's request budget has its bytes: reading goes on. */
+  private onBudgetGranted(): void {
+    if (!this.pipeline.accepting) return;
+    this.framed(this.framer.resume());
+  }
+
+  private framed(result: FramerResult): void {
     this.pipeline.push(result.frames);
     if (!result.ok) this.fail(`bad frame: ${result.reason}`);
+    // A large frame waiting for the request budget: the socket is not read until it has its bytes.
+    else this.pipeline.holdInput(this.framer.waiting);
   }
 
   /** Opens the request's slot: its reply's place in the response order. */

@@ -18,8 +18,14 @@
 // large SendMessages requests, from src/base/buffer-pool.ts) is assembled in a pooled buffer; the
 // owner hands it back with `release(frame)` once the request is handled. Other straddling frames
 // go into `frameAllocator`'s buffers (fresh ones by default).
+//
+// Request budget: with `budget` (the broker's request bytes), a straddling frame of 64 KiB or more
+// takes its size from the budget once its header is read and gives it back on `release(frame)` (or
+// `dispose()`). When the budget cannot take it, the framer keeps the rest of the input and `waiting`
+// is true: the owner stops reading and calls `resume()` once the budget's `onGranted` fires.
 
 import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
+import { FrameAdmission, type RequestByteBudget } from '../../../base/request-bytes.js';
 import { checkFrameSize, frameBytesMaxDefault, headerBytes } from './header.js';
 
 export interface Frame {
@@ -54,6 +60,10 @@ export interface FramerOptions {
    * frames that lie inside a chunk are then copied out instead of handed out as views.
    */
   reusedChunks?: boolean;
+  /** Where large straddling frames take their bytes from (module comment). */
+  budget?: RequestByteBudget;
+  /** Called once a frame that waited for the budget may go on: call `resume()`. */
+  onGranted?: () => void;
 }
 
 export class IggyFramer {
@@ -67,6 +77,9 @@ export class IggyFramer {
   private filled = 0;
   /** Pooled frames, keyed by their header view. */
   private readonly leases: FrameLeases<Buffer>;
+  private readonly admission: FrameAdmission<Buffer>;
+  /** The header of the frame waiting for the budget (a copy), or null. */
+  private waitingHeader: Buffer | null = null;
   private readonly reusedChunks: boolean;
   private failed = false;
 
@@ -75,18 +88,39 @@ export class IggyFramer {
     this.frameBytesMax = options.frameBytesMax ?? frameBytesMaxDefault;
     if (!(this.frameBytesMax >= headerBytes)) throw new RangeError('frameBytesMax must be at least 256');
     this.leases = new FrameLeases(options.frameLease, options.frameAllocator);
+    this.admission = new FrameAdmission(options.budget ?? null);
+    this.admission.onGranted = options.onGranted ?? null;
   }
 
-  /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
+  /** Hands a frame back: its budgeted bytes return, a pooled frame's buffer to the pool. */
   release(frame: Frame): void {
+    this.admission.release(frame.header);
     this.leases.release(frame.header);
   }
 
-  /** Drops a frame still being assembled (the connection is gone). */
+  /** Drops a frame still being assembled or waiting for the budget (the connection is gone). */
   dispose(): void {
+    this.admission.dispose();
     this.leases.dropAssembling();
     this.partial = null;
     this.filled = 0;
+    this.waitingHeader = null;
+  }
+
+  /** A frame waits for the request budget: read nothing more until `resume()`. */
+  get waiting(): boolean {
+    return this.admission.waiting;
+  }
+
+  /** Goes on once the budget took the waiting frame's bytes: frames of the input kept meanwhile. */
+  resume(): FramerResult[] {
+    const header = this.waitingHeader;
+    if (header === null || this.admission.waiting || this.failed) return [];
+    this.waitingHeader = null;
+    this.startPartial(header.readUInt32LE(48), header);
+    const out: FramerResult[] = [];
+    this.completePartial(out);
+    return out.concat(this.push(this.admission.takeKept()));
   }
 
   /** Bytes held for incomplete frames (for backpressure accounting). */
@@ -131,10 +165,15 @@ export class IggyFramer {
     this.filled = 0;
     const frame = { header: bytes.subarray(0, headerBytes), body: bytes.subarray(headerBytes) };
     this.leases.completed(frame.header);
+    this.admission.completed(frame.header);
     out.push({ ok: true, frame });
   }
 
   push(chunk: Buffer): FramerResult[] {
+    if (this.admission.waiting) {
+      this.admission.keep(chunk);
+      return [];
+    }
     const out: FramerResult[] = [];
     let off = 0;
     while (off < chunk.length && !this.failed) {
@@ -164,9 +203,11 @@ export class IggyFramer {
           out.push({ ok: true, frame: { header, body: header.subarray(headerBytes) } });
           continue;
         }
-        this.partial = this.leases.assemble(size, this.stash);
-        this.stash.copy(this.partial, 0, 0, headerBytes);
-        this.filled = headerBytes;
+        if (!this.admission.admit(size)) {
+          this.waitFor(this.stash, chunk.subarray(off));
+          break;
+        }
+        this.startPartial(size, this.stash);
         continue;
       }
       const available = chunk.length - off;
@@ -187,6 +228,10 @@ export class IggyFramer {
         off += size;
         continue;
       }
+      if (!this.admission.admit(size)) {
+        this.waitFor(chunk.subarray(off, off + headerBytes), chunk.subarray(off + headerBytes));
+        break;
+      }
       this.partial = this.leases.assemble(size, chunk.subarray(off, off + headerBytes));
       chunk.copy(this.partial, 0, off);
       this.filled = available;
@@ -195,9 +240,23 @@ export class IggyFramer {
     return out;
   }
 
+  /** Starts assembling a frame of `size` bytes whose 256 header bytes are `header`. */
+  private startPartial(size: number, header: Buffer): void {
+    this.partial = this.leases.assemble(size, header);
+    header.copy(this.partial, 0, 0, headerBytes);
+    this.filled = headerBytes;
+  }
+
+  /** The frame whose header is `header` waits for the budget; `rest` (what follows it) is kept. */
+  private waitFor(header: Buffer, rest: Buffer): void {
+    this.waitingHeader = Buffer.from(header);
+    this.admission.keep(rest);
+  }
+
   private fail(reason: string, header: Buffer): FramerResult {
     this.failed = true;
     this.leases.dropAssembling();
+    this.admission.dropAssembling();
     this.partial = null;
     this.stashed = 0;
     return { ok: false, reason, header: Buffer.from(header) };

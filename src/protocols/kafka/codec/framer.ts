@@ -15,9 +15,15 @@
 // references it (the request is handled and its appends have settled). Not releasing is safe: the
 // buffer is left to GC.
 //
+// Request budget: with `budget` (the broker's request bytes), a straddling frame of 64 KiB or more
+// takes its size from the budget when its size is read and gives it back on `release(frame)` (or
+// `dispose()`). When the budget cannot take it, the framer keeps the rest of the input and `waiting`
+// is true: the owner stops reading and calls `resume()` once the budget's `onGranted` fires.
+//
 // No I/O here: the server adapter feeds socket data in and writes nothing back.
 
 import { FrameLeases, type FrameLeaseFunction } from '../../../base/frame-leases.js';
+import { FrameAdmission, type RequestByteBudget } from '../../../base/request-bytes.js';
 
 export interface FramerOptions {
   /** Largest accepted frame body (bytes after the 4-byte size). Kafka's socket.request.max.bytes. */
@@ -32,6 +38,10 @@ export interface FramerOptions {
    * frames that lie inside a chunk are then copied out instead of handed out as views.
    */
   reusedChunks?: boolean;
+  /** Where large straddling frames take their bytes from (module comment). */
+  budget?: RequestByteBudget;
+  /** Called once a frame that waited for the budget may go on: call `resume()`. */
+  onGranted?: () => void;
 }
 
 export type FramerResult =
@@ -50,6 +60,9 @@ export class Framer {
   private partial: Buffer | null = null;
   private partialHave = 0;
   private readonly leases: FrameLeases<Buffer>;
+  private readonly admission: FrameAdmission<Buffer>;
+  /** The size of the frame waiting for the budget (its size prefix already read). */
+  private waitingSize = 0;
   private readonly reusedChunks: boolean;
   private failed: string | null = null;
 
@@ -57,19 +70,24 @@ export class Framer {
     if (!(options.frameBytesMax > 0)) throw new Error('frameBytesMax must be positive');
     this.frameBytesMax = options.frameBytesMax;
     this.leases = new FrameLeases(options.frameLease);
+    this.admission = new FrameAdmission(options.budget ?? null);
+    this.admission.onGranted = options.onGranted ?? null;
     this.reusedChunks = options.reusedChunks === true;
   }
 
-  /** Hands a frame back: a pooled frame's buffer returns to the pool; any other frame is ignored. */
+  /** Hands a frame back: its budgeted bytes return, a pooled frame's buffer to the pool. */
   release(frame: Buffer): void {
+    this.admission.release(frame);
     this.leases.release(frame);
   }
 
-  /** Drops a frame still being assembled (the connection is gone). */
+  /** Drops a frame still being assembled or waiting for the budget (the connection is gone). */
   dispose(): void {
+    this.admission.dispose();
     this.leases.dropAssembling();
     this.partial = null;
     this.partialHave = 0;
+    this.waitingSize = 0;
   }
 
   /** Bytes buffered towards the next frame (size prefix plus partial body). */
@@ -77,8 +95,27 @@ export class Framer {
     return this.sizeHave + this.partialHave;
   }
 
+  /** A frame waits for the request budget: read nothing more until `resume()`. */
+  get waiting(): boolean {
+    return this.admission.waiting;
+  }
+
+  /** Goes on once the budget took the waiting frame's bytes: frames of the input kept meanwhile. */
+  resume(): FramerResult {
+    if (this.waitingSize === 0 || this.admission.waiting) return { ok: true, frames: emptyFrames };
+    const kept = this.admission.takeKept();
+    this.partial = this.leases.assemble(this.waitingSize, kept);
+    this.partialHave = 0;
+    this.waitingSize = 0;
+    return this.push(kept);
+  }
+
   push(chunk: Buffer): FramerResult {
     if (this.failed !== null) return { ok: false, reason: this.failed, frames: emptyFrames };
+    if (this.admission.waiting) {
+      this.admission.keep(chunk);
+      return { ok: true, frames: emptyFrames };
+    }
     let frames: Buffer[] = emptyFrames;
     let off = 0;
     const len = chunk.length;
@@ -95,6 +132,7 @@ export class Framer {
           if (frames === emptyFrames) frames = [];
           frames.push(this.partial);
           this.leases.completed(this.partial);
+          this.admission.completed(this.partial);
           this.partial = null;
           this.partialHave = 0;
         }
@@ -132,7 +170,12 @@ export class Framer {
         continue;
       }
 
-      // 5. Slow path: start assembling across chunks.
+      // 5. Slow path: start assembling across chunks, once the budget has its bytes.
+      if (!this.admission.admit(size)) {
+        this.waitingSize = size;
+        this.admission.keep(chunk.subarray(off));
+        break;
+      }
       this.partial = this.leases.assemble(size, chunk.subarray(off));
       this.partialHave = 0;
     }
