@@ -110,6 +110,8 @@ export interface QuartetConfig {
   maintenanceIntervalMs: number;
   /** Bytes replies of reads may hold in memory at once, broker-wide (core/memory-budget.ts). */
   memoryBudgetBytes: number;
+  /** Bytes large Kafka and Iggy request frames may hold in memory at once, broker-wide (base/request-bytes.ts). */
+  requestBytesMax: number;
   /** The partition logs' background checks (core/scrubber.ts). */
   log: { scrubBytesPerSec: number };
   /** Worker threads for work too long for the event loop (core/offload.ts). */
@@ -130,7 +132,7 @@ export class ConfigError extends Error {
   }
 }
 
-import { settings, type Setting, DEFAULT_LISTEN_HOST, DEFAULT_MAX_CONNECTIONS, defaultPorts } from './settings.js';
+import { settings, type Setting, DEFAULT_LISTEN_HOST, DEFAULT_MAX_CONNECTIONS, defaultPorts, IGGY_FRAME_BYTES_MAX_DEFAULT, KAFKA_REQUEST_BYTES_MAX_DEFAULT } from './settings.js';
 
 export { DEFAULT_LISTEN_HOST, DEFAULT_MAX_CONNECTIONS, formatHostPort, parseHostPort, settings, type Setting } from './settings.js';
 
@@ -192,6 +194,7 @@ function skeleton(): QuartetConfig {
     defaultPartitions: 1,
     maintenanceIntervalMs: 0,
     memoryBudgetBytes: 0,
+    requestBytesMax: 0,
     log: { scrubBytesPerSec: 0 },
     workers: { ...workerSettingsDefault },
     shutdownTimeoutMs: 0,
@@ -325,6 +328,7 @@ function crossCheck(config: QuartetConfig, originOf: (key: string) => string): s
       `drain timeout (${config.drainTimeoutMs} ms, from ${originOf('drainTimeoutMs')}) must be below the shutdown timeout (${config.shutdownTimeoutMs} ms, from ${originOf('shutdownTimeoutMs')})`,
     );
   }
+  problems.push(...frameCapsWithinRequestBytes(config, originOf));
   const bound = new Map<string, ListenerName>();
   for (const name of [...protocolNames, 'http'] as const) {
     const l = config.listeners[name];
@@ -336,6 +340,23 @@ function crossCheck(config: QuartetConfig, originOf: (key: string) => string): s
     else bound.set(key, name);
   }
   return problems;
+}
+
+/**
+ * A frame larger than the broker's request bytes would wait for them forever: each enabled
+ * listener's frame cap must fit in requestBytesMax.
+ */
+function frameCapsWithinRequestBytes(config: QuartetConfig, originOf: (key: string) => string): string[] {
+  const caps = [
+    { listener: 'kafka', key: 'kafka.requestBytesMax', bytes: config.kafka?.requestBytesMax ?? KAFKA_REQUEST_BYTES_MAX_DEFAULT },
+    { listener: 'iggy', key: 'iggy.frameBytesMax', bytes: config.iggy?.frameBytesMax ?? IGGY_FRAME_BYTES_MAX_DEFAULT },
+  ] as const;
+  return caps
+    .filter((cap) => config.listeners[cap.listener].enabled && cap.bytes > config.requestBytesMax)
+    .map(
+      (cap) =>
+        `${cap.key} (${cap.bytes} bytes, from ${originOf(cap.key)}) must not exceed requestBytesMax (${config.requestBytesMax} bytes, from ${originOf('requestBytesMax')}): a frame that large could never be read`,
+    );
 }
 
 /** The configuration as safe to log: secrets replaced. */

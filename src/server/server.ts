@@ -213,6 +213,7 @@ class Server implements QuartetServer {
       metrics: this.metrics,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
       memoryBudgetBytes: config.memoryBudgetBytes,
+      requestBytesMax: config.requestBytesMax,
       scrubBytesPerSec: config.log.scrubBytesPerSec,
       authThrottle: config.auth,
       // Transaction markers in each protocol's logs are its own control records (encoder and reader by format).

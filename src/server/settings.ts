@@ -8,6 +8,7 @@ import { workerSettingsDefault } from '../core/offload.js';
 import { availableParallelism } from 'node:os';
 import { defaultAuthThrottleSettings } from '../core/auth-throttle.js';
 import { memoryBudgetBytesDefault } from '../core/memory-budget.js';
+import { requestBytesMaxDefault } from '../base/request-bytes.js';
 import { scrubBytesPerSecDefault } from '../core/scrubber.js';
 import { isLogLevel, type LogFormat, type LogLevel } from '../base/logger.js';
 import { builtinTopicDefaults, segmentBytesMax, segmentBytesMin, topicConfigSpecs, type TopicConfigKey } from '../core/topic-config.js';
@@ -188,14 +189,14 @@ export function defaultMaxConnections(name: ProtocolName): number {
   return name === 'cursus' ? CURSUS_MAX_CONNECTIONS : DEFAULT_MAX_CONNECTIONS;
 }
 
-const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
+export const KAFKA_REQUEST_BYTES_MAX_DEFAULT = 100 * 1024 * 1024;
 
 function kafkaSection(c: QuartetConfig): KafkaFrontendConfig {
   c.kafka ??= { autoCreateTopics: true, saslRequired: false, requestBytesMax: KAFKA_REQUEST_BYTES_MAX_DEFAULT, inFlightRequestsMax: 64, fetchWaitMsMax: 30_000 };
   return c.kafka;
 }
 
-const IGGY_FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
+export const IGGY_FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
 /** As src/protocols/cursus/frontend.ts requestBytesMaxDefault: four 64 MiB frames. */
 const CURSUS_REQUEST_BYTES_MAX_DEFAULT = 256 * 1024 * 1024;
 /** The reference server caps a poll by its count only: 5,000 messages of 20 kB come back whole (its offset scenario). */
@@ -682,6 +683,15 @@ export const settings: readonly Setting[] = [
     default: memoryBudgetBytesDefault,
     doc: 'Bytes the replies of reads (Kafka Fetch, Iggy PollMessages) may hold in memory at once, across every connection, until each is written to its socket: a read is cut to what is left (at least one batch is still returned), so consumers that do not read their replies hold about this much together. File slices sent with sendfile do not count.',
     set: (c, v) => void (c.memoryBudgetBytes = v),
+  }),
+  define({
+    key: 'requestBytesMax',
+    flag: 'request-bytes-max',
+    env: 'QUARTET_REQUEST_BYTES_MAX',
+    kind: intKind(1024 * 1024, 1024 ** 4),
+    default: requestBytesMaxDefault,
+    doc: 'Bytes large Kafka and Iggy request frames (64 KiB and up, arriving over several reads) may hold in memory at once, across every connection, from the moment their size is read until the request has been handled (Kafka\'s queued.max.request.bytes). A frame that does not fit waits: its connection stops reading until earlier frames are handled, first come first served; smaller requests on other connections are unaffected. Must be at least `kafka.requestBytesMax` and `iggy.frameBytesMax`.',
+    set: (c, v) => void (c.requestBytesMax = v),
   }),
   define({
     key: 'log.scrubBytesPerSec',

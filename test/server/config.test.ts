@@ -195,6 +195,20 @@ describe('validation', () => {
     assert.ok(fromEnv.some((p) => p.startsWith('drain timeout (20000 ms, from QUARTET_DRAIN_TIMEOUT_MS) must be below the shutdown timeout (') && p.endsWith(' ms, from the default)')), fromEnv.join('\n'));
   });
 
+  test('cross-field checks: every enabled listener\'s frame cap fits in the request byte budget', () => {
+    const problems = problemsOf(() => load({ flags: { 'request-bytes-max': String(80 * 1024 * 1024) } }));
+    assert.deepEqual(problems, [
+      'kafka.requestBytesMax (104857600 bytes, from the default) must not exceed requestBytesMax (83886080 bytes, from --request-bytes-max): a frame that large could never be read',
+    ]);
+    const both = problemsOf(() => load({ env: { QUARTET_REQUEST_BYTES_MAX: String(1024 * 1024) }, flags: { 'kafka-request-bytes-max': String(1024 * 1024) } }));
+    assert.deepEqual(both, ['iggy.frameBytesMax (67108864 bytes, from the default) must not exceed requestBytesMax (1048576 bytes, from QUARTET_REQUEST_BYTES_MAX): a frame that large could never be read']);
+    // Caps that fit, or a listener that is off, pass.
+    const { config } = load({ flags: { 'request-bytes-max': String(1024 * 1024), 'kafka-request-bytes-max': String(1024 * 1024), 'iggy-frame-bytes-max': String(1024 * 1024) } });
+    assert.equal(config.requestBytesMax, 1024 * 1024);
+    assert.equal(load({ flags: { 'request-bytes-max': String(1024 * 1024), 'kafka-enabled': 'false', 'iggy-enabled': 'false' } }).config.requestBytesMax, 1024 * 1024);
+    assert.equal(load({}).config.requestBytesMax, 256 * 1024 * 1024);
+  });
+
   test('a secret is never echoed in an error', () => {
     const problems = problemsOf(() => load({ env: { QUARTET_ROOT_PASSWORD: 'x'.repeat(10), QUARTET_LOG_LEVEL: 'nope' }, flags: { 'root-username': '' } }));
     assert.ok(problems.every((p) => !p.includes('xxxxxxxxxx')));
