@@ -4,6 +4,8 @@
 // every connection is closed or its body is sent, at most 30 s. Prints the peak growth of RSS
 // and how many connections the broker closed, per listener. HOLD=1 leaves the last byte of each
 // body unsent and holds the connections 5 s more (what a peer that declared large frames costs).
+// IGGY_LOGIN=user:password logs each Iggy connection in first (its own client id), so that the
+// frames measured are those of authenticated peers (the broker's request budget, requestBytesMax).
 //
 // Usage: node --import tsx bench/verify/preauth-frames.ts PID kafka=HOST:PORT iggy=HOST:PORT
 //        cursus=HOST:PORT http=HOST:PORT felix=HOST:PORT:CERTFILE
@@ -11,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import { encodeRequestHeader, Operation } from '../../src/protocols/iggy/codec/index.js';
+import { CommandCode, IggyFramer, decodeReply, encodeRequestFrame, encodeRequestHeader, iggyProtocolVersion, Operation } from '../../src/protocols/iggy/codec/index.js';
 import { CommandId, FrameKind, encodeFrame, encodeFrameHeader as cursusHeader, Status, Compression, encodeNegotiationRequest, negotiateCommand } from '../../src/protocols/cursus/codec/index.js';
 import { encodeFrameHeader as felixHeader } from '../../src/protocols/felix/codec/index.js';
 import { connectFelixQuic } from '../../src/protocols/felix/quic.js';
@@ -74,14 +76,39 @@ function tcp(addr: string): Promise<Socket> {
   });
 }
 
-function heads(listener: string): Buffer[] {
+/** IGGY_LOGIN=user:password: the Iggy connections log in before sending their frames. */
+const iggyLogin = process.env['IGGY_LOGIN'] ?? null;
+
+/** Logs `socket` in as IGGY_LOGIN with client id `client`; resolves to the session. */
+function login(socket: Socket, client: bigint): Promise<bigint> {
+  const [username, password] = [iggyLogin!.slice(0, iggyLogin!.indexOf(':')), iggyLogin!.slice(iggyLogin!.indexOf(':') + 1)];
+  const framer = new IggyFramer();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no login reply in 10 s')), 10_000);
+    const onData = (chunk: Buffer): void => {
+      for (const r of framer.push(chunk)) {
+        socket.off('data', onData);
+        clearTimeout(timer);
+        const decoded = r.ok ? decodeReply(CommandCode.loginRegister, Buffer.from(r.frame.body)) : null;
+        if (decoded === null || !decoded.ok || decoded.value.rejected) reject(new Error('login refused'));
+        else resolve(decoded.value.value.session);
+        return;
+      }
+    };
+    socket.on('data', onData);
+    const request = { versionInfo: { protocolVersion: iggyProtocolVersion, sdkName: 'preauth-frames', sdkVersion: '0' }, username, password, context: null };
+    for (const b of encodeRequestFrame(CommandCode.loginRegister, request, { client, request: 0n, session: 0n })) socket.write(b);
+  });
+}
+
+function heads(listener: string, client = 1n, session = 0n): Buffer[] {
   switch (listener) {
     case 'kafka': {
       const h = Buffer.alloc(14);
       h.writeInt32BE(bodyBytes + 10, 0); h.writeInt16BE(0, 4); h.writeInt16BE(7, 6); h.writeInt32BE(1, 8); h.writeInt16BE(-1, 12);
       return [h];
     }
-    case 'iggy': return [encodeRequestHeader({ size: 256 + bodyBytes, client: 1n, request: 1n, operation: Operation.nonReplicated, session: 0n, commandCode: 101 })];
+    case 'iggy': return [encodeRequestHeader({ size: 256 + bodyBytes, client, request: 1n, operation: Operation.nonReplicated, session, commandCode: 101 })];
     case 'cursus': return [
       ...encodeFrame({ kind: FrameKind.negotiationRequest, command: negotiateCommand, requestId: 0n }, [encodeNegotiationRequest({ minimumVersion: 2, maximumVersion: 2, compressions: [Compression.none] })]),
       cursusHeader({ kind: FrameKind.request, compression: Compression.none, end: false, command: CommandId.PUBLISH!, status: Status.ok, requestId: 1n, encodedLength: bodyBytes, decodedLength: bodyBytes, crc32c: 0 }),
@@ -106,7 +133,9 @@ async function run(listener: string, addr: string): Promise<void> {
     await Promise.allSettled(clients.map((c) => c.close()));
   } else {
     const sockets = await Promise.all(Array.from({ length: conns }, () => tcp(addr)));
-    results = await Promise.all(sockets.map((s) => pump(s, heads(listener), bodyBytes, deadline)));
+    const loggedIn = listener === 'iggy' && iggyLogin !== null;
+    const sessions = loggedIn ? await Promise.all(sockets.map((s, i) => login(s, BigInt(i + 1)))) : sockets.map(() => 0n);
+    results = await Promise.all(sockets.map((s, i) => pump(s, heads(listener, loggedIn ? BigInt(i + 1) : 1n, sessions[i]!), bodyBytes, deadline)));
     for (const s of sockets) s.destroy();
   }
   clearInterval(sampler);
