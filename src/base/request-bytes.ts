@@ -100,6 +100,12 @@ export class RequestByteBudget {
 export class FrameAdmission<K extends object> {
   /** Called once a waiting frame's bytes are taken: the framer may `resume()`. */
   onGranted: (() => void) | null = null;
+  /**
+   * Whether frames are budgeted now. Connections turn it off until the peer authenticates: an
+   * unauthenticated peer's frames are capped small (and its connections counted) already, and
+   * must not be able to take bytes that authenticated peers' frames wait for.
+   */
+  enabled = true;
   /** Bytes taken for the frame being assembled (0: none, or not budgeted). */
   private assembling = 0;
   private readonly handedOut = new WeakMap<K, number>();
@@ -124,7 +130,7 @@ export class FrameAdmission<K extends object> {
    * bytes taken); false when it must wait (`onGranted` tells when; keep the input meanwhile).
    */
   admit(size: number): boolean {
-    if (this.budget === null || size < this.budgetedBytesMin || this.disposed) return true;
+    if (this.budget === null || !this.enabled || size < this.budgetedBytesMin || this.disposed) return true;
     // Config keeps frame caps within the budget; a larger frame (an embedder's settings) takes
     // the whole budget rather than waiting forever.
     const bytes = Math.min(size, this.budget.bytesMax);

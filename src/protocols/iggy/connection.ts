@@ -173,6 +173,8 @@ export class IggyConnection implements ConnectionHandle, IggySession {
     if (!this.pipeline.accepting) return;
     // The limits in force when a frame's header completes: a login's limits until it succeeds.
     this.framer.frameBytesMax = this.loggedIn ? this.frontend.settings.frameBytesMax : Math.min(unauthenticatedFrameBytesMax, this.frontend.settings.frameBytesMax);
+    // The broker's request budget is for logged-in peers' frames (request-bytes.ts).
+    this.framer.budgeted = this.loggedIn;
     try {
       const frames: Frame[] = [];
       let bad: { header: Buffer; reason: string } | null = null;

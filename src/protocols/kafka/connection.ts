@@ -181,7 +181,10 @@ export class KafkaConnection implements ConnectionHandle {
     // sasl.server.max.receive.size, CVE-2022-34917): an unauthenticated peer cannot make the
     // broker hold a large frame. Larger closes the connection, as in Kafka.
     const settings = this.frontend.settings;
-    this.framer.frameBytesMax = settings.saslRequired && this.session.principal === null ? Math.min(unauthenticatedFrameBytesMax, settings.requestBytesMax) : settings.requestBytesMax;
+    const unauthenticated = settings.saslRequired && this.session.principal === null;
+    this.framer.frameBytesMax = unauthenticated ? Math.min(unauthenticatedFrameBytesMax, settings.requestBytesMax) : settings.requestBytesMax;
+    // The broker's request budget is for authenticated peers' frames (request-bytes.ts).
+    this.framer.budgeted = !unauthenticated;
     this.framed(this.framer.push(chunk));
   }
 

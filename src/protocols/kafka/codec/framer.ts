@@ -95,6 +95,11 @@ export class Framer {
     return this.sizeHave + this.partialHave;
   }
 
+  /** Whether straddling frames take their bytes from the budget (may be changed between pushes). */
+  set budgeted(budgeted: boolean) {
+    this.admission.enabled = budgeted;
+  }
+
   /** A frame waits for the request budget: read nothing more until `resume()`. */
   get waiting(): boolean {
     return this.admission.waiting;
