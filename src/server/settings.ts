@@ -371,7 +371,7 @@ function protocolSettings(name: ProtocolName): Setting[] {
         env: 'QUARTET_CURSUS_REQUEST_BYTES_MAX',
         kind: intKind(64 * 1024 * 1024, 64 * 1024 * 1024 * 1024),
         default: CURSUS_REQUEST_BYTES_MAX_DEFAULT,
-        doc: 'Bytes of large Cursus request frames (64 KiB and up, a compressed frame counting its decoded length too) all connections may hold at once, being received, inflated or handled; a frame beyond it is read and dropped and answered request_bytes_exhausted (retryable).',
+        doc: 'Bytes of large Cursus request frames (64 KiB and up, a compressed frame counting its decoded length too) all connections may hold at once, being received, inflated or handled; a frame beyond it, or beyond what is left of the broker\'s requestBytesMax, is read and dropped and answered request_bytes_exhausted (retryable).',
         set: (c, v) => void (cursusSection(c).requestBytesMax = v),
       }),
     );
@@ -690,7 +690,7 @@ export const settings: readonly Setting[] = [
     env: 'QUARTET_REQUEST_BYTES_MAX',
     kind: intKind(1024 * 1024, 1024 ** 4),
     default: requestBytesMaxDefault,
-    doc: 'Bytes large Kafka and Iggy request frames (64 KiB and up, arriving over several reads) may hold in memory at once, across every connection, from the moment their size is read until the request has been handled (Kafka\'s queued.max.request.bytes). A frame that does not fit waits: its connection stops reading until earlier frames are handled, first come first served; smaller requests on other connections are unaffected. Must be at least `kafka.requestBytesMax` and `iggy.frameBytesMax`.',
+    doc: 'Bytes large Kafka and Iggy request frames (64 KiB and up, arriving over several reads) may hold in memory at once, across every connection, from the moment their size is read until the request has been handled (Kafka\'s queued.max.request.bytes). A frame that does not fit waits: its connection stops reading until earlier frames are handled, first come first served; smaller requests on other connections are unaffected. Must be at least `kafka.requestBytesMax` and `iggy.frameBytesMax`. Large Cursus frames count in it too, and are refused (request_bytes_exhausted) rather than wait.',
     set: (c, v) => void (c.requestBytesMax = v),
   }),
   define({

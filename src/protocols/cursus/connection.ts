@@ -64,6 +64,7 @@ import {
 import type { CursusFrontend } from './frontend.js';
 import { CursusFailure, type CursusReply, type CursusRequest, type CursusStreamSink } from './handler.js';
 import { CursusRequestRunner } from './request-runner.js';
+import { overrideContext } from './connection-context.js';
 
 /** Commands whose consecutive requests run together (module comment); every other one runs alone. */
 const pipelinedCommands: ReadonlySet<string> = new Set(['PUBLISH']);
@@ -80,6 +81,8 @@ export class CursusConnection implements ConnectionHandle {
   private readonly runner: CursusRequestRunner;
   /** Keeps requests starting in arrival order behind a payload decoded on a worker. */
   private readonly turns = new AppendTurns();
+  /** The peer proved who it is, or need not (requireAuth off, once negotiated). */
+  private peerAuthenticated = false;
   /** Aborted when the connection goes or winds down: running streams end. */
   private readonly streamsStop = new AbortController();
 
@@ -88,8 +91,11 @@ export class CursusConnection implements ConnectionHandle {
     private readonly socket: Socket,
     private readonly context: ConnectionContext,
   ) {
-    this.runner = new CursusRequestRunner(frontend, context);
-    this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined, budget: frontend.requestBytes });
+    this.runner = new CursusRequestRunner(frontend, overrideContext(context, { authenticated: () => this.onAuthenticated() }));
+    // Until the peer authenticates (when that is required), its large frames count in the
+    // listener's request bytes only, not the broker's (frontend.ts ListenerRequestBytes).
+    const budget = frontend.requestBytes.forConnection(() => this.peerAuthenticated);
+    this.framer = new CursusFramer({ encodedBytesMax: preNegotiationPayloadBytesMax, decodedBytesMax: preNegotiationPayloadBytesMax, reusedChunks: context.readInto !== undefined, budget });
     const settings = frontend.settings;
     this.pipeline = new RequestPipeline<Frame>(
       socket,
@@ -113,6 +119,12 @@ export class CursusConnection implements ConnectionHandle {
     if (context.readInto) context.readInto((chunk) => this.onData(chunk));
     else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.once('end', () => this.onInputEnded());
+  }
+
+  /** The listener is told (its deadline lifts) and large frames count in the broker's bytes from now. */
+  private onAuthenticated(): void {
+    this.peerAuthenticated = true;
+    this.context.authenticated();
   }
 
   // --- ConnectionHandle ------------------------------------------------------------------------
@@ -331,7 +343,7 @@ export class CursusConnection implements ConnectionHandle {
     this.compression = outcome.value.compression;
     this.framer.limits = {};
     // Without required authentication the protocol asks for no proof: the listener's deadline lifts.
-    if (!this.frontend.settings.requireAuth) this.context.authenticated();
+    if (!this.frontend.settings.requireAuth) this.onAuthenticated();
     const response = encodeFrame({ kind: FrameKind.negotiationResponse, command: negotiateCommand, requestId: 0n }, [encodeNegotiationResponse(outcome.value)]);
     this.pipeline.reply(slot, response);
   }

@@ -7,6 +7,7 @@
 // command twice, or one the codec does not know, is a programmer error caught at construction.
 
 import { ByteBudget } from '../../base/byte-budget.js';
+import type { RequestByteBudget } from '../../base/request-bytes.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import type { Broker } from '../../core/broker.js';
@@ -14,6 +15,7 @@ import type { ListenAddress } from '../transport.js';
 import type { Scheduler } from '../../core/scheduler.js';
 import { CursusAccess, authorizeCommand, authorizeTopic } from './access.js';
 import { CommandId, commandSpec } from './codec/commands.js';
+import type { FrameBudget } from './codec/framer.js';
 import { CursusFailure, type CursusCommandHandler, type CursusContext, type CursusReply, type CursusRequest, type CursusServices } from './handler.js';
 import { CursusDataPath, type CursusDataSettings } from './data-path.js';
 import { CursusEventStore } from './event-store.js';
@@ -40,8 +42,9 @@ export interface CursusSettings {
   v1Compat: boolean;
   /**
    * Bytes of large request frames (64 KiB and up) the listener's connections may hold at once,
-   * being assembled or waiting to be handled; a frame beyond it is skipped and answered
-   * `request_bytes_exhausted` (codec/framer.ts).
+   * being assembled or waiting to be handled; a frame beyond it, or beyond what is left of the
+   * broker's request bytes (broker.requestBytes, shared with Kafka and Iggy), is skipped and
+   * answered `request_bytes_exhausted` (codec/framer.ts).
    */
   requestBytesMax: number;
 }
@@ -154,18 +157,69 @@ export interface CursusFrontendOptions {
   handlers?: ReadonlyArray<readonly CursusCommandHandler[]>;
 }
 
+/**
+ * The listener's request bytes within the broker's: a frame takes its bytes from both or from
+ * neither. The broker's budget refuses while Kafka or Iggy frames wait for it, so those are not
+ * overtaken. Frames of a connection whose peer has not authenticated (when authentication is
+ * required) count in the listener's bytes only: such peers cannot take what authenticated peers'
+ * frames on other listeners wait for.
+ */
+export class ListenerRequestBytes implements FrameBudget {
+  constructor(
+    private readonly listener: ByteBudget,
+    private readonly broker: RequestByteBudget | undefined,
+  ) {}
+
+  /** Bytes the listener's frames hold. */
+  get heldBytes(): number {
+    return this.listener.heldBytes;
+  }
+
+  take(bytes: number, inBroker = true): boolean {
+    if (!this.listener.take(bytes)) return false;
+    if (!inBroker || this.broker === undefined || this.broker.take(bytes)) return true;
+    this.listener.give(bytes);
+    return false;
+  }
+
+  give(bytes: number, inBroker = true): void {
+    this.listener.give(bytes);
+    if (inBroker) this.broker?.give(bytes);
+  }
+
+  /** One connection's view: its frames count in the broker's bytes while `authenticated()`. */
+  forConnection(authenticated: () => boolean): FrameBudget {
+    // Frames of one cost are alike to the budgets: how many of each were counted in the broker.
+    const inBroker = new Map<number, number>();
+    return {
+      take: (bytes) => {
+        const counted = authenticated();
+        if (!this.take(bytes, counted)) return false;
+        if (counted) inBroker.set(bytes, (inBroker.get(bytes) ?? 0) + 1);
+        return true;
+      },
+      give: (bytes) => {
+        const counted = inBroker.get(bytes) ?? 0;
+        if (counted > 1) inBroker.set(bytes, counted - 1);
+        else inBroker.delete(bytes);
+        this.give(bytes, counted > 0);
+      },
+    };
+  }
+}
+
 export class CursusFrontend {
   readonly settings: CursusSettings;
   readonly services: CursusServices;
   readonly handlers: ReadonlyMap<number, CursusCommandHandler>;
   readonly logger: Logger;
   /** Shared by the connections' framers: the large request frames they hold (requestBytesMax). */
-  readonly requestBytes: ByteBudget;
+  readonly requestBytes: ListenerRequestBytes;
 
   constructor(options: CursusFrontendOptions) {
     this.settings = { ...cursusSettingsDefault, ...options.settings };
     this.logger = options.logger;
-    this.requestBytes = new ByteBudget(this.settings.requestBytesMax);
+    this.requestBytes = new ListenerRequestBytes(new ByteBudget(this.settings.requestBytesMax), options.broker.requestBytes);
     this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth, sessionTimeoutMs: this.settings.sessionTimeoutMs });
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
   }
