@@ -171,6 +171,23 @@ describe('request pipeline', () => {
     await until('all replies', () => p.received() === 'a\nb\nc\n');
   });
 
+  it('holdInput pauses reading until released, and a release does not resume what something else holds', async () => {
+    const p = await linePipeline({ inFlightMax: 1, readAheadMax: 4 });
+    p.pipeline.holdInput(true);
+    assert.equal(p.socket.isPaused(), true, 'held: not read');
+    p.send('a');
+    p.pipeline.holdInput(false);
+    assert.equal(p.socket.isPaused(), false, 'released: read again');
+    await until('a started', () => p.started.length === 1);
+    // Paused at inFlightMax: a hold and its release leave it paused until a reply drains.
+    p.pipeline.holdInput(true);
+    p.pipeline.holdInput(false);
+    assert.equal(p.socket.isPaused(), true, 'still paused by the request in flight');
+    p.started[0]!.answer();
+    await until('a answered', () => p.received() === 'a\n');
+    assert.equal(p.socket.isPaused(), false);
+  });
+
   it('endWith writes its last bytes after the replies in flight, drops waiting frames, and ends', async () => {
     const p = await linePipeline({ inFlightMax: 1, readAheadMax: 4 });
     p.send('a', 'b');
