@@ -3,8 +3,11 @@
 // not depend on how loaded the machine is: the first SIGUSR2 opens the window (v8.GCProfiler),
 // the second closes it and writes one line to stderr,
 //
-//   gc-window {"collections":N,"majors":N,"pauseMsTotal":x,"pauseMsMax":x,"heapMbAllocated":x}
+//   gc-window {"collections":N,"majors":N,"pauseMsTotal":x,"pauseMsMax":x,"heapMbAllocated":x,"loopDelayMsMax":x}
 //
+// `loopDelayMsMax` is the longest the main thread's event loop was held over the window
+// (perf_hooks.monitorEventLoopDelay, 1 ms resolution): the broker's own stall, apart from how
+// long the bench's client took to be scheduled and read the answer.
 // `heapMbAllocated` is what the V8 heap grew by between collections (the bytes of JavaScript
 // objects allocated; Buffers' memory lies outside it, and their allocation shows instead as
 // major collections: V8 starts one as their total grows). Worker threads load it too (they
@@ -13,18 +16,25 @@
 
 import { isMainThread } from 'node:worker_threads';
 import { GCProfiler } from 'node:v8';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 if (isMainThread) {
   let profiler = null;
+  let loop = null;
   process.on('SIGUSR2', () => {
     if (profiler === null) {
       profiler = new GCProfiler();
       profiler.start();
+      loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
       return;
     }
     const { statistics } = profiler.stop();
+    loop.disable();
+    const loopDelayMsMax = Math.round(loop.max / 1e5) / 10;
     profiler = null;
-    process.stderr.write(`gc-window ${JSON.stringify(summarize(statistics))}\n`);
+    loop = null;
+    process.stderr.write(`gc-window ${JSON.stringify({ ...summarize(statistics), loopDelayMsMax })}\n`);
   });
 }
 

@@ -38,7 +38,7 @@ import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { IggyClient } from '../src/clients/iggy/index.js';
 import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 import { RawKafkaProducer } from './raw-kafka-producer.js';
@@ -626,6 +626,8 @@ interface Latencies {
   errors: number;
   /** Sends issued more than 10 ms after their slot (the client fell behind). */
   late: number;
+  /** The bench process's own event-loop delay over the run, p99 and max in ms (1 ms resolution): the client's share of a slow send. */
+  clientLoopMs?: { p99: number; max: number };
 }
 
 /**
@@ -797,9 +799,14 @@ function brokerView(before: string, after: string, cpuSeconds: number): string {
 async function latencyRun(open: () => Promise<LatencyClient>): Promise<Latencies> {
   spawnSync('sync');
   const client = await open();
+  const loop = monitorEventLoopDelay({ resolution: 1 });
   try {
-    return await fixedRate(() => client.send());
+    loop.enable();
+    const result = await fixedRate(() => client.send());
+    loop.disable();
+    return { ...result, clientLoopMs: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } };
   } finally {
+    loop.disable();
     await client.close();
   }
 }
@@ -851,6 +858,8 @@ async function latency(): Promise<void> {
       const p99 = (l: Latencies | undefined): string => (l === undefined ? 'n/a' : fmt(percentile(l.sorted, 99), 2));
       console.log(`  trial ${t + 1}/${latencyTrials} (load ${loadAverage()}) p99 (ms): JetStream ${p99(runs.js.at(-1))}, raw Kafka ${p99(runs.raw.at(-1))}, Iggy SDK ${p99(runs.iggy.at(-1))}, KafkaJS ${p99(runs.kafkajs.at(-1))}, raw Kafka always ${p99(runs.always.at(-1))}, fdatasync ${p99(runs.disk.at(-1))}`);
       console.log(`    the broker during the raw Kafka run: ${views.at(-1)}`);
+      const loopOf = (l: Latencies | undefined): string => (l?.clientLoopMs === undefined ? 'n/a' : `${fmt(l.clientLoopMs.p99, 1)}/${fmt(l.clientLoopMs.max, 1)}`);
+      console.log(`    the bench process's own event-loop delay p99/max (ms; 1 ms resolution): JetStream ${loopOf(runs.js.at(-1))}, raw Kafka ${loopOf(runs.raw.at(-1))}, Iggy SDK ${loopOf(runs.iggy.at(-1))}, KafkaJS ${loopOf(runs.kafkajs.at(-1))}`);
     }
   } finally {
     await Promise.all([q.stop(), n?.stop()]);

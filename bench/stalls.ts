@@ -246,6 +246,8 @@ export interface GcFigures {
   pauseMsTotal: number;
   pauseMsMax: number;
   heapMbAllocated: number;
+  /** The longest the broker's event loop was held (monitorEventLoopDelay, 1 ms resolution). */
+  loopDelayMsMax: number;
 }
 
 /** Opens and closes the broker's GC window by SIGUSR2, and reads its report from the broker's stderr. */
@@ -306,7 +308,7 @@ const workerThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
 
 /** A case's figures: the wall clock (stalls) and the broker's garbage collection meanwhile. */
 function figures(r: StallsResult, gc: GcFigures | null): string {
-  const gcText = gc === null ? 'no GC report' : `GC max ${fmt(gc.pauseMsMax)} ms, total ${fmt(gc.pauseMsTotal)} ms (${gc.majors} major), heap ${fmt(gc.heapMbAllocated, 0)} MB`;
+  const gcText = gc === null ? 'no GC report' : `broker's event loop held at most ${fmt(gc.loopDelayMsMax)} ms; GC max ${fmt(gc.pauseMsMax)} ms, total ${fmt(gc.pauseMsTotal)} ms (${gc.majors} major), heap ${fmt(gc.heapMbAllocated, 0)} MB`;
   return `${fmt(r.probeMaxMs)} ms (${fmt(r.probeMedianMs, 2)}), ${fmt(r.fetchesMs, 0)} ms, ${r.probes} probes; ${gcText}; load ${loadavg()[0]!.toFixed(1)}`;
 }
 
@@ -333,7 +335,7 @@ export async function runStallsBench(): Promise<void> {
         }
       }
       rows.push({
-        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time; the broker's GC pauses and main-thread allocation; 1-minute load average`,
+        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time; the broker's longest event-loop hold, GC pauses and main-thread allocation; 1-minute load average`,
         value: results.at(-1)!,
         baseline: results.length > 1 ? results[0]! : 'not run',
         ratio: '',
