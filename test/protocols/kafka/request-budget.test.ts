@@ -16,55 +16,17 @@ import { Broker } from '../../../src/core/broker.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { ApiKey } from '../../../src/protocols/kafka/codec/api-keys.js';
 import { ErrorCode } from '../../../src/protocols/kafka/codec/errors.js';
-import { Framer } from '../../../src/protocols/kafka/codec/framer.js';
-import { decodeResponse, encodeRequest } from '../../../src/protocols/kafka/codec/frames.js';
-import type { RequestInputOf, ResponseOf, SchemaApiKey } from '../../../src/protocols/kafka/codec/messages/index.js';
+import type { RequestInputOf } from '../../../src/protocols/kafka/codec/messages/index.js';
 import { KafkaConnection } from '../../../src/protocols/kafka/connection.js';
 import { KafkaBrokerFrontend } from '../../../src/protocols/kafka/frontend.js';
 import { builtinFormats } from '../../../src/server/listeners.js';
+import { RawKafkaClient } from './raw-client.js';
 import { batchOf, recordsOf } from './handlers/data-harness.js';
 
 const budgetBytes = 1024 * 1024;
 const valueBytes = 400 * 1024;
 const waitMs = 10_000;
 
-class Client {
-  private readonly framer = new Framer({ frameBytesMax: 1 << 28 });
-  private readonly frames: Buffer[] = [];
-  private wake: (() => void) | null = null;
-  private correlationId = 0;
-
-  constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.frames.push(...this.framer.push(chunk).frames);
-      this.wake?.();
-    });
-    socket.on('error', () => undefined);
-  }
-
-  frame<K extends SchemaApiKey>(apiKey: K, version: number, body: RequestInputOf<K>): Buffer {
-    return Buffer.concat(encodeRequest(apiKey, version, ++this.correlationId, 'budget-test', body));
-  }
-
-  async response<K extends SchemaApiKey>(apiKey: K, version: number): Promise<ResponseOf<K>> {
-    const deadline = Date.now() + waitMs;
-    while (this.frames.length === 0) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error('no response in time');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
-    const r = decodeResponse(apiKey, version, this.frames.shift()!);
-    if (!r.ok) throw new Error(r.reason);
-    return r.body;
-  }
-}
 
 async function until(pred: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + waitMs;
@@ -91,13 +53,13 @@ describe('Kafka request frames and the broker request budget', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const sockets: Socket[] = [];
-    const client = async (): Promise<Client> => {
+    const client = async (): Promise<RawKafkaClient> => {
       const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
       sockets.push(socket);
       await once(socket, 'connect');
-      return new Client(socket);
+      return new RawKafkaClient(socket, 'budget-test');
     };
-    const serverSide = (c: Client): Socket => serverSockets.find((s) => s.remotePort === c.socket.localPort)!;
+    const serverSide = (c: RawKafkaClient): Socket => serverSockets.find((s) => s.remotePort === c.socket.localPort)!;
     t.after(async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
