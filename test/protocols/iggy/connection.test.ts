@@ -293,12 +293,19 @@ describe('iggy connection: header rules', () => {
     const stallMs = 300;
     const { h, c, polls } = await withStoredMessages(t, stallMs, 'big', 4, 900_000);
     const serverSide = [...h.frontend.sessions.values()].map((s) => (s as unknown as { socket: Socket }).socket).find((s) => s.remotePort === c.socket.localPort)!;
+    // The polls are held until the server has seen the FIN: its reading pauses once its output is
+    // blocked, and a FIN that came after that would never be seen.
+    const sawEnd = once(serverSide, 'end').then(() => Date.now());
+    const openSettled = h.broker.reads.openSettled.bind(h.broker.reads);
+    h.broker.reads.openSettled = async (...args) => {
+      await sawEnd;
+      return openSettled(...args);
+    };
     // 40 polls of 3.6 MB each: far more than the socket buffers hold while the client reads nothing.
     c.socket.pause();
     c.write(polls(40));
     c.socket.end();
-    await once(serverSide, 'end');
-    const endedAt = Date.now();
+    const endedAt = await sawEnd;
     await eventually(() => serverSide.destroyed, 'the stalled half-closed connection to be destroyed', 20 * stallMs + 5000);
     assert.ok(Date.now() - endedAt >= stallMs, 'not before the output stalled for halfClosedStallMs');
     await eventually(() => h.frontend.sessions.size === 0, 'its session to go');
