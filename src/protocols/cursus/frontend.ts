@@ -6,8 +6,7 @@
 // auth_policy for handlers that declare a topicPolicy, then runs the handler. A table naming a
 // command twice, or one the codec does not know, is a programmer error caught at construction.
 
-import { ByteBudget } from '../../base/byte-budget.js';
-import type { RequestByteBudget } from '../../base/request-bytes.js';
+import { RequestByteBudget } from '../../base/request-bytes.js';
 import { systemClock, type Clock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import type { Broker } from '../../core/broker.js';
@@ -166,7 +165,7 @@ export interface CursusFrontendOptions {
  */
 export class ListenerRequestBytes implements FrameBudget {
   constructor(
-    private readonly listener: ByteBudget,
+    private readonly listener: RequestByteBudget,
     private readonly broker: RequestByteBudget | undefined,
   ) {}
 
@@ -219,7 +218,7 @@ export class CursusFrontend {
   constructor(options: CursusFrontendOptions) {
     this.settings = { ...cursusSettingsDefault, ...options.settings };
     this.logger = options.logger;
-    this.requestBytes = new ListenerRequestBytes(new ByteBudget(this.settings.requestBytesMax), options.broker.requestBytes);
+    this.requestBytes = new ListenerRequestBytes(new RequestByteBudget(this.settings.requestBytesMax), options.broker.requestBytes);
     this.services = createCursusServices({ ...options, requireAuth: this.settings.requireAuth, sessionTimeoutMs: this.settings.sessionTimeoutMs });
     this.handlers = buildDispatchTable(options.handlers ?? builtinHandlerTables);
   }

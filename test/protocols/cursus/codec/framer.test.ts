@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { BufferLease } from '../../../../src/base/buffer-pool.js';
-import { ByteBudget } from '../../../../src/base/byte-budget.js';
+import { RequestByteBudget } from '../../../../src/base/request-bytes.js';
 import { Compression, CursusFramer, FrameKind, encodeFrame, openFrame, type FramerResult } from '../../../../src/protocols/cursus/codec/index.js';
 
 function frameBytes(requestId: number, payload: Buffer, compression: Compression = Compression.none): Buffer {
@@ -104,7 +104,7 @@ describe('CursusFramer', () => {
     const input = Buffer.concat([big(1), frameBytes(2, Buffer.from('small')), big(3), frameBytes(4, Buffer.from('next'))]);
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: input.length }), { maxLength: 12 }), (cuts) => {
-        const budget = new ByteBudget(1500);
+        const budget = new RequestByteBudget(1500);
         const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
         const results: FramerResult[] = [];
         let at = 0;
@@ -123,7 +123,7 @@ describe('CursusFramer', () => {
   });
 
   it('gives back the budget of a frame dropped unfinished', () => {
-    const budget = new ByteBudget(10_000);
+    const budget = new RequestByteBudget(10_000);
     const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
     assert.deepEqual(framer.push(frameBytes(1, Buffer.alloc(2000)).subarray(0, 500)), []);
     assert.equal(budget.heldBytes, 2032);
@@ -132,7 +132,7 @@ describe('CursusFramer', () => {
   });
 
   it('counts what a compressed frame inflates to: a small gzip frame of a large payload takes its decoded length too', () => {
-    const budget = new ByteBudget(100_000);
+    const budget = new RequestByteBudget(100_000);
     const framer = new CursusFramer({ budget, budgetedBytesMin: 1000 });
     const bomb = frameBytes(1, Buffer.alloc(200_000), Compression.gzip);
     assert.ok(bomb.length < 1000);
