@@ -152,6 +152,30 @@ export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 export const brokerNodeFlags: readonly string[] = ['--max-semi-space-size=32', '--min-semi-space-size=32'];
 
 /**
+ * More node flags for a bench's brokers, from the environment: QUARTET_BENCH_TRACE_GC=1 adds
+ * `--trace-gc` (see `echoGcTrace`), QUARTET_BENCH_BROKER_FLAGS adds its space-separated flags.
+ */
+export function brokerExtraNodeFlags(): string[] {
+  return [
+    ...(process.env['QUARTET_BENCH_TRACE_GC'] === '1' ? ['--trace-gc'] : []),
+    ...(process.env['QUARTET_BENCH_BROKER_FLAGS'] ?? '').split(' ').filter((f) => f !== ''),
+  ];
+}
+
+/**
+ * With QUARTET_BENCH_TRACE_GC=1, copies a started broker's `--trace-gc` lines (each with its
+ * reason, e.g. "allocation failure" or "external memory pressure") to the bench's stderr,
+ * prefixed `broker`, so that they fall between the bench's own lines where they happened.
+ */
+export function echoGcTrace(child: ChildProcess): void {
+  if (process.env['QUARTET_BENCH_TRACE_GC'] !== '1') return;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = chunk.toString().split('\n').filter((l) => / ms: /.test(l));
+    if (lines.length > 0) process.stderr.write(lines.map((l) => `broker ${l}\n`).join(''));
+  });
+}
+
+/**
  * node arguments for `quartet serve` with only the listeners of `protocol` (one or several), each
  * on a free loopback port, the HTTP endpoint off (unless `http`), data in `dataDir`, and the broker under
  * `--cpu-prof` when QUARTET_BENCH_CPU_PROF names a directory. The bound addresses are in the
@@ -164,6 +188,7 @@ export function quartetServeArgs(binPath: string, dataDir: string, protocol: Ben
   return [
     ...brokerNodeFlags,
     ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+    ...brokerExtraNodeFlags(),
     binPath,
     'serve',
     '--data-dir',

@@ -30,7 +30,9 @@
 // Environment: QUARTET_BENCH_KAFKA_RECORDS (default 1000000), QUARTET_BENCH_KAFKA_TRIALS (3),
 // QUARTET_BENCH_KAFKA_LATENCY_TRIALS (3), QUARTET_BENCH_KAFKA_PARTS (a comma-separated subset of kcat,
 // node, latency; default all),
-// QUARTET_BENCH_CPU_PROF=<dir> (run the Quartet broker under `node --cpu-prof`, profiles in <dir>).
+// QUARTET_BENCH_CPU_PROF=<dir> (run the Quartet broker under `node --cpu-prof`, profiles in <dir>),
+// QUARTET_BENCH_TRACE_GC=1 (the broker's --trace-gc lines, with their reasons, on stderr),
+// QUARTET_BENCH_BROKER_FLAGS (more node flags for the broker, space-separated).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, existsSync, openSync } from 'node:fs';
@@ -40,7 +42,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { IggyClient } from '../src/clients/iggy/index.js';
-import { benchDir, cpuSecondsOf, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
+import { benchDir, cpuSecondsOf, echoGcTrace, fmt, percentile, printTable, removeDir, quartetServeArgs, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 import { RawKafkaProducer } from './raw-kafka-producer.js';
 import { requirePlatformaticKafka } from '../test/peers/platformatic-kafka.js';
 
@@ -160,6 +162,7 @@ async function startQuartet(protocols: ReadonlyArray<'kafka' | 'iggy'> = ['kafka
   const line = (name: string): string => `"msg":"listening","listener":"${name}","address":"([^"]+)"`;
   const listening = new RegExp([...(http ? ['http'] : []), ...protocols].map(line).join(String.raw`[\s\S]*`));
   const s = await startService('quartet', process.execPath, args, untilReady(listening), dir, { QUARTET_ROOT_PASSWORD: quartetRootPassword });
+  echoGcTrace(s.child);
   const groups = s.match.slice(1);
   const httpAddress = http ? groups.shift() : undefined;
   const [address, iggyAddress] = groups;

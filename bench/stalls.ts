@@ -34,7 +34,7 @@ import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
 import { buildRecordBatch } from '../src/protocols/kafka/codec/record-batch.js';
-import { benchDir, brokerNodeFlags, fmt, printTable, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
+import { benchDir, brokerExtraNodeFlags, brokerNodeFlags, echoGcTrace, fmt, printTable, removeDir, stopChild, untilReady, waitForOutput, type Row } from './harness.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const quick = process.env['QUARTET_BENCH_QUICK'] === '1';
@@ -286,7 +286,7 @@ async function startBroker(workerThreads: number): Promise<BrokerChild> {
   const profDir = process.env['QUARTET_BENCH_CPU_PROF'];
   const args = [
     ...brokerNodeFlags, '--import', './bench/gc-window.mjs', ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
-    ...(process.env['QUARTET_BENCH_TRACE_GC'] === '1' ? ['--trace-gc'] : []), ...(process.env['QUARTET_BENCH_BROKER_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), 'bin/quartet.js', 'serve', '--data-dir', dir,
+    ...brokerExtraNodeFlags(), 'bin/quartet.js', 'serve', '--data-dir', dir,
     '--kafka-addr', '127.0.0.1:0', '--iggy-addr', '127.0.0.1:0', '--http-enabled=false', '--cursus-enabled=false', '--felix-enabled=false',
     '--worker-threads', String(workerThreads), '--log-level', 'info',
   ];
@@ -294,7 +294,7 @@ async function startBroker(workerThreads: number): Promise<BrokerChild> {
   try {
     // The listeners start in the order kafka, iggy.
     const m = await waitForOutput(child, 'broker', untilReady(/"listener":"kafka","address":"127\.0\.0\.1:(\d+)"[\s\S]*"listener":"iggy","address":"(127\.0\.0\.1:\d+)"/));
-    if (process.env['QUARTET_BENCH_TRACE_GC'] === '1') child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk.toString().split('\n').filter((l) => / ms: /.test(l)).map((l) => `broker ${l}\n`).join('')));
+    echoGcTrace(child);
     return { child, kafkaPort: Number(m[1]), iggyAddr: m[2]!, dir, gc: new GcWindow(child) };
   } catch (err) {
     await stopChild(child);
