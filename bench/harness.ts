@@ -149,7 +149,7 @@ export const untilReady = (listening: RegExp): RegExp => new RegExp(listening.so
 export type BenchProtocol = 'kafka' | 'iggy' | 'cursus' | 'felix';
 
 /** The V8 flags `npm start` runs the broker with (docs/configuration.md, "Node flags"). */
-export const brokerNodeFlags: readonly string[] = ['--max-semi-space-size=32', '--min-semi-space-size=32'];
+export const brokerNodeFlags: readonly string[] = ['--max-semi-space-size=32', '--min-semi-space-size=32', '--no-memory-reducer'];
 
 /**
  * More node flags for a bench's brokers, from the environment: QUARTET_BENCH_TRACE_GC=1 adds

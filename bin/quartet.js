@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=32 --min-semi-space-size=32
+#!/usr/bin/env -S node --max-semi-space-size=32 --min-semi-space-size=32 --no-memory-reducer
 // The quartet command: the compiled JavaScript in dist/, which npm install (the package's prepare
 // script) and `npm run build` make from src/. scripts/quartet-from-source.mjs runs the TypeScript
 // sources instead (the tests do).
