@@ -17,8 +17,9 @@
 // 'as-ready' writes each as soon as it is ready, for protocols whose replies carry the request's
 // id (Cursus). Replies finished together go out in one corked write (uncorked on the next tick,
 // so that replies finished in the same tick share a syscall). A reply with file slices
-// (file-replies.ts) goes out with sendfile after everything before it, and nothing is written
-// while it is being sent. A reply's afterWrite callbacks run once its bytes are out (or dropped):
+// (file-replies.ts) goes out with sendfile after everything before it, one of more than
+// replySliceBytes a slice at a time with the event loop turning between slices (one write of
+// many megabytes holds the loop), and nothing else is written while either is being sent. A reply's afterWrite callbacks run once its bytes are out (or dropped):
 // only then may buffers it references be reused.
 //
 // Back-pressure: reading pauses while the socket's write buffer is full (a peer that does not
@@ -45,7 +46,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../base/logger.js';
-import { isFileSlice, writeReply, type ReplyChunk } from './file-replies.js';
+import { isFileSlice, replyBytes, replySliceBytes, writeReply, type ReplyChunk } from './file-replies.js';
 import type { RequestDone } from './transport.js';
 
 export type ReplyOrder = 'ordered' | 'as-ready';
@@ -110,8 +111,8 @@ export class RequestPipeline<F> {
   /** The slot every later frame waits for, or null. */
   private barrier: Slot | null = null;
   private writeBlocked = false;
-  /** A reply with file slices is being sent: nothing else is written until it is out. */
-  private sendingFiles = false;
+  /** A reply with file slices, or a large one, is being sent (sendSerially): nothing else is written until it is out. */
+  private sendingSerially = false;
   private corked = false;
   private paused = false;
   /** Set by holdInput: the protocol reads nothing more for now. */
@@ -145,9 +146,9 @@ export class RequestPipeline<F> {
     socket.on('error', () => this.shutdown());
   }
 
-  /** Requests started and not yet answered (a reply being sent with sendfile included). */
+  /** Requests started and not yet answered (a reply being sent serially included). */
   get inFlight(): number {
-    return this.slots.length + (this.sendingFiles ? 1 : 0);
+    return this.slots.length + (this.sendingSerially ? 1 : 0);
   }
 
   /** Whether frames are still taken: not closing and the input not over. */
@@ -215,7 +216,7 @@ export class RequestPipeline<F> {
         return;
       }
       const now = { progress: this.outputProgress, unsent: this.socket.writableLength };
-      const waitingForPeer = now.unsent > 0 || this.sendingFiles;
+      const waitingForPeer = now.unsent > 0 || this.sendingSerially;
       if (waitingForPeer && now.progress === seen.progress && now.unsent >= seen.unsent) {
         clearInterval(timer);
         this.options.logger.debug('the peer stopped reading with replies waiting; closing', { waiting: this.waiting.length, unsent: now.unsent });
@@ -327,7 +328,7 @@ export class RequestPipeline<F> {
 
   /** Writes every reply that may go out now, in turn. */
   private flush(): void {
-    if (this.closed || this.sendingFiles) return;
+    if (this.closed || this.sendingSerially) return;
     let closeNow = false;
     for (let i = 0; i < this.slots.length; ) {
       const slot = this.slots[i]!;
@@ -338,10 +339,10 @@ export class RequestPipeline<F> {
       }
       this.slots.splice(i, 1);
       const chunks = slot.chunks;
-      if (chunks.some(isFileSlice)) {
-        // Sent with sendfile after everything before it; the replies behind it wait.
+      if (chunks.some(isFileSlice) || replyBytes(chunks) > replySliceBytes) {
+        // Sent after everything before it, with sendfile or a slice at a time; the replies behind it wait.
         this.uncork();
-        this.sendWithFiles(slot, chunks);
+        this.sendSerially(slot, chunks);
         this.pump();
         return;
       }
@@ -395,15 +396,15 @@ export class RequestPipeline<F> {
   }
 
   /**
-   * Writes a reply that references file slices (writeReply), then what is behind it. A failure
-   * cuts the reply short, so the connection is destroyed.
+   * Writes a reply that references file slices or holds more than replySliceBytes (writeReply),
+   * then what is behind it. A failure cuts the reply short, so the connection is destroyed.
    */
-  private sendWithFiles(slot: Slot, chunks: ReplyChunk[]): void {
-    this.sendingFiles = true;
+  private sendSerially(slot: Slot, chunks: ReplyChunk[]): void {
+    this.sendingSerially = true;
     writeReply(this.socket as Socket, chunks, () => this.outputProgress++)
       .then(
         () => {
-          this.sendingFiles = false;
+          this.sendingSerially = false;
           runAll(slot.afterWrite);
           const closeNow = this.finishSlot(slot);
           if (this.closed) return;
@@ -411,18 +412,18 @@ export class RequestPipeline<F> {
           else this.flush();
         },
         (error: unknown) => {
-          this.sendingFiles = false;
+          this.sendingSerially = false;
           runAll(slot.afterWrite);
           slot.finished = true;
           slot.done('error');
           if (this.closed) return;
-          this.options.logger.debug('a reply with file slices failed; closing the connection', { error });
+          this.options.logger.debug('a reply sent serially failed; closing the connection', { error });
           if (this.socket.destroyed) this.shutdown();
           else this.destroy();
         },
       )
       .catch((error: unknown) => {
-        this.options.logger.error('after a reply with file slices; closing the connection', { error });
+        this.options.logger.error('after a reply sent serially; closing the connection', { error });
         this.destroy();
       });
   }
@@ -469,7 +470,7 @@ export class RequestPipeline<F> {
   }
 
   private idle(): boolean {
-    return this.closed || (this.slots.length === 0 && !this.sendingFiles);
+    return this.closed || (this.slots.length === 0 && !this.sendingSerially);
   }
 
   private settleIfIdle(): void {

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../../src/base/logger.js';
+import { replySliceBytes } from '../../src/protocols/file-replies.js';
 import { RequestPipeline, type PipelineOptions, type ReplyOrder, type Slot } from '../../src/protocols/pipeline.js';
 
 const logger = createLogger('error');
@@ -256,6 +257,58 @@ describe('request pipeline', () => {
     assert.equal(p.closedHook(), 1);
     p.started[0]!.answer();
     assert.equal(afterWrite, 1, 'the late reply ran its afterWrite');
+  });
+
+  it('writes a reply of more than replySliceBytes a slice at a time, the event loop turning between slices, in order', async () => {
+    const p = await linePipeline({ readAheadMax: 4 });
+    // Every socket write, with how many event-loop turns had passed when it was made.
+    const writes: Array<{ bytes: number; turn: number }> = [];
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    const write = p.socket.write.bind(p.socket) as (chunk: Buffer, cb?: (error?: Error | null) => void) => boolean;
+    p.socket.write = ((chunk: Buffer, cb?: (error?: Error | null) => void) => {
+      writes.push({ bytes: chunk.length, turn: turns });
+      return write(chunk, cb);
+    }) as typeof p.socket.write;
+    p.send('a', 'big', 'c');
+    await until('three started', () => p.started.length === 3);
+    const big = 'x'.repeat(5 * replySliceBytes + 17);
+    let bigWritten = 0;
+    p.started[1]!.slot.onWritten(() => bigWritten++);
+    setImmediate(tick);
+    p.started[0]!.answer();
+    p.started[1]!.answer(big);
+    p.started[2]!.answer();
+    await until('every reply', () => p.received().length === 2 + big.length + 1 + 2, 10_000);
+    ticking = false;
+    assert.equal(p.received(), `a\n${big}\nc\n`, 'the bytes and their order');
+    assert.deepEqual(p.done, ['ok', 'ok', 'ok']);
+    assert.equal(bigWritten, 1);
+    const large = writes.filter((w) => w.bytes > 2);
+    assert.ok(large.length >= 6, `the large reply went out in ${large.length} writes`);
+    for (const w of large) assert.ok(w.bytes <= replySliceBytes, `a write of ${w.bytes} bytes`);
+    for (let i = 1; i < large.length; i++) assert.ok(large[i]!.turn > large[i - 1]!.turn, `slice ${i} was written in the same turn of the event loop as the one before`);
+  });
+
+  it('a peer that goes while a large reply is being sliced out: the request is done with an error and its afterWrite runs', async () => {
+    const p = await linePipeline();
+    p.client.pause();
+    p.send('a');
+    await until('a started', () => p.started.length === 1);
+    let afterWrite = 0;
+    p.started[0]!.slot.onWritten(() => afterWrite++);
+    p.started[0]!.answer('y'.repeat(16 * replySliceBytes));
+    await until('the first slices are in the socket', () => p.socket.writableLength > 0 || p.socket.bytesWritten > 0);
+    p.client.destroy();
+    // Unread bytes make the close a reset: the server socket sees an error, then its close.
+    await new Promise((resolve) => p.socket.once('close', resolve));
+    await until('done', () => p.done.length === 1);
+    assert.deepEqual(p.done, ['error']);
+    assert.equal(afterWrite, 1);
   });
 
   it('an endWith peer that never reads is destroyed after endDrainMs', async () => {
