@@ -163,12 +163,15 @@ async function writeInSlices(socket: Socket, buffers: readonly Buffer[]): Promis
   await writeBuffers(socket, slice);
 }
 
+/** Writes `buffers` in one corked write (one writev, not a syscall per buffer); resolves once they are handed to the kernel. */
 function writeBuffers(socket: Socket, buffers: readonly Buffer[]): Promise<void> {
   if (buffers.length === 0) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const last = buffers.length - 1;
+    socket.cork();
     for (let i = 0; i < last; i++) socket.write(buffers[i]!);
     socket.write(buffers[last]!, (error) => (error ? reject(error) : resolve()));
+    socket.uncork();
   });
 }
 
