@@ -29,7 +29,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { IggyClient } from '../src/clients/iggy/index.js';
 import { ApiKey } from '../src/protocols/kafka/codec/api-keys.js';
 import { encodeRequest } from '../src/protocols/kafka/codec/frames.js';
@@ -185,6 +185,8 @@ export interface StallsResult {
   fetchesDone: number;
   /** Bytes of the largest Fetch response (the fetches read something). */
   fetchBytes: number;
+  /** The longest the bench process's own event loop was held meanwhile (ms; 1 ms resolution): the client's share of a slow answer. */
+  clientLoopMsMax: number;
 }
 
 /** Runs `fetches` connections of Fetches while timing ApiVersions on another connection. */
@@ -202,6 +204,8 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
     let fetchBytes = 0;
     let running = true;
     options.window?.open();
+    const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+    clientLoop.enable();
     const start = performance.now();
     const fetching = Promise.all(
       fetchers.map(async (c) => {
@@ -219,9 +223,11 @@ export async function measureStalls(options: StallsOptions): Promise<StallsResul
     }
     await fetching;
     const fetchesMs = performance.now() - start;
+    clientLoop.disable();
     options.window?.close();
     latencies.sort((a, b) => a - b);
-    return { probeMaxMs: latencies.at(-1) ?? 0, probeMedianMs: latencies[Math.floor(latencies.length / 2)] ?? 0, probes: latencies.length, fetchesMs, fetchesDone, fetchBytes };
+    const clientLoopMsMax = clientLoop.max / 1e6;
+    return { probeMaxMs: latencies.at(-1) ?? 0, probeMedianMs: latencies[Math.floor(latencies.length / 2)] ?? 0, probes: latencies.length, fetchesMs, fetchesDone, fetchBytes, clientLoopMsMax };
   } finally {
     probe.close();
     for (const c of fetchers) c.close();
@@ -309,7 +315,7 @@ const workerThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
 /** A case's figures: the wall clock (stalls) and the broker's garbage collection meanwhile. */
 function figures(r: StallsResult, gc: GcFigures | null): string {
   const gcText = gc === null ? 'no GC report' : `broker's event loop held at most ${fmt(gc.loopDelayMsMax)} ms; GC max ${fmt(gc.pauseMsMax)} ms, total ${fmt(gc.pauseMsTotal)} ms (${gc.majors} major), heap ${fmt(gc.heapMbAllocated, 0)} MB`;
-  return `${fmt(r.probeMaxMs)} ms (${fmt(r.probeMedianMs, 2)}), ${fmt(r.fetchesMs, 0)} ms, ${r.probes} probes; ${gcText}; load ${loadavg()[0]!.toFixed(1)}`;
+  return `${fmt(r.probeMaxMs)} ms (${fmt(r.probeMedianMs, 2)}), ${fmt(r.fetchesMs, 0)} ms, ${r.probes} probes; ${gcText}; the bench's own event loop held at most ${fmt(r.clientLoopMsMax)} ms; load ${loadavg()[0]!.toFixed(1)}`;
 }
 
 export async function runStallsBench(): Promise<void> {
@@ -335,7 +341,7 @@ export async function runStallsBench(): Promise<void> {
         }
       }
       rows.push({
-        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time; the broker's longest event-loop hold, GC pauses and main-thread allocation; 1-minute load average`,
+        case: `${fetches} ${work} connection(s): slowest ApiVersions (median), the ${work === 'fetch' ? 'fetches' : 'produces'}' time; the broker's longest event-loop hold, GC pauses and main-thread allocation; the bench process's longest hold; 1-minute load average`,
         value: results.at(-1)!,
         baseline: results.length > 1 ? results[0]! : 'not run',
         ratio: '',
