@@ -87,9 +87,9 @@ export class SocketClosedError extends Error {
 /**
  * Replies of more bytes than this in buffers are written a slice of this size at a time
  * (writeReply), the event loop turning between slices. One write of a 16 MiB reply held the event
- * loop for 40–50 ms (on loopback the kernel copies what it accepts, and runs the peer's receive
- * path, inside the write call; through TLS it is also encrypted there), and every other
- * connection waited.
+ * loop for 35–130 ms on a busy two-core machine (on loopback the kernel copies what it accepts,
+ * and runs the peer's receive path, inside the write call; through TLS it is also encrypted
+ * there), and every other connection waited.
  */
 export const replySliceBytes = 1024 * 1024;
 

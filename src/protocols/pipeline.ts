@@ -19,8 +19,9 @@
 // so that replies finished in the same tick share a syscall). A reply with file slices
 // (file-replies.ts) goes out with sendfile after everything before it, one of more than
 // replySliceBytes a slice at a time with the event loop turning between slices (one write of
-// many megabytes holds the loop), and nothing else is written while either is being sent. A reply's afterWrite callbacks run once its bytes are out (or dropped):
-// only then may buffers it references be reused.
+// many megabytes holds the loop), and nothing else is written while either is being sent. A
+// reply's afterWrite callbacks run once its bytes are out (or dropped): only then may buffers it
+// references be reused.
 //
 // Back-pressure: reading pauses while the socket's write buffer is full (a peer that does not
 // read holds up its own requests), while inFlightMax() requests are unanswered, or once
